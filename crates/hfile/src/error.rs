@@ -1,0 +1,122 @@
+use std::fmt;
+use std::io;
+
+/// Errors from byte sources. Every variant names the file or URL, and the byte offset where it
+/// applies, so that a message is useful on its own.
+#[derive(Debug)]
+pub enum Error {
+    /// The source could not be opened.
+    Open { name: String, source: io::Error },
+    /// A read or seek failed at `offset`.
+    Io {
+        name: String,
+        offset: u64,
+        source: io::Error,
+    },
+    /// No backend is registered for the scheme.
+    UnsupportedScheme { name: String, scheme: String },
+    /// A remote transfer failed (after any retries) at `offset`.
+    Remote {
+        name: String,
+        offset: u64,
+        message: String,
+    },
+    /// The request was refused (404, 403, ...).
+    Status {
+        name: String,
+        offset: u64,
+        status: u32,
+        message: String,
+    },
+    /// The server answered something that does not fit what was asked.
+    Protocol {
+        name: String,
+        offset: u64,
+        message: String,
+    },
+}
+
+impl Error {
+    /// The file or URL the error is about.
+    pub fn name(&self) -> &str {
+        match self {
+            Error::Open { name, .. }
+            | Error::Io { name, .. }
+            | Error::UnsupportedScheme { name, .. }
+            | Error::Remote { name, .. }
+            | Error::Status { name, .. }
+            | Error::Protocol { name, .. } => name,
+        }
+    }
+
+    /// True when the source does not exist (a missing file, HTTP 404).
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Error::Open { source, .. } => source.kind() == io::ErrorKind::NotFound,
+            Error::Status { status, .. } => *status == 404 || *status == 410,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Open { name, source } => write!(f, "{name}: cannot open: {source}"),
+            Error::Io {
+                name,
+                offset,
+                source,
+            } => {
+                write!(f, "{name}: I/O error at byte {offset}: {source}")
+            }
+            Error::UnsupportedScheme { name, scheme } => {
+                write!(f, "{name}: no backend for scheme '{scheme}'")
+            }
+            Error::Remote {
+                name,
+                offset,
+                message,
+            } => {
+                write!(f, "{name}: transfer failed at byte {offset}: {message}")
+            }
+            Error::Status {
+                name,
+                offset,
+                status,
+                message,
+            } => {
+                write!(
+                    f,
+                    "{name}: HTTP status {status} at byte {offset}: {message}"
+                )
+            }
+            Error::Protocol {
+                name,
+                offset,
+                message,
+            } => {
+                write!(f, "{name}: bad response at byte {offset}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Open { source, .. } | Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        let kind = match &e {
+            Error::Open { source, .. } | Error::Io { source, .. } => source.kind(),
+            _ => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, e)
+    }
+}

@@ -1,0 +1,224 @@
+use std::io;
+
+use crate::{Backend, MemoryBackend, Result};
+
+const BUFFER_SIZE: usize = 64 * 1024;
+
+/// A buffered handle on a [`Backend`]: what the layers above hold.
+///
+/// It implements [`io::Read`], [`io::BufRead`] and [`io::Seek`] (mapping [`crate::Error`] into
+/// [`io::Error`] with the original inside), so a foreign reader can use our transports.
+pub struct HFile {
+    backend: Box<dyn Backend>,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    buf_start: u64,
+    /// Read cursor inside `buf`.
+    cursor: usize,
+}
+
+impl HFile {
+    /// Wraps a backend.
+    pub fn new(backend: Box<dyn Backend>) -> HFile {
+        let buf_start = backend.position();
+        HFile {
+            backend,
+            buf: Vec::new(),
+            buf_start,
+            cursor: 0,
+        }
+    }
+
+    /// A handle on bytes in memory.
+    pub fn from_bytes(name: &str, data: Vec<u8>) -> HFile {
+        HFile::new(Box::new(MemoryBackend::new(name, data)))
+    }
+
+    /// The name the user gave (path or URL).
+    pub fn name(&self) -> &str {
+        self.backend.name()
+    }
+
+    /// The current offset.
+    pub fn tell(&self) -> u64 {
+        self.buf_start + self.cursor as u64
+    }
+
+    /// The size of the object.
+    pub fn size(&mut self) -> Result<u64> {
+        self.backend.size()
+    }
+
+    /// Moves to `pos`. A target inside the buffer costs nothing.
+    pub fn seek_to(&mut self, pos: u64) -> Result<()> {
+        let buf_end = self.buf_start + self.buf.len() as u64;
+        if pos >= self.buf_start && pos <= buf_end {
+            self.cursor = (pos - self.buf_start) as usize;
+            return Ok(());
+        }
+        self.backend.seek(pos)?;
+        self.buf.clear();
+        self.cursor = 0;
+        self.buf_start = pos;
+        Ok(())
+    }
+
+    /// Tells the backend that reads from here on will not need bytes at or past `limit`.
+    /// A hint for how much to ask a remote server for, never an end of file.
+    pub fn set_readahead_limit(&mut self, limit: Option<u64>) {
+        self.backend.set_readahead_limit(limit);
+    }
+
+    /// Reads into `buf`, returning 0 only at the end of the object.
+    pub fn read_some(&mut self, out: &mut [u8]) -> Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        if self.cursor == self.buf.len() && out.len() >= BUFFER_SIZE {
+            // Large reads bypass the buffer: no copy, and the backend sees the whole request.
+            self.discard_buffer();
+            let n = self.backend.read(out)?;
+            self.buf_start += n as u64;
+            return Ok(n);
+        }
+        let avail = self.fill()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.cursor += n;
+        Ok(n)
+    }
+
+    /// Reads until `out` is full or the object ends; returns how many bytes were read.
+    pub fn read_full(&mut self, out: &mut [u8]) -> Result<usize> {
+        let mut done = 0;
+        while done < out.len() {
+            let n = self.read_some(&mut out[done..])?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        Ok(done)
+    }
+
+    /// Reads everything from the current position to the end.
+    pub fn read_to_end_vec(&mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut chunk = vec![0u8; BUFFER_SIZE];
+        loop {
+            let n = self.read_some(&mut chunk)?;
+            if n == 0 {
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    fn discard_buffer(&mut self) {
+        self.buf_start += self.cursor as u64;
+        self.buf.clear();
+        self.cursor = 0;
+    }
+
+    fn fill(&mut self) -> Result<&[u8]> {
+        if self.cursor == self.buf.len() {
+            self.discard_buffer();
+            self.buf.resize(BUFFER_SIZE, 0);
+            let n = match self.backend.read(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.buf.clear();
+                    return Err(e);
+                }
+            };
+            self.buf.truncate(n);
+        }
+        Ok(&self.buf[self.cursor..])
+    }
+}
+
+impl std::fmt::Debug for HFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HFile")
+            .field("name", &self.name())
+            .field("offset", &self.tell())
+            .finish()
+    }
+}
+
+impl io::Read for HFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(self.read_some(buf)?)
+    }
+}
+
+impl io::BufRead for HFile {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(self.fill()?)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.cursor = (self.cursor + amt).min(self.buf.len());
+    }
+}
+
+impl io::Seek for HFile {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        let target = match pos {
+            io::SeekFrom::Start(p) => Some(p),
+            io::SeekFrom::Current(d) => self.tell().checked_add_signed(d),
+            io::SeekFrom::End(d) => self.size()?.checked_add_signed(d),
+        };
+        let target = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
+        })?;
+        self.seek_to(target)?;
+        Ok(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, Read, Seek, SeekFrom};
+
+    #[test]
+    fn seek_inside_and_outside_the_buffer() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut f = HFile::from_bytes("m", data.clone());
+        let mut b = [0u8; 10];
+        f.read_exact(&mut b).unwrap();
+        assert_eq!(&b, &data[..10]);
+        f.seek(SeekFrom::Start(5)).unwrap();
+        f.read_exact(&mut b).unwrap();
+        assert_eq!(&b, &data[5..15]);
+        f.seek(SeekFrom::Start(150_000)).unwrap();
+        f.read_exact(&mut b).unwrap();
+        assert_eq!(&b, &data[150_000..150_010]);
+        assert_eq!(f.tell(), 150_010);
+        f.seek(SeekFrom::End(-3)).unwrap();
+        let mut rest = Vec::new();
+        f.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, &data[data.len() - 3..]);
+        assert!(f.seek(SeekFrom::Current(-1_000_000)).is_err());
+    }
+
+    #[test]
+    fn large_reads_bypass_the_buffer_and_keep_offsets() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 7) as u8).collect();
+        let mut f = HFile::from_bytes("m", data.clone());
+        let mut small = [0u8; 3];
+        f.read_exact(&mut small).unwrap();
+        let mut big = vec![0u8; 100_000];
+        f.read_exact(&mut big).unwrap();
+        assert_eq!(&big[..], &data[3..100_003]);
+        let mut big2 = vec![0u8; 100_000];
+        f.read_exact(&mut big2).unwrap();
+        assert_eq!(&big2[..], &data[100_003..200_003]);
+        assert_eq!(f.tell(), 200_003);
+        assert_eq!(f.fill_buf().unwrap()[0], data[200_003]);
+    }
+}

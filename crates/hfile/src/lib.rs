@@ -1,0 +1,57 @@
+//! Byte sources behind one trait, in the manner of htslib's `hFILE`.
+//!
+//! A [`Backend`] is a seekable source of bytes with a known size: a local file, a buffer in memory,
+//! an HTTP(S) object or an `s3://` object. The layer above (BGZF) tells the backend how far it
+//! expects to read with [`Backend::set_readahead_limit`]; a remote backend turns that hint into a
+//! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
+//! request), and the end of file is always the object's real size.
+//!
+//! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
+//! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
+//!
+//! ```
+//! use std::io::Read;
+//! let mut f = hfile::HFile::from_bytes("demo", b"hello world".to_vec());
+//! let mut s = String::new();
+//! f.read_to_string(&mut s).unwrap();
+//! assert_eq!(s, "hello world");
+//! ```
+
+mod error;
+mod file;
+mod handle;
+mod memory;
+mod registry;
+
+pub use error::Error;
+pub use file::FileBackend;
+pub use handle::HFile;
+pub use memory::MemoryBackend;
+pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener};
+
+/// A shorthand for results whose error is [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A seekable byte source with a known size.
+///
+/// Implementations keep their own position. `read` returns `Ok(0)` only at the end of the object.
+pub trait Backend: Send {
+    /// Reads up to `buf.len()` bytes at the current position and advances it.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+
+    /// Moves the position to `pos` (which may lie past the end; reads there return 0 bytes).
+    fn seek(&mut self, pos: u64) -> Result<()>;
+
+    /// The current position.
+    fn position(&self) -> u64;
+
+    /// The size of the object in bytes.
+    fn size(&mut self) -> Result<u64>;
+
+    /// Hints that reads from the current position will not need bytes at or past `limit`
+    /// (`None`: no bound known, e.g. streaming a whole file). Never an end of file.
+    fn set_readahead_limit(&mut self, limit: Option<u64>);
+
+    /// The name the user gave (path or URL), for messages.
+    fn name(&self) -> &str;
+}

@@ -1,1 +1,284 @@
-fn main() {}
+//! `cargo xtask ...`: test orchestration, the demo, servers and (later) benchmarks.
+
+mod conformance;
+mod nginx;
+mod server;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+const USAGE: &str = "\
+cargo xtask <command>
+  test                     every test: cargo test, the conformance corpus locally, over the
+                           in-process HTTP server and over nginx (if installed), request-log checks
+  demo                     a multi-region query on the bundled fixture, served over local HTTP
+  conformance [--http|--nginx] [--bin PATH] [ID_SUBSTRING ...]
+                           run the conformance corpus (fixtures/conformance)
+  serve [DIR] [--port N]   serve DIR (default fixtures/) on 127.0.0.1 until killed";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => cmd_test(),
+        Some("demo") => cmd_demo(),
+        Some("conformance") => cmd_conformance(&args[1..]),
+        Some("serve") => cmd_serve(&args[1..]),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap_or_else(|_| PathBuf::from(".."))
+}
+
+fn corpus_dir() -> PathBuf {
+    root().join("fixtures/conformance")
+}
+
+fn cargo(args: &[&str]) -> Result<(), String> {
+    println!("==> cargo {}", args.join(" "));
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo {} failed ({status})", args.join(" ")))
+    }
+}
+
+fn release_hts() -> Result<PathBuf, String> {
+    cargo(&["build", "--release", "--quiet", "-p", "cli"])?;
+    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| root().join("target"));
+    let hts = target.join("release/hts");
+    if hts.exists() {
+        Ok(hts)
+    } else {
+        Err(format!("{} was not built", hts.display()))
+    }
+}
+
+fn timeout() -> Duration {
+    let secs = std::env::var("CONFORMANCE_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(120);
+    Duration::from_secs(secs)
+}
+
+fn run_corpus(hts: &Path, base_url: Option<&str>, filter: &[String], label: &str) -> Result<(), String> {
+    println!("==> conformance ({label})");
+    let dir = corpus_dir();
+    let (_, failed) =
+        conformance::run(&conformance::Run { hts, dir: &dir, base_url, filter, timeout: timeout() })?;
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(format!("conformance ({label}): {failed} case(s) failed"))
+    }
+}
+
+fn cmd_conformance(args: &[String]) -> Result<(), String> {
+    let mut mode = "local";
+    let mut bin = None;
+    let mut filter = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--http" => mode = "http",
+            "--nginx" => mode = "nginx",
+            "--bin" => {
+                i += 1;
+                bin = Some(PathBuf::from(args.get(i).ok_or("--bin needs a path")?));
+            }
+            other => filter.push(other.to_string()),
+        }
+        i += 1;
+    }
+    let hts = match bin {
+        Some(b) => b.canonicalize().map_err(|e| format!("{}: {e}", b.display()))?,
+        None => release_hts()?,
+    };
+    match mode {
+        "http" => {
+            let server = server::Server::start(&corpus_dir(), 0)?;
+            run_corpus(&hts, Some(&server.url("")), &filter, "in-process HTTP server")
+        }
+        "nginx" => {
+            let nginx = nginx::Nginx::start(&corpus_dir())?;
+            run_corpus(&hts, Some(&nginx.base_url()), &filter, "nginx")
+        }
+        _ => run_corpus(&hts, None, &filter, "local"),
+    }
+}
+
+/// The five regions of the request-log checks and the demo.
+const FIVE_REGIONS: [&str; 5] =
+    ["chr1:10000-10500", "chr1:150000-150600", "chr2:5000-5400", "chr3:20000-20100", "chrM:100-300"];
+
+fn run_hts(hts: &Path, args: &[String]) -> Result<(Vec<u8>, String), String> {
+    let out = Command::new(hts).args(args).output().map_err(|e| format!("cannot run {}: {e}", hts.display()))?;
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if !out.status.success() {
+        return Err(format!("hts {} failed ({}): {err}", args.join(" "), out.status));
+    }
+    Ok((out.stdout, err))
+}
+
+fn five_region_args(bam: &str, bai: &str) -> Vec<String> {
+    let mut args = vec!["view".to_string(), "-X".to_string(), bam.to_string(), bai.to_string()];
+    args.extend(FIVE_REGIONS.iter().map(|s| s.to_string()));
+    args
+}
+
+/// A parsed `bytes=X-Y` header: `None` for a missing or open-ended range.
+fn bounded_range(range: &str) -> Option<(u64, u64)> {
+    let (a, b) = range.strip_prefix("bytes=")?.split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The 5-region query over HTTP: same bytes as locally, every Range bounded and inside the file,
+/// one connection. `log` gives (connection, method, range) per request.
+fn check_request_log(
+    label: &str,
+    hts: &Path,
+    base: &str,
+    log: &dyn Fn() -> Vec<(u64, String, String)>,
+    clear: &dyn Fn(),
+) -> Result<(), String> {
+    println!("==> request-log check ({label})");
+    let data = corpus_dir().join("data");
+    let local = five_region_args(
+        &data.join("rand.bam").display().to_string(),
+        &data.join("rand.bam.bai").display().to_string(),
+    );
+    let (expected, _) = run_hts(hts, &local)?;
+    clear();
+    let remote = five_region_args(&format!("{base}/data/rand.bam"), &format!("{base}/data/rand.bam.bai"));
+    let (got, _) = run_hts(hts, &remote)?;
+    if got != expected {
+        return Err(format!("{label}: remote output differs from local ({} vs {} bytes)", got.len(), expected.len()));
+    }
+    let size = std::fs::metadata(data.join("rand.bam")).map_err(|e| e.to_string())?.len();
+    let entries = log();
+    if entries.is_empty() {
+        return Err(format!("{label}: the server logged no request"));
+    }
+    let mut connections: Vec<u64> = entries.iter().map(|e| e.0).collect();
+    connections.sort_unstable();
+    connections.dedup();
+    for (_, method, range) in &entries {
+        if method != "GET" {
+            continue;
+        }
+        let Some((a, b)) = bounded_range(range) else {
+            return Err(format!("{label}: unbounded request: Range '{range}'"));
+        };
+        if a > b || b >= size.max(1) + 65536 {
+            return Err(format!("{label}: Range {range} lies outside the file ({size} bytes)"));
+        }
+    }
+    if connections.len() != 1 {
+        return Err(format!("{label}: the 5-region query used {} connections, expected 1", connections.len()));
+    }
+    println!("{label}: {} requests, all bounded, 1 connection, output identical", entries.len());
+    Ok(())
+}
+
+fn cmd_test() -> Result<(), String> {
+    let mut failures = Vec::new();
+    let mut step = |name: &str, r: Result<(), String>| {
+        if let Err(e) = r {
+            println!("!! {name}: {e}");
+            failures.push(name.to_string());
+        }
+    };
+    step("cargo test", cargo(&["test", "--workspace", "--all-targets"]));
+    step("doc tests", cargo(&["test", "--workspace", "--doc"]));
+    let hts = release_hts()?;
+    step("conformance local", run_corpus(&hts, None, &[], "local"));
+    match server::Server::start(&corpus_dir(), 0) {
+        Ok(server) => {
+            step("conformance http", run_corpus(&hts, Some(&server.url("")), &[], "in-process HTTP server"));
+            let counters = server.counters.clone();
+            let log = || counters.entries().into_iter().map(|e| (e.connection, e.method, e.range.unwrap_or_default())).collect();
+            let clear = || server.counters.reset();
+            step("request log http", check_request_log("in-process server", &hts, &server.url("").trim_end_matches('/').to_string(), &log, &clear));
+        }
+        Err(e) => step("in-process server", Err(e)),
+    }
+    let need_nginx = std::env::var("HTS_REQUIRE_NGINX").is_ok_and(|v| v == "1");
+    if nginx::available() {
+        match nginx::Nginx::start(&corpus_dir()) {
+            Ok(ng) => {
+                step("conformance nginx", run_corpus(&hts, Some(&ng.base_url()), &[], "nginx"));
+                let log = || ng.log().into_iter().map(|a| (a.connection, a.method, a.range)).collect();
+                let clear = || ng.clear_log();
+                step("request log nginx", check_request_log("nginx", &hts, &ng.base_url(), &log, &clear));
+            }
+            Err(e) => step("nginx", Err(e)),
+        }
+    } else if need_nginx {
+        step("nginx", Err("nginx is not installed (HTS_REQUIRE_NGINX=1)".to_string()));
+    } else {
+        println!("==> nginx not installed: its conformance run is skipped (CI installs it)");
+    }
+    if failures.is_empty() {
+        println!("==> all tests passed");
+        Ok(())
+    } else {
+        Err(format!("failed: {}", failures.join(", ")))
+    }
+}
+
+fn cmd_demo() -> Result<(), String> {
+    let hts = release_hts()?;
+    let fixtures = root().join("fixtures");
+    let server = server::Server::start(&fixtures, 0)?;
+    let base = server.url("conformance/data");
+    let mut args = vec!["view".to_string(), format!("{base}/rand.bam")];
+    args.extend(FIVE_REGIONS.iter().map(|s| s.to_string()));
+    println!("$ hts {}", args.join(" "));
+    let (out, _) = run_hts(&hts, &args)?;
+    let text = String::from_utf8_lossy(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    for line in lines.iter().take(20) {
+        println!("{}", line.chars().take(150).collect::<String>());
+    }
+    if lines.len() > 20 {
+        println!("... ({} more records)", lines.len() - 20);
+    }
+    println!("records: {}", lines.len());
+    println!("requests: {}", server.counters.summary());
+    Ok(())
+}
+
+fn cmd_serve(args: &[String]) -> Result<(), String> {
+    let mut dir = root().join("fixtures");
+    let mut port = 8000u16;
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--port" {
+            i += 1;
+            port = args.get(i).and_then(|p| p.parse().ok()).ok_or("--port needs a number")?;
+        } else {
+            dir = PathBuf::from(&args[i]);
+        }
+        i += 1;
+    }
+    let server = server::Server::start(&dir, port)?;
+    println!("serving {} at {}", dir.display(), server.url(""));
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}

@@ -1,1 +1,206 @@
-//! index
+//! BAI and CSI indexes for BAM files, read with htslib 1.16's rules.
+//!
+//! [`Index`] is parsed from the bytes of a `.bai` or `.csi` file ([`Index::from_bytes`], or
+//! [`read`] for a local path). [`Index::query`] picks the chunks of the BAM to read for a region
+//! exactly as htslib's `hts_itr_query` does, and [`Index::unplaced_start`] says where reading
+//! starts for the region `*`. The [`span`] module turns the chunks of a whole query into byte
+//! spans to fetch from a remote file.
+//!
+//! ```no_run
+//! let index = index::read("sample.bam.bai")?;
+//! for chunk in index.query(0, 10_000, 20_000) {
+//!     println!("{} - {}", chunk.start, chunk.end);
+//! }
+//! # Ok::<(), index::Error>(())
+//! ```
+
+pub mod binning;
+mod chunk;
+mod error;
+mod load;
+mod query;
+pub mod span;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bgzf::VirtualOffset;
+
+pub use chunk::Chunk;
+pub use error::Error;
+pub use load::MAX_DECOMPRESSED;
+
+/// Which of the two index formats a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `.bai`: fixed scheme (min_shift 14, depth 5) with a linear index.
+    Bai,
+    /// `.csi`: the scheme is given in the file; each bin carries its own loffset.
+    Csi,
+}
+
+/// A raw (start, end) pair of virtual offsets as stored, named as in htslib (`u`, `v`) because
+/// the pseudo-bin stores counts, not offsets, in its second pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pair {
+    pub(crate) u: u64,
+    pub(crate) v: u64,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Bin {
+    /// For CSI, as stored; for BAI, derived from the linear index as htslib does.
+    pub(crate) loffset: u64,
+    pub(crate) chunks: Vec<Pair>,
+}
+
+/// One reference's bins. Every bin of the file is kept under its number, including the
+/// pseudo-bin and bins numbered out of range: htslib keeps them all in one hash, and its
+/// searches for the nearest existing bin can land on them, so the exact chunk choice depends on
+/// them. Queries never return their chunks.
+#[derive(Clone, Debug)]
+pub(crate) struct Reference {
+    pub(crate) bins: BTreeMap<u32, Bin>,
+    /// BAI only: the 16 kbp-window linear index, gaps filled as htslib does on load.
+    pub(crate) linear: Option<Vec<u64>>,
+}
+
+/// A parsed BAI or CSI index.
+#[derive(Clone, Debug)]
+pub struct Index {
+    name: String,
+    kind: Kind,
+    min_shift: u32,
+    depth: u32,
+    aux: Vec<u8>,
+    refs: Vec<Reference>,
+    n_no_coor: Option<u64>,
+}
+
+/// Reads and parses a local index file.
+///
+/// # Errors
+/// [`Error::Io`] if the file cannot be read, or any parse error of [`Index::from_bytes`].
+pub fn read(path: impl AsRef<Path>) -> Result<Index, Error> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        name: name.clone(),
+        source,
+    })?;
+    Index::from_bytes(&name, &bytes)
+}
+
+impl Index {
+    /// Parses an index from its file bytes; `name` is used in error messages.
+    ///
+    /// The format is told by its magic after optional gzip/BGZF decompression, as htslib does:
+    /// `BAI\1` or `CSI\1`. Counts are checked against the bytes left before anything is
+    /// allocated. Like htslib, a bin number that appears twice in a reference is an error, bins
+    /// numbered beyond the scheme are accepted (and never consulted for chunks), and a missing
+    /// trailing `n_no_coor` is allowed.
+    ///
+    /// # Errors
+    /// [`Error::BadMagic`], [`Error::Truncated`], [`Error::Invalid`], [`Error::Decompress`] or
+    /// [`Error::TooLarge`], each naming `name` and the offset (for a compressed index, in the
+    /// decompressed stream).
+    pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Index, Error> {
+        load::parse(name, bytes)
+    }
+
+    /// The name given when loading (the path for [`read`]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// BAI or CSI.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The number of references the index describes (may differ from the BAM header's).
+    pub fn n_refs(&self) -> usize {
+        self.refs.len()
+    }
+
+    /// Width, as a power of two, of the smallest bins (14 for BAI).
+    pub fn min_shift(&self) -> u32 {
+        self.min_shift
+    }
+
+    /// Number of levels below the root bin (5 for BAI).
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// One past the largest position the scheme can bin; query ends beyond it are clamped.
+    pub fn max_position(&self) -> u64 {
+        binning::max_position(self.min_shift, self.depth)
+    }
+
+    /// The CSI auxiliary data (empty for BAI and for BAM-made CSI).
+    pub fn aux(&self) -> &[u8] {
+        &self.aux
+    }
+
+    /// The trailing count of reads without coordinates, if the file has it.
+    pub fn n_no_coor(&self) -> Option<u64> {
+        self.n_no_coor
+    }
+
+    fn pseudo(&self, tid: usize) -> Option<&Bin> {
+        self.refs
+            .get(tid)?
+            .bins
+            .get(&binning::pseudo_bin(self.depth))
+    }
+
+    /// The pseudo-bin's `(n_mapped, n_unmapped)` read counts for reference `tid`, as
+    /// `hts_idx_get_stat` gives them; `None` when the reference has no pseudo-bin (or it holds
+    /// fewer than two pairs) or `tid` is beyond the index.
+    pub fn mapped_unmapped(&self, tid: usize) -> Option<(u64, u64)> {
+        let p = self.pseudo(tid)?.chunks.get(1)?;
+        Some((p.u, p.v))
+    }
+
+    /// The pseudo-bin's `(unmapped_beg, unmapped_end)`: the virtual offsets of the first
+    /// record of reference `tid` and just past its last.
+    pub fn reference_span(&self, tid: usize) -> Option<(VirtualOffset, VirtualOffset)> {
+        let p = self.pseudo(tid)?.chunks.first()?;
+        Some((VirtualOffset::from_raw(p.u), VirtualOffset::from_raw(p.v)))
+    }
+
+    /// Every compressed offset the index names that must be a BGZF block start: chunk starts and
+    /// ends, linear-index entries, CSI loffsets and the pseudo-bin's two offsets. Sorted, without
+    /// duplicates. Bins numbered out of range are left out (htslib never reads them, and
+    /// their offsets may be garbage).
+    pub fn block_starts(&self) -> Vec<u64> {
+        let n_bins = binning::bin_count(self.depth);
+        let pseudo = binning::pseudo_bin(self.depth);
+        let mut out = Vec::new();
+        for r in &self.refs {
+            if let Some(linear) = &r.linear {
+                out.extend(linear.iter().map(|&o| o >> 16));
+            }
+            for (&id, bin) in &r.bins {
+                if id < n_bins {
+                    if self.kind == Kind::Csi {
+                        out.push(bin.loffset >> 16);
+                    }
+                    for p in &bin.chunks {
+                        out.push(p.u >> 16);
+                        out.push(p.v >> 16);
+                    }
+                } else if id == pseudo {
+                    if let Some(p) = bin.chunks.first() {
+                        out.push(p.u >> 16);
+                        out.push(p.v >> 16);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}

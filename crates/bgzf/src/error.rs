@@ -1,0 +1,237 @@
+use std::fmt;
+use std::io;
+
+use crate::VirtualOffset;
+
+/// Errors from reading or writing BGZF data.
+///
+/// Format errors name the file and the compressed offset of the block they were found in, so a
+/// message is useful on its own.
+#[derive(Debug)]
+pub enum Error {
+    /// The byte source failed (already names the file and offset).
+    Io(hfile::Error),
+    /// A block does not start with the gzip magic bytes `1f 8b`.
+    BadMagic { name: String, offset: u64 },
+    /// A block's gzip header is not a BGZF header (`reason` says why).
+    BadHeader {
+        name: String,
+        offset: u64,
+        reason: String,
+    },
+    /// The `BC` subfield gives a block size too small to hold the header and trailer.
+    BadBlockSize {
+        name: String,
+        offset: u64,
+        block_size: usize,
+        minimum: usize,
+    },
+    /// The file ends inside a block: `available` of the `needed` bytes are there.
+    TruncatedBlock {
+        name: String,
+        offset: u64,
+        needed: usize,
+        available: usize,
+    },
+    /// The deflate data of a block does not inflate.
+    Inflate {
+        name: String,
+        offset: u64,
+        reason: &'static str,
+    },
+    /// The CRC32 of the inflated data differs from the one stored in the block.
+    CrcMismatch {
+        name: String,
+        offset: u64,
+        stored: u32,
+        computed: u32,
+    },
+    /// The inflated length differs from the ISIZE stored in the block.
+    IsizeMismatch {
+        name: String,
+        offset: u64,
+        stored: u32,
+        inflated: usize,
+    },
+    /// The data ended after `got` of `wanted` bytes, reading from `at`.
+    UnexpectedEof {
+        name: String,
+        at: VirtualOffset,
+        wanted: usize,
+        got: usize,
+    },
+    /// A plain gzip stream failed to decompress (`offset`: the compressed bytes consumed so far).
+    Gzip {
+        name: String,
+        offset: u64,
+        source: io::Error,
+    },
+    /// A seek was asked of a file that is not BGZF (plain gzip, or uncompressed).
+    SeekUnsupported { name: String, format: crate::Format },
+    /// A seek named an in-block offset past the end of the block's data.
+    SeekPastBlock {
+        name: String,
+        target: VirtualOffset,
+        block_len: usize,
+    },
+    /// A compression level libdeflate does not know (valid: 0 to 12).
+    InvalidLevel { level: u32 },
+}
+
+impl Error {
+    /// The file the error is about (empty for [`Error::InvalidLevel`]).
+    pub fn name(&self) -> &str {
+        match self {
+            Error::Io(e) => e.name(),
+            Error::BadMagic { name, .. }
+            | Error::BadHeader { name, .. }
+            | Error::BadBlockSize { name, .. }
+            | Error::TruncatedBlock { name, .. }
+            | Error::Inflate { name, .. }
+            | Error::CrcMismatch { name, .. }
+            | Error::IsizeMismatch { name, .. }
+            | Error::UnexpectedEof { name, .. }
+            | Error::Gzip { name, .. }
+            | Error::SeekUnsupported { name, .. }
+            | Error::SeekPastBlock { name, .. } => name,
+            Error::InvalidLevel { .. } => "",
+        }
+    }
+
+    /// True when the data itself is damaged or not BGZF (as opposed to a failing transport).
+    pub fn is_format_error(&self) -> bool {
+        !matches!(
+            self,
+            Error::Io(_) | Error::SeekUnsupported { .. } | Error::InvalidLevel { .. }
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "{e}"),
+            Error::BadMagic { name, offset } => write!(
+                f,
+                "{name}: invalid BGZF header at offset {offset}: no gzip magic bytes"
+            ),
+            Error::BadHeader {
+                name,
+                offset,
+                reason,
+            } => write!(f, "{name}: invalid BGZF header at offset {offset}: {reason}"),
+            Error::BadBlockSize {
+                name,
+                offset,
+                block_size,
+                minimum,
+            } => write!(
+                f,
+                "{name}: invalid BGZF block at offset {offset}: block size {block_size} is below \
+                 the {minimum} bytes its header and trailer take"
+            ),
+            Error::TruncatedBlock {
+                name,
+                offset,
+                needed,
+                available,
+            } => write!(
+                f,
+                "{name}: truncated block at offset {offset}: the file ends {available} bytes \
+                 into it, {needed} needed"
+            ),
+            Error::Inflate {
+                name,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "{name}: inflate failed for the BGZF block at offset {offset}: {reason}"
+            ),
+            Error::CrcMismatch {
+                name,
+                offset,
+                stored,
+                computed,
+            } => write!(
+                f,
+                "{name}: CRC32 checksum mismatch in the BGZF block at offset {offset}: stored \
+                 {stored:08x}, data has {computed:08x}"
+            ),
+            Error::IsizeMismatch {
+                name,
+                offset,
+                stored,
+                inflated,
+            } => write!(
+                f,
+                "{name}: length mismatch in the BGZF block at offset {offset}: ISIZE says \
+                 {stored}, the data inflates to {inflated} bytes"
+            ),
+            Error::UnexpectedEof {
+                name,
+                at,
+                wanted,
+                got,
+            } => write!(
+                f,
+                "{name}: unexpected end of data at virtual offset {at}: got {got} of {wanted} bytes"
+            ),
+            Error::Gzip {
+                name,
+                offset,
+                source,
+            } => write!(
+                f,
+                "{name}: gzip decompression failed near byte {offset}: {source}"
+            ),
+            Error::SeekUnsupported { name, format } => write!(
+                f,
+                "{name}: cannot seek: the file is {format}, not BGZF (random access needs BGZF)"
+            ),
+            Error::SeekPastBlock {
+                name,
+                target,
+                block_len,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: that block holds only \
+                 {block_len} bytes"
+            ),
+            Error::InvalidLevel { level } => {
+                write!(f, "invalid compression level {level} (valid: 0 to 12)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            Error::Gzip { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<hfile::Error> for Error {
+    fn from(e: hfile::Error) -> Error {
+        Error::Io(e)
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        match e {
+            Error::Io(e) => io::Error::from(e),
+            Error::UnexpectedEof { .. } | Error::TruncatedBlock { .. } => {
+                io::Error::new(io::ErrorKind::UnexpectedEof, e)
+            }
+            Error::SeekUnsupported { .. } | Error::SeekPastBlock { .. } => {
+                io::Error::new(io::ErrorKind::InvalidInput, e)
+            }
+            _ => io::Error::new(io::ErrorKind::InvalidData, e),
+        }
+    }
+}

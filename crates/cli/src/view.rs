@@ -1,0 +1,167 @@
+//! `hts view`: what samtools view does for the same arguments, byte for byte on stdout.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use bam::region::{parse_region, Resolved};
+use bam::{Reader, Record, Target};
+
+use crate::args::{parse_view, HeaderMode, ViewArgs};
+
+pub fn run(argv: &[String]) -> ExitCode {
+    let args = match parse_view(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("hts view: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let result = view(&args, &mut out);
+    // Whatever was printed before a failure goes out first, as samtools' output does.
+    let flushed = out.flush();
+    match (result, flushed) {
+        (Ok(()), Ok(())) => ExitCode::SUCCESS,
+        (Err(e), _) => {
+            eprintln!("hts view: {e}");
+            ExitCode::from(1)
+        }
+        (Ok(()), Err(e)) => {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("hts view: error writing output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Failures of the command: the message names the file and offset where it applies.
+type Failure = Box<dyn std::error::Error>;
+
+struct Filter {
+    require: u16,
+    exclude: u16,
+    min_mapq: u8,
+}
+
+impl Filter {
+    fn keeps(&self, r: &Record) -> bool {
+        let flag = r.flag();
+        flag & self.require == self.require && flag & self.exclude == 0 && r.mapq() >= self.min_mapq
+    }
+}
+
+fn view(args: &ViewArgs, out: &mut impl Write) -> Result<(), Failure> {
+    let Some(file) = args.positional.first() else {
+        return Err(format!("no input file\n{}", crate::args::USAGE).into());
+    };
+    let (index_location, regions) = if args.explicit_index {
+        match args.positional.get(1) {
+            Some(ix) if args.positional.len() > 2 => (Some(ix.as_str()), &args.positional[2..]),
+            _ => return Err("Incorrect number of arguments for -X option. Aborting.".into()),
+        }
+    } else {
+        (None, &args.positional[1..])
+    };
+
+    let mut options = bam::OpenOptions { threads: args.threads, ..Default::default() };
+    options.transport.headers = args.request_headers.clone();
+    options.transport.verbosity = args.verbosity;
+    if let Some(mode) = &args.range_mode {
+        options.transport.range_mode = match mode.as_str() {
+            "unbounded" => bam::hfile::RangeMode::Unbounded,
+            _ => bam::hfile::RangeMode::Bounded,
+        };
+    }
+
+    let mut reader = Reader::open(file, &options)?;
+    if !reader.has_eof_marker()? {
+        eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
+    }
+    if args.header != HeaderMode::None && !args.count {
+        let mut text = reader.header().text_for_output();
+        if !args.no_pg {
+            text.extend_from_slice(&pg_line(reader.header().text_for_output().as_slice(), &args.command_line));
+        }
+        out.write_all(&text)?;
+    }
+    if args.header == HeaderMode::Only {
+        if args.count {
+            writeln!(out, "0")?;
+        }
+        return Ok(());
+    }
+
+    let filter = Filter { require: args.require_flags, exclude: args.exclude_flags, min_mapq: args.min_mapq };
+    let mut line = Vec::with_capacity(1 << 16);
+    let mut count: u64 = 0;
+    let mut emit = |record: &Record, out: &mut dyn Write, header: &bam::Header| -> Result<(), Failure> {
+        if !filter.keeps(record) {
+            return Ok(());
+        }
+        count += 1;
+        if !args.count {
+            line.clear();
+            bam::sam::write_sam(record, header, &mut line)?;
+            out.write_all(&line)?;
+        }
+        Ok(())
+    };
+
+    if regions.is_empty() {
+        while let Some(record) = reader.read_record()? {
+            let header = reader.header();
+            emit(&record, out, header)?;
+        }
+    } else {
+        reader.load_index(index_location)?;
+        for region in regions {
+            let target = match parse_region(region, reader.header()) {
+                Resolved::Ref { tid, beg, end } => Target::Ref { tid, beg, end },
+                Resolved::Unplaced => Target::Unplaced,
+                Resolved::Skip { warning } => {
+                    if !warning.is_empty() {
+                        eprintln!("{warning}");
+                    }
+                    eprintln!(
+                        "[main_samview] region \"{region}\" specifies an invalid region or unknown reference. Continue anyway."
+                    );
+                    continue;
+                }
+            };
+            let header = reader.header().clone();
+            let mut query = reader.query(target)?;
+            while let Some(record) = query.next_record()? {
+                emit(&record, out, &header)?;
+            }
+        }
+    }
+    if args.count {
+        writeln!(out, "{count}")?;
+    }
+    Ok(())
+}
+
+/// The @PG line samtools would add, with our name: a unique ID and PP chained to the last @PG.
+fn pg_line(text: &[u8], command_line: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(text);
+    let ids: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("@PG\t"))
+        .filter_map(|l| l.split('\t').find_map(|f| f.strip_prefix("ID:")))
+        .collect();
+    let mut id = "hts".to_string();
+    let mut n = 0;
+    while ids.contains(&id.as_str()) {
+        n += 1;
+        id = format!("hts.{n}");
+    }
+    let mut line = format!("@PG\tID:{id}\tPN:hts");
+    if let Some(last) = ids.last() {
+        line.push_str(&format!("\tPP:{last}"));
+    }
+    line.push_str(&format!("\tVN:{}\tCL:{}\n", env!("CARGO_PKG_VERSION"), command_line));
+    line.into_bytes()
+}

@@ -1,0 +1,235 @@
+//! A real HTTP/1.1 file server for tests, the demo and benchmarks: tower-http's `ServeDir` (which
+//! implements Range and conditional requests itself) on axum/hyper (keep-alive), bound to
+//! 127.0.0.1, with a log of every request and counts of connections and bytes written.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::serve::{IncomingStream, Listener};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One request as the server saw it.
+#[allow(dead_code)] // read by tests and benchmarks
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    pub connection: u64,
+    pub method: String,
+    pub path: String,
+    pub range: Option<String>,
+    pub status: u16,
+    /// The Content-Length the server advertised.
+    pub content_length: u64,
+}
+
+/// What the server counted.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub connections: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub log: Mutex<Vec<LogEntry>>,
+}
+
+impl Counters {
+    pub fn entries(&self) -> Vec<LogEntry> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    pub fn reset(&self) {
+        self.connections.store(0, Ordering::SeqCst);
+        self.bytes_written.store(0, Ordering::SeqCst);
+        if let Ok(mut l) = self.log.lock() {
+            l.clear();
+        }
+    }
+
+    /// A one-line summary: requests, bytes, connections, and whether every Range was bounded.
+    pub fn summary(&self) -> Summary {
+        let entries = self.entries();
+        let gets = entries.iter().filter(|e| e.method == "GET").count();
+        let unbounded = entries
+            .iter()
+            .filter(|e| e.method == "GET" && e.range.as_deref().is_none_or(|r| r.trim_end().ends_with('-')))
+            .count();
+        Summary {
+            requests: entries.len(),
+            gets,
+            unbounded,
+            advertised: entries.iter().map(|e| e.content_length).sum(),
+            written: self.bytes_written.load(Ordering::SeqCst),
+            connections: self.connections.load(Ordering::SeqCst),
+        }
+    }
+}
+
+/// Totals for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub requests: usize,
+    pub gets: usize,
+    /// GETs without a Range or with an open-ended one (`bytes=X-`).
+    pub unbounded: usize,
+    pub advertised: u64,
+    pub written: u64,
+    pub connections: u64,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests ({} GET), {} bytes sent, {} bytes advertised, {} connection(s), {}",
+            self.requests,
+            self.gets,
+            self.written,
+            self.advertised,
+            self.connections,
+            if self.unbounded == 0 { "all ranges bounded".to_string() } else { format!("{} unbounded", self.unbounded) }
+        )
+    }
+}
+
+/// A running server; dropping it stops it.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub counters: Arc<Counters>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Server {
+    /// Serves `root` on 127.0.0.1 (port 0: any free port).
+    pub fn start(root: &Path, port: u16) -> Result<Server, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the server runtime: {e}"))?;
+        let counters = Arc::new(Counters::default());
+        let root: PathBuf = root.to_path_buf();
+        let listener = runtime
+            .block_on(TcpListener::bind(("127.0.0.1", port)))
+            .map_err(|e| format!("cannot bind 127.0.0.1:{port}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let app = axum::Router::new()
+            .fallback_service(tower_http::services::ServeDir::new(root))
+            .layer(middleware::from_fn_with_state(counters.clone(), log_request));
+        let listener = CountingListener { inner: listener, counters: counters.clone(), next_id: 0 };
+        runtime.spawn(async move {
+            let _ = axum::serve(listener, app.into_make_service_with_connect_info::<ConnId>()).await;
+        });
+        Ok(Server { addr, counters, runtime: Some(runtime) })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}/{}", self.addr, path.trim_start_matches('/'))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+async fn log_request(
+    State(counters): State<Arc<Counters>>,
+    ConnectInfo(conn): ConnectInfo<ConnId>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let method = request.method().to_string();
+    let path = request.uri().path().to_string();
+    let range = request.headers().get("range").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let response = next.run(request).await;
+    let content_length = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let entry =
+        LogEntry { connection: conn.0, method, path, range, status: response.status().as_u16(), content_length };
+    if let Ok(mut log) = counters.log.lock() {
+        log.push(entry);
+    }
+    response
+}
+
+/// The serial number of the connection a request came on (nginx's `$connection`).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnId(pub u64);
+
+impl axum::extract::connect_info::Connected<IncomingStream<'_, CountingListener>> for ConnId {
+    fn connect_info(stream: IncomingStream<'_, CountingListener>) -> ConnId {
+        *stream.remote_addr()
+    }
+}
+
+pub struct CountingListener {
+    inner: TcpListener,
+    counters: Arc<Counters>,
+    next_id: u64,
+}
+
+impl Listener for CountingListener {
+    type Io = MeteredStream;
+    type Addr = ConnId;
+
+    async fn accept(&mut self) -> (MeteredStream, ConnId) {
+        loop {
+            match self.inner.accept().await {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    self.next_id += 1;
+                    self.counters.connections.fetch_add(1, Ordering::SeqCst);
+                    let io = MeteredStream { inner: stream, counters: self.counters.clone() };
+                    return (io, ConnId(self.next_id));
+                }
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<ConnId> {
+        Ok(ConnId(0))
+    }
+}
+
+/// A TCP stream that counts the bytes written to it.
+pub struct MeteredStream {
+    inner: TcpStream,
+    counters: Arc<Counters>,
+}
+
+impl AsyncRead for MeteredStream {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for MeteredStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &r {
+            self.counters.bytes_written.fetch_add(*n as u64, Ordering::SeqCst);
+        }
+        r
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}

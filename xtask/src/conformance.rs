@@ -27,11 +27,19 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, String> {
         }
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 4 {
-            return Err(format!("{}:{}: expected 4 tab-separated columns", path.display(), n + 1));
+            return Err(format!(
+                "{}:{}: expected 4 tab-separated columns",
+                path.display(),
+                n + 1
+            ));
         }
         cases.push(Case {
             id: cols[0].to_string(),
-            args: cols[1].split(' ').filter(|a| !a.is_empty()).map(str::to_string).collect(),
+            args: cols[1]
+                .split(' ')
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect(),
             expected: cols[2].to_string(),
             should_succeed: cols[3] == "0",
         });
@@ -82,14 +90,18 @@ fn rewrite(arg: &str, base: Option<&str>) -> String {
 
 fn check(r: &Run, case: &Case, args: &[String]) -> Result<(), String> {
     let expected_path = r.dir.join(&case.expected);
-    let expected = fs::read(&expected_path).map_err(|_| format!("golden file {} missing", case.expected))?;
+    let expected =
+        fs::read(&expected_path).map_err(|_| format!("golden file {} missing", case.expected))?;
     let (code, out, err) = run_with_timeout(r.hts, r.dir, args, r.timeout)?;
     let err_text = String::from_utf8_lossy(&err);
     let Some(code) = code else {
         return Err("killed by a signal".to_string());
     };
     if code == 101 || err_text.contains("panicked at") {
-        let line = err_text.lines().find(|l| l.contains("panicked at")).unwrap_or("");
+        let line = err_text
+            .lines()
+            .find(|l| l.contains("panicked at"))
+            .unwrap_or("");
         return Err(format!("panicked (exit status {code}): {line}"));
     }
     if (124..=127).contains(&code) || code >= 128 {
@@ -97,7 +109,10 @@ fn check(r: &Run, case: &Case, args: &[String]) -> Result<(), String> {
     }
     if case.should_succeed {
         if code != 0 {
-            return Err(format!("exit status {code}, expected 0; stderr: {}", first_chars(&err_text, 200)));
+            return Err(format!(
+                "exit status {code}, expected 0; stderr: {}",
+                first_chars(&err_text, 200)
+            ));
         }
         if out != expected {
             return Err(format!(
@@ -113,10 +128,16 @@ fn check(r: &Run, case: &Case, args: &[String]) -> Result<(), String> {
             return Err("exit status 0, expected failure".to_string());
         }
         if err.is_empty() {
-            return Err(format!("failed (exit {code}) without any message on stderr"));
+            return Err(format!(
+                "failed (exit {code}) without any message on stderr"
+            ));
         }
         if out.len() > expected.len() || expected[..out.len()] != out[..] {
-            return Err(format!("stdout ({} bytes) is not a prefix of {}", out.len(), case.expected));
+            return Err(format!(
+                "stdout ({} bytes) is not a prefix of {}",
+                out.len(),
+                case.expected
+            ));
         }
     }
     Ok(())
@@ -131,7 +152,12 @@ fn first_difference(expected: &[u8], actual: &[u8]) -> String {
     let act = String::from_utf8_lossy(actual);
     for (i, (e, a)) in exp.lines().zip(act.lines()).enumerate() {
         if e != a {
-            return format!("\n    line {}:\n    < {}\n    > {}", i + 1, first_chars(e, 160), first_chars(a, 160));
+            return format!(
+                "\n    line {}:\n    < {}\n    > {}",
+                i + 1,
+                first_chars(e, 160),
+                first_chars(a, 160)
+            );
         }
     }
     String::new()
@@ -182,8 +208,9 @@ pub fn run_with_timeout(
 pub fn corpus_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = vec![dir.join("cases.tsv")];
     for sub in ["data", "malformed", "expected"] {
-        let mut entries: Vec<PathBuf> =
-            fs::read_dir(dir.join(sub)).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+        let mut entries: Vec<PathBuf> = fs::read_dir(dir.join(sub))
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
         entries.sort();
         files.extend(entries);
     }
@@ -194,9 +221,16 @@ pub fn corpus_files(dir: &Path) -> Vec<PathBuf> {
 /// Differences between our copy and the shared corpus (relative paths), empty when identical.
 pub fn compare_with_shared(ours: &Path, shared: &Path) -> Vec<String> {
     let mut diffs = Vec::new();
-    let rel = |root: &Path, p: &Path| p.strip_prefix(root).map(|r| r.to_path_buf()).unwrap_or_default();
+    let rel = |root: &Path, p: &Path| {
+        p.strip_prefix(root)
+            .map(|r| r.to_path_buf())
+            .unwrap_or_default()
+    };
     let ours_files: Vec<PathBuf> = corpus_files(ours).iter().map(|p| rel(ours, p)).collect();
-    let shared_files: Vec<PathBuf> = corpus_files(shared).iter().map(|p| rel(shared, p)).collect();
+    let shared_files: Vec<PathBuf> = corpus_files(shared)
+        .iter()
+        .map(|p| rel(shared, p))
+        .collect();
     for f in &shared_files {
         if !ours_files.contains(f) {
             diffs.push(format!("missing from our copy: {}", f.display()));
@@ -224,13 +258,20 @@ mod tests {
     fn corpus_copy_matches_shared_when_present() {
         let shared = root().join("../shared/conformance");
         let ours = root().join("fixtures/conformance");
-        assert!(ours.join("cases.tsv").exists(), "fixtures/conformance/cases.tsv is missing");
+        assert!(
+            ours.join("cases.tsv").exists(),
+            "fixtures/conformance/cases.tsv is missing"
+        );
         if !shared.join("cases.tsv").exists() {
             eprintln!("../shared/conformance not present: nothing to compare");
             return;
         }
         let diffs = compare_with_shared(&ours, &shared);
-        assert!(diffs.is_empty(), "fixtures/conformance differs from ../shared/conformance:\n{}", diffs.join("\n"));
+        assert!(
+            diffs.is_empty(),
+            "fixtures/conformance differs from ../shared/conformance:\n{}",
+            diffs.join("\n")
+        );
     }
 
     #[test]
@@ -239,7 +280,10 @@ mod tests {
         assert!(cases.len() >= 150, "{} cases", cases.len());
         let c = cases.iter().find(|c| c.id == "rand_idx_bai").unwrap();
         assert_eq!(c.args[0], "-X");
-        assert_eq!(rewrite("data/rand.bam", Some("http://127.0.0.1:1/")), "http://127.0.0.1:1/data/rand.bam");
+        assert_eq!(
+            rewrite("data/rand.bam", Some("http://127.0.0.1:1/")),
+            "http://127.0.0.1:1/data/rand.bam"
+        );
         assert_eq!(rewrite("chr1:1-2", Some("http://x")), "chr1:1-2");
         assert_eq!(rewrite("data/rand.bam", None), "data/rand.bam");
     }

@@ -1,5 +1,9 @@
 //! `cargo xtask ...`: test orchestration, the demo, servers and (later) benchmarks.
 
+mod bench_data;
+mod bench_local;
+mod bench_minimum;
+mod bench_remote;
 mod conformance;
 mod nginx;
 mod server;
@@ -15,6 +19,11 @@ cargo xtask <command>
   demo                     a multi-region query on the bundled fixture, served over local HTTP
   conformance [--http|--nginx] [--bin PATH] [ID_SUBSTRING ...]
                            run the conformance corpus (fixtures/conformance)
+  bench-data [--pairs=N]   generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
+  bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N] [--json FILE]
+                           the seed's remote benchmark: unbounded, bounded, hts, samtools, minimum
+  bench-local [--runs N] [--pairs N]
+                           whole-file and region decoding, hts vs samtools, 1 and 2 threads
   serve [DIR] [--port N]   serve DIR (default fixtures/) on 127.0.0.1 until killed";
 
 fn main() -> ExitCode {
@@ -24,6 +33,15 @@ fn main() -> ExitCode {
         Some("demo") => cmd_demo(),
         Some("conformance") => cmd_conformance(&args[1..]),
         Some("serve") => cmd_serve(&args[1..]),
+        Some("bench-remote") => cmd_bench_remote(&args[1..]),
+        Some("bench-local") => cmd_bench_local(&args[1..]),
+        Some("bench-data") => {
+            let pairs = args
+                .get(1)
+                .and_then(|p| p.strip_prefix("--pairs="))
+                .and_then(|p| p.parse().ok());
+            bench_data::run(&root(), pairs.unwrap_or(bench_data::DEFAULT_PAIRS)).map(|_| ())
+        }
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -39,7 +57,10 @@ fn main() -> ExitCode {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap_or_else(|_| PathBuf::from(".."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(".."))
 }
 
 fn corpus_dir() -> PathBuf {
@@ -62,7 +83,9 @@ fn cargo(args: &[&str]) -> Result<(), String> {
 
 fn release_hts() -> Result<PathBuf, String> {
     cargo(&["build", "--release", "--quiet", "-p", "cli"])?;
-    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| root().join("target"));
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join("target"));
     let hts = target.join("release/hts");
     if hts.exists() {
         Ok(hts)
@@ -72,15 +95,28 @@ fn release_hts() -> Result<PathBuf, String> {
 }
 
 fn timeout() -> Duration {
-    let secs = std::env::var("CONFORMANCE_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(120);
+    let secs = std::env::var("CONFORMANCE_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(120);
     Duration::from_secs(secs)
 }
 
-fn run_corpus(hts: &Path, base_url: Option<&str>, filter: &[String], label: &str) -> Result<(), String> {
+fn run_corpus(
+    hts: &Path,
+    base_url: Option<&str>,
+    filter: &[String],
+    label: &str,
+) -> Result<(), String> {
     println!("==> conformance ({label})");
     let dir = corpus_dir();
-    let (_, failed) =
-        conformance::run(&conformance::Run { hts, dir: &dir, base_url, filter, timeout: timeout() })?;
+    let (_, failed) = conformance::run(&conformance::Run {
+        hts,
+        dir: &dir,
+        base_url,
+        filter,
+        timeout: timeout(),
+    })?;
     if failed == 0 {
         Ok(())
     } else {
@@ -106,13 +142,20 @@ fn cmd_conformance(args: &[String]) -> Result<(), String> {
         i += 1;
     }
     let hts = match bin {
-        Some(b) => b.canonicalize().map_err(|e| format!("{}: {e}", b.display()))?,
+        Some(b) => b
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", b.display()))?,
         None => release_hts()?,
     };
     match mode {
         "http" => {
             let server = server::Server::start(&corpus_dir(), 0)?;
-            run_corpus(&hts, Some(&server.url("")), &filter, "in-process HTTP server")
+            run_corpus(
+                &hts,
+                Some(&server.url("")),
+                &filter,
+                "in-process HTTP server",
+            )
         }
         "nginx" => {
             let nginx = nginx::Nginx::start(&corpus_dir())?;
@@ -123,20 +166,37 @@ fn cmd_conformance(args: &[String]) -> Result<(), String> {
 }
 
 /// The five regions of the request-log checks and the demo.
-const FIVE_REGIONS: [&str; 5] =
-    ["chr1:10000-10500", "chr1:150000-150600", "chr2:5000-5400", "chr3:20000-20100", "chrM:100-300"];
+const FIVE_REGIONS: [&str; 5] = [
+    "chr1:10000-10500",
+    "chr1:150000-150600",
+    "chr2:5000-5400",
+    "chr3:20000-20100",
+    "chrM:100-300",
+];
 
 fn run_hts(hts: &Path, args: &[String]) -> Result<(Vec<u8>, String), String> {
-    let out = Command::new(hts).args(args).output().map_err(|e| format!("cannot run {}: {e}", hts.display()))?;
+    let out = Command::new(hts)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", hts.display()))?;
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     if !out.status.success() {
-        return Err(format!("hts {} failed ({}): {err}", args.join(" "), out.status));
+        return Err(format!(
+            "hts {} failed ({}): {err}",
+            args.join(" "),
+            out.status
+        ));
     }
     Ok((out.stdout, err))
 }
 
 fn five_region_args(bam: &str, bai: &str) -> Vec<String> {
-    let mut args = vec!["view".to_string(), "-X".to_string(), bam.to_string(), bai.to_string()];
+    let mut args = vec![
+        "view".to_string(),
+        "-X".to_string(),
+        bam.to_string(),
+        bai.to_string(),
+    ];
     args.extend(FIVE_REGIONS.iter().map(|s| s.to_string()));
     args
 }
@@ -164,12 +224,21 @@ fn check_request_log(
     );
     let (expected, _) = run_hts(hts, &local)?;
     clear();
-    let remote = five_region_args(&format!("{base}/data/rand.bam"), &format!("{base}/data/rand.bam.bai"));
+    let remote = five_region_args(
+        &format!("{base}/data/rand.bam"),
+        &format!("{base}/data/rand.bam.bai"),
+    );
     let (got, _) = run_hts(hts, &remote)?;
     if got != expected {
-        return Err(format!("{label}: remote output differs from local ({} vs {} bytes)", got.len(), expected.len()));
+        return Err(format!(
+            "{label}: remote output differs from local ({} vs {} bytes)",
+            got.len(),
+            expected.len()
+        ));
     }
-    let size = std::fs::metadata(data.join("rand.bam")).map_err(|e| e.to_string())?.len();
+    let size = std::fs::metadata(data.join("rand.bam"))
+        .map_err(|e| e.to_string())?
+        .len();
     let entries = log();
     if entries.is_empty() {
         return Err(format!("{label}: the server logged no request"));
@@ -185,13 +254,21 @@ fn check_request_log(
             return Err(format!("{label}: unbounded request: Range '{range}'"));
         };
         if a > b || b >= size.max(1) + 65536 {
-            return Err(format!("{label}: Range {range} lies outside the file ({size} bytes)"));
+            return Err(format!(
+                "{label}: Range {range} lies outside the file ({size} bytes)"
+            ));
         }
     }
     if connections.len() != 1 {
-        return Err(format!("{label}: the 5-region query used {} connections, expected 1", connections.len()));
+        return Err(format!(
+            "{label}: the 5-region query used {} connections, expected 1",
+            connections.len()
+        ));
     }
-    println!("{label}: {} requests, all bounded, 1 connection, output identical", entries.len());
+    println!(
+        "{label}: {} requests, all bounded, 1 connection, output identical",
+        entries.len()
+    );
     Ok(())
 }
 
@@ -203,17 +280,51 @@ fn cmd_test() -> Result<(), String> {
             failures.push(name.to_string());
         }
     };
-    step("cargo test", cargo(&["test", "--workspace", "--all-targets"]));
+    step("cargo fmt", cargo(&["fmt", "--all", "--check"]));
+    step(
+        "cargo clippy",
+        cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--quiet",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    );
+    step(
+        "cargo test",
+        cargo(&["test", "--workspace", "--all-targets"]),
+    );
     step("doc tests", cargo(&["test", "--workspace", "--doc"]));
     let hts = release_hts()?;
     step("conformance local", run_corpus(&hts, None, &[], "local"));
     match server::Server::start(&corpus_dir(), 0) {
         Ok(server) => {
-            step("conformance http", run_corpus(&hts, Some(&server.url("")), &[], "in-process HTTP server"));
+            step(
+                "conformance http",
+                run_corpus(&hts, Some(&server.url("")), &[], "in-process HTTP server"),
+            );
             let counters = server.counters.clone();
-            let log = || counters.entries().into_iter().map(|e| (e.connection, e.method, e.range.unwrap_or_default())).collect();
+            let log = || {
+                counters
+                    .entries()
+                    .into_iter()
+                    .map(|e| (e.connection, e.method, e.range.unwrap_or_default()))
+                    .collect()
+            };
             let clear = || server.counters.reset();
-            step("request log http", check_request_log("in-process server", &hts, &server.url("").trim_end_matches('/').to_string(), &log, &clear));
+            step(
+                "request log http",
+                check_request_log(
+                    "in-process server",
+                    &hts,
+                    &server.url("").trim_end_matches('/').to_string(),
+                    &log,
+                    &clear,
+                ),
+            );
         }
         Err(e) => step("in-process server", Err(e)),
     }
@@ -221,15 +332,29 @@ fn cmd_test() -> Result<(), String> {
     if nginx::available() {
         match nginx::Nginx::start(&corpus_dir()) {
             Ok(ng) => {
-                step("conformance nginx", run_corpus(&hts, Some(&ng.base_url()), &[], "nginx"));
-                let log = || ng.log().into_iter().map(|a| (a.connection, a.method, a.range)).collect();
+                step(
+                    "conformance nginx",
+                    run_corpus(&hts, Some(&ng.base_url()), &[], "nginx"),
+                );
+                let log = || {
+                    ng.log()
+                        .into_iter()
+                        .map(|a| (a.connection, a.method, a.range))
+                        .collect()
+                };
                 let clear = || ng.clear_log();
-                step("request log nginx", check_request_log("nginx", &hts, &ng.base_url(), &log, &clear));
+                step(
+                    "request log nginx",
+                    check_request_log("nginx", &hts, &ng.base_url(), &log, &clear),
+                );
             }
             Err(e) => step("nginx", Err(e)),
         }
     } else if need_nginx {
-        step("nginx", Err("nginx is not installed (HTS_REQUIRE_NGINX=1)".to_string()));
+        step(
+            "nginx",
+            Err("nginx is not installed (HTS_REQUIRE_NGINX=1)".to_string()),
+        );
     } else {
         println!("==> nginx not installed: its conformance run is skipped (CI installs it)");
     }
@@ -270,7 +395,10 @@ fn cmd_serve(args: &[String]) -> Result<(), String> {
     while i < args.len() {
         if args[i] == "--port" {
             i += 1;
-            port = args.get(i).and_then(|p| p.parse().ok()).ok_or("--port needs a number")?;
+            port = args
+                .get(i)
+                .and_then(|p| p.parse().ok())
+                .ok_or("--port needs a number")?;
         } else {
             dir = PathBuf::from(&args[i]);
         }
@@ -281,4 +409,115 @@ fn cmd_serve(args: &[String]) -> Result<(), String> {
     loop {
         std::thread::sleep(Duration::from_secs(3600));
     }
+}
+
+/// `--name value` options of the bench commands.
+fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+/// The query cases of `regions.txt`: name and region list.
+fn bench_cases(filter: Option<&str>) -> Result<Vec<(String, Vec<String>)>, String> {
+    let path = bench_data::bench_source(&root()).join("regions.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let wanted: Option<Vec<&str>> = filter.map(|f| f.split(',').collect());
+    let mut cases = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let Some((name, regions)) = line.split_once('\t') else {
+            continue;
+        };
+        if wanted.as_ref().is_some_and(|w| !w.contains(&name)) {
+            continue;
+        }
+        cases.push((
+            name.to_string(),
+            regions.split_whitespace().map(str::to_string).collect(),
+        ));
+    }
+    Ok(cases)
+}
+
+fn bench_bam(args: &[String]) -> Result<PathBuf, String> {
+    let pairs = flag_value(args, "--pairs")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(bench_data::DEFAULT_PAIRS);
+    let bam = bench_data::bam_path(pairs);
+    if !PathBuf::from(format!("{}.done", bam.display())).exists() {
+        return Err(format!(
+            "{} is missing: run `cargo xtask bench-data` first",
+            bam.display()
+        ));
+    }
+    Ok(bam)
+}
+
+fn cmd_bench_remote(args: &[String]) -> Result<(), String> {
+    let bam = bench_bam(args)?;
+    let hts = release_hts()?;
+    let mut profiles = Vec::new();
+    for p in flag_value(args, "--profiles")
+        .unwrap_or("ec2,home")
+        .split(',')
+    {
+        let link = bench_remote::profile(p)
+            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, loopback)"))?;
+        profiles.push((p.to_string(), link));
+    }
+    let opts = bench_remote::Options {
+        profiles,
+        runs: flag_value(args, "--runs")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3),
+        cases: bench_cases(Some(
+            flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
+        ))?,
+        json: PathBuf::from(flag_value(args, "--json").unwrap_or("target/bench-remote.json")),
+        threads: 2,
+    };
+    let started = std::time::Instant::now();
+    let cells = bench_remote::run(&hts, &bam, &opts)?;
+    let minimum = bench_minimum::Minimum::new(&bam)?;
+    let min = |case: &str| {
+        opts.cases
+            .iter()
+            .find(|(n, _)| n == case)
+            .and_then(|(_, regions)| minimum.of(regions).ok())
+    };
+    let tables = bench_remote::print_tables(&cells, &min);
+    println!("{tables}");
+    println!(
+        "(cargo xtask bench-remote, {} run(s) a cell, {:.0} s in all)",
+        opts.runs,
+        started.elapsed().as_secs_f64()
+    );
+    let json = root().join(&opts.json);
+    std::fs::write(&json, bench_remote::to_json(&cells, &min))
+        .map_err(|e| format!("{}: {e}", json.display()))?;
+    println!("JSON: {}", json.display());
+    if cells.iter().any(|c| !c.output_ok) {
+        return Err("some outputs differ from samtools: those cells are void".to_string());
+    }
+    Ok(())
+}
+
+fn cmd_bench_local(args: &[String]) -> Result<(), String> {
+    let bam = bench_bam(args)?;
+    let hts = release_hts()?;
+    let samtools = bench_remote::which("samtools");
+    let runs = flag_value(args, "--runs")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let mut cases = vec![("whole file".to_string(), Vec::new())];
+    for (name, regions) in bench_cases(Some("r10,chr22"))? {
+        cases.push((format!("regions {name}"), regions));
+    }
+    let table = bench_local::run(&hts, samtools.as_deref(), &bam, runs, &cases)?;
+    println!("\n{table}\n(cargo xtask bench-local, median of {runs})");
+    Ok(())
 }

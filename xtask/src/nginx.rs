@@ -26,7 +26,11 @@ pub struct Access {
 }
 
 pub fn available() -> bool {
-    Command::new("nginx").arg("-v").stderr(Stdio::null()).status().is_ok()
+    Command::new("nginx")
+        .arg("-v")
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
 }
 
 fn free_port() -> Result<u16, String> {
@@ -39,7 +43,9 @@ impl Nginx {
         let port = free_port()?;
         let dir = std::env::temp_dir().join(format!("hts-nginx-{}-{port}", std::process::id()));
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let root = root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+        let root = root
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", root.display()))?;
         let d = dir.display();
         let user = if is_root() { "user root;" } else { "" };
         let conf = format!(
@@ -114,7 +120,11 @@ http {{
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false)
 }
 
 fn parse_line(line: &str) -> Option<Access> {
@@ -127,7 +137,18 @@ fn parse_line(line: &str) -> Option<Access> {
     let mut t = tail.split(' ');
     let status = t.next()?.parse().ok()?;
     let bytes_sent = t.next()?.parse().ok()?;
-    Some(Access { connection, method, uri, range: if range == "-" { String::new() } else { range.to_string() }, status, bytes_sent })
+    Some(Access {
+        connection,
+        method,
+        uri,
+        range: if range == "-" {
+            String::new()
+        } else {
+            range.to_string()
+        },
+        status,
+        bytes_sent,
+    })
 }
 
 impl Drop for Nginx {

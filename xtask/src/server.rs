@@ -2,12 +2,14 @@
 //! implements Range and conditional requests itself) on axum/hyper (keep-alive), bound to
 //! 127.0.0.1, with a log of every request and counts of connections and bytes written.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::{self, Next};
@@ -56,7 +58,12 @@ impl Counters {
         let gets = entries.iter().filter(|e| e.method == "GET").count();
         let unbounded = entries
             .iter()
-            .filter(|e| e.method == "GET" && e.range.as_deref().is_none_or(|r| r.trim_end().ends_with('-')))
+            .filter(|e| {
+                e.method == "GET"
+                    && e.range
+                        .as_deref()
+                        .is_none_or(|r| r.trim_end().ends_with('-'))
+            })
             .count();
         Summary {
             requests: entries.len(),
@@ -91,9 +98,56 @@ impl std::fmt::Display for Summary {
             self.written,
             self.advertised,
             self.connections,
-            if self.unbounded == 0 { "all ranges bounded".to_string() } else { format!("{} unbounded", self.unbounded) }
+            if self.unbounded == 0 {
+                "all ranges bounded".to_string()
+            } else {
+                format!("{} unbounded", self.unbounded)
+            }
         )
     }
+}
+
+/// A link to emulate: a bandwidth cap shared by all connections (as a real link is), a delay
+/// before each response's first byte, and an extra delay for each new connection.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Link {
+    /// Bytes per second; `None`: unlimited.
+    pub bandwidth: Option<f64>,
+    pub latency: Duration,
+    pub connect_latency: Duration,
+}
+
+/// A token bucket on bytes written, shared by every connection of one server.
+#[derive(Debug)]
+struct Bucket {
+    rate: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    /// Bytes that may be written now (at most `want`), or how long to wait for some.
+    fn take(&mut self, want: usize) -> Result<usize, Duration> {
+        let now = Instant::now();
+        let burst = (self.rate / 100.0).max(16_384.0);
+        self.tokens =
+            (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            let n = (self.tokens as usize).min(want);
+            self.tokens -= n as f64;
+            Ok(n)
+        } else {
+            let wait = (1024.0_f64.min(want as f64) - self.tokens) / self.rate;
+            Err(Duration::from_secs_f64(wait.max(0.0005)))
+        }
+    }
+}
+
+struct Shared {
+    counters: Arc<Counters>,
+    link: Link,
+    bucket: Option<Mutex<Bucket>>,
 }
 
 /// A running server; dropping it stops it.
@@ -106,6 +160,11 @@ pub struct Server {
 impl Server {
     /// Serves `root` on 127.0.0.1 (port 0: any free port).
     pub fn start(root: &Path, port: u16) -> Result<Server, String> {
+        Server::start_with(root, port, Link::default())
+    }
+
+    /// Serves `root` through an emulated link.
+    pub fn start_with(root: &Path, port: u16, link: Link) -> Result<Server, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -117,14 +176,37 @@ impl Server {
             .block_on(TcpListener::bind(("127.0.0.1", port)))
             .map_err(|e| format!("cannot bind 127.0.0.1:{port}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let shared = Arc::new(Shared {
+            counters: counters.clone(),
+            link,
+            bucket: link.bandwidth.map(|rate| {
+                Mutex::new(Bucket {
+                    rate,
+                    tokens: 0.0,
+                    last: Instant::now(),
+                })
+            }),
+        });
         let app = axum::Router::new()
             .fallback_service(tower_http::services::ServeDir::new(root))
-            .layer(middleware::from_fn_with_state(counters.clone(), log_request));
-        let listener = CountingListener { inner: listener, counters: counters.clone(), next_id: 0 };
+            .layer(middleware::from_fn_with_state(shared.clone(), log_request));
+        let listener = CountingListener {
+            inner: listener,
+            shared,
+            next_id: 0,
+        };
         runtime.spawn(async move {
-            let _ = axum::serve(listener, app.into_make_service_with_connect_info::<ConnId>()).await;
+            let _ = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<ConnId>(),
+            )
+            .await;
         });
-        Ok(Server { addr, counters, runtime: Some(runtime) })
+        Ok(Server {
+            addr,
+            counters,
+            runtime: Some(runtime),
+        })
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -141,14 +223,21 @@ impl Drop for Server {
 }
 
 async fn log_request(
-    State(counters): State<Arc<Counters>>,
+    State(shared): State<Arc<Shared>>,
     ConnectInfo(conn): ConnectInfo<ConnId>,
     request: Request,
     next: Next,
 ) -> Response {
     let method = request.method().to_string();
     let path = request.uri().path().to_string();
-    let range = request.headers().get("range").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let range = request
+        .headers()
+        .get("range")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if !shared.link.latency.is_zero() {
+        tokio::time::sleep(shared.link.latency).await;
+    }
     let response = next.run(request).await;
     let content_length = response
         .headers()
@@ -156,9 +245,15 @@ async fn log_request(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let entry =
-        LogEntry { connection: conn.0, method, path, range, status: response.status().as_u16(), content_length };
-    if let Ok(mut log) = counters.log.lock() {
+    let entry = LogEntry {
+        connection: conn.0,
+        method,
+        path,
+        range,
+        status: response.status().as_u16(),
+        content_length,
+    };
+    if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);
     }
     response
@@ -176,7 +271,7 @@ impl axum::extract::connect_info::Connected<IncomingStream<'_, CountingListener>
 
 pub struct CountingListener {
     inner: TcpListener,
-    counters: Arc<Counters>,
+    shared: Arc<Shared>,
     next_id: u64,
 }
 
@@ -189,9 +284,23 @@ impl Listener for CountingListener {
             match self.inner.accept().await {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
+                    if self.shared.bucket.is_some() {
+                        // A small send buffer, so that "written" is close to "delivered".
+                        let _ = socket2::SockRef::from(&stream).set_send_buffer_size(32 * 1024);
+                    }
                     self.next_id += 1;
-                    self.counters.connections.fetch_add(1, Ordering::SeqCst);
-                    let io = MeteredStream { inner: stream, counters: self.counters.clone() };
+                    self.shared
+                        .counters
+                        .connections
+                        .fetch_add(1, Ordering::SeqCst);
+                    let io = MeteredStream {
+                        inner: stream,
+                        shared: self.shared.clone(),
+                        sleep: None,
+                        connect_delay: Some(Box::pin(tokio::time::sleep(
+                            self.shared.link.connect_latency,
+                        ))),
+                    };
                     return (io, ConnId(self.next_id));
                 }
                 Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
@@ -204,23 +313,78 @@ impl Listener for CountingListener {
     }
 }
 
-/// A TCP stream that counts the bytes written to it.
+/// A TCP stream that counts the bytes written to it and paces them through the link's bucket.
 pub struct MeteredStream {
     inner: TcpStream,
-    counters: Arc<Counters>,
+    shared: Arc<Shared>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The new-connection delay, served before the first request is read.
+    connect_delay: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl AsyncRead for MeteredStream {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if let Some(delay) = self.connect_delay.as_mut() {
+            if delay.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.connect_delay = None;
+        }
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
 impl AsyncWrite for MeteredStream {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let mut allowed = buf.len();
+        let shared = self.shared.clone();
+        if let Some(bucket) = &shared.bucket {
+            if let Some(sleep) = self.sleep.as_mut() {
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.sleep = None;
+            }
+            let taken = match bucket.lock() {
+                Ok(mut b) => b.take(buf.len()),
+                Err(_) => Ok(buf.len()),
+            };
+            match taken {
+                Ok(n) => allowed = n,
+                Err(wait) => {
+                    let mut sleep = Box::pin(tokio::time::sleep(wait));
+                    let _ = sleep.as_mut().poll(cx);
+                    self.sleep = Some(sleep);
+                    return Poll::Pending;
+                }
+            }
+        }
+        let r = Pin::new(&mut self.inner).poll_write(cx, &buf[..allowed]);
+        if let Some(bucket) = &shared.bucket {
+            // Tokens not used (a short or refused write) go back to the bucket.
+            let written = match &r {
+                Poll::Ready(Ok(n)) => *n,
+                _ => 0,
+            };
+            if written < allowed {
+                if let Ok(mut b) = bucket.lock() {
+                    b.tokens += (allowed - written) as f64;
+                }
+            }
+        }
         if let Poll::Ready(Ok(n)) = &r {
-            self.counters.bytes_written.fetch_add(*n as u64, Ordering::SeqCst);
+            self.shared
+                .counters
+                .bytes_written
+                .fetch_add(*n as u64, Ordering::SeqCst);
         }
         r
     }

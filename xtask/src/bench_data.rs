@@ -1,0 +1,107 @@
+//! `cargo xtask bench-data`: the benchmark BAM, generated deterministically by `gen_bam.py` and
+//! converted by samtools, with its BAI and CSI, in a cache folder outside the repository.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The seed's benchmark: 12.5 M pairs, seed 20240501 (about 2.2 GB).
+pub const DEFAULT_PAIRS: u64 = 12_500_000;
+pub const SEED: u64 = 20240501;
+
+/// Where benchmark data lives: `$HTS_BENCH_DIR`, else `~/.cache/hts-bench`.
+pub fn cache_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("HTS_BENCH_DIR") {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".to_string());
+    PathBuf::from(home).join(".cache/hts-bench")
+}
+
+/// The generator: `../shared/bench` when present (the source of truth), else our copy.
+pub fn bench_source(root: &Path) -> PathBuf {
+    let shared = root.join("../shared/bench");
+    if shared.join("gen_bam.py").exists() {
+        shared
+    } else {
+        root.join("fixtures/bench")
+    }
+}
+
+pub fn bam_path(pairs: u64) -> PathBuf {
+    cache_dir().join(format!("bench-{pairs}.bam"))
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new(cmd)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Installs samtools with apt when it is missing and we may (root); otherwise says what is needed.
+pub fn ensure_samtools() -> Result<(), String> {
+    if have("samtools") {
+        return Ok(());
+    }
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false);
+    if is_root && have("apt-get") {
+        println!("==> samtools is missing: apt-get install samtools");
+        let ok = Command::new("sh")
+            .args(["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq samtools tabix"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if ok && have("samtools") {
+            return Ok(());
+        }
+    }
+    Err("samtools is needed (Debian: apt-get install samtools)".to_string())
+}
+
+fn sh(script: &str) -> Result<(), String> {
+    println!("$ {script}");
+    let status = Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .status()
+        .map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("failed ({status}): {script}"))
+    }
+}
+
+/// Builds the data unless it is already there.
+pub fn run(root: &Path, pairs: u64) -> Result<PathBuf, String> {
+    if !have("python3") {
+        return Err("python3 is needed to generate the benchmark data".to_string());
+    }
+    ensure_samtools()?;
+    let dir = cache_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let bam = bam_path(pairs);
+    let done = PathBuf::from(format!("{}.done", bam.display()));
+    if done.exists() {
+        println!("{} is ready", bam.display());
+        return Ok(bam);
+    }
+    let src = bench_source(root).join("gen_bam.py");
+    let b = bam.display();
+    sh(&format!(
+        "python3 '{}' --pairs {pairs} --seed {SEED} --bed '{}/targets-{pairs}.bed' | samtools view -@1 -b -o '{b}.tmp' - && mv '{b}.tmp' '{b}'",
+        src.display(),
+        dir.display()
+    ))?;
+    sh(&format!(
+        "samtools index -b -o '{b}.bai' '{b}' && samtools index -c -o '{b}.csi' '{b}'"
+    ))?;
+    std::fs::write(&done, b"").map_err(|e| e.to_string())?;
+    println!("{} is ready", bam.display());
+    Ok(bam)
+}

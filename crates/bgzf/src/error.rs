@@ -76,6 +76,8 @@ pub enum Error {
     },
     /// A compression level libdeflate does not know (valid: 0 to 12).
     InvalidLevel { level: u32 },
+    /// A decoding thread stopped before returning the block at `offset`.
+    Thread { name: String, offset: u64 },
 }
 
 impl Error {
@@ -93,7 +95,8 @@ impl Error {
             | Error::UnexpectedEof { name, .. }
             | Error::Gzip { name, .. }
             | Error::SeekUnsupported { name, .. }
-            | Error::SeekPastBlock { name, .. } => name,
+            | Error::SeekPastBlock { name, .. }
+            | Error::Thread { name, .. } => name,
             Error::InvalidLevel { .. } => "",
         }
     }
@@ -102,7 +105,10 @@ impl Error {
     pub fn is_format_error(&self) -> bool {
         !matches!(
             self,
-            Error::Io(_) | Error::SeekUnsupported { .. } | Error::InvalidLevel { .. }
+            Error::Io(_)
+                | Error::SeekUnsupported { .. }
+                | Error::InvalidLevel { .. }
+                | Error::Thread { .. }
         )
     }
 }
@@ -119,7 +125,10 @@ impl fmt::Display for Error {
                 name,
                 offset,
                 reason,
-            } => write!(f, "{name}: invalid BGZF header at offset {offset}: {reason}"),
+            } => write!(
+                f,
+                "{name}: invalid BGZF header at offset {offset}: {reason}"
+            ),
             Error::BadBlockSize {
                 name,
                 offset,
@@ -201,6 +210,10 @@ impl fmt::Display for Error {
             Error::InvalidLevel { level } => {
                 write!(f, "invalid compression level {level} (valid: 0 to 12)")
             }
+            Error::Thread { name, offset } => write!(
+                f,
+                "{name}: a decoding thread stopped before inflating the block at offset {offset}"
+            ),
         }
     }
 }

@@ -1,5 +1,45 @@
 //! BGZF: blocked gzip as used by BAM, CSI and tabix files.
+//!
+//! A BGZF file is a series of gzip members ("blocks") of at most 64 KiB, each saying its own
+//! compressed size, so a position in the uncompressed data can be named by a [`VirtualOffset`]:
+//! the block's file offset and an offset inside its inflated data.
+//!
+//! - [`Reader`] reads the uncompressed data over an [`hfile::HFile`], seeks by virtual offset, and
+//!   with [`Reader::seek_limit`] tells the byte source how far a chunk's read will go (the rule is
+//!   [`byte_limit`]). Blocks can be inflated on worker threads ([`Reader::set_threads`]) while all
+//!   I/O stays on the calling thread.
+//! - [`Writer`] writes BGZF with libdeflate, ending with the EOF marker block.
+//! - [`block`] holds the pure parsing and inflating of one block.
+//!
+//! ```
+//! use std::io::Write;
+//! let mut w = bgzf::Writer::new(Vec::new());
+//! w.write_all(b"first block").unwrap();
+//! w.flush_block().unwrap();
+//! let second = w.virtual_offset();
+//! w.write_all(b"second").unwrap();
+//! let file = w.finish().unwrap();
+//!
+//! let mut r = bgzf::Reader::new(hfile::HFile::from_bytes("mem.bgz", file)).unwrap();
+//! r.seek(second).unwrap();
+//! let mut buf = [0u8; 6];
+//! r.read_exact(&mut buf).unwrap();
+//! assert_eq!(&buf, b"second");
+//! ```
 
+pub mod block;
+mod error;
+mod limit;
+mod pool;
+mod reader;
 mod virtual_offset;
+mod writer;
 
+pub use error::Error;
+pub use limit::{byte_limit, BlockStarts};
+pub use reader::{Format, Reader};
 pub use virtual_offset::VirtualOffset;
+pub use writer::Writer;
+
+/// A shorthand for results whose error is [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -58,7 +58,8 @@ Usage: hts view [options] FILE [INDEX] [REGION ...]
   --no-PG       do not add a @PG line to the header
   -v, --verbosity INT   1 and up: log every remote request on stderr
   --header 'Name: value'  add a request header for remote files (repeatable)
-  --range-mode MODE       bounded (default) or unbounded (htslib's open-ended requests)
+  --range-mode MODE       planned (default: merged spans), bounded (a request per chunk)
+                          or unbounded (htslib's open-ended requests, a connection per seek)
 FILE and INDEX may be local paths, http(s):// URLs or other registered schemes.
 REGION: chr, chr:beg, chr:beg-end, {name}:beg-end, or * for unplaced reads.";
 
@@ -152,8 +153,8 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
                 }
                 "range-mode" => {
                     let v = value_of(&mut i, "--range-mode", inline)?;
-                    if v != "bounded" && v != "unbounded" {
-                        return Err(UsageError(format!("--range-mode must be bounded or unbounded, not '{v}'")));
+                    if !matches!(v.as_str(), "bounded" | "unbounded" | "planned") {
+                        return Err(UsageError(format!("--range-mode must be planned, bounded or unbounded, not '{v}'")));
                     }
                     out.range_mode = Some(v);
                 }

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use bam::region::{parse_region, Resolved};
+use bam::{parse_region, Resolved};
 use bam::{Reader, Record, Target};
 
 use crate::args::{parse_view, HeaderMode, ViewArgs};
@@ -53,7 +53,7 @@ impl Filter {
     }
 }
 
-fn view(args: &ViewArgs, out: &mut impl Write) -> Result<(), Failure> {
+fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     let Some(file) = args.positional.first() else {
         return Err(format!("no input file\n{}", crate::args::USAGE).into());
     };
@@ -69,14 +69,19 @@ fn view(args: &ViewArgs, out: &mut impl Write) -> Result<(), Failure> {
     let mut options = bam::OpenOptions { threads: args.threads, ..Default::default() };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
-    if let Some(mode) = &args.range_mode {
-        options.transport.range_mode = match mode.as_str() {
-            "unbounded" => bam::hfile::RangeMode::Unbounded,
-            _ => bam::hfile::RangeMode::Bounded,
-        };
+    match args.range_mode.as_deref() {
+        Some("unbounded") => {
+            options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
+            options.fetch_plan = bam::FetchPlan::PerChunk;
+        }
+        Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        _ => {}
     }
 
     let mut reader = Reader::open(file, &options)?;
+    for warning in reader.header().warnings() {
+        eprintln!("{warning}");
+    }
     if !reader.has_eof_marker()? {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
@@ -97,14 +102,14 @@ fn view(args: &ViewArgs, out: &mut impl Write) -> Result<(), Failure> {
     let filter = Filter { require: args.require_flags, exclude: args.exclude_flags, min_mapq: args.min_mapq };
     let mut line = Vec::with_capacity(1 << 16);
     let mut count: u64 = 0;
-    let mut emit = |record: &Record, out: &mut dyn Write, header: &bam::Header| -> Result<(), Failure> {
+    let mut emit = |record: &Record, out: &mut W, header: &bam::Header| -> Result<(), Failure> {
         if !filter.keeps(record) {
             return Ok(());
         }
         count += 1;
         if !args.count {
             line.clear();
-            bam::sam::write_sam(record, header, &mut line)?;
+            bam::write_sam(record, header, &mut line).map_err(|e| format!("{file}: {e}"))?;
             out.write_all(&line)?;
         }
         Ok(())
@@ -112,8 +117,7 @@ fn view(args: &ViewArgs, out: &mut impl Write) -> Result<(), Failure> {
 
     if regions.is_empty() {
         while let Some(record) = reader.read_record()? {
-            let header = reader.header();
-            emit(&record, out, header)?;
+            emit(&record, out, reader.header())?;
         }
     } else {
         reader.load_index(index_location)?;
@@ -121,20 +125,18 @@ fn view(args: &ViewArgs, out: &mut impl Write) -> Result<(), Failure> {
             let target = match parse_region(region, reader.header()) {
                 Resolved::Ref { tid, beg, end } => Target::Ref { tid, beg, end },
                 Resolved::Unplaced => Target::Unplaced,
+                Resolved::All => Target::All,
                 Resolved::Skip { warning } => {
-                    if !warning.is_empty() {
-                        eprintln!("{warning}");
+                    eprint!("{warning}");
+                    if !warning.ends_with('\n') {
+                        eprintln!();
                     }
-                    eprintln!(
-                        "[main_samview] region \"{region}\" specifies an invalid region or unknown reference. Continue anyway."
-                    );
                     continue;
                 }
             };
-            let header = reader.header().clone();
             let mut query = reader.query(target)?;
             while let Some(record) = query.next_record()? {
-                emit(&record, out, &header)?;
+                emit(&record, out, query.header())?;
             }
         }
     }

@@ -20,14 +20,18 @@
 mod error;
 mod file;
 mod handle;
+mod http;
 mod memory;
 mod registry;
+mod stats;
 
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
+pub use http::HttpBackend;
 pub use memory::MemoryBackend;
-pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener};
+pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
+pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

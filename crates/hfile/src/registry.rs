@@ -3,13 +3,62 @@ use std::sync::{OnceLock, RwLock};
 
 use crate::{Backend, Error, FileBackend, HFile, Result};
 
+/// How the HTTP backend shapes its `Range` requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RangeMode {
+    /// Every request is `bytes=X-Y`, bounded by the readahead limit or the request size, and each
+    /// body is read to its end so the connection is reused.
+    #[default]
+    Bounded,
+    /// htslib's way, kept for benchmarks: every request after a seek is open-ended (`bytes=X-`)
+    /// on a fresh connection, and the transfer is abandoned once enough bytes have arrived.
+    Unbounded,
+}
+
 /// Settings that transports may use; local files ignore them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct OpenOptions {
     /// Extra request headers, `("Authorization", "Bearer ...")`.
     pub headers: Vec<(String, String)>,
-    /// 0: quiet; 1 and up: transports log each request on stderr.
+    /// 0: quiet; 1: transports log each request on stderr; 3 and up: libcurl's own trace too.
     pub verbosity: u8,
+    /// How many times a transient failure (reset, timeout, short body, 429, 5xx) is retried.
+    pub retries: u32,
+    /// The first retry waits this long; each further one waits twice as long as the previous.
+    pub retry_backoff: std::time::Duration,
+    /// No retry starts once this much time has passed since the request's first attempt.
+    pub retry_max_time: std::time::Duration,
+    /// Time allowed to establish a connection (TCP and TLS).
+    pub connect_timeout: std::time::Duration,
+    /// A transfer slower than `low_speed_limit` bytes/s for this long is abandoned (and retried).
+    pub low_speed_time: std::time::Duration,
+    /// See `low_speed_time`.
+    pub low_speed_limit: u32,
+    /// The largest byte count one request asks for; reads with no readahead limit are split
+    /// into requests of this size.
+    pub request_size: u64,
+    /// How many redirects are followed before giving up.
+    pub max_redirects: u32,
+    /// Bounded (default) or htslib-style open-ended ranges.
+    pub range_mode: RangeMode,
+}
+
+impl Default for OpenOptions {
+    fn default() -> OpenOptions {
+        OpenOptions {
+            headers: Vec::new(),
+            verbosity: 0,
+            retries: 5,
+            retry_backoff: std::time::Duration::from_millis(100),
+            retry_max_time: std::time::Duration::from_secs(60),
+            connect_timeout: std::time::Duration::from_secs(30),
+            low_speed_time: std::time::Duration::from_secs(30),
+            low_speed_limit: 1,
+            request_size: 8 * 1024 * 1024,
+            max_redirects: 5,
+            range_mode: RangeMode::Bounded,
+        }
+    }
 }
 
 /// Makes a backend for a location whose scheme it was registered for.
@@ -20,6 +69,8 @@ fn registry() -> &'static RwLock<HashMap<String, Opener>> {
     REGISTRY.get_or_init(|| {
         let mut map: HashMap<String, Opener> = HashMap::new();
         map.insert("file".to_string(), open_file_url);
+        map.insert("http".to_string(), crate::http::open_http);
+        map.insert("https".to_string(), crate::http::open_http);
         RwLock::new(map)
     })
 }

@@ -206,10 +206,24 @@ mod tests {
         assert_eq!(reg2bin(0, 1 << 26, 14, 5), 1);
         for k in [14u32, 17, 20, 23, 26, 29] {
             let p = 1u64 << k;
-            for (b, e) in [(p - 1, p), (p - 1, p + 1), (0, p), (p, p + 1), (p - 16384, p)] {
-                assert_eq!(reg2bins(b, e, 14, 5), naive_reg2bins(b, e, 14, 5), "[{b},{e})");
+            for (b, e) in [
+                (p - 1, p),
+                (p - 1, p + 1),
+                (0, p),
+                (p, p + 1),
+                (p - 16384, p),
+            ] {
+                assert_eq!(
+                    reg2bins(b, e, 14, 5),
+                    naive_reg2bins(b, e, 14, 5),
+                    "[{b},{e})"
+                );
                 if e <= 1 << 29 {
-                    assert_eq!(reg2bin(b, e, 14, 5), naive_reg2bin(b, e, 14, 5), "[{b},{e})");
+                    assert_eq!(
+                        reg2bin(b, e, 14, 5),
+                        naive_reg2bin(b, e, 14, 5),
+                        "[{b},{e})"
+                    );
                 }
             }
         }
@@ -221,9 +235,15 @@ mod tests {
             reg2bins(16383, 16385, 14, 5),
             vec![0, 1, 9, 73, 585, 4681, 4682]
         );
-        assert_eq!(reg2bins((1 << 29) - 1, 1 << 29, 14, 5), vec![8, 72, 584, 4680, 37448]);
+        assert_eq!(
+            reg2bins((1 << 29) - 1, 1 << 29, 14, 5),
+            vec![0, 8, 72, 584, 4680, 37448]
+        );
         // End beyond 2^29 is clamped, so this is the same as the line above.
-        assert_eq!(reg2bins((1 << 29) - 1, 1 << 40, 14, 5), vec![8, 72, 584, 4680, 37448]);
+        assert_eq!(
+            reg2bins((1 << 29) - 1, 1 << 40, 14, 5),
+            vec![0, 8, 72, 584, 4680, 37448]
+        );
         // A start beyond the scheme gives nothing, even though end > beg.
         assert!(reg2bins((1 << 29) + 5, 1 << 30, 14, 5).is_empty());
         assert_eq!(reg2bins(0, 1 << 29, 14, 5).len(), 37449);
@@ -271,9 +291,18 @@ mod tests {
         // 1.5 Gbp needs 2^31 > 1.5e9: min_shift 14 with depth 6 reaches 2^32.
         let len = 1_500_000_000u64;
         assert!(max_position(14, 6) > len);
-        assert_eq!(reg2bin(len - 1, len, 14, 6), first_bin(6) + ((len - 1) >> 14) as u32);
-        assert_eq!(reg2bin((1 << 30) - 1, (1 << 30) + 1, 14, 6), 1);
-        assert_eq!(reg2bin((1 << 29) - 1, (1 << 29) + 1, 14, 6), 9);
+        assert_eq!(
+            reg2bin(len - 1, len, 14, 6),
+            first_bin(6) + ((len - 1) >> 14) as u32
+        );
+        // Level-1 bins are 2^29 wide here, so crossing 2^29 or 2^30 needs the root.
+        assert_eq!(reg2bin((1 << 30) - 1, (1 << 30) + 1, 14, 6), 0);
+        assert_eq!(reg2bin((1 << 29) - 1, (1 << 29) + 1, 14, 6), 0);
+        assert_eq!(reg2bin((1 << 28) - 1, (1 << 28) + 1, 14, 6), 1);
+        assert_eq!(
+            reg2bin((1 << 30) + 5, (1 << 30) + 6, 14, 6),
+            first_bin(6) + (1 << 16)
+        );
         assert_eq!(
             reg2bins((1 << 30) - 1, (1 << 30) + 1, 14, 6),
             naive_reg2bins((1 << 30) - 1, (1 << 30) + 1, 14, 6)
@@ -282,7 +311,7 @@ mod tests {
             reg2bins((1 << 30) - 1, (1 << 30) + 1, 12, 7),
             naive_reg2bins((1 << 30) - 1, (1 << 30) + 1, 12, 7)
         );
-        assert_eq!(reg2bins(len - 1, len, 14, 6)[..2], [0, 1]);
+        assert_eq!(reg2bins(len - 1, len, 14, 6)[..2], [0, 3]);
     }
 
     #[test]

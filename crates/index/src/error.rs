@@ -131,7 +131,11 @@ impl fmt::Display for Error {
 }
 
 fn escape(bytes: &[u8]) -> String {
-    bytes.iter().flat_map(|b| std::ascii::escape_default(*b)).map(char::from).collect()
+    bytes
+        .iter()
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect()
 }
 
 impl std::error::Error for Error {

@@ -16,7 +16,10 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Inflates `bytes` if they are gzip (BGZF is multi-member gzip), as htslib's `bgzf_open`
 /// reads either form. Returns the stream and whether it was compressed.
-fn decompress<'a>(name: &str, bytes: &'a [u8]) -> Result<(std::borrow::Cow<'a, [u8]>, bool), Error> {
+fn decompress<'a>(
+    name: &str,
+    bytes: &'a [u8],
+) -> Result<(std::borrow::Cow<'a, [u8]>, bool), Error> {
     if !bytes.starts_with(&GZIP_MAGIC) {
         return Ok((std::borrow::Cow::Borrowed(bytes), false));
     }

@@ -1,0 +1,564 @@
+//! Optional fields ("aux" tags): walking them with htslib's bounds rules and printing them the way
+//! `sam_format1` does, including its two different float formats.
+
+use crate::sam::{push_i64, push_u64};
+
+/// Size of a value of this type code, as htslib's `aux_type2size`: the type letter itself for the
+/// variable-length `Z`, `H` and `B`, and 0 for an unknown type.
+fn type_size(t: u8) -> usize {
+    match t {
+        b'A' | b'c' | b'C' => 1,
+        b's' | b'S' => 2,
+        b'i' | b'I' | b'f' => 4,
+        b'd' => 8,
+        b'Z' | b'H' | b'B' => usize::from(t),
+        _ => 0,
+    }
+}
+
+/// Skips the value that starts with its type byte at `s` (htslib `skip_aux`); `None` when it is
+/// corrupt.
+fn skip_value(aux: &[u8], s: usize) -> Option<usize> {
+    let end = aux.len();
+    if s >= end {
+        return Some(end);
+    }
+    let t = aux[s];
+    let s = s + 1;
+    match type_size(t) {
+        0 => None,
+        90 | 72 => {
+            // Z or H: up to and including the NUL, or to the end when unterminated.
+            match aux[s..].iter().position(|&b| b == 0) {
+                Some(n) => Some(s + n + 1),
+                None => Some(end),
+            }
+        }
+        66 => {
+            if end - s < 5 {
+                return None;
+            }
+            let size = type_size(aux[s]) as u64;
+            let n = u64::from(le_u32(&aux[s + 1..]));
+            let s = s + 5;
+            if size == 0 || ((end - s) as u64) < size * n {
+                return None;
+            }
+            Some(s + (size * n) as usize)
+        }
+        size => {
+            if end - s < size {
+                None
+            } else {
+                Some(s + size)
+            }
+        }
+    }
+}
+
+/// Finds a tag as htslib's `bam_aux_get` does: `Ok(Some(i))` with `i` the index of its type
+/// byte, `Ok(None)` when absent, `Err(offset)` when the aux data is corrupt before or at it.
+pub(crate) fn find(aux: &[u8], tag: [u8; 2]) -> Result<Option<usize>, usize> {
+    let mut s = 0;
+    while aux.len() - s >= 3 {
+        let key = [aux[s], aux[s + 1]];
+        let field = s;
+        s += 2;
+        let next = skip_value(aux, s);
+        if key == tag {
+            let t = aux[s];
+            return match next {
+                Some(e) if (t == b'Z' || t == b'H') && aux[e - 1] != 0 => Err(field),
+                Some(_) => Ok(Some(s)),
+                None => Err(field),
+            };
+        }
+        match next {
+            Some(e) => s = e,
+            None => return Err(field),
+        }
+    }
+    Ok(None)
+}
+
+/// One optional field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field<'a> {
+    /// The two-letter tag.
+    pub tag: [u8; 2],
+    /// The type letter (`A c C s S i I f d Z H B`).
+    pub ty: u8,
+    /// The value bytes after the type letter (for `Z`/`H` without the NUL; for `B` the subtype,
+    /// count and elements).
+    pub value: &'a [u8],
+}
+
+/// Iterates over the fields of raw aux data with the bounds rules of `sam_format1`; yields
+/// `Err(offset)` once, at the first corrupt field.
+pub fn fields(aux: &[u8]) -> Fields<'_> {
+    Fields {
+        aux,
+        pos: 0,
+        failed: false,
+    }
+}
+
+/// Iterator returned by [`fields`].
+#[derive(Debug, Clone)]
+pub struct Fields<'a> {
+    aux: &'a [u8],
+    pos: usize,
+    failed: bool,
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<Field<'a>, usize>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // sam_format1 stops silently when fewer than 4 bytes are left.
+        if self.failed || self.aux.len() - self.pos < 4 {
+            return None;
+        }
+        let start = self.pos;
+        match value_end(self.aux, start + 3) {
+            Some((value_end, next)) => {
+                self.pos = next;
+                Some(Ok(Field {
+                    tag: [self.aux[start], self.aux[start + 1]],
+                    ty: self.aux[start + 2],
+                    value: &self.aux[start + 3..value_end],
+                }))
+            }
+            None => {
+                self.failed = true;
+                Some(Err(start))
+            }
+        }
+    }
+}
+
+/// For the value whose type byte is at `t - 1` and data at `t`, checks it as
+/// `sam_format_aux1` does and returns (end of value data, start of next field).
+fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
+    let ty = aux[t - 1];
+    let left = aux.len() - t;
+    let fixed = |n: usize| {
+        if left >= n {
+            Some((t + n, t + n))
+        } else {
+            None
+        }
+    };
+    match ty {
+        // The caller guarantees one byte after the type.
+        b'A' | b'c' | b'C' => Some((t + 1, t + 1)),
+        b's' | b'S' => fixed(2),
+        b'i' | b'I' | b'f' => fixed(4),
+        b'd' => fixed(8),
+        b'Z' | b'H' => {
+            let n = aux[t..].iter().position(|&b| b == 0)?;
+            Some((t + n, t + n + 1))
+        }
+        b'B' => {
+            let sub = aux[t];
+            let size = match sub {
+                b'c' | b'C' => 1u64,
+                b's' | b'S' => 2,
+                b'i' | b'I' | b'f' => 4,
+                _ => return None,
+            };
+            if left - 1 < 4 {
+                return None;
+            }
+            let n = u64::from(le_u32(&aux[t + 1..]));
+            let data = t + 5;
+            if (((aux.len() - data) as u64) / size) < n {
+                return None;
+            }
+            let end = data + (n * size) as usize;
+            Some((end, end))
+        }
+        _ => None,
+    }
+}
+
+/// Appends the aux fields as SAM text (each preceded by a tab), exactly as htslib 1.16's
+/// `sam_format1`. On corrupt data returns the offset of the bad field; `out` then holds a
+/// partial line that the caller discards.
+pub(crate) fn format(aux: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
+    for field in fields(aux) {
+        let f = field?;
+        out.push(b'\t');
+        out.extend_from_slice(&f.tag);
+        out.push(b':');
+        let v = f.value;
+        match f.ty {
+            b'A' => {
+                out.extend_from_slice(b"A:");
+                out.push(v[0]);
+            }
+            b'c' => {
+                out.extend_from_slice(b"i:");
+                push_i64(out, i64::from(v[0] as i8));
+            }
+            b'C' => {
+                out.extend_from_slice(b"i:");
+                push_u64(out, u64::from(v[0]));
+            }
+            b's' => {
+                out.extend_from_slice(b"i:");
+                push_i64(out, i64::from(i16::from_le_bytes([v[0], v[1]])));
+            }
+            b'S' => {
+                out.extend_from_slice(b"i:");
+                push_u64(out, u64::from(u16::from_le_bytes([v[0], v[1]])));
+            }
+            b'i' => {
+                out.extend_from_slice(b"i:");
+                push_i64(out, i64::from(le_u32(v) as i32));
+            }
+            b'I' => {
+                out.extend_from_slice(b"i:");
+                push_u64(out, u64::from(le_u32(v)));
+            }
+            b'f' => {
+                out.extend_from_slice(b"f:");
+                push_printf_g(out, f64::from(f32::from_bits(le_u32(v))));
+            }
+            b'd' => {
+                out.extend_from_slice(b"d:");
+                let b = [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]];
+                push_printf_g(out, f64::from_le_bytes(b));
+            }
+            b'Z' | b'H' => {
+                out.push(f.ty);
+                out.push(b':');
+                out.extend_from_slice(v);
+            }
+            _ => {
+                // B: subtype, count, elements (validated by `fields`).
+                let sub = v[0];
+                out.extend_from_slice(b"B:");
+                out.push(sub);
+                let data = &v[5..];
+                match sub {
+                    b'c' => data.iter().for_each(|&b| {
+                        out.push(b',');
+                        push_i64(out, i64::from(b as i8));
+                    }),
+                    b'C' => data.iter().for_each(|&b| {
+                        out.push(b',');
+                        push_u64(out, u64::from(b));
+                    }),
+                    b's' => data.chunks_exact(2).for_each(|b| {
+                        out.push(b',');
+                        push_i64(out, i64::from(i16::from_le_bytes([b[0], b[1]])));
+                    }),
+                    b'S' => data.chunks_exact(2).for_each(|b| {
+                        out.push(b',');
+                        push_u64(out, u64::from(u16::from_le_bytes([b[0], b[1]])));
+                    }),
+                    b'i' => data.chunks_exact(4).for_each(|b| {
+                        out.push(b',');
+                        push_i64(out, i64::from(le_u32(b) as i32));
+                    }),
+                    b'I' => data.chunks_exact(4).for_each(|b| {
+                        out.push(b',');
+                        push_u64(out, u64::from(le_u32(b)));
+                    }),
+                    _ => data.chunks_exact(4).for_each(|b| {
+                        out.push(b',');
+                        push_kputd(out, f64::from(f32::from_bits(le_u32(b))));
+                    }),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn le_u32(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// Appends `d` formatted as C's `printf("%g", d)` (glibc): 6 significant digits, exponent form
+/// when the exponent is below -4 or at least 6, trailing zeros removed, `nan`/`-nan`/`inf`.
+pub fn push_printf_g(out: &mut Vec<u8>, d: f64) {
+    if d.is_nan() {
+        out.extend_from_slice(if d.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"nan"
+        });
+        return;
+    }
+    if d.is_infinite() {
+        out.extend_from_slice(if d < 0.0 { b"-inf" } else { b"inf" });
+        return;
+    }
+    if d == 0.0 {
+        out.extend_from_slice(if d.is_sign_negative() { b"-0" } else { b"0" });
+        return;
+    }
+    // Rust's precision formatting rounds the exact binary value correctly (ties to even), as
+    // glibc does, so the exponent after rounding is the one %g decides with.
+    let mut buf = StackBuf::default();
+    let e_form = buf.format(format_args!("{d:.5e}"));
+    let Some((mantissa, exp)) = e_form.split_once('e') else {
+        out.extend_from_slice(e_form.as_bytes());
+        return;
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        out.extend_from_slice(strip_zeros(mantissa).as_bytes());
+        out.push(b'e');
+        out.push(if exp < 0 { b'-' } else { b'+' });
+        let a = exp.unsigned_abs();
+        if a < 10 {
+            out.push(b'0');
+        }
+        push_u64(out, u64::from(a));
+    } else {
+        let mut buf = StackBuf::default();
+        let fixed = buf.format(format_args!("{:.*}", (5 - exp) as usize, d));
+        out.extend_from_slice(strip_zeros(fixed).as_bytes());
+    }
+}
+
+/// A fixed buffer for formatting one float without a heap allocation; `%g` of a finite double
+/// with these precisions needs at most 16 bytes.
+struct StackBuf {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl Default for StackBuf {
+    fn default() -> StackBuf {
+        StackBuf {
+            bytes: [0; 40],
+            len: 0,
+        }
+    }
+}
+
+impl StackBuf {
+    fn format(&mut self, args: std::fmt::Arguments<'_>) -> &str {
+        use std::fmt::Write;
+        self.len = 0;
+        if self.write_fmt(args).is_err() {
+            self.len = 0;
+        }
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Appends `d` as htslib's `kputd` does (used for `B:f` elements): its own fixed-point digits
+/// for 0.0001 <= |d| <= 999999, `%g` otherwise. The fixed path truncates `d * 1e10` and adds a
+/// rounding constant, so it can differ from `%g` in the last digit; that is reproduced here.
+pub fn push_kputd(out: &mut Vec<u8>, d: f64) {
+    if d == 0.0 {
+        out.extend_from_slice(if d.is_sign_negative() { b"-0" } else { b"0" });
+        return;
+    }
+    let mut d = d;
+    if d < 0.0 {
+        out.push(b'-');
+        d = -d;
+    }
+    if !(0.0001..=999999.0).contains(&d) {
+        push_printf_g(out, d);
+        return;
+    }
+    let round: u64 = if d < 0.001 {
+        5
+    } else if d < 0.01 {
+        50
+    } else if d < 0.1 {
+        500
+    } else if d < 1.0 {
+        5_000
+    } else if d < 10.0 {
+        50_000
+    } else if d < 100.0 {
+        500_000
+    } else if d < 1000.0 {
+        5_000_000
+    } else if d < 10000.0 {
+        50_000_000
+    } else if d < 100000.0 {
+        500_000_000
+    } else {
+        5_000_000_000
+    };
+    let i = (d * 10_000_000_000.0) as u64 + round;
+    let mut buf = StackBuf::default();
+    let digits = buf.format(format_args!("{i}")).as_bytes();
+    let p = digits.len();
+    let mut s: Vec<u8> = Vec::with_capacity(20);
+    if p <= 10 {
+        s.extend_from_slice(b"0.");
+        s.resize(2 + (10 - p), b'0');
+        s.extend_from_slice(&digits[..p.min(6)]);
+    } else {
+        s.extend_from_slice(&digits[..p - 10]);
+        s.push(b'.');
+        s.extend_from_slice(&digits[p - 10..]);
+        s.truncate(7);
+        if s.last() == Some(&b'.') {
+            s.pop();
+        }
+    }
+    if s.contains(&b'.') {
+        while s.last() == Some(&b'0') {
+            s.pop();
+        }
+        if s.last() == Some(&b'.') {
+            s.pop();
+        }
+    }
+    out.extend_from_slice(&s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(d: f64) -> String {
+        let mut v = Vec::new();
+        push_printf_g(&mut v, d);
+        String::from_utf8(v).unwrap()
+    }
+
+    fn k(d: f64) -> String {
+        let mut v = Vec::new();
+        push_kputd(&mut v, d);
+        String::from_utf8(v).unwrap()
+    }
+
+    fn fmt(aux: &[u8]) -> Result<String, usize> {
+        let mut v = Vec::new();
+        format(aux, &mut v).map(|()| String::from_utf8(v).unwrap())
+    }
+
+    #[test]
+    fn printf_g() {
+        assert_eq!(g(0.0), "0");
+        assert_eq!(g(-0.0), "-0");
+        assert_eq!(g(1.0), "1");
+        assert_eq!(g(-1.5), "-1.5");
+        assert_eq!(g(100000.0), "100000");
+        assert_eq!(g(1e6), "1e+06");
+        assert_eq!(g(999999.5), "1e+06");
+        assert_eq!(g(123456789.0), "1.23457e+08");
+        assert_eq!(g(0.0001), "0.0001");
+        assert_eq!(g(0.00001), "1e-05");
+        assert_eq!(g(0.000123), "0.000123");
+        assert_eq!(g(1e-10), "1e-10");
+        assert_eq!(g(1e300), "1e+300");
+        assert_eq!(g(f64::from(f32::from_bits(1))), "1.4013e-45");
+        assert_eq!(g(f64::from(f32::MAX)), "3.40282e+38");
+        assert_eq!(g(f64::from(0.1f32)), "0.1");
+        assert_eq!(g(f64::NAN), "nan");
+        assert_eq!(g(-f64::NAN), "-nan");
+        assert_eq!(g(f64::INFINITY), "inf");
+        assert_eq!(g(f64::NEG_INFINITY), "-inf");
+        // Exact ties round to even, like glibc.
+        assert_eq!(g(1234565.0), "1.23456e+06");
+        assert_eq!(g(1234575.0), "1.23458e+06");
+        assert_eq!(g(0.5), "0.5");
+    }
+
+    #[test]
+    fn kputd_matches_htslib() {
+        assert_eq!(k(0.0), "0");
+        assert_eq!(k(-0.0), "-0");
+        assert_eq!(k(1.5), "1.5");
+        assert_eq!(k(-1.5), "-1.5");
+        assert_eq!(k(f64::from(1e-10f32)), "1e-10");
+        assert_eq!(k(f64::from(3.5e20f32)), "3.5e+20");
+        assert_eq!(k(f64::NAN), "nan");
+        assert_eq!(k(f64::NEG_INFINITY), "-inf");
+        assert_eq!(k(123456.0), "123456");
+        assert_eq!(k(999999.0), "999999");
+        assert_eq!(k(0.5), "0.5");
+        assert_eq!(k(0.25), "0.25");
+        assert_eq!(k(f64::from(0.1f32)), "0.1");
+        assert_eq!(k(f64::from(4.56789f32)), "4.56789");
+        assert_eq!(k(0.00012345), "0.00012345");
+        assert_eq!(k(0.9999996), "1");
+        assert_eq!(k(12.5), "12.5");
+        assert_eq!(k(f64::from(f32::from_bits(1))), "1.4013e-45");
+    }
+
+    #[test]
+    fn formats_every_type() {
+        let mut a = Vec::new();
+        a.extend_from_slice(b"XAAx");
+        a.extend_from_slice(b"Xcc\xff");
+        a.extend_from_slice(b"XCC\xff");
+        a.extend_from_slice(b"Xss\x00\x80");
+        a.extend_from_slice(b"XSS\xff\xff");
+        a.extend_from_slice(b"Xii\x00\x00\x00\x80");
+        a.extend_from_slice(b"XII\xff\xff\xff\xff");
+        a.extend_from_slice(b"Xff");
+        a.extend_from_slice(&1.5f32.to_le_bytes());
+        a.extend_from_slice(b"Xdd");
+        a.extend_from_slice(&1e-7f64.to_le_bytes());
+        a.extend_from_slice(b"XZZhi\0XHH\0");
+        a.extend_from_slice(b"XBBs\x02\0\0\0\xff\xff\x01\x00");
+        a.extend_from_slice(b"XbBf\x01\0\0\0");
+        a.extend_from_slice(&0.1f32.to_le_bytes());
+        a.extend_from_slice(b"XeBI\0\0\0\0");
+        assert_eq!(
+            fmt(&a).unwrap(),
+            "\tXA:A:x\tXc:i:-1\tXC:i:255\tXs:i:-32768\tXS:i:65535\tXi:i:-2147483648\
+             \tXI:i:4294967295\tXf:f:1.5\tXd:d:1e-07\tXZ:Z:hi\tXH:H:\tXB:B:s,-1,1\
+             \tXb:B:f,0.1\tXe:B:I"
+        );
+    }
+
+    #[test]
+    fn short_tail_is_ignored() {
+        assert_eq!(fmt(b"XAAxNM\0").unwrap(), "\tXA:A:x");
+    }
+
+    #[test]
+    fn corrupt_fields() {
+        assert_eq!(fmt(b"XAAxXQQ1234"), Err(4));
+        assert_eq!(fmt(b"XZZabc"), Err(0));
+        assert_eq!(fmt(b"Xii\x01\x02\x03"), Err(0));
+        assert_eq!(fmt(b"XBBA\x01\0\0\0a"), Err(0));
+        assert_eq!(fmt(b"XBBi\x02\0\0\0\x01\0\0\0"), Err(0));
+        assert_eq!(fmt(b"XBBi\x01\0\0"), Err(0));
+        assert_eq!(fmt(b"XddAAAAAAA"), Err(0));
+    }
+
+    #[test]
+    fn find_like_bam_aux_get() {
+        let a = b"NMi\x01\0\0\0CGBI\x01\0\0\0\x10\0\0\0";
+        assert_eq!(find(a, *b"CG"), Ok(Some(9)));
+        assert_eq!(find(a, *b"NM"), Ok(Some(2)));
+        assert_eq!(find(a, *b"XX"), Ok(None));
+        assert_eq!(find(b"NMQ\x01\0\0\0CGBI", *b"CG"), Err(0));
+        assert_eq!(find(b"XZZabc", *b"XZ"), Err(0));
+        assert_eq!(find(b"", *b"CG"), Ok(None));
+    }
+}

@@ -1,0 +1,239 @@
+//! The one error type of the `bam` crate, and the detailed causes it wraps.
+
+use std::fmt;
+use std::io;
+
+use bgzf::VirtualOffset;
+
+/// Errors from reading a BAM file. Every variant names the file (or URL) and says where in it the
+/// problem was found.
+#[derive(Debug)]
+pub enum Error {
+    /// Reading the decompressed stream failed at byte `offset` of that stream.
+    Io {
+        name: String,
+        offset: u64,
+        source: io::Error,
+    },
+    /// The BAM header is invalid; `offset` is the byte of the decompressed stream where the
+    /// offending field starts.
+    Header {
+        name: String,
+        offset: u64,
+        kind: HeaderError,
+    },
+    /// An alignment record is invalid; `offset` is the virtual offset of its `block_size`.
+    Record {
+        name: String,
+        offset: VirtualOffset,
+        kind: RecordError,
+    },
+    /// A record's `block_size` promised more bytes than the file holds.
+    TruncatedRecord {
+        name: String,
+        offset: VirtualOffset,
+        block_size: usize,
+        source: bgzf::Error,
+    },
+    /// The BGZF layer failed (it names the file and the block's offset).
+    Bgzf(bgzf::Error),
+    /// The byte source failed (it names the file or URL and the offset).
+    Transport(hfile::Error),
+    /// The index could not be loaded or is invalid.
+    Index {
+        name: String,
+        source: index::Error,
+    },
+    /// A region query was asked for but there is no index.
+    NoIndex { name: String },
+}
+
+impl Error {
+    /// The file or URL the error is about.
+    pub fn name(&self) -> &str {
+        match self {
+            Error::Io { name, .. }
+            | Error::Header { name, .. }
+            | Error::Record { name, .. }
+            | Error::TruncatedRecord { name, .. }
+            | Error::Index { name, .. }
+            | Error::NoIndex { name } => name,
+            Error::Bgzf(e) => e.name(),
+            Error::Transport(e) => e.name(),
+        }
+    }
+
+    /// True when a file or URL does not exist (used to try the next index name).
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Error::Transport(e) => e.is_not_found(),
+            Error::Bgzf(bgzf::Error::Io(e)) => e.is_not_found(),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io {
+                name,
+                offset,
+                source,
+            } => write!(
+                f,
+                "{name}: read error at byte {offset} of the BAM stream: {source}"
+            ),
+            Error::Header { name, offset, kind } => write!(
+                f,
+                "{name}: invalid BAM header at byte {offset} of the BAM stream: {kind}"
+            ),
+            Error::Record { name, offset, kind } => write!(
+                f,
+                "{name}: invalid BAM record at virtual offset {}/{}: {kind}",
+                offset.coffset(),
+                offset.uoffset()
+            ),
+            Error::TruncatedRecord { name, offset, block_size, source } => write!(
+                f,
+                "{name}: truncated BAM record at virtual offset {}/{} ({block_size} bytes announced): {source}",
+                offset.coffset(),
+                offset.uoffset()
+            ),
+            Error::Bgzf(e) => write!(f, "{e}"),
+            Error::Transport(e) => write!(f, "{e}"),
+            Error::Index { name, source } => write!(f, "{name}: cannot load index: {source}"),
+            Error::NoIndex { name } => write!(
+                f,
+                "{name}: no index found (looked for {name}.csi and {name}.bai); region queries need an index"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            Error::Header { kind, .. } => Some(kind),
+            Error::Record { kind, .. } => Some(kind),
+            Error::TruncatedRecord { source, .. } => Some(source),
+            Error::Bgzf(e) => Some(e),
+            Error::Transport(e) => Some(e),
+            Error::Index { source, .. } => Some(source),
+            Error::NoIndex { .. } => None,
+        }
+    }
+}
+
+/// What is wrong with a BAM header (the causes htslib's `bam_hdr_read` and `sam_hdr_sanitise`
+/// reject).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderError {
+    /// The stream does not start with `BAM\1`.
+    BadMagic,
+    /// The stream ended inside the named header field.
+    Truncated { field: &'static str },
+    /// `l_text` is negative when read as a signed 32-bit integer.
+    NegativeTextLength(i32),
+    /// `n_ref` is negative.
+    NegativeRefCount(i32),
+    /// A reference's `l_name` is zero or negative (it must count the name's NUL).
+    BadNameLength { index: usize, l_name: i32 },
+    /// A header text line (1-based) does not start with `@` (htslib: "Malformed SAM header").
+    MalformedText { line: u32 },
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::BadMagic => write!(f, "not a BAM file (magic is not BAM\\1)"),
+            HeaderError::Truncated { field } => write!(f, "truncated BAM header (in {field})"),
+            HeaderError::NegativeTextLength(n) => write!(f, "header text length {n} is negative"),
+            HeaderError::NegativeRefCount(n) => {
+                write!(f, "reference count {n} is negative")
+            }
+            HeaderError::BadNameLength { index, l_name } => write!(
+                f,
+                "reference #{index} has name length {l_name} (must be at least 1)"
+            ),
+            HeaderError::MalformedText { line } => {
+                write!(f, "malformed SAM header text at line {line}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+/// What is wrong with one alignment record (htslib's `bam_read1` checks, the reference-ID range
+/// check of `sam_read1`, and the aux checks of `sam_format1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordError {
+    /// `block_size` is below the 32 bytes of fixed fields.
+    TooShort { block_size: u32 },
+    /// `l_read_name` is 0.
+    EmptyReadName,
+    /// `l_seq` is negative.
+    NegativeSeqLength(i32),
+    /// The read name, CIGAR, SEQ and QUAL together need more bytes than the record holds.
+    FieldsPastEnd { needed: u64, available: u64 },
+    /// `refID` or `next_refID` is outside `-1..n_ref`.
+    RefIdOutOfRange { ref_id: i32, n_ref: usize },
+    /// The CIGAR's query length differs from `l_seq` (htslib: "CIGAR and query sequence lengths
+    /// differ").
+    CigarSeqMismatch {
+        read_name: String,
+        cigar_len: u64,
+        seq_len: u64,
+    },
+    /// The aux data is corrupt (unknown type, or a value running past the record); `offset` is
+    /// the byte of the aux field within the record data.
+    CorruptAux { read_name: String, offset: usize },
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::TooShort { block_size } => {
+                write!(f, "block_size {block_size} is below the 32 fixed bytes")
+            }
+            RecordError::EmptyReadName => write!(f, "l_read_name is 0"),
+            RecordError::NegativeSeqLength(n) => write!(f, "l_seq {n} is negative"),
+            RecordError::FieldsPastEnd { needed, available } => write!(
+                f,
+                "read name, CIGAR, SEQ and QUAL need {needed} bytes but the record has {available}"
+            ),
+            RecordError::RefIdOutOfRange { ref_id, n_ref } => write!(
+                f,
+                "reference id {ref_id} is out of range (the header has {n_ref} references)"
+            ),
+            RecordError::CigarSeqMismatch {
+                read_name,
+                cigar_len,
+                seq_len,
+            } => write!(
+                f,
+                "CIGAR and query sequence lengths differ for {read_name} ({cigar_len} vs {seq_len})"
+            ),
+            RecordError::CorruptAux { read_name, offset } => write!(
+                f,
+                "corrupted aux data for read {read_name} (at byte {offset} of the record)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+impl From<bgzf::Error> for Error {
+    fn from(e: bgzf::Error) -> Error {
+        Error::Bgzf(e)
+    }
+}
+
+impl From<hfile::Error> for Error {
+    fn from(e: hfile::Error) -> Error {
+        Error::Transport(e)
+    }
+}

@@ -1,0 +1,532 @@
+//! One BAM alignment record, decoded and checked as htslib 1.16's `bam_read1` and `sam_read1` do.
+
+use crate::aux;
+use crate::cigar::{self, Cigar, Op};
+use crate::error::RecordError;
+
+/// Bytes of the fixed fields, from `refID` to `tlen`.
+const FIXED: usize = 32;
+
+/// Flag bit: the read is unmapped.
+pub const FLAG_UNMAPPED: u16 = 0x4;
+
+/// A decoded alignment record. It owns the record bytes and knows where each part is.
+#[derive(Debug, Clone)]
+pub struct Record {
+    data: Vec<u8>,
+    ref_id: i32,
+    pos: i32,
+    bin: u16,
+    mapq: u8,
+    flag: u16,
+    next_ref_id: i32,
+    next_pos: i32,
+    tlen: i32,
+    name_len: usize,
+    cigar_start: usize,
+    n_cigar: usize,
+    seq_start: usize,
+    seq_len: usize,
+    qual_start: usize,
+    aux_start: usize,
+}
+
+impl Record {
+    /// Decodes the bytes of one record after its `block_size` (the caller reads `block_size`,
+    /// rejects values below 32 and reads that many bytes). `n_ref` is the header's reference
+    /// count, for the `refID`/`next_refID` range check.
+    ///
+    /// Checks, as htslib: `l_read_name` not 0; read name, CIGAR, SEQ and QUAL inside the record;
+    /// `l_seq` not negative; the CIGAR's query length equal to `l_seq` (when the read is mapped
+    /// and both are present); both reference ids in `-1..n_ref`. A CIGAR stored as `kSmN` with
+    /// the real one in a `CG:B:I` tag is swapped back and the tag removed. Aux data is checked
+    /// only when printed ([`crate::sam::write_sam`]) or by [`Record::check_aux`], as samtools
+    /// does, so that `view -c` counts a record with bad aux data.
+    pub fn decode(data: Vec<u8>, n_ref: usize) -> Result<Record, RecordError> {
+        if data.len() < FIXED {
+            return Err(RecordError::TooShort {
+                block_size: data.len() as u32,
+            });
+        }
+        let word = |i: usize| u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+        let ref_id = word(0) as i32;
+        let pos = word(4) as i32;
+        let bin_mq_nl = word(8);
+        let flag_nc = word(12);
+        let l_seq = word(16) as i32;
+        let next_ref_id = word(20) as i32;
+        let next_pos = word(24) as i32;
+        let tlen = word(28) as i32;
+
+        let l_read_name = (bin_mq_nl & 0xff) as usize;
+        let n_cigar = (flag_nc & 0xffff) as usize;
+        if l_seq < 0 {
+            return Err(RecordError::NegativeSeqLength(l_seq));
+        }
+        if l_read_name == 0 {
+            return Err(RecordError::EmptyReadName);
+        }
+        let seq_len = l_seq as usize;
+        let needed = (n_cigar as u64) * 4
+            + l_read_name as u64
+            + (seq_len as u64).div_ceil(2)
+            + seq_len as u64;
+        let available = (data.len() - FIXED) as u64;
+        if needed > available {
+            return Err(RecordError::FieldsPastEnd { needed, available });
+        }
+        // htslib adds a NUL to an unterminated name, so then every stored byte is printed.
+        let name_len = if data[FIXED + l_read_name - 1] == 0 {
+            l_read_name - 1
+        } else {
+            l_read_name
+        };
+        let cigar_start = FIXED + l_read_name;
+        let seq_start = cigar_start + 4 * n_cigar;
+        let qual_start = seq_start + seq_len.div_ceil(2);
+        let aux_start = qual_start + seq_len;
+
+        let mut r = Record {
+            data,
+            ref_id,
+            pos,
+            bin: (bin_mq_nl >> 16) as u16,
+            mapq: (bin_mq_nl >> 8) as u8,
+            flag: (flag_nc >> 16) as u16,
+            next_ref_id,
+            next_pos,
+            tlen,
+            name_len,
+            cigar_start,
+            n_cigar,
+            seq_start,
+            seq_len,
+            qual_start,
+            aux_start,
+        };
+        r.restore_long_cigar()?;
+
+        if r.n_cigar > 0 {
+            let cigar = r.cigar();
+            let (rlen, qlen) = (cigar.reference_len(), cigar.query_len());
+            let span = if r.flag & FLAG_UNMAPPED != 0 || rlen == 0 {
+                1
+            } else {
+                rlen as i64
+            };
+            // htslib recomputes the bin of every record with a CIGAR.
+            r.bin = cigar::reg2bin(i64::from(r.pos), i64::from(r.pos) + span) as u16;
+            if r.seq_len > 0 && r.flag & FLAG_UNMAPPED == 0 && qlen != r.seq_len as u64 {
+                return Err(RecordError::CigarSeqMismatch {
+                    read_name: r.name_lossy(),
+                    cigar_len: qlen,
+                    seq_len: r.seq_len as u64,
+                });
+            }
+        }
+
+        for id in [r.ref_id, r.next_ref_id] {
+            if id < -1 || (id >= 0 && id as usize >= n_ref) {
+                return Err(RecordError::RefIdOutOfRange { ref_id: id, n_ref });
+            }
+        }
+        Ok(r)
+    }
+
+    /// htslib's `bam_tag2cigar`: a record whose CIGAR starts with `<l_seq>S` and that carries a
+    /// `CG:B:I` (or `B:i`) array of at least as many operations gets that array as its CIGAR.
+    fn restore_long_cigar(&mut self) -> Result<(), RecordError> {
+        if self.n_cigar == 0 || self.ref_id < 0 || self.pos < 0 {
+            return Ok(());
+        }
+        let first = self.cigar().get(0).unwrap_or(Op(0));
+        if first.code() != cigar::SOFT_CLIP || first.len() as usize != self.seq_len {
+            return Ok(());
+        }
+        let aux = &self.data[self.aux_start..];
+        let at = match aux::find(aux, *b"CG") {
+            Ok(Some(at)) => at,
+            Ok(None) => return Ok(()),
+            Err(offset) => {
+                return Err(RecordError::CorruptAux {
+                    read_name: self.name_lossy(),
+                    offset: self.aux_start + offset,
+                })
+            }
+        };
+        if aux[at] != b'B' || !(aux[at + 1] == b'I' || aux[at + 1] == b'i') {
+            return Ok(());
+        }
+        let n = u32::from_le_bytes([aux[at + 2], aux[at + 3], aux[at + 4], aux[at + 5]]) as usize;
+        if n < self.n_cigar || n >= 1 << 29 {
+            return Ok(());
+        }
+        // `find` checked that the array lies inside the record.
+        let ops = at + 6..at + 6 + 4 * n;
+        let tag_start = at - 2;
+
+        let mut data = Vec::with_capacity(self.data.len() + 4 * n);
+        data.extend_from_slice(&self.data[..self.cigar_start]);
+        data.extend_from_slice(&aux[ops.clone()]);
+        data.extend_from_slice(&self.data[self.seq_start..self.aux_start]);
+        data.extend_from_slice(&aux[..tag_start]);
+        data.extend_from_slice(&aux[ops.end..]);
+
+        let grown = 4 * n - 4 * self.n_cigar;
+        self.n_cigar = n;
+        self.seq_start += grown;
+        self.qual_start += grown;
+        self.aux_start += grown;
+        self.data = data;
+        Ok(())
+    }
+
+    /// `refID` (-1 when unplaced).
+    pub fn ref_id(&self) -> i32 {
+        self.ref_id
+    }
+
+    /// 0-based leftmost position (-1 when none).
+    pub fn pos(&self) -> i32 {
+        self.pos
+    }
+
+    /// Mapping quality.
+    pub fn mapq(&self) -> u8 {
+        self.mapq
+    }
+
+    /// FLAG bits.
+    pub fn flag(&self) -> u16 {
+        self.flag
+    }
+
+    /// The BAI bin: as stored, or recomputed from the CIGAR when there is one (as htslib does).
+    pub fn bin(&self) -> u16 {
+        self.bin
+    }
+
+    /// `next_refID` of the mate (-1 when none).
+    pub fn next_ref_id(&self) -> i32 {
+        self.next_ref_id
+    }
+
+    /// 0-based mate position (-1 when none).
+    pub fn next_pos(&self) -> i32 {
+        self.next_pos
+    }
+
+    /// Template length.
+    pub fn tlen(&self) -> i32 {
+        self.tlen
+    }
+
+    /// Read name, without its NUL.
+    pub fn name(&self) -> &[u8] {
+        &self.data[FIXED..FIXED + self.name_len]
+    }
+
+    fn name_lossy(&self) -> String {
+        String::from_utf8_lossy(self.name()).into_owned()
+    }
+
+    /// CIGAR operations (the real ones when they were stored in a `CG` tag).
+    pub fn cigar(&self) -> Cigar<'_> {
+        Cigar::new(&self.data[self.cigar_start..self.cigar_start + 4 * self.n_cigar])
+    }
+
+    /// Sequence length `l_seq`.
+    pub fn seq_len(&self) -> usize {
+        self.seq_len
+    }
+
+    /// The packed 4-bit sequence (two bases per byte, high nibble first).
+    pub fn seq_packed(&self) -> &[u8] {
+        &self.data[self.seq_start..self.qual_start]
+    }
+
+    /// The sequence as letters of `=ACMGRSVTWYHKDBN`.
+    pub fn seq(&self) -> Vec<u8> {
+        const BASES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
+        (0..self.seq_len)
+            .map(|i| {
+                let b = self.data[self.seq_start + i / 2];
+                BASES[usize::from(if i % 2 == 0 { b >> 4 } else { b & 0xf })]
+            })
+            .collect()
+    }
+
+    /// Base qualities without the +33 offset (`0xff` first when absent).
+    pub fn qual(&self) -> &[u8] {
+        &self.data[self.qual_start..self.aux_start]
+    }
+
+    /// Raw aux data (a `CG` tag whose array became the CIGAR is not in it).
+    pub fn aux(&self) -> &[u8] {
+        &self.data[self.aux_start..]
+    }
+
+    /// Where the aux data starts within the record bytes (for error offsets).
+    pub fn aux_offset(&self) -> usize {
+        self.aux_start
+    }
+
+    /// The aux fields in order; an `Err(offset)` item marks corrupt data.
+    pub fn aux_fields(&self) -> aux::Fields<'_> {
+        aux::fields(self.aux())
+    }
+
+    /// Checks the aux data with the rules of `sam_format1`, without formatting it.
+    pub fn check_aux(&self) -> Result<(), RecordError> {
+        match self.aux_fields().find_map(Result::err) {
+            Some(offset) => Err(RecordError::CorruptAux {
+                read_name: self.name_lossy(),
+                offset: self.aux_start + offset,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// htslib's `bam_endpos`: one past the last reference base covered, or `pos + 1` when the
+    /// read is unmapped or its CIGAR covers no reference bases.
+    pub fn end_pos(&self) -> i64 {
+        let rlen = if self.flag & FLAG_UNMAPPED != 0 {
+            0
+        } else {
+            self.cigar().reference_len() as i64
+        };
+        i64::from(self.pos) + rlen.max(1)
+    }
+
+    /// Gives back the record bytes (possibly rewritten for a `CG` CIGAR), to reuse the buffer.
+    pub fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Raw {
+        ref_id: i32,
+        pos: i32,
+        flag: u16,
+        name: Vec<u8>,
+        cigar: Vec<u32>,
+        l_seq: i32,
+        seq_qual: Vec<u8>,
+        next_ref_id: i32,
+        aux: Vec<u8>,
+    }
+
+    impl Raw {
+        fn new() -> Raw {
+            Raw {
+                ref_id: 0,
+                pos: 10,
+                flag: 0,
+                name: b"r\0".to_vec(),
+                cigar: vec![4 << 4],
+                l_seq: 4,
+                seq_qual: vec![0x12, 0x48, 30, 30, 30, 30],
+                next_ref_id: -1,
+                aux: Vec::new(),
+            }
+        }
+
+        fn bytes(&self) -> Vec<u8> {
+            let mut v = Vec::new();
+            v.extend_from_slice(&self.ref_id.to_le_bytes());
+            v.extend_from_slice(&self.pos.to_le_bytes());
+            v.push(self.name.len() as u8);
+            v.push(60);
+            v.extend_from_slice(&0u16.to_le_bytes());
+            v.extend_from_slice(&(self.cigar.len() as u16).to_le_bytes());
+            v.extend_from_slice(&self.flag.to_le_bytes());
+            v.extend_from_slice(&self.l_seq.to_le_bytes());
+            v.extend_from_slice(&self.next_ref_id.to_le_bytes());
+            v.extend_from_slice(&(-1i32).to_le_bytes());
+            v.extend_from_slice(&0i32.to_le_bytes());
+            v.extend_from_slice(&self.name);
+            for c in &self.cigar {
+                v.extend_from_slice(&c.to_le_bytes());
+            }
+            v.extend_from_slice(&self.seq_qual);
+            v.extend_from_slice(&self.aux);
+            v
+        }
+
+        fn decode(&self) -> Result<Record, RecordError> {
+            Record::decode(self.bytes(), 3)
+        }
+    }
+
+    #[test]
+    fn decodes_fields() {
+        let mut raw = Raw::new();
+        raw.aux = b"NMC\x02".to_vec();
+        let r = raw.decode().unwrap();
+        assert_eq!(r.ref_id(), 0);
+        assert_eq!(r.pos(), 10);
+        assert_eq!(r.mapq(), 60);
+        assert_eq!(r.name(), b"r");
+        assert_eq!(r.seq(), b"ACGT");
+        assert_eq!(r.qual(), [30; 4]);
+        assert_eq!(r.aux(), b"NMC\x02");
+        assert_eq!(r.end_pos(), 14);
+        assert_eq!(r.bin(), 4681);
+        assert!(r.check_aux().is_ok());
+    }
+
+    #[test]
+    fn end_pos_rules() {
+        let mut raw = Raw::new();
+        raw.cigar = vec![4 << 4 | 1];
+        assert_eq!(raw.decode().unwrap().end_pos(), 11);
+        raw.cigar = vec![2 << 4, 100 << 4 | 3, 2 << 4];
+        assert_eq!(raw.decode().unwrap().end_pos(), 114);
+        raw.flag = FLAG_UNMAPPED;
+        assert_eq!(raw.decode().unwrap().end_pos(), 11);
+        raw.cigar.clear();
+        raw.flag = 0;
+        assert_eq!(raw.decode().unwrap().end_pos(), 11);
+    }
+
+    #[test]
+    fn rejects_bad_lengths() {
+        let mut raw = Raw::new();
+        raw.name = Vec::new();
+        assert_eq!(raw.decode().unwrap_err(), RecordError::EmptyReadName);
+        let mut raw = Raw::new();
+        raw.l_seq = -1;
+        assert_eq!(
+            raw.decode().unwrap_err(),
+            RecordError::NegativeSeqLength(-1)
+        );
+        let mut bytes = Raw::new().bytes();
+        bytes[8] = 250;
+        assert!(matches!(
+            Record::decode(bytes, 3),
+            Err(RecordError::FieldsPastEnd { .. })
+        ));
+        let mut raw = Raw::new();
+        raw.seq_qual.pop();
+        assert!(matches!(
+            raw.decode(),
+            Err(RecordError::FieldsPastEnd {
+                needed: 12,
+                available: 11
+            })
+        ));
+        assert!(matches!(
+            Record::decode(vec![0; 31], 3),
+            Err(RecordError::TooShort { block_size: 31 })
+        ));
+    }
+
+    #[test]
+    fn unterminated_name_is_kept_whole() {
+        let mut raw = Raw::new();
+        raw.name = b"abc".to_vec();
+        assert_eq!(raw.decode().unwrap().name(), b"abc");
+    }
+
+    #[test]
+    fn cigar_seq_mismatch_only_when_both_present_and_mapped() {
+        let mut raw = Raw::new();
+        raw.cigar = vec![100 << 4];
+        assert!(matches!(
+            raw.decode(),
+            Err(RecordError::CigarSeqMismatch {
+                cigar_len: 100,
+                seq_len: 4,
+                ..
+            })
+        ));
+        raw.flag = FLAG_UNMAPPED;
+        assert!(raw.decode().is_ok());
+        raw.flag = 0;
+        raw.l_seq = 0;
+        raw.seq_qual.clear();
+        assert!(raw.decode().is_ok());
+    }
+
+    #[test]
+    fn ref_id_range() {
+        let mut raw = Raw::new();
+        raw.ref_id = 3;
+        assert_eq!(
+            raw.decode().unwrap_err(),
+            RecordError::RefIdOutOfRange {
+                ref_id: 3,
+                n_ref: 3
+            }
+        );
+        raw.ref_id = -1;
+        raw.next_ref_id = -2;
+        assert_eq!(
+            raw.decode().unwrap_err(),
+            RecordError::RefIdOutOfRange {
+                ref_id: -2,
+                n_ref: 3
+            }
+        );
+        raw.next_ref_id = 2;
+        assert!(raw.decode().is_ok());
+    }
+
+    fn cg_raw(real: &[u32]) -> Raw {
+        let mut raw = Raw::new();
+        let rlen: u32 = 7;
+        raw.cigar = vec![4 << 4 | 4, rlen << 4 | 3];
+        raw.aux = b"XAAx".to_vec();
+        raw.aux.extend_from_slice(b"CGBI");
+        raw.aux
+            .extend_from_slice(&(real.len() as u32).to_le_bytes());
+        for op in real {
+            raw.aux.extend_from_slice(&op.to_le_bytes());
+        }
+        raw.aux.extend_from_slice(b"NMC\x01");
+        raw
+    }
+
+    #[test]
+    fn cg_tag_becomes_the_cigar() {
+        let real = [1 << 4, 1 << 4 | 1, 5 << 4 | 2, 2 << 4];
+        let r = cg_raw(&real).decode().unwrap();
+        let ops: Vec<u32> = r.cigar().iter().map(|o| o.0).collect();
+        assert_eq!(ops, real);
+        assert_eq!(r.aux(), b"XAAxNMC\x01");
+        assert_eq!(r.seq(), b"ACGT");
+        assert_eq!(r.qual(), [30; 4]);
+        assert_eq!(r.end_pos(), 10 + 8);
+    }
+
+    #[test]
+    fn cg_tag_left_alone_when_rules_do_not_match() {
+        // Fewer real operations than the placeholder has.
+        let r = cg_raw(&[4 << 4]).decode().unwrap();
+        assert_eq!(r.cigar().len(), 2);
+        assert!(r.aux().windows(2).any(|w| w == b"CG"));
+        // Unplaced records keep their CIGAR.
+        let mut raw = cg_raw(&[1 << 4, 3 << 4]);
+        raw.ref_id = -1;
+        assert_eq!(raw.decode().unwrap().cigar().len(), 2);
+        // Corrupt aux while looking for CG is an error, as in bam_read1.
+        let mut raw = cg_raw(&[1 << 4, 3 << 4]);
+        raw.aux[2] = b'Q';
+        assert!(matches!(raw.decode(), Err(RecordError::CorruptAux { .. })));
+    }
+
+    #[test]
+    fn bad_aux_found_by_check() {
+        let mut raw = Raw::new();
+        raw.aux = b"XAAxXQQ1234".to_vec();
+        let r = raw.decode().unwrap();
+        assert!(matches!(
+            r.check_aux(),
+            Err(RecordError::CorruptAux { offset, .. }) if offset == r.aux_offset() + 4
+        ));
+    }
+}

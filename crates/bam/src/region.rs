@@ -1,0 +1,413 @@
+//! Region strings as `samtools view` 1.16 reads them: `hts_itr_querys` (for `.` and `*`) and
+//! `hts_parse_region` with `HTS_PARSE_THOUSANDS_SEP`, resolving names through the header.
+
+use crate::header::Header;
+
+/// htslib's `HTS_POS_MAX`: the end of a region given without one.
+pub const POS_MAX: u64 = (i32::MAX as u64) << 32 | i32::MAX as u64;
+
+/// What a region string asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// Reads of reference `tid` overlapping the 0-based half-open `[beg, end)`. `end` is
+    /// [`POS_MAX`] when the string gave no end; neither bound is clamped to the reference length
+    /// (htslib does not either: a region past the end simply finds nothing).
+    Ref { tid: usize, beg: u64, end: u64 },
+    /// `*`: the unplaced reads at the end of the file.
+    Unplaced,
+    /// `.`: every record from the start of the file (htslib's `HTS_IDX_START`).
+    All,
+    /// The region is skipped, with what samtools prints on stderr (one or more lines, no final
+    /// newline) before going on with the next region.
+    Skip { warning: String },
+}
+
+/// The line `samtools view` prints for a region it cannot use (unknown name, bad syntax, or no
+/// index data for the reference); it then continues with the next region and exits 0.
+pub fn invalid_region_warning(region: &str) -> String {
+    format!(
+        "[main_samview] region \"{region}\" specifies an invalid region or unknown reference. \
+         Continue anyway."
+    )
+}
+
+/// Resolves a region string against the header with samtools 1.16's rules: `chr`, `chr:beg`,
+/// `chr:beg-end`, `chr:-end`, `{name}` and `{name}:beg-end` for names containing `:`, numbers
+/// with `,` thousands separators (and htslib's `k`/`M`/`G`/exponent suffixes), `*` and `.`.
+/// An unbraced string is first tried as a whole name; if its part before the last `:` is also a
+/// name, it is ambiguous and skipped.
+///
+/// ```
+/// use bam::header::{Header, Reference};
+/// use bam::region::{parse_region, Resolved};
+///
+/// let refs = vec![Reference { name: b"chr1".to_vec(), len: 1000 }];
+/// let header = Header::from_parts(Vec::new(), refs).unwrap();
+/// assert_eq!(
+///     parse_region("chr1:1,001-2,000", &header),
+///     Resolved::Ref { tid: 0, beg: 1000, end: 2000 }
+/// );
+/// assert_eq!(parse_region("*", &header), Resolved::Unplaced);
+/// assert!(matches!(parse_region("chr9", &header), Resolved::Skip { .. }));
+/// ```
+pub fn parse_region(s: &str, header: &Header) -> Resolved {
+    match s {
+        "." => return Resolved::All,
+        "*" => return Resolved::Unplaced,
+        _ => {}
+    }
+    match parse(s.as_bytes(), header) {
+        Ok((tid, beg, end)) => Resolved::Ref {
+            tid,
+            // hts_itr_query raises a 0 start (from `chr:0-...`) to 0; `end` is then positive.
+            beg: beg.max(0) as u64,
+            end: end.max(0) as u64,
+        },
+        Err(message) => {
+            let mut warning = message.map(|m| m + "\n").unwrap_or_default();
+            warning.push_str(&invalid_region_warning(s));
+            Resolved::Skip { warning }
+        }
+    }
+}
+
+/// `hts_parse_region`; the error holds htslib's own message when it prints one.
+fn parse(s: &[u8], header: &Header) -> Result<(usize, i64, i64), Option<String>> {
+    let original = String::from_utf8_lossy(s);
+    let lookup = |name: &[u8]| header.tid(name);
+    let (body, colon, quoted) = if s.first() == Some(&b'{') {
+        let Some(close) = s.iter().position(|&b| b == b'}') else {
+            return Err(Some(format!(
+                "[E::hts_parse_region] Mismatching braces in \"{original}\""
+            )));
+        };
+        let colon = (s.get(close + 1) == Some(&b':')).then_some(close + 1);
+        (&s[1..], colon.map(|c| c - 1), true)
+    } else {
+        (s, s.iter().rposition(|&b| b == b':'), false)
+    };
+
+    let Some(colon) = colon else {
+        // A braced name is everything up to the last byte, whatever that byte is (htslib trims
+        // one character without checking it is the brace).
+        let name = if quoted {
+            &body[..body.len().saturating_sub(1)]
+        } else {
+            body
+        };
+        return lookup(name).map(|t| (t, 0, POS_MAX as i64)).ok_or(None);
+    };
+
+    if !quoted {
+        if let Some(tid) = lookup(body) {
+            if lookup(&body[..colon]).is_some() {
+                let before = String::from_utf8_lossy(&body[..colon]);
+                let after = String::from_utf8_lossy(&body[colon..]);
+                return Err(Some(format!(
+                    "[E::hts_parse_region] Range is ambiguous. Use {{{original}}} or \
+                     {{{before}}}{after} instead"
+                )));
+            }
+            return Ok((tid, 0, POS_MAX as i64));
+        }
+    }
+
+    let name_end = if quoted { colon - 1 } else { colon };
+    let tid = lookup(&body[..name_end]).ok_or(None)?;
+
+    let coords = &body[colon + 1..];
+    let (n, used) = parse_decimal(coords);
+    let beg = n.wrapping_sub(1);
+    let rest = &coords[used..];
+    let unexpected = |rest: &[u8]| {
+        Some(format!(
+            "[E::hts_parse_region] Unexpected string \"{}\" after region",
+            String::from_utf8_lossy(rest)
+        ))
+    };
+    if beg < 0 {
+        if beg != -1 && rest.first() == Some(&b'-') && !coords.is_empty() {
+            return Err(Some(
+                "[E::hts_parse_region] Coordinates must be > 0".to_string(),
+            ));
+        }
+        match rest.first() {
+            None | Some(b'0'..=b'9') | Some(b',') => {
+                // `chr:-100` means `chr:1-100`.
+                let end = if beg == -1 {
+                    POS_MAX as i64
+                } else {
+                    beg.wrapping_add(1).wrapping_neg()
+                };
+                return Ok((tid, 0, end));
+            }
+            _ if beg < -1 => return Err(unexpected(rest)),
+            _ => {}
+        }
+    }
+
+    let mut end = match rest.first() {
+        None => POS_MAX as i64,
+        Some(b'-') => {
+            let (e, used) = parse_decimal(&rest[1..]);
+            let after = &rest[1 + used..];
+            if !(after.is_empty() || after[0] == b',') {
+                return Err(unexpected(after));
+            }
+            e
+        }
+        Some(_) => return Err(unexpected(rest)),
+    };
+    if end == 0 {
+        // `chr:100-` means to the end.
+        end = POS_MAX as i64;
+    }
+    if beg >= end {
+        return Err(None);
+    }
+    Ok((tid, beg, end))
+}
+
+/// htslib's `hts_parse_decimal` with `HTS_PARSE_THOUSANDS_SEP`: returns the value and the
+/// number of bytes used (0 when there were no digits, as htslib then points back at the start).
+fn parse_decimal(s: &[u8]) -> (i64, usize) {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+        i += 1;
+    }
+    let mut negative = false;
+    if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
+        negative = s[i] == b'-';
+        i += 1;
+    }
+    let mut n: i64 = 0;
+    let mut digits = 0;
+    let push = |n: i64, c: u8| n.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
+    while i < s.len() {
+        match s[i] {
+            c @ b'0'..=b'9' => {
+                digits += 1;
+                n = push(n, c);
+            }
+            b',' => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let mut decimals = 0;
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        while i < s.len() && s[i].is_ascii_digit() {
+            decimals += 1;
+            digits += 1;
+            n = push(n, s[i]);
+            i += 1;
+        }
+    }
+    let mut e: i32 = 0;
+    if i < s.len() {
+        match s[i] {
+            b'e' | b'E' => {
+                i += 1;
+                let mut eneg = false;
+                if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
+                    eneg = s[i] == b'-';
+                    i += 1;
+                }
+                while i < s.len() && s[i].is_ascii_digit() {
+                    e = e.wrapping_mul(10).wrapping_add(i32::from(s[i] - b'0'));
+                    i += 1;
+                }
+                if eneg {
+                    e = -e;
+                }
+            }
+            b'k' | b'K' => {
+                e += 3;
+                i += 1;
+            }
+            b'm' | b'M' => {
+                e += 6;
+                i += 1;
+            }
+            b'g' | b'G' => {
+                e += 9;
+                i += 1;
+            }
+            _ => {}
+        }
+    }
+    // Once `n` is 0 further scaling changes nothing; stopping there keeps `1e999999999` fast.
+    e = e.wrapping_sub(decimals);
+    while e > 0 && n != 0 {
+        n = n.wrapping_mul(10);
+        e -= 1;
+    }
+    while e < 0 && n != 0 {
+        n /= 10;
+        e += 1;
+    }
+    let value = if negative { n.wrapping_neg() } else { n };
+    (value, if digits > 0 { i } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::Reference;
+
+    fn header(names: &[&str]) -> Header {
+        let refs = names
+            .iter()
+            .map(|n| Reference {
+                name: n.as_bytes().to_vec(),
+                len: 1000,
+            })
+            .collect();
+        Header::from_parts(Vec::new(), refs).unwrap()
+    }
+
+    fn colons() -> Header {
+        header(&[
+            "chr1",
+            "chr1:100",
+            "chr1:100-200",
+            "chr2:100-200",
+            "chr3",
+            "chr1,chr3",
+        ])
+    }
+
+    fn r(tid: usize, beg: u64, end: u64) -> Resolved {
+        Resolved::Ref { tid, beg, end }
+    }
+
+    fn skip(s: &str, h: &Header) -> String {
+        match parse_region(s, h) {
+            Resolved::Skip { warning } => warning,
+            other => panic!("{s}: expected skip, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_forms() {
+        let h = header(&["chr1", "chr2"]);
+        assert_eq!(parse_region("chr2", &h), r(1, 0, POS_MAX));
+        assert_eq!(parse_region("chr1:100", &h), r(0, 99, POS_MAX));
+        assert_eq!(parse_region("chr1:100-200", &h), r(0, 99, 200));
+        assert_eq!(parse_region("chr1:1,000-2,000", &h), r(0, 999, 2000));
+        assert_eq!(parse_region("chr1:123456-123456", &h), r(0, 123455, 123456));
+        assert_eq!(parse_region("chr1:-100", &h), r(0, 0, 100));
+        assert_eq!(parse_region("chr1:0-100", &h), r(0, 0, 100));
+        assert_eq!(parse_region("chr1:100-", &h), r(0, 99, POS_MAX));
+        assert_eq!(parse_region("chr1:", &h), r(0, 0, POS_MAX));
+        assert_eq!(parse_region("chr1:2k-3k", &h), r(0, 1999, 3000));
+        assert_eq!(parse_region("chr1:1.5k", &h), r(0, 1499, POS_MAX));
+        assert_eq!(parse_region("chr1:1e3-2e3", &h), r(0, 999, 2000));
+        assert_eq!(parse_region("chr1:250001-300000", &h), r(0, 250000, 300000));
+        assert_eq!(parse_region("*", &h), Resolved::Unplaced);
+        assert_eq!(parse_region(".", &h), Resolved::All);
+    }
+
+    #[test]
+    fn unknown_and_invalid() {
+        let h = header(&["chr1", "chrM"]);
+        assert_eq!(
+            skip("nope:1-10", &h),
+            "[main_samview] region \"nope:1-10\" specifies an invalid region or unknown \
+             reference. Continue anyway."
+        );
+        assert_eq!(
+            skip("chr1:500-400", &h),
+            "[main_samview] region \"chr1:500-400\" specifies an invalid region or unknown \
+             reference. Continue anyway."
+        );
+        assert!(skip("chr1:100-100x", &h)
+            .starts_with("[E::hts_parse_region] Unexpected string \"x\" after region\n"));
+        assert!(skip("chr1:abc", &h)
+            .starts_with("[E::hts_parse_region] Unexpected string \"abc\" after region\n"));
+        assert!(
+            skip("chr1:-5-10", &h).starts_with("[E::hts_parse_region] Coordinates must be > 0\n")
+        );
+        assert!(matches!(
+            parse_region("chr1:100--5", &h),
+            Resolved::Skip { .. }
+        ));
+        assert!(matches!(parse_region("", &h), Resolved::Skip { .. }));
+        // Past the reference end is not an error.
+        assert_eq!(parse_region("chrM:20000", &h), r(1, 19999, POS_MAX));
+    }
+
+    #[test]
+    fn colon_names() {
+        let h = colons();
+        assert_eq!(
+            skip("chr1:100", &h),
+            "[E::hts_parse_region] Range is ambiguous. Use {chr1:100} or {chr1}:100 instead\n\
+             [main_samview] region \"chr1:100\" specifies an invalid region or unknown \
+             reference. Continue anyway."
+        );
+        assert_eq!(parse_region("{chr1}:100", &h), r(0, 99, POS_MAX));
+        assert_eq!(parse_region("{chr1:100}", &h), r(1, 0, POS_MAX));
+        assert_eq!(parse_region("{chr1:100-200}", &h), r(2, 0, POS_MAX));
+        assert_eq!(parse_region("{chr1:100-200}:100-100", &h), r(2, 99, 100));
+        // chr2 is not a name, so the whole string is.
+        assert_eq!(parse_region("chr2:100-200", &h), r(3, 0, POS_MAX));
+        assert_eq!(parse_region("chr2:100-200:1-100", &h), r(3, 0, 100));
+        assert_eq!(parse_region("chr1,chr3", &h), r(5, 0, POS_MAX));
+        assert_eq!(
+            skip("{chr1", &h),
+            "[E::hts_parse_region] Mismatching braces in \"{chr1\"\n[main_samview] region \
+             \"{chr1\" specifies an invalid region or unknown reference. Continue anyway."
+        );
+        // htslib drops the last character of a braced name without looking at it.
+        assert_eq!(parse_region("{chr1}x", &h), skip_plain("{chr1}x"));
+        assert_eq!(parse_region("{chr3}", &h), r(4, 0, POS_MAX));
+    }
+
+    fn skip_plain(s: &str) -> Resolved {
+        Resolved::Skip {
+            warning: invalid_region_warning(s),
+        }
+    }
+
+    #[test]
+    fn manyrefs_names() {
+        let h = header(&[
+            "HLA-A*01:01:01:01",
+            "chrUn:100-200",
+            "chr2:50",
+            "chr2",
+            "weird|name;x=1",
+        ]);
+        assert_eq!(parse_region("HLA-A*01:01:01:01", &h), r(0, 0, POS_MAX));
+        assert_eq!(
+            parse_region("HLA-A*01:01:01:01:3000-4000", &h),
+            r(0, 2999, 4000)
+        );
+        assert_eq!(
+            parse_region("{HLA-A*01:01:01:01}:9000-9600", &h),
+            r(0, 8999, 9600)
+        );
+        assert_eq!(parse_region("chrUn:100-200", &h), r(1, 0, POS_MAX));
+        assert_eq!(parse_region("{chrUn:100-200}:1-1000", &h), r(1, 0, 1000));
+        assert_eq!(parse_region("{chr2}:50", &h), r(3, 49, POS_MAX));
+        assert_eq!(parse_region("{chr2:50}", &h), r(2, 0, POS_MAX));
+        assert_eq!(parse_region("{chr2:50}:5000-6000", &h), r(2, 4999, 6000));
+        assert!(matches!(parse_region("chr2:50", &h), Resolved::Skip { .. }));
+        assert_eq!(parse_region("weird|name;x=1:300", &h), r(4, 299, POS_MAX));
+    }
+
+    #[test]
+    fn decimals() {
+        assert_eq!(parse_decimal(b"1,000"), (1000, 5));
+        assert_eq!(parse_decimal(b"  12x"), (12, 4));
+        assert_eq!(parse_decimal(b"-7"), (-7, 2));
+        assert_eq!(parse_decimal(b"x"), (0, 0));
+        assert_eq!(parse_decimal(b""), (0, 0));
+        assert_eq!(parse_decimal(b"2.5M"), (2_500_000, 4));
+        assert_eq!(parse_decimal(b"1.25"), (1, 4));
+        assert_eq!(parse_decimal(b"1e999999999"), (0, 11));
+        assert_eq!(parse_decimal(b"5e-999999999"), (0, 12));
+    }
+}

@@ -1,0 +1,166 @@
+//! How far a bounded read needs to go: the byte end of a chunk of virtual offsets.
+
+use crate::block::MAX_BLOCK_SIZE;
+use crate::VirtualOffset;
+
+/// Compressed offsets known to be block starts, sorted and without duplicates.
+///
+/// The index layer collects them from every chunk boundary and linear-index entry (or a `.gzi`),
+/// so that the end of a chunk's last block can be found without reading it.
+///
+/// ```
+/// let starts: bgzf::BlockStarts = [300, 100, 200, 100].into_iter().collect();
+/// assert_eq!(starts.as_slice(), &[100, 200, 300]);
+/// assert_eq!(starts.next_after(100), Some(200));
+/// assert_eq!(starts.next_after(150), Some(200));
+/// assert_eq!(starts.next_after(300), None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockStarts(Vec<u64>);
+
+impl BlockStarts {
+    /// Sorts and deduplicates `starts`.
+    pub fn new(mut starts: Vec<u64>) -> BlockStarts {
+        starts.sort_unstable();
+        starts.dedup();
+        BlockStarts(starts)
+    }
+
+    /// The first known block start strictly greater than `coffset`.
+    pub fn next_after(&self, coffset: u64) -> Option<u64> {
+        let i = self.0.partition_point(|&s| s <= coffset);
+        self.0.get(i).copied()
+    }
+
+    /// The starts, ascending.
+    pub fn as_slice(&self) -> &[u64] {
+        &self.0
+    }
+
+    /// How many starts are known.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no start is known.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<u64> for BlockStarts {
+    fn from_iter<I: IntoIterator<Item = u64>>(iter: I) -> BlockStarts {
+        BlockStarts::new(iter.into_iter().collect())
+    }
+}
+
+/// The byte end (exclusive) of the compressed bytes needed to read the chunk `[start, end)`.
+///
+/// If `end.uoffset()` is 0 the block at `end.coffset()` is not needed, so the end is
+/// `end.coffset()`. Otherwise that block must be read whole; its size is unknown, so the end is
+/// the first known block start after it, else `end.coffset() + 65536` (the largest a block can
+/// be). The result is clamped to `file_size`, and never lies before `start.coffset()` (a
+/// malformed chunk still gets a usable hint).
+///
+/// ```
+/// use bgzf::{byte_limit, BlockStarts, VirtualOffset};
+/// let starts = BlockStarts::new(vec![0, 1000, 5000]);
+/// let s = VirtualOffset::new(0, 10);
+/// assert_eq!(byte_limit(s, VirtualOffset::new(1000, 0), Some(&starts), 1 << 20), 1000);
+/// assert_eq!(byte_limit(s, VirtualOffset::new(1000, 5), Some(&starts), 1 << 20), 5000);
+/// assert_eq!(byte_limit(s, VirtualOffset::new(5000, 5), Some(&starts), 1 << 20), 5000 + 65536);
+/// assert_eq!(byte_limit(s, VirtualOffset::new(5000, 5), None, 6000), 6000);
+/// ```
+pub fn byte_limit(
+    start: VirtualOffset,
+    end: VirtualOffset,
+    starts: Option<&BlockStarts>,
+    file_size: u64,
+) -> u64 {
+    let unclamped = if end.uoffset() == 0 {
+        end.coffset()
+    } else {
+        starts
+            .and_then(|s| s.next_after(end.coffset()))
+            .unwrap_or_else(|| end.coffset().saturating_add(MAX_BLOCK_SIZE as u64))
+    };
+    unclamped.max(start.coffset()).min(file_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_starts_are_sorted_and_deduplicated() {
+        let s = BlockStarts::new(vec![9, 3, 3, 7, 0]);
+        assert_eq!(s.as_slice(), &[0, 3, 7, 9]);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.next_after(0), Some(3));
+        assert_eq!(s.next_after(2), Some(3));
+        assert_eq!(s.next_after(3), Some(7));
+        assert_eq!(s.next_after(9), None);
+        assert!(BlockStarts::default().is_empty());
+        assert_eq!(BlockStarts::default().next_after(0), None);
+    }
+
+    #[test]
+    fn rule_two() {
+        let starts = BlockStarts::new(vec![0, 100, 250, 900]);
+        let s = VirtualOffset::new(100, 3);
+        // uoffset 0: the end block is not needed.
+        assert_eq!(
+            byte_limit(s, VirtualOffset::new(250, 0), Some(&starts), 10_000),
+            250
+        );
+        // End block needed: next known start.
+        assert_eq!(
+            byte_limit(s, VirtualOffset::new(250, 1), Some(&starts), 10_000),
+            900
+        );
+        // End inside a block that is not itself a known start: still the next start after it.
+        assert_eq!(
+            byte_limit(s, VirtualOffset::new(300, 1), Some(&starts), 10_000),
+            900
+        );
+        // No known start after: + 64 KiB, clamped.
+        assert_eq!(
+            byte_limit(s, VirtualOffset::new(900, 1), Some(&starts), 10_000),
+            10_000
+        );
+        assert_eq!(
+            byte_limit(s, VirtualOffset::new(900, 1), Some(&starts), 1 << 30),
+            900 + 65536
+        );
+        assert_eq!(
+            byte_limit(s, VirtualOffset::new(250, 1), None, 1 << 30),
+            250 + 65536
+        );
+        // Clamp applies to uoffset-0 ends too.
+        assert_eq!(
+            byte_limit(
+                VirtualOffset::new(0, 0),
+                VirtualOffset::new(5000, 0),
+                None,
+                4000
+            ),
+            4000
+        );
+        // An end before the start does not give a limit behind the read position.
+        assert_eq!(
+            byte_limit(
+                VirtualOffset::new(900, 0),
+                VirtualOffset::new(250, 0),
+                None,
+                10_000
+            ),
+            900
+        );
+        // Saturating near the top of the offset range.
+        let top = VirtualOffset::new(VirtualOffset::MAX_COFFSET, 1);
+        assert_eq!(
+            byte_limit(top, top, None, u64::MAX),
+            VirtualOffset::MAX_COFFSET + 65536
+        );
+    }
+}

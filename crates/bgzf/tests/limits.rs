@@ -1,0 +1,195 @@
+//! The read-ahead limit reaches the byte source, and threaded read-ahead stays inside it.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use bgzf::{byte_limit, BlockStarts, Reader, VirtualOffset};
+use common::{fixture_bytes, walk_blocks};
+use hfile::{Backend, HFile, MemoryBackend};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Event {
+    Limit(Option<u64>),
+    Seek(u64),
+    /// A read starting at `.0` that returned `.1` bytes.
+    Read(u64, usize),
+}
+
+/// A memory backend that records what the layers above ask of it. Like a bounded HTTP response,
+/// a read starting inside the window ends at the limit; a read at or past it is a new request.
+struct Recording {
+    inner: MemoryBackend,
+    limit: Option<u64>,
+    log: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Backend for Recording {
+    fn read(&mut self, buf: &mut [u8]) -> hfile::Result<usize> {
+        let pos = self.inner.position();
+        let mut len = buf.len();
+        if let Some(limit) = self.limit.filter(|&l| pos < l) {
+            len = len.min((limit - pos) as usize);
+        }
+        let n = self.inner.read(&mut buf[..len])?;
+        self.log.lock().unwrap().push(Event::Read(pos, n));
+        Ok(n)
+    }
+    fn seek(&mut self, pos: u64) -> hfile::Result<()> {
+        self.log.lock().unwrap().push(Event::Seek(pos));
+        self.inner.seek(pos)
+    }
+    fn position(&self) -> u64 {
+        self.inner.position()
+    }
+    fn size(&mut self) -> hfile::Result<u64> {
+        self.inner.size()
+    }
+    fn set_readahead_limit(&mut self, limit: Option<u64>) {
+        self.log.lock().unwrap().push(Event::Limit(limit));
+        self.limit = limit;
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+}
+
+fn recording(rel: &str) -> (Reader, Arc<Mutex<Vec<Event>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let backend = Recording {
+        inner: MemoryBackend::new(rel, fixture_bytes(rel)),
+        limit: None,
+        log: Arc::clone(&log),
+    };
+    let reader = Reader::new(HFile::new(Box::new(backend))).unwrap();
+    (reader, log)
+}
+
+fn take(log: &Mutex<Vec<Event>>) -> Vec<Event> {
+    std::mem::take(&mut *log.lock().unwrap())
+}
+
+/// Reads the chunk `[start, end)` the way the BAM iterator does: until the position reaches
+/// `end`. Returns the bytes.
+fn read_chunk(r: &mut Reader, start: VirtualOffset, end: VirtualOffset) -> Vec<u8> {
+    r.seek_limit(start, end).unwrap();
+    let mut out = Vec::new();
+    let mut byte = [0u8; 1];
+    while r.virtual_offset() < end {
+        if !r.read_exact_or_eof(&mut byte).unwrap() {
+            break;
+        }
+        out.push(byte[0]);
+    }
+    out
+}
+
+#[test]
+fn seek_limit_sends_the_rule_two_byte_end_to_the_backend() {
+    let file = "data/rand.bam";
+    let size = fixture_bytes(file).len() as u64;
+    let starts = walk_blocks(&fixture_bytes(file));
+    let (mut r, log) = recording(file);
+    let start = VirtualOffset::new(starts[2], 10);
+
+    // Known block starts: the end block ends where the next known one begins.
+    r.set_block_starts(Arc::new(BlockStarts::new(starts.clone())));
+    take(&log);
+    r.seek_limit(start, VirtualOffset::new(starts[4], 100))
+        .unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(starts[5])));
+    assert_eq!(r.readahead_limit(), Some(starts[5]));
+
+    // uoffset 0: the end block is not needed.
+    r.seek_limit(start, VirtualOffset::new(starts[4], 0))
+        .unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(starts[4])));
+
+    // No known start after the end block: + 64 KiB, clamped to the file size.
+    let last = *starts.last().unwrap();
+    r.seek_limit(start, VirtualOffset::new(last, 0)).unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(last)));
+    let near_end = starts[starts.len() - 2];
+    r.seek_limit(start, VirtualOffset::new(near_end, 5))
+        .unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(last)), "next known start");
+
+    // Without block starts.
+    r.set_block_starts(Arc::new(BlockStarts::default()));
+    r.seek_limit(start, VirtualOffset::new(starts[4], 100))
+        .unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(starts[4] + 65536)));
+    r.seek_limit(start, VirtualOffset::new(near_end, 5))
+        .unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(size)), "clamped");
+    assert_eq!(
+        byte_limit(start, VirtualOffset::new(near_end, 5), None, size),
+        size
+    );
+
+    // A plain seek lifts the limit.
+    r.seek(start).unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(None));
+    assert_eq!(r.readahead_limit(), None);
+}
+
+#[test]
+fn threaded_read_ahead_never_reads_past_the_limit() {
+    let file = "data/rand.bam";
+    let bytes = fixture_bytes(file);
+    let starts = walk_blocks(&bytes);
+    let mut single = Reader::new(HFile::from_bytes(file, bytes.clone())).unwrap();
+    for (with_starts, threads) in [(true, 4), (false, 4), (true, 2), (false, 8)] {
+        let (mut r, log) = recording(file);
+        r.set_threads(threads);
+        if with_starts {
+            r.set_block_starts(Arc::new(BlockStarts::new(starts.clone())));
+        }
+        // Three chunks, as a query would visit them: the limit changes between them.
+        for (s, e) in [(2usize, 4usize), (6, 7), (9, 13)] {
+            let start = VirtualOffset::new(starts[s], 7);
+            let end = VirtualOffset::new(starts[e], 300);
+            take(&log);
+            let got = read_chunk(&mut r, start, end);
+            let limit = r.readahead_limit().unwrap();
+            let expect_limit = if with_starts {
+                starts[e + 1]
+            } else {
+                starts[e] + 65536
+            };
+            assert_eq!(limit, expect_limit);
+            let events = take(&log);
+            assert_eq!(events[0], Event::Limit(Some(limit)), "limit before any I/O");
+            for ev in &events {
+                if let Event::Read(pos, n) = *ev {
+                    assert!(
+                        pos < limit && pos + n as u64 <= limit,
+                        "read {pos}+{n} beyond limit {limit} ({threads} threads, chunk {s}-{e})"
+                    );
+                }
+            }
+            assert!(events.iter().any(|e| matches!(e, Event::Read(..))));
+            // Same bytes as a single-threaded reader without limits.
+            single.seek(start).unwrap();
+            let mut expect = Vec::new();
+            let mut byte = [0u8; 1];
+            while single.virtual_offset() < end {
+                single.read_exact(&mut byte).unwrap();
+                expect.push(byte[0]);
+            }
+            assert!(got == expect, "chunk {s}-{e}");
+            // Reading on past the limit (the record straddling the chunk end) still works.
+            let mut more = vec![0u8; 200_000];
+            let mut sm = vec![0u8; 200_000];
+            r.read_exact(&mut more).unwrap();
+            single.read_exact(&mut sm).unwrap();
+            assert!(more == sm);
+            let past = take(&log);
+            assert!(
+                past.iter()
+                    .any(|e| matches!(e, Event::Read(p, _) if *p >= limit)),
+                "reading on needed bytes past the limit"
+            );
+        }
+    }
+}

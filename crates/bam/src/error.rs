@@ -40,10 +40,7 @@ pub enum Error {
     /// The byte source failed (it names the file or URL and the offset).
     Transport(hfile::Error),
     /// The index could not be loaded or is invalid.
-    Index {
-        name: String,
-        source: index::Error,
-    },
+    Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
 }

@@ -40,25 +40,52 @@ pub struct Query<'r> {
     position: VirtualOffset,
     started: bool,
     done: bool,
+    invalid: bool,
 }
 
 impl Reader {
     /// Starts a query. The index must be loaded ([`Reader::load_index`]).
     pub fn query(&mut self, target: Target) -> Result<Query<'_>> {
-        let index = self.index().ok_or_else(|| Error::NoIndex { name: self.location().to_string() })?;
+        let index = self.index().ok_or_else(|| Error::NoIndex {
+            name: self.location().to_string(),
+        })?;
+        let mut invalid = false;
         let (chunks, done) = match target {
-            Target::Ref { tid, beg, end } => {
-                let chunks = if tid < index.n_refs() { index.query(tid, beg, end) } else { Vec::new() };
-                let done = chunks.is_empty();
-                (chunks, done)
-            }
+            Target::Ref { tid, beg, end } => match index.query_checked(tid, beg, end) {
+                Some(chunks) => {
+                    let done = chunks.is_empty();
+                    (chunks, done)
+                }
+                None => {
+                    invalid = true;
+                    (Vec::new(), true)
+                }
+            },
+            // Offset 0 is htslib's "no seek": read on from the first record.
             Target::Unplaced => match index.unplaced_start() {
-                Some(start) => (vec![Chunk { start, end: VirtualOffset::from_raw(u64::MAX) }], false),
+                Some(start) => {
+                    let start = if start.raw() == 0 {
+                        self.first_record()
+                    } else {
+                        start
+                    };
+                    (
+                        vec![Chunk {
+                            start,
+                            end: VirtualOffset::from_raw(u64::MAX),
+                        }],
+                        false,
+                    )
+                }
                 None => (Vec::new(), true),
             },
-            Target::All => {
-                (vec![Chunk { start: self.first_record(), end: VirtualOffset::from_raw(u64::MAX) }], false)
-            }
+            Target::All => (
+                vec![Chunk {
+                    start: self.first_record(),
+                    end: VirtualOffset::from_raw(u64::MAX),
+                }],
+                false,
+            ),
         };
         let fetch_ends = match self.fetch_plan() {
             FetchPlan::PerChunk => fetch_ends(&chunks),
@@ -73,6 +100,7 @@ impl Reader {
             position: VirtualOffset::default(),
             started: false,
             done,
+            invalid,
         })
     }
 }
@@ -108,6 +136,12 @@ fn fetch_ends(chunks: &[Chunk]) -> Vec<VirtualOffset> {
 }
 
 impl Query<'_> {
+    /// True when the index cannot answer the region at all (a reference beyond the index, an end
+    /// before the start): samtools warns that the region is invalid and carries on.
+    pub fn is_invalid(&self) -> bool {
+        self.invalid
+    }
+
     /// The header of the file being queried.
     pub fn header(&self) -> &crate::Header {
         self.reader.header()
@@ -130,7 +164,9 @@ impl Query<'_> {
                 }
                 return Ok(record);
             }
-            let Target::Ref { tid, beg, end } = self.target else { unreachable!() };
+            let Target::Ref { tid, beg, end } = self.target else {
+                unreachable!()
+            };
             let need_next = match self.current {
                 None => true,
                 Some(i) => self.position >= self.chunks[i].end,
@@ -141,7 +177,9 @@ impl Query<'_> {
                     self.done = true;
                     return Ok(None);
                 }
-                let contiguous = self.current.is_some_and(|i| self.chunks[i].end == self.chunks[next].start);
+                let contiguous = self
+                    .current
+                    .is_some_and(|i| self.chunks[i].end == self.chunks[next].start);
                 if !contiguous {
                     let (start, limit) = (self.chunks[next].start, self.fetch_ends[next]);
                     self.reader.bgzf_mut().seek_limit(start, limit)?;
@@ -173,7 +211,10 @@ mod tests {
     use super::*;
 
     fn c(a: u64, b: u64) -> Chunk {
-        Chunk { start: VirtualOffset::from_raw(a), end: VirtualOffset::from_raw(b) }
+        Chunk {
+            start: VirtualOffset::from_raw(a),
+            end: VirtualOffset::from_raw(b),
+        }
     }
 
     #[test]

@@ -19,9 +19,9 @@ pub struct OpenOptions {
     pub fetch_plan: FetchPlan,
 }
 
-/// The bytes of the header's first read: most headers fit, and a larger one costs a second
-/// bounded request rather than an open-ended one.
-const HEADER_READAHEAD: u64 = 256 * 1024;
+/// The bytes of the header's first read: one BGZF block at most, which holds most headers; a
+/// larger one costs further bounded requests, never an open-ended one.
+const HEADER_READAHEAD: u64 = 64 * 1024;
 
 /// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
 /// the file before it meets an allocation.
@@ -51,7 +51,15 @@ impl Reader {
         }
         let header = Header::read(&mut bgzf, location)?;
         let first_record = bgzf.virtual_offset();
-        Ok(Reader { location: location.to_string(), bgzf, header, index: None, first_record, block_starts: Arc::default(), options: options.clone() })
+        Ok(Reader {
+            location: location.to_string(),
+            bgzf,
+            header,
+            index: None,
+            first_record,
+            block_starts: Arc::default(),
+            options: options.clone(),
+        })
     }
 
     /// The path or URL this reader was opened on.
@@ -87,7 +95,9 @@ impl Reader {
                         Err(e) => return Err(e),
                     }
                 }
-                found.ok_or_else(|| Error::NoIndex { name: self.location.clone() })?
+                found.ok_or_else(|| Error::NoIndex {
+                    name: self.location.clone(),
+                })?
             }
         };
         let starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
@@ -130,11 +140,20 @@ impl Reader {
             let start = data.len();
             data.resize(start + step, 0);
             if let Err(source) = self.bgzf.read_exact(&mut data[start..]) {
-                return Err(Error::TruncatedRecord { name: self.location.clone(), offset: at, block_size, source });
+                return Err(Error::TruncatedRecord {
+                    name: self.location.clone(),
+                    offset: at,
+                    block_size,
+                    source,
+                });
             }
         }
-        let record = Record::decode(data, self.header.refs().len())
-            .map_err(|kind| Error::Record { name: self.location.clone(), offset: at, kind })?;
+        let record =
+            Record::decode(data, self.header.refs().len()).map_err(|kind| Error::Record {
+                name: self.location.clone(),
+                offset: at,
+                kind,
+            })?;
         Ok(Some(record))
     }
 
@@ -161,11 +180,14 @@ impl Reader {
 
 /// Fetches a whole index into memory (for a URL: bounded requests, nothing written to disk).
 fn load_index_at(location: &str, transport: &hfile::OpenOptions) -> Result<Index> {
+    // No limit: the transport reads in bounded requests of its request size, and the first
+    // response tells the size, so a small index costs one request and no HEAD.
     let mut file = hfile::open(location, transport)?;
-    let size = file.size()?;
-    file.set_readahead_limit(Some(size));
     let bytes = file.read_to_end_vec()?;
-    Index::from_bytes(location, &bytes).map_err(|source| Error::Index { name: location.to_string(), source })
+    Index::from_bytes(location, &bytes).map_err(|source| Error::Index {
+        name: location.to_string(),
+        source,
+    })
 }
 
 /// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.

@@ -69,7 +69,10 @@ fn parse_int(opt: &str, value: &str) -> Result<i64, UsageError> {
         Some(rest) => (true, rest),
         None => (false, v.strip_prefix('+').unwrap_or(v)),
     };
-    let parsed = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let parsed = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         i64::from_str_radix(hex, 16)
     } else if digits.len() > 1 && digits.starts_with('0') {
         i64::from_str_radix(&digits[1..], 8)
@@ -85,7 +88,8 @@ fn parse_int(opt: &str, value: &str) -> Result<i64, UsageError> {
 fn parse_flags(opt: &str, value: &str) -> Result<u16, UsageError> {
     if value.starts_with(|c: char| c.is_ascii_digit()) {
         let n = parse_int(opt, value)?;
-        return u16::try_from(n).map_err(|_| UsageError(format!("flag value '{value}' out of range for {opt}")));
+        return u16::try_from(n)
+            .map_err(|_| UsageError(format!("flag value '{value}' out of range for {opt}")));
     }
     let mut flags = 0u16;
     for name in value.split(',') {
@@ -102,7 +106,11 @@ fn parse_flags(opt: &str, value: &str) -> Result<u16, UsageError> {
             "QCFAIL" => 0x200,
             "DUP" => 0x400,
             "SUPPLEMENTARY" => 0x800,
-            _ => return Err(UsageError(format!("could not parse flag '{name}' for {opt}"))),
+            _ => {
+                return Err(UsageError(format!(
+                    "could not parse flag '{name}' for {opt}"
+                )))
+            }
         };
         flags |= bit;
     }
@@ -111,16 +119,22 @@ fn parse_flags(opt: &str, value: &str) -> Result<u16, UsageError> {
 
 /// Parses the arguments after `view`.
 pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
-    let mut out = ViewArgs { command_line: format!("hts view {}", args.join(" ")), ..ViewArgs::default() };
+    let mut out = ViewArgs {
+        command_line: format!("hts view {}", args.join(" ")),
+        ..ViewArgs::default()
+    };
     let mut i = 0;
     let mut only_positional = false;
-    let value_of = |i: &mut usize, opt: &str, inline: Option<String>| -> Result<String, UsageError> {
-        if let Some(v) = inline {
-            return Ok(v);
-        }
-        *i += 1;
-        args.get(*i).cloned().ok_or_else(|| UsageError(format!("option {opt} requires an argument")))
-    };
+    let value_of =
+        |i: &mut usize, opt: &str, inline: Option<String>| -> Result<String, UsageError> {
+            if let Some(v) = inline {
+                return Ok(v);
+            }
+            *i += 1;
+            args.get(*i)
+                .cloned()
+                .ok_or_else(|| UsageError(format!("option {opt} requires an argument")))
+        };
     while i < args.len() {
         let arg = &args[i];
         if only_positional || arg == "-" || !arg.starts_with('-') {
@@ -140,21 +154,28 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
             };
             match name {
                 "no-PG" => out.no_pg = true,
-                "threads" => out.threads = parse_count("--threads", &value_of(&mut i, "--threads", inline)?)?,
+                "threads" => {
+                    out.threads = parse_count("--threads", &value_of(&mut i, "--threads", inline)?)?
+                }
                 "verbosity" => {
-                    out.verbosity = parse_count("--verbosity", &value_of(&mut i, "--verbosity", inline)?)?.min(255) as u8
+                    out.verbosity =
+                        parse_count("--verbosity", &value_of(&mut i, "--verbosity", inline)?)?
+                            .min(255) as u8
                 }
                 "header" => {
                     let v = value_of(&mut i, "--header", inline)?;
-                    let (k, val) = v
-                        .split_once(':')
-                        .ok_or_else(|| UsageError(format!("--header '{v}' is not of the form 'Name: value'")))?;
-                    out.request_headers.push((k.trim().to_string(), val.trim().to_string()));
+                    let (k, val) = v.split_once(':').ok_or_else(|| {
+                        UsageError(format!("--header '{v}' is not of the form 'Name: value'"))
+                    })?;
+                    out.request_headers
+                        .push((k.trim().to_string(), val.trim().to_string()));
                 }
                 "range-mode" => {
                     let v = value_of(&mut i, "--range-mode", inline)?;
                     if !matches!(v.as_str(), "bounded" | "unbounded" | "planned") {
-                        return Err(UsageError(format!("--range-mode must be planned, bounded or unbounded, not '{v}'")));
+                        return Err(UsageError(format!(
+                            "--range-mode must be planned, bounded or unbounded, not '{v}'"
+                        )));
                     }
                     out.range_mode = Some(v);
                 }
@@ -173,7 +194,13 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
             let rest: String = chars[j + 1..].iter().collect();
             let inline = (!rest.is_empty()).then_some(rest);
             match c {
-                'h' => out.header = if out.header == HeaderMode::Only { HeaderMode::Only } else { HeaderMode::With },
+                'h' => {
+                    out.header = if out.header == HeaderMode::Only {
+                        HeaderMode::Only
+                    } else {
+                        HeaderMode::With
+                    }
+                }
                 'H' => out.header = HeaderMode::Only,
                 'c' => out.count = true,
                 'X' => out.explicit_index = true,
@@ -238,7 +265,10 @@ mod tests {
     #[test]
     fn headers_and_double_dash() {
         let a = p(&["--header", "Authorization: Bearer abc", "--", "-weird.bam"]);
-        assert_eq!(a.request_headers, vec![("Authorization".to_string(), "Bearer abc".to_string())]);
+        assert_eq!(
+            a.request_headers,
+            vec![("Authorization".to_string(), "Bearer abc".to_string())]
+        );
         assert_eq!(a.positional, vec!["-weird.bam"]);
         assert_eq!(p(&["-H", "-h", "x"]).header, HeaderMode::Only);
     }

@@ -14,7 +14,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("--help") | Some("help") | None => {
-            eprintln!("Usage: hts view [options] FILE [INDEX] [REGION ...]\n\n{}", args::USAGE);
+            eprintln!(
+                "Usage: hts view [options] FILE [INDEX] [REGION ...]\n\n{}",
+                args::USAGE
+            );
             if argv.is_empty() {
                 ExitCode::from(1)
             } else {

@@ -66,7 +66,10 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         (None, &args.positional[1..])
     };
 
-    let mut options = bam::OpenOptions { threads: args.threads, ..Default::default() };
+    let mut options = bam::OpenOptions {
+        threads: args.threads,
+        ..Default::default()
+    };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
     match args.range_mode.as_deref() {
@@ -88,7 +91,10 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     if args.header != HeaderMode::None && !args.count {
         let mut text = reader.header().text_for_output();
         if !args.no_pg {
-            text.extend_from_slice(&pg_line(reader.header().text_for_output().as_slice(), &args.command_line));
+            text.extend_from_slice(&pg_line(
+                reader.header().text_for_output().as_slice(),
+                &args.command_line,
+            ));
         }
         out.write_all(&text)?;
     }
@@ -99,7 +105,11 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         return Ok(());
     }
 
-    let filter = Filter { require: args.require_flags, exclude: args.exclude_flags, min_mapq: args.min_mapq };
+    let filter = Filter {
+        require: args.require_flags,
+        exclude: args.exclude_flags,
+        min_mapq: args.min_mapq,
+    };
     let mut line = Vec::with_capacity(1 << 16);
     let mut count: u64 = 0;
     let mut emit = |record: &Record, out: &mut W, header: &bam::Header| -> Result<(), Failure> {
@@ -135,6 +145,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
                 }
             };
             let mut query = reader.query(target)?;
+            if query.is_invalid() {
+                eprintln!("{}", bam::region::invalid_region_warning(region));
+            }
             while let Some(record) = query.next_record()? {
                 emit(&record, out, query.header())?;
             }
@@ -164,6 +177,10 @@ fn pg_line(text: &[u8], command_line: &str) -> Vec<u8> {
     if let Some(last) = ids.last() {
         line.push_str(&format!("\tPP:{last}"));
     }
-    line.push_str(&format!("\tVN:{}\tCL:{}\n", env!("CARGO_PKG_VERSION"), command_line));
+    line.push_str(&format!(
+        "\tVN:{}\tCL:{}\n",
+        env!("CARGO_PKG_VERSION"),
+        command_line
+    ));
     line.into_bytes()
 }

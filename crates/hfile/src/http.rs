@@ -32,12 +32,13 @@ pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn
 /// retried with exponential backoff and resume at the byte where they broke.
 pub struct HttpBackend {
     url: String,
-    easy: Easy2<Collector>,
+    /// Request state and the window; moved into a pooled curl handle for each request.
+    collector: Collector,
     options: OpenOptions,
     pos: u64,
     limit: Option<u64>,
     size: Option<u64>,
-    /// File offset of the first byte of the window (`easy.get_ref().body`).
+    /// File offset of the first byte of the window (`collector.body`).
     window_start: u64,
     overrun: u64,
     stats: TransferStats,
@@ -286,41 +287,81 @@ enum Attempt {
     Fail(Error),
 }
 
+/// Settings of one backend on a (possibly pooled) handle; set before each request, since the
+/// handle may have served another backend last.
+fn configure(
+    easy: &mut Easy2<Collector>,
+    url: &str,
+    options: &OpenOptions,
+) -> std::result::Result<(), curl::Error> {
+    // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
+    easy.url(url)?;
+    easy.path_as_is(true)?;
+    easy.follow_location(true)?;
+    easy.max_redirections(options.max_redirects)?;
+    easy.connect_timeout(options.connect_timeout)?;
+    easy.low_speed_limit(options.low_speed_limit)?;
+    easy.low_speed_time(options.low_speed_time)?;
+    easy.useragent(concat!("hfile/", env!("CARGO_PKG_VERSION")))?;
+    easy.signal(false)?;
+    easy.verbose(options.verbosity >= 3)?;
+    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty());
+    if let Some(bundle) = bundle {
+        easy.cainfo(bundle)?;
+    }
+    if let Some(dir) = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty()) {
+        easy.capath(dir)?;
+    }
+    Ok(())
+}
+
+/// Idle curl handles. libcurl keeps a connection cache in each handle, so a request that takes
+/// the handle the previous request used goes out on the same connection: one connection for the
+/// BAM, its index and the EOF probe. A handle serves one request at a time, on one thread, so
+/// concurrent readers each get their own handle and connection (libcurl forbids sharing one
+/// connection cache between threads).
+mod pool {
+    use std::sync::Mutex;
+
+    use curl::easy::Easy2;
+
+    use super::Collector;
+
+    const MAX_IDLE: usize = 16;
+
+    static IDLE: Mutex<Vec<Easy2<Collector>>> = Mutex::new(Vec::new());
+
+    pub(super) fn check_out() -> Easy2<Collector> {
+        let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+        idle.pop()
+            .unwrap_or_else(|| Easy2::new(Collector::default()))
+    }
+
+    pub(super) fn check_in(easy: Easy2<Collector>) {
+        let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(easy);
+        }
+    }
+}
+
 impl HttpBackend {
     /// Prepares a handle on `url`; nothing is sent until the first read or size query.
     pub fn open(url: &str, options: &OpenOptions) -> Result<HttpBackend> {
-        let mut easy = Easy2::new(Collector::default());
-        let setup = |easy: &mut Easy2<Collector>| -> std::result::Result<(), curl::Error> {
-            // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
-            easy.url(url)?;
-            easy.path_as_is(true)?;
-            easy.follow_location(true)?;
-            easy.max_redirections(options.max_redirects)?;
-            easy.connect_timeout(options.connect_timeout)?;
-            easy.low_speed_limit(options.low_speed_limit)?;
-            easy.low_speed_time(options.low_speed_time)?;
-            easy.useragent(concat!("hfile/", env!("CARGO_PKG_VERSION")))?;
-            easy.signal(false)?;
-            easy.verbose(options.verbosity >= 3)?;
-            let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
-                .iter()
-                .filter_map(std::env::var_os)
-                .find(|v| !v.is_empty());
-            if let Some(bundle) = bundle {
-                easy.cainfo(bundle)?;
-            }
-            if let Some(dir) = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty()) {
-                easy.capath(dir)?;
-            }
-            Ok(())
-        };
-        setup(&mut easy).map_err(|e| Error::Open {
+        // Fail early on settings libcurl refuses, rather than at the first read.
+        let mut easy = pool::check_out();
+        let configured = configure(&mut easy, url, options);
+        pool::check_in(easy);
+        configured.map_err(|e| Error::Open {
             name: url.to_string(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
         })?;
         Ok(HttpBackend {
             url: url.to_string(),
-            easy,
+            collector: Collector::default(),
             options: options.clone(),
             pos: 0,
             limit: None,
@@ -337,7 +378,7 @@ impl HttpBackend {
     }
 
     fn window_len(&self) -> u64 {
-        self.easy.get_ref().body.len() as u64
+        self.collector.body.len() as u64
     }
 
     fn in_window(&self) -> bool {
@@ -369,7 +410,7 @@ impl HttpBackend {
             RangeMode::Unbounded => None,
         };
         self.window_start = start;
-        self.easy.get_mut().body.clear();
+        self.collector.body.clear();
         self.run(start, open_end, end - start, false)?;
         Ok(self.window_len() > 0)
     }
@@ -400,7 +441,7 @@ impl HttpBackend {
                         .retry_backoff
                         .saturating_mul(1u32 << (failures - 1).min(20))
                         .min(MAX_BACKOFF);
-                    if let Some(secs) = self.easy.get_ref().retry_after {
+                    if let Some(secs) = self.collector.retry_after {
                         delay = delay.max(Duration::from_secs(secs).min(MAX_BACKOFF));
                     }
                     if failures > self.options.retries
@@ -426,6 +467,25 @@ impl HttpBackend {
     }
 
     fn attempt(&mut self, from: u64, end: Option<u64>, want: u64, head: bool) -> Attempt {
+        let mut easy = pool::check_out();
+        if let Err(e) = configure(&mut easy, &self.url, &self.options) {
+            return Attempt::Fail(self.remote(from, format!("cannot set up the request: {e}")));
+        }
+        std::mem::swap(easy.get_mut(), &mut self.collector);
+        let outcome = self.attempt_on(&mut easy, from, end, want, head);
+        std::mem::swap(easy.get_mut(), &mut self.collector);
+        pool::check_in(easy);
+        outcome
+    }
+
+    fn attempt_on(
+        &mut self,
+        easy: &mut Easy2<Collector>,
+        from: u64,
+        end: Option<u64>,
+        want: u64,
+        head: bool,
+    ) -> Attempt {
         let unbounded = self.options.range_mode == RangeMode::Unbounded && !head;
         let range = match (head, end) {
             (true, _) => None,
@@ -433,8 +493,8 @@ impl HttpBackend {
             (false, None) => Some(format!("bytes={from}-")),
         };
         let known_size = self.size;
-        self.easy.get_mut().begin(from, end, known_size, want);
-        if let Err(e) = self.prepare(range.as_deref(), head, unbounded) {
+        easy.get_mut().begin(from, end, known_size, want);
+        if let Err(e) = self.prepare(easy, range.as_deref(), head, unbounded) {
             return Attempt::Fail(self.remote(from, format!("cannot set up the request: {e}")));
         }
         let method = if head { "HEAD" } else { "GET" };
@@ -449,15 +509,15 @@ impl HttpBackend {
         if self.options.verbosity >= 1 {
             eprintln!("[hfile] {shown}");
         }
-        let result = self.easy.perform();
+        let result = easy.perform();
         if head {
             // Later requests are GETs again.
-            let _ = self.easy.nobody(false);
-            let _ = self.easy.get(true);
+            let _ = easy.nobody(false);
+            let _ = easy.get(true);
         }
 
-        let connects = self.easy.num_connects().unwrap_or(0);
-        let collector = self.easy.get_mut();
+        let connects = easy.num_connects().unwrap_or(0);
+        let collector = easy.get_mut();
         if !collector.checked && !head {
             // An empty body never reached the write callback: check its headers now.
             collector.checked = true;
@@ -569,7 +629,8 @@ impl HttpBackend {
     }
 
     fn prepare(
-        &mut self,
+        &self,
+        easy: &mut Easy2<Collector>,
         range: Option<&str>,
         head: bool,
         unbounded: bool,
@@ -581,10 +642,10 @@ impl HttpBackend {
         if let Some(range) = range {
             list.append(&format!("Range: {range}"))?;
         }
-        self.easy.http_headers(list)?;
-        self.easy.nobody(head)?;
-        self.easy.fresh_connect(unbounded)?;
-        self.easy.forbid_reuse(unbounded)?;
+        easy.http_headers(list)?;
+        easy.nobody(head)?;
+        easy.fresh_connect(unbounded)?;
+        easy.forbid_reuse(unbounded)?;
         Ok(())
     }
 
@@ -611,7 +672,7 @@ impl HttpBackend {
             return Ok(size);
         }
         self.window_start = 0;
-        self.easy.get_mut().body.clear();
+        self.collector.body.clear();
         self.run(0, Some(1), 1, false)?;
         match self.size {
             Some(size) => Ok(size),
@@ -637,7 +698,7 @@ impl Backend for HttpBackend {
             return Ok(0);
         }
         let offset = (self.pos - self.window_start) as usize;
-        let window = &self.easy.get_ref().body[offset..];
+        let window = &self.collector.body[offset..];
         let n = window.len().min(buf.len());
         buf[..n].copy_from_slice(&window[..n]);
         self.pos += n as u64;

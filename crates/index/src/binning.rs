@@ -4,6 +4,10 @@
 //! `depth` (the number of levels below the root bin 0). BAI is `min_shift = 14, depth = 5`.
 //! Level `l` starts at bin `(8^l - 1) / 7`; each bin has eight children. Coordinates are 0-based
 //! and intervals half-open `[beg, end)`, as in htslib.
+//!
+//! # Panics
+//! The functions expect a scheme that [`crate::Index`] would accept: `depth <=` [`MAX_DEPTH`]
+//! and `min_shift + 3 * depth <= 62`. Larger values overflow a shift and panic.
 
 /// The deepest scheme this crate accepts. htslib computes bin numbers in a C `int`, which
 /// overflows beyond depth 9.

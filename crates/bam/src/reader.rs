@@ -46,11 +46,17 @@ impl Reader {
         let mut file = hfile::open(location, &options.transport)?;
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
+        let header = Header::read(&mut bgzf, location)?;
+        let first_record = bgzf.virtual_offset();
+        // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
+        // seek is lazy, and for a remote file its bytes are still in the response window.
+        if bgzf.format() == bgzf::Format::Bgzf {
+            bgzf.seek(first_record)?;
+        }
+        // Threads only now: read-ahead while reading the header would fetch blocks past it.
         if options.threads > 0 {
             bgzf.set_threads(options.threads + 1);
         }
-        let header = Header::read(&mut bgzf, location)?;
-        let first_record = bgzf.virtual_offset();
         Ok(Reader {
             location: location.to_string(),
             bgzf,

@@ -232,7 +232,11 @@ impl Reader {
     pub fn seek_limit(&mut self, start: VirtualOffset, end: VirtualOffset) -> Result<()> {
         let s = self.bgzf_mut()?;
         let size = s.size()?;
-        let end = byte_limit(start, end, s.block_starts.as_deref(), size);
+        let known = s
+            .block_starts
+            .as_deref()
+            .map_or(&[][..], BlockStarts::as_slice);
+        let end = byte_limit(start, end, known, size);
         // The limit goes down before the seek, so the byte source never starts an unbounded
         // request for this chunk.
         s.set_limit(Some(end));

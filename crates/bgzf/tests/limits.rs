@@ -123,7 +123,7 @@ fn seek_limit_sends_the_rule_two_byte_end_to_the_backend() {
         .unwrap();
     assert_eq!(take(&log)[0], Event::Limit(Some(size)), "clamped");
     assert_eq!(
-        byte_limit(start, VirtualOffset::new(near_end, 5), None, size),
+        byte_limit(start, VirtualOffset::new(near_end, 5), &[], size),
         size
     );
 

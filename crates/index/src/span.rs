@@ -58,7 +58,7 @@ impl Default for Options {
 pub struct Span {
     /// The first byte: the compressed offset of the first chunk's block.
     pub start: u64,
-    /// One past the last byte needed, by [`byte_end`].
+    /// One past the last byte needed (DESIGN.md rule 2, [`bgzf::byte_limit`]).
     pub end: u64,
     /// The chunks read from this span, in file order.
     pub chunks: Vec<Chunk>,
@@ -81,33 +81,10 @@ impl Span {
     }
 }
 
-/// The byte just past what must be fetched to read a chunk ending at `end` (DESIGN.md rule 2).
-///
-/// When `end.uoffset() == 0` the end block itself is not needed, so the answer is
-/// `end.coffset()`. Otherwise the whole end block is needed; its length is not known, so the
-/// answer is the first known block start after it (`starts` sorted ascending), else
-/// `end.coffset() + 65536`. Always clamped to the file `size`.
-///
-/// ```
-/// use bgzf::VirtualOffset as V;
-/// use index::span::byte_end;
-/// assert_eq!(byte_end(V::new(5000, 0), &[], 10_000), 5000);
-/// assert_eq!(byte_end(V::new(5000, 7), &[100, 5000, 6200], 10_000), 6200);
-/// assert_eq!(byte_end(V::new(5000, 7), &[100, 5000], 1_000_000), 5000 + 65536);
-/// assert_eq!(byte_end(V::new(5000, 7), &[], 9000), 9000);
-/// ```
-pub fn byte_end(end: VirtualOffset, starts: &[u64], size: u64) -> u64 {
-    let c = end.coffset();
-    let e = if end.uoffset() == 0 {
-        c
-    } else {
-        let i = starts.partition_point(|&s| s <= c);
-        starts
-            .get(i)
-            .copied()
-            .unwrap_or_else(|| c.saturating_add(MAX_BLOCK_SIZE))
-    };
-    e.min(size)
+/// The byte just past what must be fetched to read a chunk ending at `end` (DESIGN.md rule 2):
+/// the BGZF layer's own rule, so that the plan and the reader's limits agree.
+fn byte_end(end: VirtualOffset, starts: &[u64], size: u64) -> u64 {
+    bgzf::byte_limit(VirtualOffset::default(), end, starts, size)
 }
 
 /// Plans the spans for `chunks` (from one or many regions, in any order, possibly

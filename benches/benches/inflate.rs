@@ -1,0 +1,117 @@
+//! BGZF inflate throughput on real blocks: libdeflater against flate2's default backend, on the
+//! raw deflate data, and the full `bgzf::block::inflate` path (libdeflater plus CRC32 check).
+//!
+//! Data: the first blocks of `HTS_BENCH_BAM`, else of the fixture `rand.bam`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use bgzf::block::MAX_BLOCK_SIZE;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use flate2::{Decompress, FlushDecompress, Status};
+
+/// Enough blocks (up to ~13 MB inflated) to smooth out block-to-block variation while keeping
+/// one iteration short.
+const MAX_BLOCKS: usize = 200;
+
+/// Raw-deflate inflate of one payload with flate2; returns the inflated length.
+fn flate2_inflate(d: &mut Decompress, payload: &[u8], out: &mut [u8]) -> usize {
+    d.reset(false);
+    let status = d
+        .decompress(payload, out, FlushDecompress::Finish)
+        .expect("fixture block inflates with flate2");
+    assert_eq!(
+        status,
+        Status::StreamEnd,
+        "flate2 did not reach the block's end"
+    );
+    d.total_out() as usize
+}
+
+fn inflate(c: &mut Criterion) {
+    let path = benches::bench_bam("rand.bam");
+    let name = path.display().to_string();
+    let blocks: Vec<benches::RawBlock> = benches::read_blocks(&path, MAX_BLOCKS)
+        .unwrap_or_else(|e| panic!("cannot split {name} into BGZF blocks: {e}"))
+        .into_iter()
+        .filter(|b| b.isize > 0)
+        .collect();
+    assert!(!blocks.is_empty(), "{name} has no non-empty BGZF block");
+    let total: usize = blocks.iter().map(|b| b.isize).sum();
+    let compressed: usize = blocks.iter().map(|b| b.payload().len()).sum();
+    eprintln!(
+        "inflate: {} blocks, {compressed} deflate bytes -> {total} bytes from {name}",
+        blocks.len()
+    );
+
+    // Both decoders must produce what the trailers promise before their speed means anything.
+    let mut out = vec![0u8; MAX_BLOCK_SIZE];
+    let mut libdeflate = libdeflater::Decompressor::new();
+    let mut zlib = Decompress::new(false);
+    for b in &blocks {
+        let n = libdeflate
+            .deflate_decompress(b.payload(), &mut out)
+            .expect("fixture block inflates with libdeflater");
+        assert_eq!(n, b.isize, "libdeflater size at {}", b.offset);
+        let n = flate2_inflate(&mut zlib, b.payload(), &mut out);
+        assert_eq!(n, b.isize, "flate2 size at {}", b.offset);
+    }
+
+    let mut group = c.benchmark_group(format!("inflate/{}", benches::short_name(&path)));
+    group.throughput(Throughput::Bytes(total as u64));
+
+    group.bench_function("libdeflater", |bench| {
+        bench.iter(|| {
+            let mut n = 0;
+            for b in &blocks {
+                n += libdeflate
+                    .deflate_decompress(black_box(b.payload()), &mut out)
+                    .expect("checked above");
+            }
+            black_box(n)
+        })
+    });
+
+    group.bench_function("flate2", |bench| {
+        bench.iter(|| {
+            let mut n = 0;
+            for b in &blocks {
+                n += flate2_inflate(&mut zlib, black_box(b.payload()), &mut out);
+            }
+            black_box(n)
+        })
+    });
+
+    // What the reader really does per block: inflate, then check CRC32 and ISIZE.
+    let mut block_out = Vec::with_capacity(MAX_BLOCK_SIZE);
+    group.bench_function("bgzf_block_inflate", |bench| {
+        bench.iter(|| {
+            let mut n = 0;
+            for b in &blocks {
+                bgzf::block::inflate(
+                    black_box(&b.bytes),
+                    b.header_len,
+                    &mut block_out,
+                    &mut libdeflate,
+                    &name,
+                    b.offset,
+                )
+                .expect("fixture block passes its CRC check");
+                n += block_out.len();
+            }
+            black_box(n)
+        })
+    });
+
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = inflate
+}
+criterion_main!(benches);

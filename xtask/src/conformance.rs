@@ -163,13 +163,16 @@ fn first_difference(expected: &[u8], actual: &[u8]) -> String {
     String::new()
 }
 
+/// Exit code (`None`: killed by a signal), stdout, stderr.
+pub type Outcome = (Option<i32>, Vec<u8>, Vec<u8>);
+
 /// Runs `hts view ARGS` in `dir`; `None` exit code: killed (by us, on timeout, or a signal).
 pub fn run_with_timeout(
     hts: &Path,
     dir: &Path,
     args: &[String],
     timeout: Duration,
-) -> Result<(Option<i32>, Vec<u8>, Vec<u8>), String> {
+) -> Result<Outcome, String> {
     let tmp = std::env::temp_dir().join(format!("hts-conformance-{}", std::process::id()));
     fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let out_path = tmp.join("out");

@@ -5,6 +5,7 @@ mod bench_local;
 mod bench_minimum;
 mod bench_remote;
 mod conformance;
+mod layering;
 mod nginx;
 mod server;
 
@@ -78,6 +79,22 @@ fn cargo(args: &[&str]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("cargo {} failed ({status})", args.join(" ")))
+    }
+}
+
+/// `cargo doc` with warnings as errors: the public API stays documented.
+fn cargo_doc() -> Result<(), String> {
+    println!("==> cargo doc --workspace --no-deps (warnings are errors)");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["doc", "--workspace", "--no-deps", "--quiet"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo doc failed ({status})"))
     }
 }
 
@@ -207,21 +224,48 @@ fn bounded_range(range: &str) -> Option<(u64, u64)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// The 5-region query over HTTP: same bytes as locally, every Range bounded and inside the file,
-/// one connection. `log` gives (connection, method, range) per request.
+/// The byte ranges the 5-region query may ask of the BAM: the header's first block, the EOF
+/// marker, and the spans our planner makes of the index's chunks (DESIGN.md rules 2 and 3).
+fn expected_ranges(bam: &Path, bai: &Path, size: u64) -> Result<Vec<(u64, u64)>, String> {
+    use bam::index::span;
+    let mut reader = bam::Reader::open(&bam.display().to_string(), &bam::OpenOptions::default())
+        .map_err(|e| e.to_string())?;
+    reader
+        .load_index(Some(&bai.display().to_string()))
+        .map_err(|e| e.to_string())?;
+    let index = reader.index().ok_or("no index")?;
+    let mut chunks = Vec::new();
+    for region in FIVE_REGIONS {
+        if let bam::Resolved::Ref { tid, beg, end } = bam::parse_region(region, reader.header()) {
+            chunks.extend(index.query(tid, beg, end));
+        }
+    }
+    let starts = index.block_starts();
+    let mut ranges = vec![(0, 65536.min(size)), (size.saturating_sub(28), size)];
+    ranges.extend(
+        span::plan(&chunks, &starts, size, &span::Options::default())
+            .iter()
+            .map(|s| (s.start, s.end)),
+    );
+    Ok(ranges)
+}
+
+/// One request as a server logged it: connection, method, path, Range header.
+type Logged = (u64, String, String, String);
+
+/// The 5-region query over HTTP: same bytes as locally, every Range bounded, every BAM range
+/// inside the header block, the EOF marker or a planned span, and one connection in all.
 fn check_request_log(
     label: &str,
     hts: &Path,
     base: &str,
-    log: &dyn Fn() -> Vec<(u64, String, String)>,
+    log: &dyn Fn() -> Vec<Logged>,
     clear: &dyn Fn(),
 ) -> Result<(), String> {
     println!("==> request-log check ({label})");
     let data = corpus_dir().join("data");
-    let local = five_region_args(
-        &data.join("rand.bam").display().to_string(),
-        &data.join("rand.bam.bai").display().to_string(),
-    );
+    let (bam, bai) = (data.join("rand.bam"), data.join("rand.bam.bai"));
+    let local = five_region_args(&bam.display().to_string(), &bai.display().to_string());
     let (expected, _) = run_hts(hts, &local)?;
     clear();
     let remote = five_region_args(
@@ -236,9 +280,8 @@ fn check_request_log(
             expected.len()
         ));
     }
-    let size = std::fs::metadata(data.join("rand.bam"))
-        .map_err(|e| e.to_string())?
-        .len();
+    let size = std::fs::metadata(&bam).map_err(|e| e.to_string())?.len();
+    let allowed = expected_ranges(&bam, &bai, size)?;
     let entries = log();
     if entries.is_empty() {
         return Err(format!("{label}: the server logged no request"));
@@ -246,16 +289,28 @@ fn check_request_log(
     let mut connections: Vec<u64> = entries.iter().map(|e| e.0).collect();
     connections.sort_unstable();
     connections.dedup();
-    for (_, method, range) in &entries {
+    for (_, method, path, range) in &entries {
         if method != "GET" {
             continue;
         }
         let Some((a, b)) = bounded_range(range) else {
-            return Err(format!("{label}: unbounded request: Range '{range}'"));
-        };
-        if a > b || b >= size.max(1) + 65536 {
             return Err(format!(
-                "{label}: Range {range} lies outside the file ({size} bytes)"
+                "{label}: unbounded request for {path}: Range '{range}'"
+            ));
+        };
+        if path.ends_with("rand.bam.bai") {
+            // The whole index, in one bounded request from its start.
+            if a != 0 {
+                return Err(format!("{label}: index read from byte {a}, not 0"));
+            }
+            continue;
+        }
+        if !path.ends_with("rand.bam") {
+            return Err(format!("{label}: unexpected request for {path}"));
+        }
+        if !allowed.iter().any(|&(s, e)| s <= a && b < e) {
+            return Err(format!(
+                "{label}: Range {range} is outside the planned spans {allowed:?}"
             ));
         }
     }
@@ -265,10 +320,7 @@ fn check_request_log(
             connections.len()
         ));
     }
-    println!(
-        "{label}: {} requests, all bounded, 1 connection, output identical",
-        entries.len()
-    );
+    println!("{label}: {} requests, all bounded and inside the planned spans, 1 connection, output identical", entries.len());
     Ok(())
 }
 
@@ -298,6 +350,7 @@ fn cmd_test() -> Result<(), String> {
         cargo(&["test", "--workspace", "--all-targets"]),
     );
     step("doc tests", cargo(&["test", "--workspace", "--doc"]));
+    step("cargo doc", cargo_doc());
     let hts = release_hts()?;
     step("conformance local", run_corpus(&hts, None, &[], "local"));
     match server::Server::start(&corpus_dir(), 0) {
@@ -311,7 +364,7 @@ fn cmd_test() -> Result<(), String> {
                 counters
                     .entries()
                     .into_iter()
-                    .map(|e| (e.connection, e.method, e.range.unwrap_or_default()))
+                    .map(|e| (e.connection, e.method, e.path, e.range.unwrap_or_default()))
                     .collect()
             };
             let clear = || server.counters.reset();
@@ -320,7 +373,7 @@ fn cmd_test() -> Result<(), String> {
                 check_request_log(
                     "in-process server",
                     &hts,
-                    &server.url("").trim_end_matches('/').to_string(),
+                    server.url("").trim_end_matches('/'),
                     &log,
                     &clear,
                 ),
@@ -339,7 +392,7 @@ fn cmd_test() -> Result<(), String> {
                 let log = || {
                     ng.log()
                         .into_iter()
-                        .map(|a| (a.connection, a.method, a.range))
+                        .map(|a| (a.connection, a.method, a.uri, a.range))
                         .collect()
                 };
                 let clear = || ng.clear_log();

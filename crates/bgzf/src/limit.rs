@@ -138,7 +138,7 @@ mod tests {
             byte_limit(
                 VirtualOffset::new(0, 0),
                 VirtualOffset::new(5000, 0),
-                None,
+                &[],
                 4000
             ),
             4000
@@ -148,7 +148,7 @@ mod tests {
             byte_limit(
                 VirtualOffset::new(900, 0),
                 VirtualOffset::new(250, 0),
-                None,
+                &[],
                 10_000
             ),
             900

@@ -4,7 +4,6 @@
 //! Data: the first blocks of `HTS_BENCH_BAM`, else of the fixture `rand.bam`.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use bgzf::block::MAX_BLOCK_SIZE;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -108,10 +107,7 @@ fn inflate(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    config = benches::criterion_config();
     targets = inflate
 }
 criterion_main!(benches);

@@ -6,7 +6,6 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use index::span::{self, Options};
@@ -108,10 +107,7 @@ fn planning(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    config = benches::criterion_config();
     targets = planning
 }
 criterion_main!(benches);

@@ -4,7 +4,6 @@
 //! Data: the records of the fixture `rand.bam`, or the first records of `HTS_BENCH_BAM`.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 
@@ -71,10 +70,7 @@ fn records(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    config = benches::criterion_config();
     targets = records
 }
 criterion_main!(benches);

@@ -119,6 +119,14 @@ impl From<index::Error> for Error {
     }
 }
 
+/// The settings every benchmark here uses: quick enough for 2-core machines.
+pub fn criterion_config() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .sample_size(20)
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(3))
+}
+
 /// The conformance data directory of the workspace.
 pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/conformance/data")

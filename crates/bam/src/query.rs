@@ -16,6 +16,20 @@ pub enum Target {
     All,
 }
 
+impl TryFrom<crate::Resolved> for Target {
+    /// The warning samtools prints for a region it skips.
+    type Error = String;
+
+    fn try_from(resolved: crate::Resolved) -> std::result::Result<Target, String> {
+        match resolved {
+            crate::Resolved::Ref { tid, beg, end } => Ok(Target::Ref { tid, beg, end }),
+            crate::Resolved::Unplaced => Ok(Target::Unplaced),
+            crate::Resolved::All => Ok(Target::All),
+            crate::Resolved::Skip { warning } => Err(warning),
+        }
+    }
+}
+
 /// How a query's chunks become requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FetchPlan {

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use bam::{parse_region, Resolved};
+use bam::parse_region;
 use bam::{Reader, Record, Target};
 
 use crate::args::{parse_view, HeaderMode, ViewArgs};
@@ -132,11 +132,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     } else {
         reader.load_index(index_location)?;
         for region in regions {
-            let target = match parse_region(region, reader.header()) {
-                Resolved::Ref { tid, beg, end } => Target::Ref { tid, beg, end },
-                Resolved::Unplaced => Target::Unplaced,
-                Resolved::All => Target::All,
-                Resolved::Skip { warning } => {
+            let target = match Target::try_from(parse_region(region, reader.header())) {
+                Ok(target) => target,
+                Err(warning) => {
                     eprint!("{warning}");
                     if !warning.ends_with('\n') {
                         eprintln!();

@@ -25,7 +25,8 @@ cargo xtask <command>
                            the seed's remote benchmark: unbounded, bounded, hts, samtools, minimum
   bench-local [--runs N] [--pairs N]
                            whole-file and region decoding, hts vs samtools, 1 and 2 threads
-  serve [DIR] [--port N]   serve DIR (default fixtures/) on 127.0.0.1 until killed";
+  serve [DIR] [--port N] [--profile ec2|home|loopback]
+                           serve DIR (default fixtures/) on 127.0.0.1 until killed";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -440,20 +441,28 @@ fn cmd_demo() -> Result<(), String> {
 fn cmd_serve(args: &[String]) -> Result<(), String> {
     let mut dir = root().join("fixtures");
     let mut port = 8000u16;
+    let mut link = server::Link::default();
     let mut i = 0;
     while i < args.len() {
-        if args[i] == "--port" {
-            i += 1;
-            port = args
-                .get(i)
-                .and_then(|p| p.parse().ok())
-                .ok_or("--port needs a number")?;
-        } else {
-            dir = PathBuf::from(&args[i]);
+        match args[i].as_str() {
+            "--port" => {
+                i += 1;
+                port = args
+                    .get(i)
+                    .and_then(|p| p.parse().ok())
+                    .ok_or("--port needs a number")?;
+            }
+            "--profile" => {
+                i += 1;
+                let name = args.get(i).ok_or("--profile needs a name")?;
+                link = bench_remote::profile(name)
+                    .ok_or_else(|| format!("unknown profile '{name}'"))?;
+            }
+            other => dir = PathBuf::from(other),
         }
         i += 1;
     }
-    let server = server::Server::start(&dir, port)?;
+    let server = server::Server::start_with(&dir, port, link)?;
     println!("serving {} at {}", dir.display(), server.url(""));
     loop {
         std::thread::sleep(Duration::from_secs(3600));

@@ -126,23 +126,58 @@ struct Bucket {
 }
 
 impl Bucket {
-    /// Bytes that may be written now (at most `want`), or how long to wait for some.
+    /// Bytes that may be written now (at most `want`), or how long to wait for some. Writes
+    /// go out in pieces of at least 16 KiB (or `want`), not a few bytes a syscall.
     fn take(&mut self, want: usize) -> Result<usize, Duration> {
         let now = Instant::now();
-        let burst = (self.rate / 100.0).max(16_384.0);
+        let burst = (self.rate / 100.0).max(65_536.0);
         self.tokens =
             (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(burst);
         self.last = now;
-        if self.tokens >= 1.0 {
+        let piece = want.min(16_384) as f64;
+        if self.tokens >= piece {
             let n = (self.tokens as usize).min(want);
             self.tokens -= n as f64;
             Ok(n)
         } else {
-            let wait = (1024.0_f64.min(want as f64) - self.tokens) / self.rate;
-            Err(Duration::from_secs_f64(wait.max(0.0005)))
+            Err(Duration::from_secs_f64(
+                ((piece - self.tokens) / self.rate).max(0.0002),
+            ))
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_paces_to_its_rate_in_real_pieces() {
+        let mut b = Bucket {
+            rate: 1e6,
+            tokens: 0.0,
+            last: Instant::now(),
+        };
+        assert!(
+            b.take(100_000).is_err(),
+            "an empty bucket makes the writer wait"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+        let n = b.take(100_000).unwrap();
+        assert!(
+            (16_384..=40_000).contains(&n),
+            "30 ms at 1 MB/s is about 30 kB, got {n}"
+        );
+        assert_eq!(
+            b.take(10).map_err(|_| ()),
+            Err(()),
+            "nothing left right after"
+        );
+    }
+}
+
+/// The socket send buffer on an emulated link: small, so "written" is close to "delivered".
+const SEND_BUFFER: usize = 128 * 1024;
 
 struct Shared {
     counters: Arc<Counters>,
@@ -286,7 +321,7 @@ impl Listener for CountingListener {
                     let _ = stream.set_nodelay(true);
                     if self.shared.bucket.is_some() {
                         // A small send buffer, so that "written" is close to "delivered".
-                        let _ = socket2::SockRef::from(&stream).set_send_buffer_size(32 * 1024);
+                        let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
                     }
                     self.next_id += 1;
                     self.shared

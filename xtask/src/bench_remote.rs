@@ -280,7 +280,7 @@ pub fn print_tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<(u64, usize
             }
         }
         s += &format!("\nProfile {p}: every mode (median of runs; bytes are what the server wrote to sockets)\n\n");
-        s += "| Query | mode | wall | written | advertised | GETs | conns | written / minimum | time vs samtools |\n|---|---|---|---|---|---|---|---|---|\n";
+        s += "| Query | mode | wall | written | advertised | GETs | conns | written / minimum | speed vs samtools |\n|---|---|---|---|---|---|---|---|---|\n";
         for case in &cases {
             let base = find(case, "samtools", "cold");
             for c in cells.iter().filter(|c| c.profile == p && &c.case == case) {

@@ -3,7 +3,7 @@
 mod common;
 
 use bgzf::{Error, Format, Reader, VirtualOffset};
-use common::{fixture_bytes, gzip_dc, open_fixture, read_all, walk_blocks};
+use common::{fixture_bytes, gzip_dc, open_fixture, read_all, read_n, walk_blocks};
 
 /// Reads until an error, returning the bytes delivered before it.
 fn read_until_error(r: &mut Reader) -> (Vec<u8>, Error) {
@@ -201,14 +201,7 @@ fn threaded_seeks_on_rand_bam_match_single_threaded() {
         for r in [&mut single, &mut threaded] {
             r.seek(target).unwrap();
             let mut buf = vec![0u8; 70_000];
-            let mut got = 0;
-            while got < buf.len() {
-                let n = r.read(&mut buf[got..]).unwrap();
-                if n == 0 {
-                    break;
-                }
-                got += n;
-            }
+            let got = read_n(r, &mut buf);
             let end = (start + buf.len()).min(all.len());
             assert!(buf[..got] == all[start..end], "seek to {target}");
         }

@@ -3,7 +3,7 @@
 mod common;
 
 use bgzf::{Error, Format, Reader, VirtualOffset};
-use common::{blocks_file, offsets_and_data, read_all};
+use common::{blocks_file, offsets_and_data, read_all, read_n};
 use hfile::HFile;
 
 fn reader(file: &[u8]) -> Reader {
@@ -258,18 +258,6 @@ fn threaded_matches_single_threaded_including_seeks() {
         r.set_threads(threads);
         assert_eq!(read_all(&mut r), rest1);
     }
-}
-
-fn read_n(r: &mut Reader, buf: &mut [u8]) -> usize {
-    let mut got = 0;
-    while got < buf.len() {
-        let n = r.read(&mut buf[got..]).unwrap();
-        if n == 0 {
-            break;
-        }
-        got += n;
-    }
-    got
 }
 
 #[test]

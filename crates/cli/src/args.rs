@@ -29,7 +29,7 @@ pub struct ViewArgs {
     pub verbosity: u8,
     pub request_headers: Vec<(String, String)>,
     pub range_mode: Option<String>,
-    /// FILE [INDEX] REGION...
+    /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
     /// The command line, for the @PG line.
     pub command_line: String,

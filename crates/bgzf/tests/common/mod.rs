@@ -107,3 +107,16 @@ pub fn gzip_dc(rel: &str) -> Vec<u8> {
     assert!(out.status.success(), "gzip -dc {rel} failed");
     out.stdout
 }
+
+/// Reads until `buf` is full or the stream ends; returns how many bytes were read.
+pub fn read_n(r: &mut Reader, buf: &mut [u8]) -> usize {
+    let mut got = 0;
+    while got < buf.len() {
+        let n = r.read(&mut buf[got..]).unwrap();
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    got
+}

@@ -42,6 +42,17 @@ pub struct HttpBackend {
     window_start: u64,
     overrun: u64,
     stats: TransferStats,
+    /// The next window of a span larger than one request, being fetched on another thread
+    /// while this one is consumed, so that transfer and decoding overlap.
+    prefetch: Option<Prefetch>,
+    /// False on the prefetching threads' own backends (one window ahead, not a chain).
+    may_prefetch: bool,
+}
+
+/// A window fetched ahead: its start, and the thread bringing its bytes (and the size learnt).
+struct Prefetch {
+    start: u64,
+    handle: std::thread::JoinHandle<Option<(Vec<u8>, Option<u64>)>>,
 }
 
 impl std::fmt::Debug for HttpBackend {
@@ -368,6 +379,8 @@ impl HttpBackend {
             size: None,
             window_start: 0,
             overrun: OVERRUN_START,
+            prefetch: None,
+            may_prefetch: true,
             stats: TransferStats::default(),
         })
     }
@@ -385,8 +398,69 @@ impl HttpBackend {
         self.pos >= self.window_start && self.pos - self.window_start < self.window_len()
     }
 
-    /// Fetches a new window at the current position; false at the end of the object.
+    /// Fills the window at the current position (from a finished prefetch if one is there);
+    /// false at the end of the object.
     fn fill_window(&mut self) -> Result<bool> {
+        if let Some(p) = self.prefetch.take() {
+            // A prefetch for somewhere else (after a seek) is left to finish on its own: it is
+            // one bounded request. One that failed is simply fetched again here, with retries.
+            if p.start == self.pos {
+                if let Ok(Some((body, size))) = p.handle.join() {
+                    if !body.is_empty() {
+                        self.window_start = p.start;
+                        self.collector.body = body;
+                        self.size = self.size.or(size);
+                        self.overrun = OVERRUN_START;
+                        self.start_prefetch();
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        let filled = self.fetch_window()?;
+        if filled {
+            self.start_prefetch();
+        }
+        Ok(filled)
+    }
+
+    /// When the limit reaches past this window, starts fetching the next window of the span on
+    /// another thread (its own pooled handle, so at most one more connection).
+    fn start_prefetch(&mut self) {
+        if !self.may_prefetch || self.options.range_mode != RangeMode::Bounded {
+            return;
+        }
+        let next = self.window_start + self.window_len();
+        let (Some(limit), Some(size)) = (self.limit, self.size) else {
+            return;
+        };
+        if next >= limit.min(size) {
+            return;
+        }
+        let (url, options) = (self.url.clone(), self.options.clone());
+        let spawned = std::thread::Builder::new()
+            .name("hfile-prefetch".into())
+            .spawn(move || {
+                let mut ahead = HttpBackend::open(&url, &options).ok()?;
+                ahead.may_prefetch = false;
+                ahead.size = Some(size);
+                ahead.pos = next;
+                ahead.limit = Some(limit);
+                match ahead.fetch_window() {
+                    Ok(true) => Some((std::mem::take(&mut ahead.collector.body), ahead.size)),
+                    _ => None,
+                }
+            });
+        if let Ok(handle) = spawned {
+            self.prefetch = Some(Prefetch {
+                start: next,
+                handle,
+            });
+        }
+    }
+
+    /// Fetches a window at the current position; false at the end of the object.
+    fn fetch_window(&mut self) -> Result<bool> {
         let start = self.pos;
         let request = self.options.request_size.max(1);
         let mut end = match self.limit {

@@ -22,6 +22,7 @@
 pub mod aux;
 pub mod cigar;
 pub mod error;
+pub mod filter;
 pub mod header;
 mod query;
 mod reader;

@@ -21,6 +21,7 @@ mod parser;
 mod regex;
 mod symbols;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -90,7 +91,7 @@ pub struct Expression {
 #[derive(Debug, Clone)]
 pub struct Context<'h> {
     pub(crate) header: &'h Header,
-    pub(crate) libraries: Libraries,
+    pub(crate) libraries: Cow<'h, Libraries>,
 }
 
 impl<'h> Context<'h> {
@@ -98,7 +99,15 @@ impl<'h> Context<'h> {
     pub fn new(header: &'h Header) -> Context<'h> {
         Context {
             header,
-            libraries: Libraries::from_header(header),
+            libraries: Cow::Owned(Libraries::from_header(header)),
+        }
+    }
+
+    /// A context whose library table was read from `header` before.
+    pub fn with_libraries(header: &'h Header, libraries: &'h Libraries) -> Context<'h> {
+        Context {
+            header,
+            libraries: Cow::Borrowed(libraries),
         }
     }
 

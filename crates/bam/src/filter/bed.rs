@@ -8,6 +8,9 @@ use std::io::Read;
 /// htslib's `HTS_POS_MAX`, the end of an open-ended region before it is clamped.
 const INT_MAX: i64 = i32::MAX as i64;
 
+/// Reference names with their 0-based half-open intervals, sorted and merged.
+pub type RegionList = Vec<(Vec<u8>, Vec<(i64, i64)>)>;
+
 /// A BED file could not be read.
 #[derive(Debug)]
 pub enum BedError {
@@ -236,7 +239,7 @@ impl Targets {
 
     /// `bed_reglist`: the names and their intervals to iterate over (only the filtered names
     /// when `filtered_only`). Sorted by name, so the result does not depend on hashing.
-    pub fn region_list(&self, filtered_only: bool) -> Vec<(Vec<u8>, Vec<(i64, i64)>)> {
+    pub fn region_list(&self, filtered_only: bool) -> RegionList {
         let mut v: Vec<_> = self
             .by_name
             .iter()

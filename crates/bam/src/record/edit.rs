@@ -33,7 +33,7 @@ fn consumes_query(op: u32) -> bool {
 
 fn nibble(seq: &[u8], i: usize) -> u8 {
     let b = seq[i / 2];
-    if i % 2 == 0 {
+    if i & 1 == 0 {
         b >> 4
     } else {
         b & 0xf
@@ -42,7 +42,7 @@ fn nibble(seq: &[u8], i: usize) -> u8 {
 
 fn set_nibble(seq: &mut [u8], i: usize, c: u8) {
     let b = &mut seq[i / 2];
-    *b = if i % 2 == 0 {
+    *b = if i & 1 == 0 {
         (*b & 0x0f) | (c << 4)
     } else {
         (*b & 0xf0) | c
@@ -263,8 +263,10 @@ mod tests {
         let mut r = rec.record();
         r.retain_tags(|t| &t == b"RG").unwrap();
         assert_eq!(r.aux(), b"RGZg\0");
-        let mut bad = Rec::default();
-        bad.aux = b"NMQ\x01".to_vec();
+        let bad = Rec {
+            aux: b"NMQ\x01".to_vec(),
+            ..Rec::default()
+        };
         assert!(bad.record().retain_tags(|_| true).is_err());
     }
 

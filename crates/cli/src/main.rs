@@ -1,6 +1,10 @@
 //! `hts`: the samtools view subset, on the `bam` facade.
 
 mod args;
+mod flagstat;
+mod idxstats;
+mod opts;
+mod quickcheck;
 mod view;
 
 use std::process::ExitCode;
@@ -9,6 +13,9 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     match argv.first().map(String::as_str) {
         Some("view") => view::run(&argv[1..]),
+        Some("flagstat") => flagstat::run(&argv[1..]),
+        Some("idxstats") => idxstats::run(&argv[1..]),
+        Some("quickcheck") => quickcheck::run(&argv[1..]),
         Some("--version") | Some("version") => {
             println!("hts {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS

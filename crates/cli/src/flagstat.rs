@@ -1,0 +1,99 @@
+//! `hts flagstat [-@ N] [-O default|json|tsv] FILE`: samtools flagstat's counts and formats.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use bam::flagstat::{FlagStat, Format};
+use bam::Reader;
+
+use crate::opts::{self, Spec};
+
+const USAGE: &str = "\
+Usage: hts flagstat [options] <in.bam>
+  -@, --threads INT
+               Number of additional threads to use [0]
+      --verbosity INT
+               Set level of verbosity
+  -O, --output-fmt FORMAT
+               Specify output format (json, tsv)
+";
+
+const SPECS: &[Spec] = &[
+    Spec {
+        short: Some('@'),
+        long: Some("threads"),
+        takes_value: true,
+    },
+    Spec {
+        short: Some('O'),
+        long: Some("output-fmt"),
+        takes_value: true,
+    },
+    Spec {
+        short: None,
+        long: Some("verbosity"),
+        takes_value: true,
+    },
+];
+
+pub fn run(argv: &[String]) -> ExitCode {
+    let (options, files) = match opts::parse(argv, SPECS) {
+        Ok(p) => p,
+        Err(e) => {
+            eprint!("hts flagstat: {e}\n{USAGE}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut format = Format::Default;
+    let mut threads = 0;
+    for o in &options {
+        match (o.name.as_str(), o.value.as_deref()) {
+            ("O", Some(v)) => format = Format::from_arg(v.split(',').next().unwrap_or(v)),
+            ("@", Some(v)) => threads = opts::atoi(v).max(0) as usize,
+            _ => {}
+        }
+    }
+    let file = match files.as_slice() {
+        [f] => f,
+        [] => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(1);
+        }
+    };
+    let options = bam::OpenOptions {
+        threads,
+        ..Default::default()
+    };
+    let mut reader = match Reader::open(file, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hts flagstat: Cannot open input file \"{file}\": {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut stats = FlagStat::default();
+    loop {
+        match reader.read_record() {
+            Ok(Some(r)) => stats.add(&r),
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("hts flagstat: error reading from \"{file}\": {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    match stats.write(format, &mut out).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hts flagstat: error writing output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

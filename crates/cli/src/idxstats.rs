@@ -40,10 +40,11 @@ pub fn run(argv: &[String]) -> ExitCode {
     };
     let threads = options
         .iter()
+        .rev()
         .filter(|o| o.name == "@")
         .filter_map(|o| o.value.as_deref())
         .map(|v| opts::atoi(v).max(0) as usize)
-        .last()
+        .next()
         .unwrap_or(0);
     let file = match files.as_slice() {
         [f] => f,
@@ -75,8 +76,10 @@ pub fn run(argv: &[String]) -> ExitCode {
     let stats = match stats {
         Some(s) => s,
         None => {
-            let mut options = bam::OpenOptions::default();
-            options.threads = threads;
+            let options = bam::OpenOptions {
+                threads,
+                ..Default::default()
+            };
             let slow = Reader::open(file, &options)
                 .map_err(SlowError::Read)
                 .and_then(|mut r| IdxStats::by_reading(&mut r));

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use bam::parse_region;
-use bam::{Reader, Record, Target};
+use bam::{Reader, Record};
 
 use crate::args::{parse_view, HeaderMode, ViewArgs};
 
@@ -132,13 +132,13 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     } else {
         reader.load_index(index_location)?;
         for region in regions {
-            let target = match Target::try_from(parse_region(region, reader.header())) {
+            let target = match parse_region(region, reader.header()) {
                 Ok(target) => target,
-                Err(warning) => {
-                    eprint!("{warning}");
-                    if !warning.ends_with('\n') {
-                        eprintln!();
+                Err(e) => {
+                    if let Some(message) = e.htslib_message() {
+                        eprintln!("{message}");
                     }
+                    eprintln!("{}", e.samtools_warning());
                     continue;
                 }
             };

@@ -26,6 +26,7 @@ pub mod filter;
 pub mod flagstat;
 pub mod header;
 pub mod idxstats;
+pub mod multi;
 mod query;
 pub mod quickcheck;
 mod reader;

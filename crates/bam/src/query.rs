@@ -102,7 +102,7 @@ impl Reader {
 
 /// Each chunk's limit is the end of the planned span that holds it: chunks a small gap apart are
 /// one bounded request, and a seek across the gap stays inside that response.
-fn span_ends(chunks: &[Chunk], starts: &[u64], size: u64) -> Vec<u64> {
+pub(crate) fn span_ends(chunks: &[Chunk], starts: &[u64], size: u64) -> Vec<u64> {
     let spans = index::span::plan(chunks, starts, size, &index::span::Options::default());
     chunks
         .iter()

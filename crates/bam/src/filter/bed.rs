@@ -74,8 +74,9 @@ impl Intervals {
             .collect();
     }
 
-    /// `bed_unify`: merges overlapping and touching intervals (the list is sorted).
+    /// `bed_index` then `bed_unify`: sorts, then merges overlapping and touching intervals.
     fn unify(&mut self) {
+        self.list.sort_unstable();
         let mut out: Vec<(i64, i64)> = Vec::with_capacity(self.list.len());
         for &(b, e) in &self.list {
             match out.last_mut() {

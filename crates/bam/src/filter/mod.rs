@@ -8,7 +8,7 @@ pub mod readgroup;
 mod select;
 pub mod subsample;
 
-pub use select::{FlagTests, Selection, TagTest};
+pub use select::{FlagTests, Selection, SelectionState, TagTest};
 
 #[cfg(test)]
 pub(crate) mod testutil;

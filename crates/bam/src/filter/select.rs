@@ -91,6 +91,14 @@ pub struct Selection {
     pub names: Option<HashSet<Vec<u8>>>,
     /// `-l`.
     pub library: Option<Vec<u8>>,
+    /// What selecting learns as it goes (the header's libraries, evaluation errors); leave it
+    /// at its default.
+    pub state: SelectionState,
+}
+
+/// The part of a [`Selection`] that records update.
+#[derive(Debug, Clone, Default)]
+pub struct SelectionState {
     libraries: Option<Libraries>,
     errors: u64,
     first_error: Option<EvalError>,
@@ -103,6 +111,7 @@ impl Selection {
     pub fn select(&mut self, r: &mut Record, header: &Header) -> bool {
         if let Some(e) = &mut self.expression {
             let libs = self
+                .state
                 .libraries
                 .get_or_insert_with(|| Libraries::from_header(header));
             let ctx = Context::with_libraries(header, libs);
@@ -110,8 +119,8 @@ impl Selection {
                 Ok(true) => {}
                 Ok(false) => return false,
                 Err(err) => {
-                    self.errors += 1;
-                    self.first_error.get_or_insert(err);
+                    self.state.errors += 1;
+                    self.state.first_error.get_or_insert(err);
                     return false;
                 }
             }
@@ -168,6 +177,7 @@ impl Selection {
         }
         if let Some(lib) = &self.library {
             let libs = self
+                .state
                 .libraries
                 .get_or_insert_with(|| Libraries::from_header(header));
             if libs.of(r) != Some(lib.as_slice()) {
@@ -179,7 +189,7 @@ impl Selection {
 
     /// How many records failed to evaluate the expression, and the first reason.
     pub fn evaluation_errors(&self) -> (u64, Option<&EvalError>) {
-        (self.errors, self.first_error.as_ref())
+        (self.state.errors, self.state.first_error.as_ref())
     }
 }
 

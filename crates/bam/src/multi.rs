@@ -45,7 +45,7 @@ impl RegionSet {
                 },
             }
         }
-        set.by_tid.values_mut().for_each(|v| merge(v));
+        set.by_tid.values_mut().for_each(merge);
         set
     }
 

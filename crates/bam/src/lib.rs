@@ -27,6 +27,7 @@ pub mod flagstat;
 pub mod header;
 pub mod idxstats;
 pub mod multi;
+pub mod pairs;
 mod query;
 pub mod quickcheck;
 mod reader;

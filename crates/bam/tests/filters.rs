@@ -150,3 +150,33 @@ fn multi_region_cases_match_samtools() {
     }
     assert!(checked >= 6, "only {checked} -M cases found");
 }
+
+#[test]
+fn fetch_pairs_cases_match_samtools() {
+    let mut checked = 0;
+    for case in cases() {
+        let a = &case.args;
+        if a[0] != "view"
+            || !matches!(a[1].as_str(), "-P" | "--fetch-pairs")
+            || !a[2].starts_with("data/")
+            || a.len() < 4
+        {
+            continue;
+        }
+        let file = corpus().join(&a[2]);
+        let expected = std::fs::read(&case.expected).expect("golden");
+        let mut reader = Reader::open(file.to_str().unwrap(), &OpenOptions::default()).unwrap();
+        reader.load_index(None).unwrap();
+        let (targets, filtered) = Targets::merge_regions(None, &a[3..]);
+        let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
+        let mut out = Vec::new();
+        bam::pairs::fetch_pairs(&mut reader, &targets, set, &mut Selection::default(), |r, h| {
+            bam::write_sam(r, h, &mut out).unwrap();
+            Ok(())
+        })
+        .unwrap();
+        assert!(out == expected, "{}: output differs from samtools", case.id);
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} -P cases found");
+}

@@ -170,10 +170,16 @@ fn fetch_pairs_cases_match_samtools() {
         let (targets, filtered) = Targets::merge_regions(None, &a[3..]);
         let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
         let mut out = Vec::new();
-        bam::pairs::fetch_pairs(&mut reader, &targets, set, &mut Selection::default(), |r, h| {
-            bam::write_sam(r, h, &mut out).unwrap();
-            Ok(())
-        })
+        bam::pairs::fetch_pairs(
+            &mut reader,
+            &targets,
+            set,
+            &mut Selection::default(),
+            |r, h| {
+                bam::write_sam(r, h, &mut out).unwrap();
+                Ok(())
+            },
+        )
         .unwrap();
         assert!(out == expected, "{}: output differs from samtools", case.id);
         checked += 1;

@@ -32,18 +32,18 @@ pub struct Cell {
     pub output_ok: bool,
 }
 
-fn median_f(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median_f(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-fn median_u(mut v: Vec<u64>) -> u64 {
+pub(crate) fn median_u(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
 /// Runs `program args` in `cwd`; returns (stdout, wall seconds).
-fn timed(program: &Path, args: &[String], cwd: &Path) -> Result<(Vec<u8>, f64), String> {
+pub(crate) fn timed(program: &Path, args: &[String], cwd: &Path) -> Result<(Vec<u8>, f64), String> {
     let start = Instant::now();
     let out = Command::new(program)
         .args(args)
@@ -67,7 +67,7 @@ fn timed(program: &Path, args: &[String], cwd: &Path) -> Result<(Vec<u8>, f64), 
     Ok((out.stdout, wall))
 }
 
-fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
+pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
     let d = std::env::temp_dir().join(format!(
         "hts-bench-{}-{tag}-{}",
         std::process::id(),

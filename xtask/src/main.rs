@@ -5,6 +5,7 @@ mod bench_data;
 mod bench_local;
 mod bench_minimum;
 mod bench_remote;
+mod bench_targets;
 mod conformance;
 mod nginx;
 mod test;
@@ -22,6 +23,7 @@ cargo xtask <command> [--help]
   bench-data     generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
   bench-remote   the remote benchmark: htslib's and PR #1998's request patterns, hts, samtools
   bench-local    whole-file and region decoding, hts vs samtools, 1 and 2 threads
+  bench-targets  a 10,000-line BED (--region-file, -L) over an emulated link, hts vs samtools
 `cargo xtask <command> --help` tells a command's options.";
 
 /// A command: its help text and what it does with its arguments.
@@ -61,6 +63,11 @@ const COMMANDS: &[Cmd] = &[
         name: "bench-remote",
         help: bench_remote::HELP,
         run: bench_remote::cmd,
+    },
+    Cmd {
+        name: "bench-targets",
+        help: bench_targets::HELP,
+        run: bench_targets::cmd,
     },
     Cmd {
         name: "bench-local",

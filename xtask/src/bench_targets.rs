@@ -2,7 +2,7 @@
 //! hts against samtools: `--region-file BED` (the multi-region iterator through the index: one
 //! plan for all lines) and, with `--scan`, `-L BED` (samtools reads the whole file and filters).
 
-use testkit::{Link, Server};
+use testkit::{Link, Rng, Server};
 
 use crate::bench_remote::{fresh_dir, median_f, median_u, timed};
 
@@ -16,25 +16,13 @@ cargo xtask bench-targets [--lines N] [--profile ec2|home|loopback] [--runs N] [
   comparing outputs. --scan adds `view -L BED` (no index: the whole file is read).
   Prints wall time (median of --runs, default 3), bytes sent by the server, GETs, connections.";
 
-/// A deterministic xorshift64* generator, so the BED is the same every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 /// `lines` intervals over the references (weighted by length), as BED text.
 fn bed(refs: &[(String, u64)], lines: usize, seed: u64) -> String {
     let total: u64 = refs.iter().map(|r| r.1).sum();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut out = String::with_capacity(lines * 24);
     for _ in 0..lines {
-        let mut x = rng.next() % total.max(1);
+        let mut x = rng.next_u64() % total.max(1);
         let (name, len) = refs
             .iter()
             .find(|(_, l)| {
@@ -46,8 +34,8 @@ fn bed(refs: &[(String, u64)], lines: usize, seed: u64) -> String {
                 }
             })
             .unwrap_or(&refs[0]);
-        let width = 100 + rng.next() % 4900;
-        let beg = rng.next() % len.saturating_sub(width).max(1);
+        let width = 100 + rng.next_u64() % 4900;
+        let beg = rng.next_u64() % len.saturating_sub(width).max(1);
         out.push_str(&format!("{name}\t{beg}\t{}\n", beg + width));
     }
     out

@@ -102,155 +102,118 @@ impl FlagStat {
         }
     }
 
-    /// Prints the counts as `samtools flagstat -O FORMAT` does.
-    pub fn write(&self, format: Format, out: &mut impl Write) -> io::Result<()> {
-        match format {
-            Format::Default => self.write_default(out),
-            Format::Json => self.write_json(out),
-            Format::Tsv => self.write_tsv(out),
-        }
-    }
-
-    fn write_default(&self, out: &mut impl Write) -> io::Result<()> {
-        let line =
-            |out: &mut dyn Write, p: &Pair, what: &str| writeln!(out, "{} + {} {what}", p[0], p[1]);
-        let pct_line = |out: &mut dyn Write, p: &Pair, of: &Pair, what: &str| {
-            writeln!(
-                out,
-                "{} + {} {what} ({} : {})",
-                p[0],
-                p[1],
-                percent(p[0], of[0], "N/A", "%"),
-                percent(p[1], of[1], "N/A", "%")
-            )
-        };
-        line(
-            out,
-            &self.total,
-            "in total (QC-passed reads + QC-failed reads)",
-        )?;
-        line(out, &self.primary, "primary")?;
-        line(out, &self.secondary, "secondary")?;
-        line(out, &self.supplementary, "supplementary")?;
-        line(out, &self.duplicates, "duplicates")?;
-        line(out, &self.primary_duplicates, "primary duplicates")?;
-        pct_line(out, &self.mapped, &self.total, "mapped")?;
-        pct_line(out, &self.primary_mapped, &self.primary, "primary mapped")?;
-        line(out, &self.paired, "paired in sequencing")?;
-        line(out, &self.read1, "read1")?;
-        line(out, &self.read2, "read2")?;
-        pct_line(out, &self.properly_paired, &self.paired, "properly paired")?;
-        line(out, &self.both_mapped, "with itself and mate mapped")?;
-        pct_line(out, &self.singletons, &self.paired, "singletons")?;
-        line(
-            out,
-            &self.mate_other_chr,
-            "with mate mapped to a different chr",
-        )?;
-        line(
-            out,
-            &self.mate_other_chr_q5,
-            "with mate mapped to a different chr (mapQ>=5)",
-        )
-    }
-
-    fn write_tsv(&self, out: &mut impl Write) -> io::Result<()> {
-        let line =
-            |out: &mut dyn Write, p: &Pair, what: &str| writeln!(out, "{}\t{}\t{what}", p[0], p[1]);
-        let pct = |out: &mut dyn Write, p: &Pair, of: &Pair, what: &str| {
-            writeln!(
-                out,
-                "{}\t{}\t{what}",
-                percent(p[0], of[0], "N/A", "%"),
-                percent(p[1], of[1], "N/A", "%")
-            )
-        };
-        line(
-            out,
-            &self.total,
-            "total (QC-passed reads + QC-failed reads)",
-        )?;
-        line(out, &self.primary, "primary")?;
-        line(out, &self.secondary, "secondary")?;
-        line(out, &self.supplementary, "supplementary")?;
-        line(out, &self.duplicates, "duplicates")?;
-        line(out, &self.primary_duplicates, "primary duplicates")?;
-        line(out, &self.mapped, "mapped")?;
-        pct(out, &self.mapped, &self.total, "mapped %")?;
-        line(out, &self.primary_mapped, "primary mapped")?;
-        pct(out, &self.primary_mapped, &self.primary, "primary mapped %")?;
-        line(out, &self.paired, "paired in sequencing")?;
-        line(out, &self.read1, "read1")?;
-        line(out, &self.read2, "read2")?;
-        line(out, &self.properly_paired, "properly paired")?;
-        pct(
-            out,
-            &self.properly_paired,
-            &self.paired,
-            "properly paired %",
-        )?;
-        line(out, &self.both_mapped, "with itself and mate mapped")?;
-        line(out, &self.singletons, "singletons")?;
-        pct(out, &self.singletons, &self.paired, "singletons %")?;
-        line(
-            out,
-            &self.mate_other_chr,
-            "with mate mapped to a different chr",
-        )?;
-        line(
-            out,
-            &self.mate_other_chr_q5,
-            "with mate mapped to a different chr (mapQ>=5)",
-        )
-    }
-
-    fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
-        write!(out, "{{\n \"QC-passed reads\": {{ \n")?;
-        self.json_block(out, 0)?;
-        write!(out, " }},\n \"QC-failed reads\": {{ \n")?;
-        self.json_block(out, 1)?;
-        writeln!(out, " }}\n}}")
-    }
-
-    fn json_block(&self, out: &mut impl Write, w: usize) -> io::Result<()> {
-        let pct = |n: &Pair, of: &Pair| percent(n[w], of[w], "null", "");
-        let rows: [(&str, String); 20] = [
-            ("total", self.total[w].to_string()),
-            ("primary", self.primary[w].to_string()),
-            ("secondary", self.secondary[w].to_string()),
-            ("supplementary", self.supplementary[w].to_string()),
-            ("duplicates", self.duplicates[w].to_string()),
-            ("primary duplicates", self.primary_duplicates[w].to_string()),
-            ("mapped", self.mapped[w].to_string()),
-            ("mapped %", pct(&self.mapped, &self.total)),
-            ("primary mapped", self.primary_mapped[w].to_string()),
-            ("primary mapped %", pct(&self.primary_mapped, &self.primary)),
-            ("paired in sequencing", self.paired[w].to_string()),
-            ("read1", self.read1[w].to_string()),
-            ("read2", self.read2[w].to_string()),
-            ("properly paired", self.properly_paired[w].to_string()),
+    /// The lines of the report in order: the JSON key, the text of the other two formats, the
+    /// counts, and what a percentage is taken of (for the lines that have one).
+    fn rows(&self) -> [(&'static str, &'static str, &Pair, Option<&Pair>); 16] {
+        const QC: &str = "total (QC-passed reads + QC-failed reads)";
+        const OTHER: &str = "with mate mapped to a different chr";
+        [
+            ("total", QC, &self.total, None),
+            ("primary", "primary", &self.primary, None),
+            ("secondary", "secondary", &self.secondary, None),
+            ("supplementary", "supplementary", &self.supplementary, None),
+            ("duplicates", "duplicates", &self.duplicates, None),
             (
-                "properly paired %",
-                pct(&self.properly_paired, &self.paired),
+                "primary duplicates",
+                "primary duplicates",
+                &self.primary_duplicates,
+                None,
+            ),
+            ("mapped", "mapped", &self.mapped, Some(&self.total)),
+            (
+                "primary mapped",
+                "primary mapped",
+                &self.primary_mapped,
+                Some(&self.primary),
+            ),
+            (
+                "paired in sequencing",
+                "paired in sequencing",
+                &self.paired,
+                None,
+            ),
+            ("read1", "read1", &self.read1, None),
+            ("read2", "read2", &self.read2, None),
+            (
+                "properly paired",
+                "properly paired",
+                &self.properly_paired,
+                Some(&self.paired),
             ),
             (
                 "with itself and mate mapped",
-                self.both_mapped[w].to_string(),
+                "with itself and mate mapped",
+                &self.both_mapped,
+                None,
             ),
-            ("singletons", self.singletons[w].to_string()),
-            ("singletons %", pct(&self.singletons, &self.paired)),
             (
-                "with mate mapped to a different chr",
-                self.mate_other_chr[w].to_string(),
+                "singletons",
+                "singletons",
+                &self.singletons,
+                Some(&self.paired),
             ),
+            (OTHER, OTHER, &self.mate_other_chr, None),
             (
                 "with mate mapped to a different chr (mapQ >= 5)",
-                self.mate_other_chr_q5[w].to_string(),
+                "with mate mapped to a different chr (mapQ>=5)",
+                &self.mate_other_chr_q5,
+                None,
             ),
-        ];
-        for (i, (key, value)) in rows.iter().enumerate() {
+        ]
+    }
+
+    /// Prints the counts as `samtools flagstat -O FORMAT` does.
+    pub fn write(&self, format: Format, out: &mut impl Write) -> io::Result<()> {
+        match format {
+            Format::Default => {
+                for (i, (_, text, p, of)) in self.rows().into_iter().enumerate() {
+                    let text = if i == 0 {
+                        "in total (QC-passed reads + QC-failed reads)"
+                    } else {
+                        text
+                    };
+                    write!(out, "{} + {} {text}", p[0], p[1])?;
+                    if let Some(of) = of {
+                        let pct = |w: usize| percent(p[w], of[w], "N/A", "%");
+                        write!(out, " ({} : {})", pct(0), pct(1))?;
+                    }
+                    writeln!(out)?;
+                }
+                Ok(())
+            }
+            Format::Tsv => {
+                for (_, text, p, of) in self.rows() {
+                    writeln!(out, "{}\t{}\t{text}", p[0], p[1])?;
+                    if let Some(of) = of {
+                        let pct = |w: usize| percent(p[w], of[w], "N/A", "%");
+                        writeln!(out, "{}\t{}\t{text} %", pct(0), pct(1))?;
+                    }
+                }
+                Ok(())
+            }
+            Format::Json => {
+                write!(out, "{{\n \"QC-passed reads\": {{ \n")?;
+                self.json_block(out, 0)?;
+                write!(out, " }},\n \"QC-failed reads\": {{ \n")?;
+                self.json_block(out, 1)?;
+                writeln!(out, " }}\n}}")
+            }
+        }
+    }
+
+    fn json_block(&self, out: &mut impl Write, w: usize) -> io::Result<()> {
+        let rows = self.rows();
+        for (i, (key, _, p, of)) in rows.iter().enumerate() {
             let sep = if i + 1 < rows.len() { "," } else { "" };
-            writeln!(out, "  \"{key}\": {value}{sep} ")?;
+            write!(out, "  \"{key}\": {}", p[w])?;
+            if let Some(of) = of {
+                write!(
+                    out,
+                    ", \n  \"{key} %\": {}",
+                    percent(p[w], of[w], "null", "")
+                )?;
+            }
+            writeln!(out, "{sep} ")?;
         }
         Ok(())
     }

@@ -13,26 +13,7 @@ use std::time::{Duration, Instant};
 use bam::filter::expr::Expression;
 use bam::filter::Selection;
 use bam::{OpenOptions, Reader};
-
-/// A small deterministic generator (xorshift64*), so a failure can be replayed by its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+use testkit::Rng;
 
 const NUMERIC: &[&str] = &[
     "pos",
@@ -244,7 +225,7 @@ fn random_expressions_match_samtools() {
     let count = env("HTS_DIFF_COUNT", 150);
     let limit = Duration::from_secs(env("HTS_DIFF_SECONDS", 60));
     let seed = env("HTS_DIFF_SEED", 0x5eed_1234);
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let files = [
         (corpus().join("data/extra.bam"), None, None),
         (

@@ -107,6 +107,17 @@ fn expression_cases_match_samtools() {
     assert!(checked >= 80, "only {checked} expression cases found");
 }
 
+/// Opens a corpus file with its index, and the region hash and region set of `regions` as
+/// samtools builds them for `-M`.
+fn indexed_with_regions(file: &str, regions: &[String]) -> (Reader, Targets, RegionSet) {
+    let path = corpus().join(file);
+    let mut reader = Reader::open(path.to_str().unwrap(), &OpenOptions::default()).unwrap();
+    reader.load_index(None).unwrap();
+    let (targets, filtered) = Targets::merge_regions(None, regions);
+    let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
+    (reader, targets, set)
+}
+
 #[test]
 fn multi_region_cases_match_samtools() {
     let mut checked = 0;
@@ -122,13 +133,8 @@ fn multi_region_cases_match_samtools() {
         if a[0] != "view" || !case.ok || !plain {
             continue;
         }
-        let file = corpus().join(&rest[1]);
-        let regions: Vec<String> = rest[2..].to_vec();
         let expected = std::fs::read(&case.expected).expect("golden");
-        let mut reader = Reader::open(file.to_str().unwrap(), &OpenOptions::default()).unwrap();
-        reader.load_index(None).unwrap();
-        let (targets, filtered) = Targets::merge_regions(None, &regions);
-        let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
+        let (mut reader, _, set) = indexed_with_regions(&rest[1], &rest[2..]);
         let header = reader.header().clone();
         let mut q = reader.query_regions(set).unwrap();
         let mut out = Vec::new();
@@ -163,12 +169,8 @@ fn fetch_pairs_cases_match_samtools() {
         {
             continue;
         }
-        let file = corpus().join(&a[2]);
         let expected = std::fs::read(&case.expected).expect("golden");
-        let mut reader = Reader::open(file.to_str().unwrap(), &OpenOptions::default()).unwrap();
-        reader.load_index(None).unwrap();
-        let (targets, filtered) = Targets::merge_regions(None, &a[3..]);
-        let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
+        let (mut reader, targets, set) = indexed_with_regions(&a[2], &a[3..]);
         let mut out = Vec::new();
         bam::pairs::fetch_pairs(
             &mut reader,

@@ -19,50 +19,32 @@ Usage: hts flagstat [options] <in.bam>
 ";
 
 const SPECS: &[Spec] = &[
-    Spec {
-        short: Some('@'),
-        long: Some("threads"),
-        takes_value: true,
-    },
+    opts::THREADS,
     Spec {
         short: Some('O'),
         long: Some("output-fmt"),
         takes_value: true,
     },
-    Spec {
-        short: None,
-        long: Some("verbosity"),
-        takes_value: true,
-    },
+    opts::VERBOSITY,
 ];
 
 pub fn run(argv: &[String]) -> ExitCode {
-    let (options, files) = match opts::parse(argv, SPECS) {
+    let (options, files) = match opts::parse_or_usage(argv, SPECS, "flagstat", USAGE) {
         Ok(p) => p,
-        Err(e) => {
-            eprint!("hts flagstat: {e}\n{USAGE}");
-            return ExitCode::from(1);
-        }
+        Err(status) => return status,
     };
-    let mut format = Format::Default;
-    let mut threads = 0;
-    for o in &options {
-        match (o.name.as_str(), o.value.as_deref()) {
-            ("O", Some(v)) => format = Format::from_arg(v.split(',').next().unwrap_or(v)),
-            ("@", Some(v)) => threads = opts::atoi(v).max(0) as usize,
-            _ => {}
-        }
-    }
-    let file = match files.as_slice() {
-        [f] => f,
-        [] => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        _ => {
-            eprint!("{USAGE}");
-            return ExitCode::from(1);
-        }
+    let format = options
+        .iter()
+        .rev()
+        .find(|o| o.name == "O")
+        .and_then(|o| o.value.as_deref())
+        .map_or(Format::Default, |v| {
+            Format::from_arg(v.split(',').next().unwrap_or(v))
+        });
+    let threads = opts::threads(&options);
+    let file = match opts::single_file(&files, USAGE) {
+        Ok(f) => f,
+        Err(status) => return status,
     };
     let options = bam::OpenOptions {
         threads,

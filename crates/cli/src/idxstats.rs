@@ -17,45 +17,17 @@ Usage: hts idxstats [options] <in.bam>
                Set level of verbosity
 ";
 
-const SPECS: &[Spec] = &[
-    Spec {
-        short: Some('@'),
-        long: Some("threads"),
-        takes_value: true,
-    },
-    Spec {
-        short: None,
-        long: Some("verbosity"),
-        takes_value: true,
-    },
-];
+const SPECS: &[Spec] = &[opts::THREADS, opts::VERBOSITY];
 
 pub fn run(argv: &[String]) -> ExitCode {
-    let (options, files) = match opts::parse(argv, SPECS) {
+    let (options, files) = match opts::parse_or_usage(argv, SPECS, "idxstats", USAGE) {
         Ok(p) => p,
-        Err(e) => {
-            eprint!("hts idxstats: {e}\n{USAGE}");
-            return ExitCode::from(1);
-        }
+        Err(status) => return status,
     };
-    let threads = options
-        .iter()
-        .rev()
-        .filter(|o| o.name == "@")
-        .filter_map(|o| o.value.as_deref())
-        .map(|v| opts::atoi(v).max(0) as usize)
-        .next()
-        .unwrap_or(0);
-    let file = match files.as_slice() {
-        [f] => f,
-        [] => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        _ => {
-            eprint!("{USAGE}");
-            return ExitCode::from(1);
-        }
+    let threads = opts::threads(&options);
+    let file = match opts::single_file(&files, USAGE) {
+        Ok(f) => f,
+        Err(status) => return status,
     };
     let mut reader = match Reader::open(file, &bam::OpenOptions::default()) {
         Ok(r) => r,

@@ -2,6 +2,8 @@
 //! attached or next), long options (`--name value`, `--name=value`), options after operands,
 //! and `--` to end options.
 
+use std::process::ExitCode;
+
 /// One option a subcommand accepts.
 pub struct Spec {
     pub short: Option<char>,
@@ -104,6 +106,59 @@ pub fn parse(args: &[String], specs: &[Spec]) -> Result<(Vec<Opt>, Vec<String>),
         }
     }
     Ok((opts, operands))
+}
+
+/// `-@`/`--threads INT`, which several subcommands take.
+pub const THREADS: Spec = Spec {
+    short: Some('@'),
+    long: Some("threads"),
+    takes_value: true,
+};
+
+/// `--verbosity INT`, accepted and ignored.
+pub const VERBOSITY: Spec = Spec {
+    short: None,
+    long: Some("verbosity"),
+    takes_value: true,
+};
+
+/// Parses `argv`, or prints the error and the usage and gives the exit status.
+pub fn parse_or_usage(
+    argv: &[String],
+    specs: &[Spec],
+    command: &str,
+    usage: &str,
+) -> Result<(Vec<Opt>, Vec<String>), ExitCode> {
+    parse(argv, specs).map_err(|e| {
+        eprint!("hts {command}: {e}\n{usage}");
+        ExitCode::from(1)
+    })
+}
+
+/// The one input file samtools' `flagstat` and `idxstats` take: none prints the usage and
+/// succeeds, more than one is a usage error.
+pub fn single_file<'a>(files: &'a [String], usage: &str) -> Result<&'a str, ExitCode> {
+    match files {
+        [f] => Ok(f),
+        [] => {
+            print!("{usage}");
+            Err(ExitCode::SUCCESS)
+        }
+        _ => {
+            eprint!("{usage}");
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// The last `-@` value (0 when none).
+pub fn threads(options: &[Opt]) -> usize {
+    options
+        .iter()
+        .rev()
+        .find(|o| o.name == "@")
+        .and_then(|o| o.value.as_deref())
+        .map_or(0, |v| atoi(v).max(0) as usize)
 }
 
 /// C's `atoi` for thread counts and the like: leading digits, 0 when none.

@@ -37,12 +37,9 @@ const SPECS: &[Spec] = &[
 ];
 
 pub fn run(argv: &[String]) -> ExitCode {
-    let (options, files) = match opts::parse(argv, SPECS) {
+    let (options, files) = match opts::parse_or_usage(argv, SPECS, "quickcheck", USAGE) {
         Ok(p) => p,
-        Err(e) => {
-            eprint!("hts quickcheck: {e}\n{USAGE}");
-            return ExitCode::from(1);
-        }
+        Err(status) => return status,
     };
     let verbose = options.iter().filter(|o| o.name == "v").count();
     let quiet = options.iter().any(|o| o.name == "q");

@@ -4,15 +4,18 @@
 //!   request log, an emulated link for benchmarks, and [`Fault`]s for the remote fault tests;
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
-//! - [`layering`]: the check that each crate names only the crates below it.
+//! - [`layering`]: the check that each crate names only the crates below it;
+//! - [`Rng`]: a seeded generator for generated inputs.
 //!
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
 pub mod builders;
 pub mod corpus;
 pub mod layering;
+mod rng;
 mod server;
 
+pub use rng::Rng;
 pub use server::{ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 
 use std::path::{Path, PathBuf};

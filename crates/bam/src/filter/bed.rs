@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
+use super::expr::lexer::{is_c_space, sign};
+
 /// htslib's `HTS_POS_MAX`, the end of an open-ended region before it is clamped.
 const INT_MAX: i64 = i32::MAX as i64;
 
@@ -139,13 +141,16 @@ impl Targets {
             line_no += 1;
             let start = line
                 .iter()
-                .position(|&b| !is_space(b))
+                .position(|&b| !is_c_space(b))
                 .unwrap_or(line.len());
             let line = &line[start..];
             if line.is_empty() || line[0] == b'#' {
                 continue;
             }
-            let name_end = line.iter().position(|&b| is_space(b)).unwrap_or(line.len());
+            let name_end = line
+                .iter()
+                .position(|&b| is_c_space(b))
+                .unwrap_or(line.len());
             let name = &line[..name_end];
             let (num, mut beg, mut end) = if name_end < line.len() {
                 scan_two_u64(&line[name_end + 1..])
@@ -252,29 +257,15 @@ impl Targets {
     }
 }
 
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
 /// `sscanf(s, "%lu %lu", &beg, &end)`: how many numbers were read, and the two values.
 fn scan_two_u64(s: &[u8]) -> (u32, u64, u64) {
     let mut i = 0;
     let mut vals = [0u64; 2];
     for (n, slot) in vals.iter_mut().enumerate() {
-        while s.get(i).copied().is_some_and(is_space) {
+        while s.get(i).copied().is_some_and(is_c_space) {
             i += 1;
         }
-        let neg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
+        let neg = sign(s, &mut i);
         let start = i;
         let mut v: u64 = 0;
         let mut overflow = false;
@@ -328,18 +319,8 @@ pub fn parse_reg(s: &[u8]) -> Option<(usize, i64, i64)> {
 /// `hts_parse_decimal` with thousands separators: `1,000`, `1.5k`, `2M`, `3e3`; the value and
 /// the text after it (all of `s` when there are no digits).
 fn parse_decimal(s: &[u8]) -> (i64, &[u8]) {
-    let mut i = s.iter().take_while(|&&b| is_space(b)).count();
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let mut i = s.iter().take_while(|&&b| is_c_space(b)).count();
+    let neg = sign(s, &mut i);
     let (mut n, mut digits, mut decimals, mut e) = (0i64, 0, 0i32, 0i32);
     while let Some(&c) = s.get(i) {
         if c.is_ascii_digit() {
@@ -362,17 +343,7 @@ fn parse_decimal(s: &[u8]) -> (i64, &[u8]) {
     match s.get(i) {
         Some(b'e' | b'E') => {
             i += 1;
-            let eneg = match s.get(i) {
-                Some(b'-') => {
-                    i += 1;
-                    true
-                }
-                Some(b'+') => {
-                    i += 1;
-                    false
-                }
-                _ => false,
-            };
+            let eneg = sign(s, &mut i);
             while let Some(&c) = s.get(i).filter(|c| c.is_ascii_digit()) {
                 e = e.saturating_mul(10).saturating_add(i32::from(c - b'0'));
                 i += 1;

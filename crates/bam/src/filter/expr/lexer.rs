@@ -11,8 +11,23 @@ pub(crate) fn ws(s: &[u8], mut i: usize) -> usize {
 }
 
 /// C's `isspace` in the C locale.
-fn is_c_space(b: u8) -> bool {
+pub(crate) fn is_c_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// An optional `+` or `-` at `*i` (skipped): true for `-`.
+pub(crate) fn sign(s: &[u8], i: &mut usize) -> bool {
+    match s.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    }
 }
 
 /// A number as `hts_str2dbl` (and the `strtod` it falls back on) reads it at `i`: leading C
@@ -24,17 +39,7 @@ pub(crate) fn number(s: &[u8], i: usize) -> Option<(f64, usize)> {
     while s.get(p).copied().is_some_and(is_c_space) {
         p += 1;
     }
-    let neg = match s.get(p) {
-        Some(b'-') => {
-            p += 1;
-            true
-        }
-        Some(b'+') => {
-            p += 1;
-            false
-        }
-        _ => false,
-    };
+    let neg = sign(s, &mut p);
     let (v, end) = if s.get(p) == Some(&b'0') && matches!(s.get(p + 1), Some(b'x' | b'X')) {
         hex(s, p + 2).unwrap_or((0.0, p + 1))
     } else if let Some(r) = decimal(s, p) {
@@ -109,17 +114,7 @@ fn hex(s: &[u8], p: usize) -> Option<(f64, usize)> {
     }
     if matches!(s.get(q), Some(b'p' | b'P')) {
         let mut r = q + 1;
-        let neg = match s.get(r) {
-            Some(b'-') => {
-                r += 1;
-                true
-            }
-            Some(b'+') => {
-                r += 1;
-                false
-            }
-            _ => false,
-        };
+        let neg = sign(s, &mut r);
         let e_end = digits(s, r);
         if e_end > r {
             let e: i32 = std::str::from_utf8(&s[r..e_end])

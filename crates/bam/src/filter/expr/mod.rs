@@ -16,7 +16,7 @@
 //! `log`, `exp`, `pow`. htslib 1.16 has no `abs`.
 
 mod eval;
-mod lexer;
+pub(crate) mod lexer;
 mod parser;
 mod regex;
 mod symbols;

@@ -1,0 +1,58 @@
+//! quickcheck and idxstats on remote files, over a real HTTP server on 127.0.0.1: what they
+//! fetch. quickcheck reads the header and the EOF marker (two small bounded requests);
+//! idxstats reads the header and the index, never a record.
+
+use bam::idxstats::IdxStats;
+use bam::{quickcheck, OpenOptions, Reader};
+use testkit::Server;
+
+fn server() -> Server {
+    Server::start(&testkit::corpus_dir()).expect("test server")
+}
+
+#[test]
+fn quickcheck_fetches_header_and_eof_marker_only() {
+    let s = server();
+    let url = s.url("data/rand.bam");
+    let size = std::fs::metadata(testkit::corpus_dir().join("data/rand.bam"))
+        .unwrap()
+        .len();
+    let report = quickcheck::check(&url, &Default::default(), false);
+    assert_eq!(report.state, 0, "{:?}", report.problems);
+    let gets: Vec<_> = s.log().into_iter().filter(|e| e.method == "GET").collect();
+    assert_eq!(gets.len(), 2, "{gets:?}");
+    let ranges: Vec<(u64, u64)> = gets.iter().map(|e| e.bounded_range().unwrap()).collect();
+    assert_eq!(ranges[0].0, 0);
+    assert!(ranges[0].1 < 64 * 1024, "header request {:?}", ranges[0]);
+    assert_eq!(ranges[1], (size - 28, size - 1), "EOF marker request");
+    assert!(s.log().iter().all(|e| e.method == "GET"), "no HEAD");
+}
+
+#[test]
+fn quickcheck_reports_remote_problems() {
+    let s = server();
+    let missing = quickcheck::check(&s.url("data/nope.bam"), &Default::default(), false);
+    assert_eq!(missing.state, quickcheck::FAIL_OPEN);
+    let no_eof = quickcheck::check(&s.url("malformed/no_eof.bam"), &Default::default(), false);
+    assert_eq!(no_eof.state, quickcheck::NO_EOF_BLOCK);
+}
+
+#[test]
+fn idxstats_reads_no_record() {
+    let s = server();
+    let url = s.url("data/rand.bam");
+    let mut reader = Reader::open(&url, &OpenOptions::default()).unwrap();
+    reader.load_index(None).unwrap();
+    let remote = IdxStats::from_index(&reader).unwrap();
+    let local_path = testkit::corpus_dir().join("data/rand.bam");
+    let mut local = Reader::open(local_path.to_str().unwrap(), &OpenOptions::default()).unwrap();
+    assert_eq!(remote, IdxStats::by_reading(&mut local).unwrap());
+    let bam_gets: Vec<_> = s
+        .log()
+        .into_iter()
+        .filter(|e| e.method == "GET" && e.path.ends_with("rand.bam"))
+        .collect();
+    assert_eq!(bam_gets.len(), 1, "only the header is read: {bam_gets:?}");
+    let (beg, end) = bam_gets[0].bounded_range().unwrap();
+    assert!(beg == 0 && end < 64 * 1024);
+}

@@ -1,14 +1,14 @@
 //! Multi-region queries (`samtools view -M`, `--region-file`, `-P`): every record that overlaps
 //! any of the regions, once, in file order, as htslib's multi-region iterator returns them.
 //!
-//! The chunks of all regions are gathered and merged into one list before anything is read, so a
-//! BED file of thousands of lines is one plan. The spans to fetch are planned over that list by
-//! the same planner as single-region queries ([`crate::query`]): this is the hook for a
-//! whole-query planner that takes all regions at once ([`MultiQuery::chunks`]).
+//! Every interval of every region is one region of a single [`index::plan`] (so a BED file of
+//! thousands of lines is one plan, its spans fetched ahead as for any query); the chunks of all
+//! of them are then merged into one list, read in file order ([`MultiQuery::chunks`]).
 
 use std::collections::BTreeMap;
 
 use bgzf::VirtualOffset;
+use index::plan::{self, Region};
 use index::Chunk;
 
 use crate::filter::bed::RegionList;
@@ -114,27 +114,42 @@ pub struct MultiQuery<'r> {
 }
 
 impl Reader {
-    /// Starts a multi-region query (the index must be loaded).
+    /// Starts a multi-region query (the index must be loaded). All intervals are planned as one
+    /// query ([`index::plan`]); their chunks are then merged into one list read in file order.
     pub fn query_regions(&mut self, regions: RegionSet) -> Result<MultiQuery<'_>> {
-        let index = self.index().ok_or_else(|| Error::NoIndex {
-            name: self.location().to_string(),
-        })?;
-        let mut chunks = Vec::new();
+        let mut wanted = Vec::new();
         if !regions.all {
             for (tid, intervals) in regions.iter() {
                 for &(beg, end) in intervals {
                     if end < beg || end <= 0 {
                         continue;
                     }
-                    if let Some(c) = index.query_checked(tid, beg.max(0) as u64, end as u64) {
-                        chunks.extend(c);
-                    }
+                    wanted.push(Region {
+                        tid,
+                        beg: beg.max(0) as u64,
+                        end: end as u64,
+                    });
                 }
             }
         }
-        let chunks = merge_chunks(chunks);
         let size = self.size()?;
-        let fetch_ends = crate::query::span_ends(&chunks, self.block_starts(), size);
+        let index = self.index().ok_or_else(|| Error::NoIndex {
+            name: self.location().to_string(),
+        })?;
+        let the_plan = plan::plan(
+            index,
+            &wanted,
+            self.block_starts(),
+            size,
+            &self.plan_options(),
+        );
+        let mut chunks: Vec<(Chunk, u64)> = the_plan
+            .regions
+            .iter()
+            .flat_map(|r| r.chunks.iter().copied().zip(r.limits.iter().copied()))
+            .collect();
+        chunks = merge_chunks(chunks);
+        self.bgzf_mut().advise(&the_plan.read_order());
         let stage = if regions.all {
             let first = self.first_record();
             self.bgzf_mut().seek(first)?;
@@ -145,8 +160,8 @@ impl Reader {
         Ok(MultiQuery {
             reader: self,
             regions,
-            chunks,
-            fetch_ends,
+            fetch_ends: chunks.iter().map(|c| c.1).collect(),
+            chunks: chunks.into_iter().map(|c| c.0).collect(),
             current: None,
             position: VirtualOffset::default(),
             stage,
@@ -154,14 +169,18 @@ impl Reader {
     }
 }
 
-/// Sorts chunks by start and joins those that overlap or touch.
-fn merge_chunks(mut chunks: Vec<Chunk>) -> Vec<Chunk> {
-    chunks.sort_by_key(|c| (c.start, c.end));
-    let mut out: Vec<Chunk> = Vec::with_capacity(chunks.len());
-    for c in chunks {
+/// Sorts chunks by start and joins those that overlap or touch; a joined chunk is read with the
+/// largest of the limits.
+fn merge_chunks(mut chunks: Vec<(Chunk, u64)>) -> Vec<(Chunk, u64)> {
+    chunks.sort_by_key(|(c, _)| (c.start, c.end));
+    let mut out: Vec<(Chunk, u64)> = Vec::with_capacity(chunks.len());
+    for (c, limit) in chunks {
         match out.last_mut() {
-            Some(last) if c.start <= last.end => last.end = last.end.max(c.end),
-            _ => out.push(c),
+            Some((last, last_limit)) if c.start <= last.end => {
+                last.end = last.end.max(c.end);
+                *last_limit = (*last_limit).max(limit);
+            }
+            _ => out.push((c, limit)),
         }
     }
     out
@@ -287,8 +306,13 @@ mod tests {
             end: VirtualOffset::from_raw(b),
         };
         assert_eq!(
-            merge_chunks(vec![c(50, 60), c(10, 20), c(15, 30), c(30, 40)]),
-            vec![c(10, 40), c(50, 60)]
+            merge_chunks(vec![
+                (c(50, 60), 9),
+                (c(10, 20), 2),
+                (c(15, 30), 5),
+                (c(30, 40), 3)
+            ]),
+            vec![(c(10, 40), 5), (c(50, 60), 9)]
         );
     }
 }

@@ -63,6 +63,10 @@ pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> 
             return rep;
         }
     };
+    // The EOF marker is fetched beside the header, not after it.
+    if bgzf.format() == bgzf::Format::Bgzf {
+        bgzf.advise_eof_check();
+    }
     // The first bytes tell the format; an unreadable first block is "not sequence data".
     let mut head = [0u8; 4];
     let got = read_up_to(&mut bgzf, &mut head);

@@ -29,6 +29,8 @@ pub struct ViewArgs {
     pub verbosity: u8,
     pub request_headers: Vec<(String, String)>,
     pub range_mode: Option<String>,
+    /// `--fetchers N`: requests in flight at once for a remote file.
+    pub fetchers: Option<usize>,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
     /// The command line, for the @PG line.
@@ -58,6 +60,7 @@ Usage: hts view [options] FILE [INDEX] [REGION ...]
   --no-PG       do not add a @PG line to the header
   -v, --verbosity INT   1 and up: log every remote request on stderr
   --header 'Name: value'  add a request header for remote files (repeatable)
+  --fetchers N            remote files: up to N requests in flight at once (default 6)
   --range-mode MODE       planned (default: merged spans), bounded (a request per chunk)
                           or unbounded (htslib's open-ended requests, a connection per seek)
 FILE and INDEX may be local paths, http(s):// URLs or other registered schemes.
@@ -178,6 +181,12 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
                         )));
                     }
                     out.range_mode = Some(v);
+                }
+                "fetchers" => {
+                    out.fetchers = Some(parse_count(
+                        "--fetchers",
+                        &value_of(&mut i, "--fetchers", inline)?,
+                    )?)
                 }
                 "count" => out.count = true,
                 "help" => return Err(UsageError(USAGE.to_string())),

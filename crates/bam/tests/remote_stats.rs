@@ -64,3 +64,43 @@ fn idxstats_reads_no_record() {
     let (beg, end) = bam_gets[0].bounded_range().unwrap();
     assert!(beg == 0 && end < 64 * 1024);
 }
+
+#[test]
+fn multi_region_bed_is_one_plan_over_http() {
+    use bam::filter::bed::Targets;
+    use bam::multi::RegionSet;
+
+    let bed = testkit::workspace_root().join("fixtures/conformance-extra/lists/many.bed");
+    let targets = Targets::read(bed.to_str().unwrap()).unwrap();
+    let records = |location: &str| {
+        let mut reader = Reader::open(location, &OpenOptions::default()).unwrap();
+        reader.load_index(None).unwrap();
+        let mut unified = targets.clone();
+        unified.unify();
+        let set = RegionSet::resolve(&unified.region_list(false), reader.header(), |_| {});
+        let header = reader.header().clone();
+        let mut q = reader.query_regions(set).unwrap();
+        let mut out = Vec::new();
+        while let Some(r) = q.next_record().unwrap() {
+            bam::write_sam(&r, &header, &mut out).unwrap();
+        }
+        out
+    };
+    let local = records(
+        testkit::corpus_dir()
+            .join("data/rand.bam")
+            .to_str()
+            .unwrap(),
+    );
+    let s = server();
+    let remote = records(&s.url("data/rand.bam"));
+    assert!(!local.is_empty());
+    assert!(remote == local, "remote -M output differs from local");
+    let bam_gets = s
+        .log()
+        .into_iter()
+        .filter(|e| e.method == "GET" && e.path.ends_with("rand.bam"))
+        .count();
+    // 300 BED lines: a handful of planned spans (plus the header), not a query per line.
+    assert!(bam_gets <= 12, "{bam_gets} requests for 300 regions");
+}

@@ -5,6 +5,9 @@ mod flagstat;
 mod idxstats;
 mod opts;
 mod quickcheck;
+// Wired into `view` once the table-driven option parser lands (issue 11).
+#[allow(dead_code)]
+mod select;
 mod view;
 
 use std::process::ExitCode;

@@ -66,8 +66,14 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         (None, &args.positional[1..])
     };
 
+    let index = match (regions.is_empty(), index_location) {
+        (true, _) => bam::IndexHint::None,
+        (false, Some(at)) => bam::IndexHint::At(at.to_string()),
+        (false, None) => bam::IndexHint::Auto,
+    };
     let mut options = bam::OpenOptions {
         threads: args.threads,
+        index,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();

@@ -50,7 +50,11 @@ pub(crate) struct Pending {
 
 impl Pending {
     /// Opens the candidates of `hint` and starts fetching their first bytes.
-    pub(crate) fn start(location: &str, hint: &IndexHint, transport: &hfile::OpenOptions) -> Pending {
+    pub(crate) fn start(
+        location: &str,
+        hint: &IndexHint,
+        transport: &hfile::OpenOptions,
+    ) -> Pending {
         let (names, explicit) = match hint {
             IndexHint::None => (Vec::new(), false),
             IndexHint::Auto => (candidates(location), false),
@@ -60,7 +64,7 @@ impl Pending {
             .into_iter()
             .map(|name| {
                 let opened = hfile::open(&name, transport).map(|mut f| {
-                    f.advise(&[0..FIRST_PIECE]);
+                    f.advise(std::slice::from_ref(&(0..FIRST_PIECE)));
                     f
                 });
                 (name, opened.map_err(Error::from))

@@ -36,8 +36,8 @@ pub use index;
 
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
-pub use query::{FetchPlan, Query};
 pub use index_source::{sibling, IndexHint};
+pub use query::{FetchPlan, Query};
 pub use reader::{OpenOptions, Reader};
 pub use record::Record;
 pub use region::{parse_region, RegionError, Target};

@@ -197,4 +197,3 @@ impl Reader {
         self.bgzf.virtual_offset()
     }
 }
-

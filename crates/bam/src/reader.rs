@@ -193,7 +193,9 @@ impl Reader {
         &mut self.bgzf
     }
 
-    pub(crate) fn virtual_offset(&self) -> VirtualOffset {
+    /// The virtual offset of the next byte the reader will read (just past the last record
+    /// read).
+    pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
     }
 }

@@ -81,12 +81,12 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n.max(1);
     }
-    match args.range_mode.as_deref() {
-        Some("unbounded") => {
+    match args.fetch_mode.as_deref() {
+        Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
             options.fetch_plan = bam::FetchPlan::PerChunk;
         }
-        Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
 

@@ -4,7 +4,8 @@
 
 use testkit::{Link, Rng, Server};
 
-use crate::bench_remote::{fresh_dir, median_f, median_u, timed};
+use crate::bench_remote::{fresh_dir, timed};
+use crate::bench_table::{median_f, median_u};
 
 pub const HELP: &str = "\
 cargo xtask bench-targets [--lines N] [--profile ec2|home|loopback] [--runs N] [--scan]
@@ -92,7 +93,10 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             let mut sums = Vec::new();
             let mut same = true;
             for _ in 0..runs {
+                // A fresh working directory (samtools' index download) and cache (ours).
                 let cwd = fresh_dir("cold")?;
+                let cache = fresh_dir("cache")?;
+                let env = [("XDG_CACHE_HOME", cache.as_path())];
                 server.reset();
                 let argv = vec![
                     "view".to_string(),
@@ -100,8 +104,10 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                     bed_path.display().to_string(),
                     url.clone(),
                 ];
-                let (out, wall) = timed(program, &argv, &cwd)?;
+                let run = timed(program, &argv, &cwd, &env)?;
+                let (out, wall) = (run.stdout, run.wall);
                 let _ = std::fs::remove_dir_all(&cwd);
+                let _ = std::fs::remove_dir_all(&cache);
                 match &reference {
                     None => reference = Some(out),
                     Some(r) => same &= *r == out,

@@ -26,6 +26,7 @@ pub mod filter;
 pub mod flagstat;
 pub mod header;
 pub mod idxstats;
+mod index_source;
 pub mod multi;
 pub mod pairs;
 mod query;
@@ -41,8 +42,9 @@ pub use index;
 
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
+pub use index_source::{sibling, IndexHint};
 pub use query::{FetchPlan, Query};
-pub use reader::{sibling, OpenOptions, Reader};
+pub use reader::{OpenOptions, Reader};
 pub use record::Record;
 pub use region::{parse_region, RegionError, Target};
 pub use sam::write_sam;

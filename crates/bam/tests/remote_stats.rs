@@ -49,20 +49,27 @@ fn quickcheck_reports_remote_problems() {
 fn idxstats_reads_no_record() {
     let s = server();
     let url = s.url("data/rand.bam");
-    let mut reader = Reader::open(&url, &OpenOptions::default()).unwrap();
+    let options = OpenOptions {
+        index: bam::IndexHint::Auto,
+        ..OpenOptions::default()
+    };
+    let mut reader = Reader::open(&url, &options).unwrap();
     reader.load_index(None).unwrap();
     let remote = IdxStats::from_index(&reader).unwrap();
     let local_path = testkit::corpus_dir().join("data/rand.bam");
     let mut local = Reader::open(local_path.to_str().unwrap(), &OpenOptions::default()).unwrap();
     assert_eq!(remote, IdxStats::by_reading(&mut local).unwrap());
+    // The header, and the EOF marker htslib checks when it reads a header; no record.
     let bam_gets: Vec<_> = s
         .log()
         .into_iter()
         .filter(|e| e.method == "GET" && e.path.ends_with("rand.bam"))
         .collect();
-    assert_eq!(bam_gets.len(), 1, "only the header is read: {bam_gets:?}");
-    let (beg, end) = bam_gets[0].bounded_range().unwrap();
-    assert!(beg == 0 && end < 64 * 1024);
+    assert!(bam_gets.len() <= 2, "{bam_gets:?}");
+    for e in &bam_gets {
+        let header = e.bounded_range().is_some_and(|(b, end)| b == 0 && end < 64 * 1024);
+        assert!(header || e.range.as_deref() == Some("bytes=-28"), "{e:?}");
+    }
 }
 
 #[test]

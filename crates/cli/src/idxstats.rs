@@ -29,7 +29,12 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(f) => f,
         Err(status) => return status,
     };
-    let mut reader = match Reader::open(file, &bam::OpenOptions::default()) {
+    // The index is fetched beside the header (one round trip for a remote file).
+    let open = bam::OpenOptions {
+        index: bam::IndexHint::Auto,
+        ..Default::default()
+    };
+    let mut reader = match Reader::open(file, &open) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("hts idxstats: failed to open \"{file}\": {e}");

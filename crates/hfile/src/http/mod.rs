@@ -35,6 +35,12 @@ const FINISH_IF_LEFT: u64 = 256 * 1024;
 /// Windows fetched ahead of a sequential read with no advice.
 const SEQUENTIAL_AHEAD: usize = 2;
 
+/// A window is started ahead only while the bytes still to arrive for the windows before it
+/// are fewer than this: small spans then go out together (their latencies overlap), while
+/// large ones follow each other, so the link's bandwidth goes to the bytes the reader needs
+/// first rather than being shared by spans it will read later.
+const IN_FLIGHT_AHEAD: u64 = 4 * 1024 * 1024;
+
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(HttpBackend::open(location, options)?))
 }
@@ -223,36 +229,44 @@ impl HttpBackend {
         HttpBackend::retire(w);
     }
 
-    /// Starts advised windows while fewer than `fetchers` requests run and the bytes held stay
-    /// within the budget.
+    /// Starts advised windows while fewer than `fetchers` requests run, the bytes held stay
+    /// within the budget, and the bytes still to arrive before them stay below
+    /// [`IN_FLIGHT_AHEAD`].
     fn pump(&mut self) {
         if !self.bounded() {
             return;
         }
-        let running = |w: &Window| w.transfer.as_ref().is_some_and(|t| !t.is_finished());
-        let mut in_flight = self.current.iter().filter(|w| running(w)).count()
-            + self.ahead.iter().filter(|w| running(w)).count();
-        let mut held: u64 = self
-            .current
-            .iter()
-            .chain(self.ahead.iter())
-            .filter(|w| w.transfer.is_some())
-            .map(|w| w.range.end - w.range.start)
-            .sum();
         let fetchers = self.options.fetchers.max(1);
         let budget = self.options.fetch_budget;
+        let (mut in_flight, mut held, mut pending) = (0usize, 0u64, 0u64);
         let mut to_start = Vec::new();
-        for (i, w) in self.ahead.iter().enumerate() {
-            if w.transfer.is_some() {
-                continue;
-            }
+        let windows = self.current.iter().chain(self.ahead.iter());
+        for (i, w) in windows.enumerate() {
             let len = w.range.end - w.range.start;
-            if in_flight >= fetchers || (held > 0 && held + len > budget) {
-                break;
+            match &w.transfer {
+                Some(t) => {
+                    held += len;
+                    if !t.is_finished() {
+                        in_flight += 1;
+                        pending += len.saturating_sub(t.received());
+                    }
+                }
+                None => {
+                    let first = held == 0;
+                    if !first
+                        && (in_flight >= fetchers
+                            || held + len > budget
+                            || pending >= IN_FLIGHT_AHEAD)
+                    {
+                        break;
+                    }
+                    in_flight += 1;
+                    held += len;
+                    pending += len;
+                    // Index into `ahead` (the current window is always submitted).
+                    to_start.push(i - usize::from(self.current.is_some()));
+                }
             }
-            in_flight += 1;
-            held += len;
-            to_start.push(i);
         }
         for i in to_start {
             let t = self.submit(&self.ahead[i].range.clone(), Priority::Ahead);
@@ -384,6 +398,10 @@ impl Backend for HttpBackend {
                 match got? {
                     Available::Copied(n) => {
                         self.pos += n as u64;
+                        // Bytes have arrived: the next advised window may be due.
+                        if self.ahead.front().is_some_and(|w| w.transfer.is_none()) {
+                            self.pump();
+                        }
                         return Ok(n);
                     }
                     Available::Ended => {

@@ -229,7 +229,7 @@ fn random_expressions_match_samtools() {
     let files = [
         (corpus().join("data/extra.bam"), None, None),
         (
-            corpus().join("data/rand.bam"),
+            testkit::corpus_dir().join("data/rand.bam"),
             Some("chr1:1-30000"),
             Some(30000),
         ),

@@ -62,15 +62,20 @@ fn output(
     out
 }
 
+/// `-c` right after `view`, and the arguments after it.
+fn count_and_rest(a: &[String]) -> (bool, &[String]) {
+    match a.get(1).map(String::as_str) {
+        Some("-c") => (true, &a[2..]),
+        _ => (false, &a[1..]),
+    }
+}
+
 #[test]
 fn expression_cases_match_samtools() {
     let mut checked = 0;
     for case in cases() {
         let a = &case.args;
-        let (count, rest) = match a.get(1).map(String::as_str) {
-            Some("-c") => (true, &a[2..]),
-            _ => (false, &a[1..]),
-        };
+        let (count, rest) = count_and_rest(a);
         if a[0] != "view" || rest.len() != 3 || rest[0] != "-e" {
             continue;
         }
@@ -123,10 +128,7 @@ fn multi_region_cases_match_samtools() {
     let mut checked = 0;
     for case in cases() {
         let a = &case.args;
-        let (count, rest) = match a.get(1).map(String::as_str) {
-            Some("-c") => (true, &a[2..]),
-            _ => (false, &a[1..]),
-        };
+        let (count, rest) = count_and_rest(a);
         let plain = rest.len() >= 3
             && matches!(rest[0].as_str(), "-M" | "--use-index")
             && rest[1].ends_with(".bam");

@@ -9,6 +9,8 @@
 //!   [`byte_limit`]). Blocks can be inflated on worker threads ([`Reader::set_threads`]) while all
 //!   I/O stays on the calling thread.
 //! - [`Writer`] writes BGZF with libdeflate, ending with the EOF marker block.
+//! - [`BlockStream`] decodes BGZF sequentially from any `std::io::Read` (a stream, no seeks),
+//!   saying how many input bytes the data read so far needed.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
 //! ```
@@ -32,12 +34,14 @@ mod error;
 mod limit;
 mod pool;
 mod reader;
+mod stream;
 mod virtual_offset;
 mod writer;
 
 pub use error::Error;
 pub use limit::{byte_limit, BlockStarts};
 pub use reader::{Format, Reader};
+pub use stream::BlockStream;
 pub use virtual_offset::VirtualOffset;
 pub use writer::Writer;
 

@@ -20,8 +20,12 @@ use crate::{Bin, Error, Index, Kind, Pair, Reference, Wanted};
 /// large BAMs are tens of MB; this guards against gzip bombs and endless streams.
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 
-/// The most items a list is given room for before its items arrive.
+/// The most values a list is given room for before they arrive.
 const STEP: usize = 4096;
+
+/// The fields of a chunk and of a linear-index entry, for errors.
+const CHUNK: [&str; 2] = ["chunk start", "chunk end"];
+const LINEAR: [&str; 1] = ["linear index offset"];
 
 /// Loads an index from any [`Read`], keeping only the references asked for.
 ///
@@ -212,6 +216,7 @@ impl Loader {
             limit: self.limit,
             part: Part::Header,
             seen: HashSet::new(),
+            scratch: Vec::new(),
         };
         let index = w.index(&self.wanted)?;
         Ok(Loaded {
@@ -257,6 +262,8 @@ struct Walker<'a, R> {
     part: Part,
     /// Bin numbers of the reference being skipped, for the duplicate check.
     seen: HashSet<u32>,
+    /// Chunk offsets as read, before they are paired (reused).
+    scratch: Vec<u64>,
 }
 
 impl<R: Read> Walker<'_, R> {
@@ -356,12 +363,16 @@ impl<R: Read> Walker<'_, R> {
                 0
             };
             let n_chunk = self.n_chunk()?;
-            let mut chunks = Vec::with_capacity(n_chunk.min(STEP));
-            for _ in 0..n_chunk {
-                let u = self.u64("chunk start")?;
-                let v = self.u64("chunk end")?;
-                chunks.push(Pair { u, v });
-            }
+            let mut raw = std::mem::take(&mut self.scratch);
+            raw.clear();
+            let read = self.u64s(n_chunk, &CHUNK, Some(&mut raw));
+            // The values have arrived: room for exactly them.
+            let chunks = raw
+                .chunks_exact(2)
+                .map(|p| Pair { u: p[0], v: p[1] })
+                .collect();
+            self.scratch = raw;
+            read?;
             match bins.entry(id) {
                 Entry::Occupied(_) => {
                     // htslib's idx_read_core fails on a repeated bin number (kh_put says present).
@@ -375,10 +386,8 @@ impl<R: Read> Walker<'_, R> {
 
         let linear = if kind == Kind::Bai {
             let n_intv = self.n_intv()?;
-            let mut offsets = Vec::with_capacity(n_intv.min(STEP));
-            for _ in 0..n_intv {
-                offsets.push(self.u64("linear index offset")?);
-            }
+            let mut offsets = Vec::new();
+            self.u64s(n_intv, &LINEAR, Some(&mut offsets))?;
             fill_linear(&mut offsets);
             set_bai_loffsets(&mut bins, &offsets, depth, n_bins);
             Some(offsets)
@@ -400,14 +409,14 @@ impl<R: Read> Walker<'_, R> {
                 self.u64("bin loffset")?;
             }
             let n_chunk = self.n_chunk()?;
-            self.skip(n_chunk, &["chunk start", "chunk end"])?;
+            self.u64s(n_chunk, &CHUNK, None)?;
             if !self.seen.insert(id) {
                 return Err(self.invalid(bin_at, format!("bin {id} appears twice")));
             }
         }
         if kind == Kind::Bai {
             let n_intv = self.n_intv()?;
-            self.skip(n_intv, &["linear index offset"])?;
+            self.u64s(n_intv, &LINEAR, None)?;
         }
         Ok(())
     }
@@ -449,20 +458,44 @@ impl<R: Read> Walker<'_, R> {
         Ok(None)
     }
 
-    /// Skips `n` items made of the 8-byte `fields`; an end inside them names the field cut
-    /// short, exactly as reading them one by one would.
-    fn skip(&mut self, n: usize, fields: &[&'static str]) -> Result<(), Stop> {
+    /// Reads `n` items made of the 8-byte `fields` into `out` as u64s (or skips them, with no
+    /// `out`), in steps of at most [`STEP`] values so that room is made only as they arrive. An
+    /// end inside them names the field cut short, exactly as reading them one by one would.
+    fn u64s(
+        &mut self,
+        n: usize,
+        fields: &[&'static str],
+        out: Option<&mut Vec<u64>>,
+    ) -> Result<(), Stop> {
         let each = 8 * fields.len() as u64;
         let start = self.s.pos();
         let total = n as u64 * each;
-        let copied = io::copy(&mut (&mut self.s).take(total), &mut io::sink());
+        let result = match out {
+            None => self.s.skip(total).map(|_| ()),
+            Some(v) => {
+                let mut left = n * fields.len();
+                loop {
+                    let k = left.min(STEP);
+                    if k == 0 {
+                        break Ok(());
+                    }
+                    let old = v.len();
+                    v.resize(old + k, 0);
+                    if let Err(e) = self.s.read_u64_into::<LittleEndian>(&mut v[old..]) {
+                        v.truncate(old);
+                        break Err(e);
+                    }
+                    left -= k;
+                }
+            }
+        };
         let done = self.s.pos() - start;
         if done == total {
             return Ok(());
         }
         let field = (done % each / 8) as usize;
         let at = start + done - done % 8;
-        let e = copied
+        let e = result
             .err()
             .unwrap_or_else(|| io::ErrorKind::UnexpectedEof.into());
         Err(self.ended(at, fields[field], e))

@@ -3,7 +3,7 @@
 //! the parser got in the stream and in the input, and keeps the reason a read failed so the
 //! parser can tell a clean end of input from a damaged or failing one.
 
-use std::io::{self, BufReader, Chain, Cursor, Read};
+use std::io::{self, Chain, Cursor, Read};
 
 use bgzf::block::{self, FIXED_HEADER_LEN, HEADER_LEN};
 use bgzf::BlockStream;
@@ -131,23 +131,32 @@ impl<R: Read> Read for Counted<R> {
 }
 
 enum Decoder<R> {
-    Plain(BufReader<Input<R>>),
+    Plain(Input<R>),
     Bgzf(BlockStream<Input<R>>),
     Gzip(MultiGzDecoder<Counted<Input<R>>>),
 }
 
-/// The decompressed index stream, read by the parser through [`Read`].
+/// The decompressed index stream, read by the parser through [`Read`] (with fast paths for the
+/// small fixed-size reads that make up an index, and for skipping).
+///
+/// Bytes are decoded into a buffer only when the parser needs more than it holds, and a BGZF
+/// block's data is taken at most to the block's end, so the input read never runs ahead of the
+/// block holding the last byte delivered.
 pub(crate) struct Stream<R> {
     decoder: Decoder<R>,
-    /// Stream bytes delivered.
-    pos: u64,
+    buf: Box<[u8]>,
+    /// The bytes of `buf` not yet delivered.
+    start: usize,
+    end: usize,
+    /// Stream bytes decoded (delivered or in `buf`).
+    decoded: u64,
     limit: u64,
     failure: Option<Failure>,
 }
 
-/// Buffer for an index stored plain: reads from a network stream return what has arrived, so
-/// this bounds a read, not a wait.
-const PLAIN_BUFFER: usize = 64 * 1024;
+/// How much is decoded at once: reads from a network stream return what has arrived, so this
+/// bounds a read, not a wait.
+const BUFFER: usize = 64 * 1024;
 
 impl<R: Read> Stream<R> {
     /// The stream over `input`, whose first bytes were taken by [`sniff`]; it fails once more
@@ -155,7 +164,7 @@ impl<R: Read> Stream<R> {
     pub(crate) fn new(name: &str, sniffed: Sniffed, input: R, limit: u64) -> Stream<R> {
         let input = Cursor::new(sniffed.peeked).chain(input);
         let decoder = match sniffed.container {
-            Container::Plain => Decoder::Plain(BufReader::with_capacity(PLAIN_BUFFER, input)),
+            Container::Plain => Decoder::Plain(input),
             Container::Bgzf => Decoder::Bgzf(BlockStream::new(name, input)),
             Container::Gzip => Decoder::Gzip(MultiGzDecoder::new(Counted {
                 inner: input,
@@ -166,7 +175,10 @@ impl<R: Read> Stream<R> {
         };
         Stream {
             decoder,
-            pos: 0,
+            buf: vec![0u8; BUFFER].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            decoded: 0,
             limit,
             failure: None,
         }
@@ -179,13 +191,13 @@ impl<R: Read> Stream<R> {
 
     /// Stream bytes delivered so far.
     pub(crate) fn pos(&self) -> u64 {
-        self.pos
+        self.decoded - (self.end - self.start) as u64
     }
 
-    /// Input bytes read so far (exact once the input has ended).
+    /// Input bytes read so far (all of it, once the input has ended).
     pub(crate) fn input_read(&self) -> u64 {
         match &self.decoder {
-            Decoder::Plain(_) => self.pos,
+            Decoder::Plain(_) => self.decoded,
             Decoder::Bgzf(b) => b.input_read(),
             Decoder::Gzip(g) => g.get_ref().count,
         }
@@ -195,7 +207,7 @@ impl<R: Read> Stream<R> {
     /// stored plain, whole BGZF blocks for BGZF, unknown for other gzip.
     pub(crate) fn consumed_input(&self) -> Option<u64> {
         match &self.decoder {
-            Decoder::Plain(_) => Some(self.pos),
+            Decoder::Plain(_) => Some(self.pos()),
             Decoder::Bgzf(b) => Some(b.block_end()),
             Decoder::Gzip(_) => None,
         }
@@ -206,59 +218,106 @@ impl<R: Read> Stream<R> {
         self.failure.take()
     }
 
-    fn decode(&mut self, buf: &mut [u8]) -> Result<usize, Failure> {
-        match &mut self.decoder {
-            Decoder::Plain(r) => r.read(buf).map_err(Failure::Io),
-            Decoder::Bgzf(b) => b.read_some(buf).map_err(|e| match e {
-                bgzf::Error::Io(hfile::Error::Io { source, .. }) => Failure::Io(source),
-                e @ bgzf::Error::TruncatedBlock { .. } => Failure::Decompress {
-                    source: io::Error::from(e),
-                    cut: true,
-                },
-                e => Failure::Decompress {
-                    source: io::Error::from(e),
-                    cut: false,
-                },
-            }),
-            Decoder::Gzip(g) => g.read(buf).map_err(|source| {
-                let input = g.get_ref();
-                if input.failed {
-                    Failure::Io(source)
-                } else {
-                    Failure::Decompress {
-                        source,
-                        cut: input.eof,
-                    }
-                }
-            }),
+    /// Skips up to `n` bytes; fewer only at the end of the stream.
+    pub(crate) fn skip(&mut self, n: u64) -> io::Result<u64> {
+        let mut done = 0;
+        while done < n {
+            if self.start == self.end && self.fill()? == 0 {
+                break;
+            }
+            let k = (self.end - self.start).min(usize::try_from(n - done).unwrap_or(usize::MAX));
+            self.start += k;
+            done += k as u64;
         }
+        Ok(done)
+    }
+
+    /// Decodes more bytes into the (empty) buffer; 0 at the end of the stream.
+    fn fill(&mut self) -> io::Result<usize> {
+        debug_assert_eq!(self.start, self.end);
+        let room = self.limit.saturating_sub(self.decoded);
+        // At the limit, one more byte (not an end of data) is what makes the stream too large.
+        let take = usize::try_from(room).unwrap_or(usize::MAX).clamp(1, BUFFER);
+        loop {
+            let got = match &mut self.decoder {
+                Decoder::Plain(r) => r.read(&mut self.buf[..take]).map_err(Failure::Io),
+                Decoder::Bgzf(b) => b.read_some(&mut self.buf[..take]).map_err(bgzf_failure),
+                Decoder::Gzip(g) => g.read(&mut self.buf[..take]).map_err(|source| {
+                    let input = g.get_ref();
+                    if input.failed {
+                        Failure::Io(source)
+                    } else {
+                        Failure::Decompress {
+                            source,
+                            cut: input.eof,
+                        }
+                    }
+                }),
+            };
+            return match got {
+                Ok(n) if room == 0 && n > 0 => Err(self.fail(Failure::TooLarge)),
+                Ok(n) => {
+                    self.start = 0;
+                    self.end = n;
+                    self.decoded += n as u64;
+                    Ok(n)
+                }
+                Err(Failure::Io(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(f) => Err(self.fail(f)),
+            };
+        }
+    }
+
+    fn fail(&mut self, f: Failure) -> io::Error {
+        self.failure = Some(f);
+        io::Error::other("index stream failed")
+    }
+}
+
+fn bgzf_failure(e: bgzf::Error) -> Failure {
+    match e {
+        bgzf::Error::Io(hfile::Error::Io { source, .. }) => Failure::Io(source),
+        e @ bgzf::Error::TruncatedBlock { .. } => Failure::Decompress {
+            source: io::Error::from(e),
+            cut: true,
+        },
+        e => Failure::Decompress {
+            source: io::Error::from(e),
+            cut: false,
+        },
     }
 }
 
 impl<R: Read> Read for Stream<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
             return Ok(0);
         }
-        let room = self.limit.saturating_sub(self.pos);
-        // At the limit, one more byte (not an end of data) is what makes the stream too large.
-        let take = usize::try_from(room)
-            .unwrap_or(usize::MAX)
-            .clamp(1, buf.len());
-        match self.decode(&mut buf[..take]) {
-            Ok(n) if room == 0 && n > 0 => {
-                self.failure = Some(Failure::TooLarge);
-                Err(io::Error::other("index stream too large"))
-            }
-            Ok(n) => {
-                self.pos += n as u64;
-                Ok(n)
-            }
-            Err(Failure::Io(e)) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(f) => {
-                self.failure = Some(f);
-                Err(io::Error::other("index stream failed"))
+        if self.start == self.end && self.fill()? == 0 {
+            return Ok(0);
+        }
+        let n = out.len().min(self.end - self.start);
+        out[..n].copy_from_slice(&self.buf[self.start..self.start + n]);
+        self.start += n;
+        Ok(n)
+    }
+
+    #[inline]
+    fn read_exact(&mut self, out: &mut [u8]) -> io::Result<()> {
+        if let Some(bytes) = self.buf.get(self.start..self.start + out.len()) {
+            if self.start + out.len() <= self.end {
+                out.copy_from_slice(bytes);
+                self.start += out.len();
+                return Ok(());
             }
         }
+        let mut got = 0;
+        while got < out.len() {
+            match self.read(&mut out[got..])? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => got += n,
+            }
+        }
+        Ok(())
     }
 }

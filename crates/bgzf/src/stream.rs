@@ -5,12 +5,11 @@
 //! [`BlockStream::block_end`] says exactly how many input bytes the data delivered so far
 //! needed: a caller that stops early can keep (or fetch) just that prefix.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 
 use libdeflater::Decompressor;
 
-use crate::block::{self, FIXED_HEADER_LEN};
-use crate::{Error, VirtualOffset};
+use crate::{Blocks, Error, Source, VirtualOffset};
 
 /// Reads the uncompressed data of BGZF blocks from any byte stream, in order.
 ///
@@ -41,10 +40,8 @@ use crate::{Error, VirtualOffset};
 /// ```
 pub struct BlockStream<R> {
     name: String,
-    inner: R,
+    blocks: Blocks<Forward<R>>,
     decompressor: Decompressor,
-    /// The block being assembled from the input (reused).
-    raw: Vec<u8>,
     /// The inflated data of the current block.
     data: Vec<u8>,
     pos: usize,
@@ -60,15 +57,44 @@ pub struct BlockStream<R> {
     ended: bool,
 }
 
+/// A stream seen as a [`Source`] that only goes forward: [`Blocks`] reads blocks one after
+/// another, and only ever "seeks" to where the stream already is.
+struct Forward<R> {
+    inner: R,
+    pos: u64,
+}
+
+impl<R: Read> Read for Forward<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R> Seek for Forward<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        match to {
+            SeekFrom::Start(p) if p == self.pos => Ok(p),
+            SeekFrom::Current(0) => Ok(self.pos),
+            _ => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a BGZF stream is read in order and cannot seek",
+            )),
+        }
+    }
+}
+
+impl<R: Read> Source for Forward<R> {}
+
 impl<R: Read> BlockStream<R> {
     /// Decodes `inner` from its current position, which counts as compressed offset 0; `name`
     /// is used in errors.
     pub fn new(name: &str, inner: R) -> BlockStream<R> {
         BlockStream {
             name: name.to_string(),
-            inner,
+            blocks: Blocks::new(Forward { inner, pos: 0 }, name, 0),
             decompressor: Decompressor::new(),
-            raw: Vec::new(),
             data: Vec::new(),
             pos: 0,
             block_start: 0,
@@ -106,11 +132,6 @@ impl<R: Read> BlockStream<R> {
         VirtualOffset::new(self.block_start, self.pos as u16)
     }
 
-    /// Gives back the input.
-    pub fn into_inner(self) -> R {
-        self.inner
-    }
-
     /// Reads up to `buf.len()` bytes, never past the end of the current block. Returns 0 at a
     /// clean end of the input (between blocks).
     ///
@@ -139,89 +160,39 @@ impl<R: Read> BlockStream<R> {
         if self.ended {
             return Ok(false);
         }
-        let start = self.block_end;
-        self.raw.clear();
-        if !self.fill_to(FIXED_HEADER_LEN, start)? {
-            return Ok(false);
-        }
-        let mut fixed = [0u8; FIXED_HEADER_LEN];
-        fixed.copy_from_slice(&self.raw[..FIXED_HEADER_LEN]);
-        let header_len =
-            FIXED_HEADER_LEN + self.fail(block::parse_fixed_header(&fixed, &self.name, start))?;
-        self.fill_to(header_len, start)?;
-        let total = self.fail(block::block_size(
-            &self.raw[FIXED_HEADER_LEN..header_len],
-            &self.name,
-            start,
-        ))?;
-        self.fill_to(total, start)?;
-        let inflated = block::inflate(
-            &self.raw,
-            header_len,
-            &mut self.data,
-            &mut self.decompressor,
-            &self.name,
-            start,
-        );
-        self.fail(inflated)?;
-        self.pos = 0;
-        self.block_start = start;
-        self.block_end = start + total as u64;
-        Ok(true)
-    }
-
-    fn fail<T>(&mut self, r: Result<T, Error>) -> Result<T, Error> {
-        if r.is_err() {
-            self.ended = true;
-            self.data.clear();
-            self.pos = 0;
-        }
-        r
-    }
-
-    /// Reads input until the block being assembled holds `target` bytes. False when the input
-    /// ended before the block's first byte (a clean end); an end after it is an error.
-    fn fill_to(&mut self, target: usize, start: u64) -> Result<bool, Error> {
-        let have = self.raw.len();
-        if have >= target {
-            return Ok(true);
-        }
-        self.raw.resize(target, 0);
-        let mut got = have;
-        while got < target {
-            match self.inner.read(&mut self.raw[got..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    got += n;
-                    self.input_read += n as u64;
+        let next = self.blocks.next();
+        let inflated = match next {
+            None => Ok(None),
+            Some(Ok(raw)) => raw
+                .inflate_into(&mut self.decompressor, &mut self.data, &self.name)
+                .map(|()| Some(raw.coffset())),
+            Some(Err(e)) => Err(e),
+        };
+        match inflated {
+            Ok(Some(start)) => {
+                self.pos = 0;
+                self.block_start = start;
+                self.block_end = self.blocks.offset();
+                self.input_read = self.block_end;
+                Ok(true)
+            }
+            Ok(None) => {
+                self.ended = true;
+                Ok(false)
+            }
+            Err(e) => {
+                self.ended = true;
+                self.data.clear();
+                self.pos = 0;
+                if let Error::TruncatedBlock {
+                    offset, available, ..
+                } = &e
+                {
+                    self.input_read = offset + *available as u64;
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => {
-                    self.raw.truncate(got);
-                    return self.fail(Err(Error::Io(hfile::Error::Io {
-                        name: self.name.clone(),
-                        offset: start + got as u64,
-                        source,
-                    })));
-                }
+                Err(e)
             }
         }
-        self.raw.truncate(got);
-        if got == target {
-            return Ok(true);
-        }
-        self.ended = true;
-        self.data.clear();
-        self.pos = 0;
-        if got == 0 {
-            return Ok(false);
-        }
-        Err(Error::TruncatedBlock {
-            name: self.name.clone(),
-            offset: start,
-            needed: target,
-            available: got,
-        })
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use bam::parse_region;
-use bam::{Reader, Record, Target};
+use bam::{Reader, Record};
 
 use crate::args::{parse_view, HeaderMode, ViewArgs};
 
@@ -66,18 +66,27 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         (None, &args.positional[1..])
     };
 
+    let index = match (regions.is_empty(), index_location) {
+        (true, _) => bam::IndexHint::None,
+        (false, Some(at)) => bam::IndexHint::At(at.to_string()),
+        (false, None) => bam::IndexHint::Auto,
+    };
     let mut options = bam::OpenOptions {
         threads: args.threads,
+        index,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
-    match args.range_mode.as_deref() {
-        Some("unbounded") => {
+    if let Some(n) = args.fetchers {
+        options.transport.fetchers = n.max(1);
+    }
+    match args.fetch_mode.as_deref() {
+        Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
             options.fetch_plan = bam::FetchPlan::PerChunk;
         }
-        Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
 
@@ -112,6 +121,7 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     };
     let mut line = Vec::with_capacity(1 << 16);
     let mut count: u64 = 0;
+    let mut pace = Pace::new();
     let mut emit = |record: &Record, out: &mut W, header: &bam::Header| -> Result<(), Failure> {
         if !filter.keeps(record) {
             return Ok(());
@@ -121,6 +131,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
             line.clear();
             bam::write_sam(record, header, &mut line).map_err(|e| format!("{file}: {e}"))?;
             out.write_all(&line)?;
+            if pace.due() {
+                out.flush()?;
+            }
         }
         Ok(())
     };
@@ -131,30 +144,70 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         }
     } else {
         reader.load_index(index_location)?;
+        let mut targets = Vec::with_capacity(regions.len());
+        let mut names = Vec::with_capacity(regions.len());
         for region in regions {
-            let target = match Target::try_from(parse_region(region, reader.header())) {
-                Ok(target) => target,
-                Err(warning) => {
-                    eprint!("{warning}");
-                    if !warning.ends_with('\n') {
-                        eprintln!();
-                    }
-                    continue;
+            match parse_region(region, reader.header()) {
+                Ok(target) => {
+                    targets.push(target);
+                    names.push(region.as_str());
                 }
-            };
-            let mut query = reader.query(target)?;
-            if query.is_invalid() {
-                eprintln!("{}", bam::region::invalid_region_warning(region));
+                Err(e) => {
+                    if let Some(message) = e.htslib_message() {
+                        eprintln!("{message}");
+                    }
+                    eprintln!("{}", e.samtools_warning());
+                }
             }
-            while let Some(record) = query.next_record()? {
-                emit(&record, out, query.header())?;
+        }
+        let mut query = reader.query_all(&targets)?;
+        for (i, name) in names.iter().enumerate() {
+            if query.is_invalid(i) {
+                eprintln!("{}", bam::region::invalid_region_warning(name));
             }
+        }
+        while let Some(record) = query.next_record()? {
+            emit(&record, out, query.header())?;
         }
     }
     if args.count {
         writeln!(out, "{count}")?;
     }
     Ok(())
+}
+
+/// When to hand buffered output on: records come slowly from a slow link, and a reader of the
+/// output should not wait for a full buffer. The clock is read every few records only.
+struct Pace {
+    records: u32,
+    last: std::time::Instant,
+}
+
+impl Pace {
+    const EVERY: u32 = 64;
+    const AFTER: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn new() -> Pace {
+        Pace {
+            records: 0,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// True when the output should be flushed now.
+    fn due(&mut self) -> bool {
+        self.records += 1;
+        if self.records < Pace::EVERY {
+            return false;
+        }
+        self.records = 0;
+        let now = std::time::Instant::now();
+        if now.duration_since(self.last) >= Pace::AFTER {
+            self.last = now;
+            return true;
+        }
+        false
+    }
 }
 
 /// The @PG line samtools would add, with our name: a unique ID and PP chained to the last @PG.

@@ -69,6 +69,26 @@ impl HFile {
         self.backend.set_readahead_limit(limit);
     }
 
+    /// Tells the backend which byte ranges will be read next, in order ([`Backend::advise`]).
+    pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.backend.advise(ranges);
+    }
+
+    /// Starts fetching the last `len` bytes now ([`Backend::advise_tail`]).
+    pub fn advise_tail(&mut self, len: u64) {
+        self.backend.advise_tail(len);
+    }
+
+    /// The last `len` bytes of the object; the position is unchanged.
+    pub fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.backend.read_tail(len)
+    }
+
+    /// What is known about the object's version so far ([`Backend::object_info`]).
+    pub fn object_info(&mut self) -> crate::ObjectInfo {
+        self.backend.object_info()
+    }
+
     /// Reads into `buf`, returning 0 only at the end of the object.
     pub fn read_some(&mut self, out: &mut [u8]) -> Result<usize> {
         if out.is_empty() {

@@ -41,6 +41,11 @@ pub struct OpenOptions {
     pub max_redirects: u32,
     /// Bounded (default) or htslib-style open-ended ranges.
     pub range_mode: RangeMode,
+    /// The most requests in flight at once, each on its own connection (default 6).
+    pub fetchers: usize,
+    /// The most bytes held for requests fetched ahead of the reader (default 64 MiB; at least
+    /// one request is always allowed).
+    pub fetch_budget: u64,
 }
 
 impl Default for OpenOptions {
@@ -57,6 +62,8 @@ impl Default for OpenOptions {
             request_size: 8 * 1024 * 1024,
             max_redirects: 5,
             range_mode: RangeMode::Bounded,
+            fetchers: 6,
+            fetch_budget: 64 * 1024 * 1024,
         }
     }
 }
@@ -99,6 +106,12 @@ pub fn scheme_of(location: &str) -> Option<String> {
 
 /// Opens a path or URL with the backend registered for its scheme; plain paths are local files.
 pub fn open(location: &str, options: &OpenOptions) -> Result<HFile> {
+    Ok(HFile::new(open_backend(location, options)?))
+}
+
+/// The backend [`open`] would wrap, for a caller that puts another backend around it (e.g. a
+/// [`crate::PrefixBackend`] serving cached first bytes).
+pub fn open_backend(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     let backend = match scheme_of(location) {
         None => Box::new(FileBackend::open(location, location)?) as Box<dyn Backend>,
         Some(scheme) => {
@@ -119,7 +132,7 @@ pub fn open(location: &str, options: &OpenOptions) -> Result<HFile> {
             }
         }
     };
-    Ok(HFile::new(backend))
+    Ok(backend)
 }
 
 fn open_file_url(location: &str, _options: &OpenOptions) -> Result<Box<dyn Backend>> {

@@ -1,4 +1,4 @@
-//! Planning the byte spans to fetch for a whole query (DESIGN.md rule 3).
+//! Planning the byte spans to fetch for a whole query (docs/ARCHITECTURE.md, rule 3).
 //!
 //! The chunks of every region of a query are gathered, overlaps removed, and neighbours joined
 //! into [`Span`]s: contiguous byte ranges of the BAM file, each fetched with one bounded
@@ -25,9 +25,6 @@
 use bgzf::VirtualOffset;
 
 use crate::Chunk;
-
-/// The largest compressed size of one BGZF block.
-pub const MAX_BLOCK_SIZE: u64 = 65536;
 
 /// Limits for [`plan`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +55,7 @@ impl Default for Options {
 pub struct Span {
     /// The first byte: the compressed offset of the first chunk's block.
     pub start: u64,
-    /// One past the last byte needed (DESIGN.md rule 2, [`bgzf::byte_limit`]).
+    /// One past the last byte needed (docs/ARCHITECTURE.md, rule 2: [`bgzf::byte_end`]).
     pub end: u64,
     /// The chunks read from this span, in file order.
     pub chunks: Vec<Chunk>,
@@ -81,11 +78,7 @@ impl Span {
     }
 }
 
-/// The byte just past what must be fetched to read a chunk ending at `end` (DESIGN.md rule 2):
-/// the BGZF layer's own rule, so that the plan and the reader's limits agree.
-fn byte_end(end: VirtualOffset, starts: &[u64], size: u64) -> u64 {
-    bgzf::byte_limit(VirtualOffset::default(), end, starts, size)
-}
+use bgzf::byte_end;
 
 /// Plans the spans for `chunks` (from one or many regions, in any order, possibly
 /// overlapping), given the known block starts (sorted, e.g. [`crate::Index::block_starts`])
@@ -148,6 +141,46 @@ pub fn plan(chunks: &[Chunk], starts: &[u64], size: u64, options: &Options) -> V
         });
     }
     spans
+}
+
+/// Cuts the byte range `r` where it exceeds `max_span`, at known block starts (`starts`,
+/// sorted) inside it, each piece as long as the cap allows (a piece is longer only when no
+/// block start falls within the cap).
+///
+/// ```
+/// use index::span::split_range;
+/// let starts = [0, 400, 900, 1300, 2100, 2500];
+/// assert_eq!(split_range(0..2500, &starts, 1000), vec![0..900, 900..1300, 1300..2100, 2100..2500]);
+/// assert_eq!(split_range(0..2500, &[], 1000), vec![0..2500]);
+/// ```
+pub fn split_range(
+    r: std::ops::Range<u64>,
+    starts: &[u64],
+    max_span: u64,
+) -> Vec<std::ops::Range<u64>> {
+    let mut out = Vec::new();
+    let mut from = r.start;
+    while r.end.saturating_sub(from) > max_span {
+        let lo = starts.partition_point(|&s| s <= from);
+        let hi = starts.partition_point(|&s| s < r.end);
+        if lo >= hi {
+            break;
+        }
+        let inside = &starts[lo..hi];
+        let limit = from.saturating_add(max_span);
+        let within = inside.partition_point(|&s| s <= limit);
+        let cut = if within > 0 {
+            inside[within - 1]
+        } else {
+            inside[0]
+        };
+        out.push(from..cut);
+        from = cut;
+    }
+    if from < r.end || out.is_empty() {
+        out.push(from..r.end);
+    }
+    out
 }
 
 /// Cuts a chunk whose bytes exceed `max_span` at known block starts inside it, each piece as

@@ -37,27 +37,18 @@ pub(crate) enum Container {
     Gzip,
 }
 
-/// Reads from `input` until `buf` is full or the input ends; returns the count.
-fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match input.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
+/// Appends up to `n` more bytes of `input` to `buf`, fewer only at its end.
+fn read_more(input: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> io::Result<()> {
+    input.take(n as u64).read_to_end(buf).map(|_| ())
 }
 
 /// Reads just enough of `input` to tell the container: 4 bytes for an index stored plain (its
 /// magic, so that garbage fails before anything more is read), the whole first header for
 /// gzip, as htslib's `bgzf_open` decides.
 pub(crate) fn sniff(input: &mut impl Read) -> io::Result<Sniffed> {
-    let mut peeked = vec![0u8; 4];
-    let n = read_full(input, &mut peeked)?;
-    peeked.truncate(n);
+    let mut peeked = Vec::with_capacity(HEADER_LEN);
+    read_more(input, &mut peeked, 4)?;
+    let n = peeked.len();
     if !block::has_gzip_magic(&peeked) {
         return Ok(Sniffed {
             short: n < 4,
@@ -69,9 +60,7 @@ pub(crate) fn sniff(input: &mut impl Read) -> io::Result<Sniffed> {
     loop {
         let have = peeked.len();
         if have < want {
-            peeked.resize(want, 0);
-            let got = read_full(input, &mut peeked[have..])?;
-            peeked.truncate(have + got);
+            read_more(input, &mut peeked, want - have)?;
             if peeked.len() < want {
                 return Ok(Sniffed {
                     peeked,

@@ -28,6 +28,14 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// A corpus index: its stored bytes, the whole parse, and its (decompressed) stream.
+fn corpus_index(name: &str) -> (Vec<u8>, Index, Vec<u8>) {
+    let stored = std::fs::read(fixture(&format!("data/{name}"))).unwrap();
+    let full = Index::from_bytes(name, &stored).unwrap();
+    let data = layout(&stored).data;
+    (stored, full, data)
+}
+
 /// Regions spread over a reference at several scales, including the whole of it.
 fn regions() -> Vec<(u64, u64)> {
     let mut r = vec![(0, HTS_POS_MAX), (99, 300), (9999, 10500)];
@@ -209,9 +217,7 @@ fn small_bgzf_blocks_consume_whole_blocks_only() {
         "manyrefs.idx.csi",
         "rand.bam.bai",
     ] {
-        let stored = std::fs::read(fixture(&format!("data/{name}"))).unwrap();
-        let full = Index::from_bytes(name, &stored).unwrap();
-        let data = layout(&stored).data;
+        let (_, full, data) = corpus_index(name);
         let sizes: &[usize] = if data.len() > 4000 {
             &[1000]
         } else {
@@ -314,9 +320,7 @@ fn prefixes_cut_at_every_byte() {
         "unmap2.idx.bai",
         "hdronly.idx.csi",
     ] {
-        let stored = std::fs::read(fixture(&format!("data/{name}"))).unwrap();
-        let full = Index::from_bytes(name, &stored).unwrap();
-        let data = layout(&stored).data;
+        let (stored, full, data) = corpus_index(name);
         // As stored, cut at every byte; re-compressed in 300-byte blocks, at every byte near a
         // block boundary and at a stride in between (inside a block every cut is the same case,
         // and each block costs a 64 KiB buffer fill, slow in a debug build).

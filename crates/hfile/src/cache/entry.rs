@@ -148,25 +148,14 @@ impl Entry {
                 now: now.size,
             });
         }
-        let mut compared = false;
-        if let (Some(a), Some(b)) = (&cached.etag, &now.etag) {
-            if a != b {
-                return Err(Change::ETag {
-                    cached: a.clone(),
-                    now: b.clone(),
-                });
-            }
-            compared = true;
-        }
-        if let (Some(a), Some(b)) = (&cached.last_modified, &now.last_modified) {
-            if a != b {
-                return Err(Change::LastModified {
-                    cached: a.clone(),
-                    now: b.clone(),
-                });
-            }
-            compared = true;
-        }
+        let etag = same(&cached.etag, &now.etag, |cached, now| Change::ETag {
+            cached,
+            now,
+        })?;
+        let lm = same(&cached.last_modified, &now.last_modified, |cached, now| {
+            Change::LastModified { cached, now }
+        })?;
+        let compared = etag || lm;
         if compared {
             Ok(())
         } else {
@@ -177,6 +166,20 @@ impl Entry {
     /// Bytes of object data held.
     pub fn stored_bytes(&self) -> u64 {
         self.ranges.iter().map(|r| r.data.len() as u64).sum()
+    }
+}
+
+/// Compares one validator present on both sides (`Ok(true)`: equal; `Ok(false)`: missing on
+/// one side, so nothing was compared).
+fn same(
+    cached: &Option<String>,
+    now: &Option<String>,
+    change: fn(String, String) -> Change,
+) -> Result<bool, Change> {
+    match (cached, now) {
+        (Some(a), Some(b)) if a != b => Err(change(a.clone(), b.clone())),
+        (Some(_), Some(_)) => Ok(true),
+        _ => Ok(false),
     }
 }
 
@@ -269,16 +272,18 @@ impl<'a> Fields<'a> {
         Ok(s)
     }
 
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], String> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, what)?);
+        Ok(a)
+    }
+
     fn u32(&mut self, what: &str) -> Result<u32, String> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.array(what).map(u32::from_le_bytes)
     }
 
     fn u64(&mut self, what: &str) -> Result<u64, String> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
+        self.array(what).map(u64::from_le_bytes)
     }
 
     fn string(&mut self, what: &str) -> Result<Option<String>, String> {

@@ -165,9 +165,14 @@ impl fmt::Debug for Cache {
 
 impl Cache {
     /// The cache the environment asks for (see [`Settings::from_env`]); `None` when disabled
-    /// or when there is no home or cache directory to put it in.
+    /// or when there is no home or cache directory to put it in. Problems with the variables
+    /// are warned about on stderr.
     pub fn from_env() -> Option<Cache> {
-        Settings::from_env().open()
+        let settings = Settings::from_env();
+        for w in &settings.warnings {
+            eprintln!("[W::hts_cache] {w}");
+        }
+        settings.open()
     }
 
     /// A cache in `dir` (created when first written) holding at most `max_bytes`. Warnings go
@@ -340,7 +345,12 @@ impl Cache {
     }
 
     fn create_dir(&self) -> Result<(), CacheError> {
-        fs::create_dir_all(&self.dir).map_err(|source| CacheError {
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        // Index and header bytes of private objects: readable by their owner only.
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&self.dir).map_err(|source| CacheError {
             path: self.dir.clone(),
             action: "create the cache directory",
             source,

@@ -23,6 +23,7 @@ mod query;
 mod refs;
 mod source;
 pub mod span;
+mod walk;
 mod wanted;
 
 use std::collections::BTreeMap;

@@ -43,6 +43,9 @@ pub enum Error {
     Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
+    /// A cached copy of part of the file (header, index prefix) no longer describes it: the
+    /// entry was dropped; reading again without it gives the right answer. Nothing was output.
+    Changed { name: String, reason: String },
 }
 
 impl Error {
@@ -54,7 +57,8 @@ impl Error {
             | Error::Record { name, .. }
             | Error::TruncatedRecord { name, .. }
             | Error::Index { name, .. }
-            | Error::NoIndex { name } => name,
+            | Error::NoIndex { name }
+            | Error::Changed { name, .. } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -92,6 +96,11 @@ impl Error {
             offset,
             source,
         }
+    }
+
+    /// True when a cached part of the file turned out stale ([`Error::Changed`]): open it again.
+    pub fn is_changed(&self) -> bool {
+        matches!(self, Error::Changed { .. })
     }
 
     /// True when a file or URL does not exist (used to try the next index name).
@@ -148,6 +157,9 @@ impl fmt::Display for Error {
                 f,
                 "{name}: no index found (looked for {name}.csi and {name}.bai); region queries need an index"
             ),
+            Error::Changed { name, reason } => {
+                write!(f, "{name}: cached copy dropped: {reason}")
+            }
         }
     }
 }
@@ -162,7 +174,7 @@ impl std::error::Error for Error {
             Error::Bgzf(e) => Some(e),
             Error::Transport(e) => Some(e),
             Error::Index { source, .. } => Some(source),
-            Error::NoIndex { .. } => None,
+            Error::NoIndex { .. } | Error::Changed { .. } => None,
         }
     }
 }

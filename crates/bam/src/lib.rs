@@ -20,6 +20,7 @@
 //! (byte sources). They are re-exported so an application needs only this crate.
 
 pub mod aux;
+mod cached;
 pub mod cigar;
 pub mod error;
 pub mod header;

@@ -18,7 +18,19 @@ pub fn run(argv: &[String]) -> ExitCode {
     };
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    let result = view(&args, &mut out);
+    let mut result = view(&args, &mut out);
+    if let Err(e) = &result {
+        // A cached header or index turned out stale before anything was printed: read again
+        // without the cache.
+        if e.downcast_ref::<bam::Error>().is_some_and(bam::Error::is_changed) {
+            eprintln!("[W::hts] {e}; reading the file again without the cache");
+            let fresh = ViewArgs {
+                no_cache: true,
+                ..args.clone()
+            };
+            result = view(&fresh, &mut out);
+        }
+    }
     // Whatever was printed before a failure goes out first, as samtools' output does.
     let flushed = out.flush();
     match (result, flushed) {
@@ -74,6 +86,7 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     let mut options = bam::OpenOptions {
         threads: args.threads,
         index,
+        no_cache: args.no_cache,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
@@ -94,14 +107,43 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     for warning in reader.header().warnings() {
         eprintln!("{warning}");
     }
-    if !reader.has_eof_marker()? {
+    // With regions, the query is planned (its spans on their way) before anything is printed;
+    // cached parts of the file are shown current by then.
+    let mut targets = Vec::with_capacity(regions.len());
+    let mut names = Vec::with_capacity(regions.len());
+    let querying = !regions.is_empty() && args.header != HeaderMode::Only;
+    if querying {
+        reader.select_index(index_location)?;
+        for region in regions {
+            match parse_region(region, reader.header()) {
+                Ok(target) => {
+                    targets.push(target);
+                    names.push(region.as_str());
+                }
+                Err(e) => {
+                    if let Some(message) = e.htslib_message() {
+                        eprintln!("{message}");
+                    }
+                    eprintln!("{}", e.samtools_warning());
+                }
+            }
+        }
+    }
+    let mut records = if querying {
+        Records::Query(reader.query_all(&targets)?)
+    } else {
+        reader.confirm()?;
+        Records::File(&mut reader)
+    };
+    if !records.has_eof_marker()? {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
+    let header = records.header();
     if args.header != HeaderMode::None && !args.count {
-        let mut text = reader.header().text_for_output();
+        let mut text = header.text_for_output();
         if !args.no_pg {
             text.extend_from_slice(&pg_line(
-                reader.header().text_for_output().as_slice(),
+                header.text_for_output().as_slice(),
                 &args.command_line,
             ));
         }
@@ -138,42 +180,49 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         Ok(())
     };
 
-    if regions.is_empty() {
-        while let Some(record) = reader.read_record()? {
-            emit(&record, out, reader.header())?;
-        }
-    } else {
-        reader.load_index(index_location)?;
-        let mut targets = Vec::with_capacity(regions.len());
-        let mut names = Vec::with_capacity(regions.len());
-        for region in regions {
-            match parse_region(region, reader.header()) {
-                Ok(target) => {
-                    targets.push(target);
-                    names.push(region.as_str());
-                }
-                Err(e) => {
-                    if let Some(message) = e.htslib_message() {
-                        eprintln!("{message}");
-                    }
-                    eprintln!("{}", e.samtools_warning());
-                }
-            }
-        }
-        let mut query = reader.query_all(&targets)?;
+    if let Records::Query(query) = &records {
         for (i, name) in names.iter().enumerate() {
             if query.is_invalid(i) {
                 eprintln!("{}", bam::region::invalid_region_warning(name));
             }
         }
-        while let Some(record) = query.next_record()? {
-            emit(&record, out, query.header())?;
-        }
+    }
+    while let Some(record) = records.next()? {
+        emit(&record, out, records.header())?;
     }
     if args.count {
         writeln!(out, "{count}")?;
     }
     Ok(())
+}
+
+/// Where the records come from: the whole file in order, or a query.
+enum Records<'r> {
+    File(&'r mut Reader),
+    Query(bam::Query<'r>),
+}
+
+impl Records<'_> {
+    fn has_eof_marker(&mut self) -> bam::Result<bool> {
+        match self {
+            Records::File(r) => r.has_eof_marker(),
+            Records::Query(q) => q.has_eof_marker(),
+        }
+    }
+
+    fn header(&self) -> &bam::Header {
+        match self {
+            Records::File(r) => r.header(),
+            Records::Query(q) => q.header(),
+        }
+    }
+
+    fn next(&mut self) -> bam::Result<Option<Record>> {
+        match self {
+            Records::File(r) => r.read_record(),
+            Records::Query(q) => q.next_record(),
+        }
+    }
 }
 
 /// When to hand buffered output on: records come slowly from a slow link, and a reader of the

@@ -35,7 +35,7 @@ pub use file::FileBackend;
 pub use handle::HFile;
 pub use http::{redact, HttpBackend};
 pub use memory::MemoryBackend;
-pub use prefix::PrefixBackend;
+pub use prefix::{Prefix, PrefixBackend};
 pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
@@ -108,6 +108,17 @@ pub trait Backend: Send {
             size: self.size().ok(),
             ..ObjectInfo::default()
         }
+    }
+
+    /// What the object is now, as its server tells it: a remote backend waits for a response
+    /// already on its way, or asks for one byte, so that the answer is fresh (the validation of
+    /// cached copies rides on it).
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        let size = self.size()?;
+        Ok(ObjectInfo {
+            size: Some(size),
+            ..self.object_info()
+        })
     }
 
     /// The name the user gave (path or URL), for messages.

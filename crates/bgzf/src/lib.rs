@@ -8,7 +8,8 @@
 //!   with [`Reader::seek_limit`] tells the byte source how far a chunk's read will go (the rule is
 //!   [`byte_limit`]). Blocks can be inflated on worker threads ([`Reader::set_threads`]) while all
 //!   I/O stays on the calling thread.
-//! - [`Writer`] writes BGZF with libdeflate, ending with the EOF marker block.
+//! - [`Writer`] writes BGZF with libdeflate as htslib does (block boundaries, levels), on worker
+//!   threads if asked, ending with the EOF marker block.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
 //! ```
@@ -16,7 +17,7 @@
 //! let mut w = bgzf::Writer::new(Vec::new());
 //! w.write_all(b"first block").unwrap();
 //! w.flush_block().unwrap();
-//! let second = w.virtual_offset();
+//! let second = w.virtual_offset().unwrap();
 //! w.write_all(b"second").unwrap();
 //! let file = w.finish().unwrap();
 //!
@@ -28,18 +29,19 @@
 //! ```
 
 pub mod block;
+mod deflate_pool;
 mod error;
 mod limit;
 mod pool;
 mod reader;
 mod virtual_offset;
-mod writer;
+pub mod writer;
 
 pub use error::Error;
 pub use limit::{byte_limit, BlockStarts};
 pub use reader::{Format, Reader};
 pub use virtual_offset::VirtualOffset;
-pub use writer::Writer;
+pub use writer::{BlockPosition, Writer};
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

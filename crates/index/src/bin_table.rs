@@ -76,11 +76,6 @@ impl<V> BinTable<V> {
         (self.flags[i as usize] == OCCUPIED).then_some(i as usize)
     }
 
-    /// The value of `key`, if present.
-    pub fn value(&self, key: u32) -> Option<&V> {
-        self.get(key).and_then(|i| self.vals[i].as_ref())
-    }
-
     /// The value of `key`, inserting `make()` first if the key is absent (htslib's `kh_put`
     /// followed by filling a new bucket).
     pub fn entry(&mut self, key: u32, make: impl FnOnce() -> V) -> &mut V {
@@ -247,8 +242,8 @@ mod tests {
             t.buckets().iter().map(|b| b.1).collect::<Vec<_>>(),
             [1, 2, 3]
         );
-        assert_eq!(t.value(2), Some(&2));
-        assert_eq!(t.value(9), None);
+        assert_eq!(t.get(2).and_then(|i| t.at_mut(i)).copied(), Some(2));
+        assert_eq!(t.get(9), None);
     }
 
     #[test]

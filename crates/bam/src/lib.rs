@@ -23,6 +23,8 @@ pub mod aux;
 pub mod cigar;
 pub mod error;
 pub mod header;
+mod header_lines;
+pub mod pg;
 mod query;
 mod reader;
 pub mod record;

@@ -21,27 +21,53 @@
 
 pub mod aux;
 pub mod cigar;
+mod encode;
 pub mod error;
+pub mod format;
 pub mod header;
 mod header_lines;
+pub mod index_name;
+mod iter;
 pub mod pg;
 mod query;
 mod reader;
 pub mod record;
 pub mod region;
 pub mod sam;
+pub mod writer;
 
 pub use bgzf;
 pub use hfile;
 pub use index;
 
+pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
+pub use iter::{QueryRecords, Records};
 pub use query::{FetchPlan, Query, Target};
 pub use reader::{sibling, OpenOptions, Reader};
 pub use record::Record;
 pub use region::{parse_region, Resolved};
 pub use sam::write_sam;
+pub use writer::{OutputFormat, Writer, WriterOptions};
+
+/// The versions of the libraries under this crate that a user may need to know (for
+/// `--version`).
+#[derive(Debug, Clone)]
+pub struct Versions {
+    /// libcurl, as it reports itself at run time.
+    pub libcurl: String,
+    /// The libdeflate bundled with the `libdeflater` crate.
+    pub libdeflate: &'static str,
+}
+
+/// See [`Versions`].
+pub fn versions() -> Versions {
+    Versions {
+        libcurl: hfile::curl_version(),
+        libdeflate: bgzf::LIBDEFLATE_VERSION,
+    }
+}
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

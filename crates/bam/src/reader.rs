@@ -38,15 +38,37 @@ pub struct Reader {
     /// Every block start the index knows, for the span planner.
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
+    /// Read from a pipe: no seeking, no size, no index.
+    stream: bool,
 }
 
 impl Reader {
-    /// Opens a local path or URL and reads its header.
+    /// Opens a local path or URL (or `-`, standard input: read in order, no index) and reads
+    /// its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
-        let mut file = hfile::open(location, &options.transport)?;
+        if location == "-" {
+            let stdin = hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()));
+            return Reader::from_hfile(stdin, location, options, true);
+        }
+        let file = hfile::open(location, &options.transport)?;
+        Reader::from_hfile(file, location, options, false)
+    }
+
+    /// Reads a BAM file held in memory.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Reader> {
+        let file = hfile::HFile::from_bytes(name, bytes);
+        Reader::from_hfile(file, name, &OpenOptions::default(), false)
+    }
+
+    fn from_hfile(
+        mut file: hfile::HFile,
+        location: &str,
+        options: &OpenOptions,
+        stream: bool,
+    ) -> Result<Reader> {
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
-        let header = Header::read(&mut bgzf, location)?;
+        let header = crate::format::read_header(&mut bgzf, location)?;
         let first_record = bgzf.virtual_offset();
         // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
         // seek is lazy, and for a remote file its bytes are still in the response window.
@@ -65,6 +87,7 @@ impl Reader {
             first_record,
             block_starts: Arc::default(),
             options: options.clone(),
+            stream,
         })
     }
 
@@ -78,20 +101,29 @@ impl Reader {
         &self.header
     }
 
-    /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably truncated.
+    /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably
+    /// truncated. A pipe cannot be checked and counts as having one (samtools says nothing).
     pub fn has_eof_marker(&mut self) -> Result<bool> {
+        if self.stream {
+            return Ok(true);
+        }
         Ok(self.bgzf.check_eof_marker()?)
     }
 
-    /// Loads the index: `explicit` if given, else `LOCATION.csi` then `LOCATION.bai` (samtools'
-    /// order; for a URL the suffix goes on the path, before any query string).
+    /// Loads the index: `explicit` if given, else the first of
+    /// [`crate::index_name::candidates`] that exists (`x.bam.csi`, `x.csi`, `x.bam.bai`,
+    /// `x.bai`, as htslib looks; for a URL the suffix goes before any query string).
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
+        if self.stream {
+            return Err(Error::NoIndex {
+                name: self.location.clone(),
+            });
+        }
         let index = match explicit {
             Some(loc) => load_index_at(loc, &self.options.transport)?,
             None => {
                 let mut found = None;
-                for ext in [".csi", ".bai"] {
-                    let loc = sibling(&self.location, ext);
+                for loc in crate::index_name::candidates(&self.location) {
                     match load_index_at(&loc, &self.options.transport) {
                         Ok(idx) => {
                             found = Some(idx);

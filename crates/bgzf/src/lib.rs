@@ -43,5 +43,25 @@ pub use reader::{Format, Reader};
 pub use virtual_offset::VirtualOffset;
 pub use writer::{BlockPosition, Writer};
 
+
+/// The version of libdeflate compiled in (the one `libdeflater`'s `libdeflate-sys` bundles; a
+/// test checks it against Cargo.lock).
+pub const LIBDEFLATE_VERSION: &str = "1.26";
+
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod version_tests {
+    /// The bundled libdeflate is `libdeflate-sys`' version without its patch number.
+    #[test]
+    fn libdeflate_version_matches_the_lock_file() {
+        let lock = include_str!("../../../Cargo.lock");
+        let at = lock
+            .find("name = \"libdeflate-sys\"")
+            .expect("libdeflate-sys in Cargo.lock");
+        let version = lock[at..].lines().nth(1).unwrap_or_default();
+        let wanted = format!("version = \"{}.", super::LIBDEFLATE_VERSION);
+        assert!(version.starts_with(&wanted), "{version} vs {wanted}");
+    }
+}

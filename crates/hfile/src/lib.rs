@@ -24,6 +24,7 @@ mod http;
 mod memory;
 mod registry;
 mod stats;
+mod stream;
 
 pub use error::Error;
 pub use file::FileBackend;
@@ -32,6 +33,12 @@ pub use http::HttpBackend;
 pub use memory::MemoryBackend;
 pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use stream::StreamBackend;
+
+/// The libcurl version in use (as libcurl reports it at run time).
+pub fn curl_version() -> String {
+    curl::Version::get().version().to_string()
+}
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,71 +1,119 @@
-//! `hts view`: what samtools view does for the same arguments, byte for byte on stdout.
+//! `hts view`: what samtools view does for the same arguments, in the same order (open the
+//! input, open the output, add the `@PG` line, write the header, then the records of the whole
+//! file or of each region, then the index and the count).
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-use bam::parse_region;
-use bam::{Reader, Record, Target};
+use bam::index::build::Scheme;
+use bam::pg::Program;
+use bam::{parse_region, Header, Reader, Record, Target, Writer, WriterOptions};
 
-use crate::args::{parse_view, HeaderMode, ViewArgs};
+use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
+use crate::output::{self, Plan};
 
-pub fn run(argv: &[String]) -> ExitCode {
+/// The status samtools ends with when its output pipe closes: killed by SIGPIPE, which a shell
+/// reports as 128 + 13.
+pub const BROKEN_PIPE_STATUS: u8 = 141;
+
+/// Why `view` stopped.
+enum Failure {
+    /// The reader of the output went away: stop quietly.
+    BrokenPipe,
+    /// Printed as `hts view: MESSAGE`.
+    Message(String),
+}
+
+impl From<bam::Error> for Failure {
+    fn from(e: bam::Error) -> Failure {
+        if e.is_broken_pipe() {
+            Failure::BrokenPipe
+        } else {
+            Failure::Message(e.to_string())
+        }
+    }
+}
+
+fn io_failure(what: &str, e: io::Error) -> Failure {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Failure::BrokenPipe
+    } else {
+        Failure::Message(format!("{what}: {e}"))
+    }
+}
+
+/// Runs `view` with the arguments after `view`; `program` is how hts was invoked (for `CL:`).
+pub fn run(program: &str, argv: &[String]) -> ExitCode {
+    let stdin_is_tty = io::stdin().is_terminal();
+    if argv.is_empty() && stdin_is_tty {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
     let args = match parse_view(argv) {
         Ok(a) => a,
+        Err(e) if e.is_unsupported() => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
         Err(e) => {
             eprintln!("hts view: {e}");
+            eprint!("{}", usage());
             return ExitCode::from(1);
         }
     };
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    let result = view(&args, &mut out);
-    // Whatever was printed before a failure goes out first, as samtools' output does.
-    let flushed = out.flush();
-    match (result, flushed) {
-        (Ok(()), Ok(())) => ExitCode::SUCCESS,
-        (Err(e), _) => {
-            eprintln!("hts view: {e}");
-            ExitCode::from(1)
-        }
-        (Ok(()), Err(e)) => {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("hts view: error writing output: {e}");
+    if args.help {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    if args.positional.is_empty() && stdin_is_tty {
+        eprintln!("hts view: No input provided or missing option argument.");
+        eprint!("{}", usage());
+        return ExitCode::from(1);
+    }
+    let command_line = command_line(program, argv);
+    match view(&args, &command_line) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BrokenPipe) => ExitCode::from(BROKEN_PIPE_STATUS),
+        Err(Failure::Message(m)) => {
+            eprintln!("hts view: {m}");
             ExitCode::from(1)
         }
     }
 }
 
-/// Failures of the command: the message names the file and offset where it applies.
-type Failure = Box<dyn std::error::Error>;
+/// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces.
+fn command_line(program: &str, argv: &[String]) -> String {
+    let mut words = vec![program.to_string(), "view".to_string()];
+    words.extend(argv.iter().cloned());
+    words.join(" ").replace('\t', " ")
+}
 
+/// samtools' `process_aln` for the filters hts has: keep when all `-f` bits are set, no `-F`
+/// bit is, and MAPQ is at least `-q` (all compared as C `int`s).
 struct Filter {
-    require: u16,
-    exclude: u16,
-    min_mapq: u8,
+    require: i32,
+    exclude: i32,
+    min_mapq: i32,
 }
 
 impl Filter {
     fn keeps(&self, r: &Record) -> bool {
-        let flag = r.flag();
-        flag & self.require == self.require && flag & self.exclude == 0 && r.mapq() >= self.min_mapq
+        let flag = i32::from(r.flag());
+        flag & self.require == self.require
+            && flag & self.exclude == 0
+            && i32::from(r.mapq()) >= self.min_mapq
     }
 }
 
-fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
-    let Some(file) = args.positional.first() else {
-        return Err(format!("no input file\n{}", crate::args::USAGE).into());
-    };
-    let (index_location, regions) = if args.explicit_index {
-        match args.positional.get(1) {
-            Some(ix) if args.positional.len() > 2 => (Some(ix.as_str()), &args.positional[2..]),
-            _ => return Err("Incorrect number of arguments for -X option. Aborting.".into()),
-        }
-    } else {
-        (None, &args.positional[1..])
-    };
+/// Where records go: a writer, or only a count.
+enum Sink {
+    Records(Box<Writer<Box<dyn Write>>>),
+    Count,
+}
 
+fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
+    let file = args.positional.first().map_or("-", String::as_str);
     let mut options = bam::OpenOptions {
         threads: args.threads,
         ..Default::default()
@@ -80,7 +128,6 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
-
     let mut reader = Reader::open(file, &options)?;
     for warning in reader.header().warnings() {
         eprintln!("{warning}");
@@ -88,97 +135,181 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     if !reader.has_eof_marker()? {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
-    if args.header != HeaderMode::None && !args.count {
-        let mut text = reader.header().text_for_output();
-        if !args.no_pg {
-            text.extend_from_slice(&pg_line(
-                reader.header().text_for_output().as_slice(),
-                &args.command_line,
-            ));
-        }
-        out.write_all(&text)?;
-    }
-    if args.header == HeaderMode::Only {
-        if args.count {
-            writeln!(out, "0")?;
-        }
-        return Ok(());
-    }
+    Ok(reader)
+}
 
+fn create(path: Option<&str>) -> Result<Box<dyn Write>, Failure> {
+    match path {
+        None => Ok(Box::new(io::stdout())),
+        Some(p) => File::create(p)
+            .map(|f| Box::new(f) as Box<dyn Write>)
+            .map_err(|e| Failure::Message(format!("failed to open \"{p}\" for writing: {e}"))),
+    }
+}
+
+/// The header to write: the input's, with hts's `@PG` line unless `--no-PG`.
+fn output_header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Header, Failure> {
+    if args.no_pg {
+        return Ok(input.clone());
+    }
+    let program = Program {
+        name: "hts",
+        version: env!("CARGO_PKG_VERSION"),
+        command_line,
+    };
+    input.with_program(&program).map_err(|e| {
+        eprintln!("{e}");
+        Failure::Message("failed to add PG line to the header".to_string())
+    })
+}
+
+fn open_output(
+    args: &ViewArgs,
+    plan: &Plan,
+    header: &Header,
+) -> Result<Writer<Box<dyn Write>>, Failure> {
+    let index = match &plan.index {
+        None if args.write_index => {
+            return Err(Failure::Message(
+                "--write-index needs an output file (-o FILE)".to_string(),
+            ))
+        }
+        None => None,
+        Some((_, Scheme::Bai)) => Some(Scheme::Bai),
+        Some((_, Scheme::Csi { min_shift, .. })) => Some(Scheme::csi_for(
+            *min_shift,
+            header.refs().iter().map(|r| u64::from(r.len)),
+        )),
+    };
+    if index.is_some() && plan.format == bam::OutputFormat::Sam {
+        return Err(Failure::Message(format!(
+            "failed to open index \"{}\" for writing: uncompressed SAM cannot be indexed",
+            plan.index.as_ref().map_or("", |i| i.0.as_str())
+        )));
+    }
+    let options = WriterOptions {
+        format: plan.format,
+        level: plan.level,
+        threads: plan.threads.unwrap_or(args.threads),
+        sam_header: plan.force_header || args.header != HeaderMode::None,
+        index,
+        name: plan
+            .path
+            .clone()
+            .unwrap_or_else(|| "standard output".to_string()),
+    };
+    let out = create(plan.path.as_deref())?;
+    Ok(Writer::new(out, header, &options)?)
+}
+
+fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
+    let plan = output::plan(args);
+    if plan.as_ref().is_ok_and(|p| p.warn_uncompressed_ignored) {
+        eprintln!("[view] Warning option -u ignored due to filename suffix");
+    }
+    let mut reader = open_input(args)?;
+    let mut sink = if args.count {
+        Sink::Count
+    } else {
+        let plan = plan.map_err(|u| {
+            Failure::Message(format!("hts view does not support writing {} yet", u.0))
+        })?;
+        let header = output_header(args, reader.header(), command_line)?;
+        let writer = open_output(args, &plan, &header)?;
+        Sink::Records(Box::new(writer))
+    };
+    let mut count: u64 = 0;
+    if args.header != HeaderMode::Only {
+        write_records(args, &mut reader, &mut sink, &mut count)?;
+    }
+    if let Sink::Records(writer) = sink {
+        let (mut out, index) = writer.finish()?;
+        out.flush().map_err(|e| io_failure("write failed", e))?;
+        if let (
+            Some(built),
+            Ok(Plan {
+                index: Some((path, _)),
+                ..
+            }),
+        ) = (index, output::plan(args))
+        {
+            let file = File::create(&path)
+                .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
+            built
+                .write(io::BufWriter::new(file))
+                .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
+        }
+    }
+    if args.count {
+        let mut out = create(args.output.as_deref().filter(|p| *p != "-"))?;
+        writeln!(out, "{count}")
+            .and_then(|()| out.flush())
+            .map_err(|e| io_failure("writing the count failed", e))?;
+    }
+    Ok(())
+}
+
+fn write_records(
+    args: &ViewArgs,
+    reader: &mut Reader,
+    sink: &mut Sink,
+    count: &mut u64,
+) -> Result<(), Failure> {
     let filter = Filter {
         require: args.require_flags,
         exclude: args.exclude_flags,
         min_mapq: args.min_mapq,
     };
-    let mut line = Vec::with_capacity(1 << 16);
-    let mut count: u64 = 0;
-    let mut emit = |record: &Record, out: &mut W, header: &bam::Header| -> Result<(), Failure> {
+    let mut emit = |record: &Record, sink: &mut Sink| -> Result<(), Failure> {
         if !filter.keeps(record) {
             return Ok(());
         }
-        count += 1;
-        if !args.count {
-            line.clear();
-            bam::write_sam(record, header, &mut line).map_err(|e| format!("{file}: {e}"))?;
-            out.write_all(&line)?;
+        *count += 1;
+        if let Sink::Records(w) = sink {
+            w.write_record(record)?;
         }
         Ok(())
     };
-
-    if regions.is_empty() {
-        while let Some(record) = reader.read_record()? {
-            emit(&record, out, reader.header())?;
+    let (index_location, regions) = if args.explicit_index {
+        match args.positional.get(1) {
+            Some(ix) if args.positional.len() > 2 => (Some(ix.as_str()), &args.positional[2..]),
+            _ => {
+                return Err(Failure::Message(
+                    "Incorrect number of arguments for -X option. Aborting.".to_string(),
+                ))
+            }
         }
     } else {
-        reader.load_index(index_location)?;
-        for region in regions {
-            let target = match Target::try_from(parse_region(region, reader.header())) {
-                Ok(target) => target,
-                Err(warning) => {
-                    eprint!("{warning}");
-                    if !warning.ends_with('\n') {
-                        eprintln!();
-                    }
-                    continue;
+        (None, args.positional.get(1..).unwrap_or(&[]))
+    };
+    if regions.is_empty() {
+        while let Some(record) = reader.read_record()? {
+            emit(&record, sink)?;
+        }
+        return Ok(());
+    }
+    reader.load_index(index_location)?;
+    if let Some(e) = reader.header().text_error() {
+        eprintln!("{e}");
+    }
+    for region in regions {
+        let target = match Target::try_from(parse_region(region, reader.header())) {
+            Ok(target) => target,
+            Err(warning) => {
+                eprint!("{warning}");
+                if !warning.ends_with('\n') {
+                    eprintln!();
                 }
-            };
-            let mut query = reader.query(target)?;
-            if query.is_invalid() {
-                eprintln!("{}", bam::region::invalid_region_warning(region));
+                continue;
             }
-            while let Some(record) = query.next_record()? {
-                emit(&record, out, query.header())?;
-            }
+        };
+        let mut query = reader.query(target)?;
+        if query.is_invalid() {
+            eprintln!("{}", bam::region::invalid_region_warning(region));
+        }
+        while let Some(record) = query.next_record()? {
+            emit(&record, sink)?;
         }
     }
-    if args.count {
-        writeln!(out, "{count}")?;
-    }
     Ok(())
-}
-
-/// The @PG line samtools would add, with our name: a unique ID and PP chained to the last @PG.
-fn pg_line(text: &[u8], command_line: &str) -> Vec<u8> {
-    let text = String::from_utf8_lossy(text);
-    let ids: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("@PG\t"))
-        .filter_map(|l| l.split('\t').find_map(|f| f.strip_prefix("ID:")))
-        .collect();
-    let mut id = "hts".to_string();
-    let mut n = 0;
-    while ids.contains(&id.as_str()) {
-        n += 1;
-        id = format!("hts.{n}");
-    }
-    let mut line = format!("@PG\tID:{id}\tPN:hts");
-    if let Some(last) = ids.last() {
-        line.push_str(&format!("\tPP:{last}"));
-    }
-    line.push_str(&format!(
-        "\tVN:{}\tCL:{}\n",
-        env!("CARGO_PKG_VERSION"),
-        command_line
-    ));
-    line.into_bytes()
 }

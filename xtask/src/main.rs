@@ -378,6 +378,17 @@ fn cmd_test() -> Result<(), String> {
         }
         Err(e) => step("in-process server", Err(e)),
     }
+    // The project's own corpus over HTTP (its local run is part of `cargo test` above).
+    match server::Server::start(&root().join("fixtures"), 0) {
+        Ok(fixtures) => step(
+            "conformance-extra http",
+            cargo_with(
+                &["test", "-p", "cli", "--test", "conformance_extra"],
+                &[("HTS_EXTRA_BASE_URL", &fixtures.url(""))],
+            ),
+        ),
+        Err(e) => step("fixtures server", Err(e)),
+    }
     let need_nginx = std::env::var("HTS_REQUIRE_NGINX").is_ok_and(|v| v == "1");
     if nginx::available() {
         match nginx::Nginx::start(&corpus_dir()) {

@@ -586,6 +586,13 @@ fn cmd_bench_local(args: &[String]) -> Result<(), String> {
     for (name, regions) in bench_cases(Some("r10,chr22"))? {
         cases.push((format!("regions {name}"), regions));
     }
+    // Writing BAM at the default level: the whole file, and one large region.
+    cases.push(("whole file to BAM".to_string(), vec!["-b".to_string()]));
+    for (name, regions) in bench_cases(Some("chr22"))? {
+        let mut args = vec!["-b".to_string()];
+        args.extend(regions);
+        cases.push((format!("region {name} to BAM"), args));
+    }
     let table = bench_local::run(&hts, samtools.as_deref(), &bam, runs, &cases)?;
     println!("\n{table}\n(cargo xtask bench-local, median of {runs})");
     Ok(())

@@ -43,7 +43,6 @@ pub use reader::{Format, Reader};
 pub use virtual_offset::VirtualOffset;
 pub use writer::{BlockPosition, Writer};
 
-
 /// The version of libdeflate compiled in (the one `libdeflater`'s `libdeflate-sys` bundles; a
 /// test checks it against Cargo.lock).
 pub const LIBDEFLATE_VERSION: &str = "1.26";

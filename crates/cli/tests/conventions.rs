@@ -52,7 +52,10 @@ fn version_names_hts_libcurl_and_libdeflate() {
         let v = text(&out.stdout);
         let lines: Vec<&str> = v.lines().collect();
         assert_eq!(lines[0], format!("hts {}", env!("CARGO_PKG_VERSION")));
-        assert!(lines[1].starts_with("Using libcurl ") && lines[1].len() > 14, "{v}");
+        assert!(
+            lines[1].starts_with("Using libcurl ") && lines[1].len() > 14,
+            "{v}"
+        );
         assert!(lines[2].starts_with("Using libdeflate 1."), "{v}");
     }
 }
@@ -60,8 +63,14 @@ fn version_names_hts_libcurl_and_libdeflate() {
 #[test]
 fn unsupported_options_say_exactly_that() {
     for (args, option) in [
-        (&["view", "-L", "t.bed", "conformance/data/rand.bam"][..], "-L"),
-        (&["view", "conformance/data/rand.bam", "--expr=mapq>3"], "--expr"),
+        (
+            &["view", "-L", "t.bed", "conformance/data/rand.bam"][..],
+            "-L",
+        ),
+        (
+            &["view", "conformance/data/rand.bam", "--expr=mapq>3"],
+            "--expr",
+        ),
         (&["view", "-C", "conformance/data/rand.bam"], "-C"),
         (&["view", "-cM", "conformance/data/rand.bam"], "-M"),
     ] {
@@ -92,7 +101,10 @@ fn inputs_that_are_not_bam_are_named() {
         assert_eq!(out.status.code(), Some(1), "{file}");
         assert!(out.stdout.is_empty());
         let err = text(&out.stderr);
-        assert!(err.contains("hts reads BAM; ") && err.contains(format), "{file}: {err}");
+        assert!(
+            err.contains("hts reads BAM; ") && err.contains(format),
+            "{file}: {err}"
+        );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
@@ -120,7 +132,10 @@ fn index_needs_an_output_file() {
 /// samtools dies of SIGPIPE when its reader goes away: quietly, status 141 in a shell.
 #[test]
 fn closed_pipe_ends_quietly_with_samtools_status() {
-    for args in [&["view", "conformance/data/rand.bam"][..], &["view", "-u", "conformance/data/rand.bam"]] {
+    for args in [
+        &["view", "conformance/data/rand.bam"][..],
+        &["view", "-u", "conformance/data/rand.bam"],
+    ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hts"))
             .args(args)
             .current_dir(fixtures())

@@ -5,7 +5,7 @@
 //! (writes OUT.bam and OUT.bam.bai; the input's index is found next to it)
 
 use bam::index::build::Scheme;
-use bam::{parse_region, OpenOptions, OutputFormat, Reader, Target, Writer, WriterOptions};
+use bam::{parse_region, OpenOptions, OutputFormat, Reader, Writer, WriterOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut reader = Reader::open(input, &OpenOptions::default())?;
     reader.load_index(None)?;
-    let target = Target::try_from(parse_region(region, reader.header()))?;
+    let target = parse_region(region, reader.header())?;
 
     let options = WriterOptions {
         format: OutputFormat::Bam,

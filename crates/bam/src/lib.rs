@@ -44,10 +44,10 @@ pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use iter::{QueryRecords, Records};
-pub use query::{FetchPlan, Query, Target};
+pub use query::{FetchPlan, Query};
 pub use reader::{sibling, OpenOptions, Reader};
 pub use record::Record;
-pub use region::{parse_region, Resolved};
+pub use region::{parse_region, RegionError, Target};
 pub use sam::write_sam;
 pub use writer::{OutputFormat, Writer, WriterOptions};
 

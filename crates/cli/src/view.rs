@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use bam::index::build::Scheme;
 use bam::pg::Program;
-use bam::{parse_region, Header, Reader, Record, Target, Writer, WriterOptions};
+use bam::{parse_region, Header, Reader, Record, Writer, WriterOptions};
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
 use crate::output::{self, Plan};
@@ -293,13 +293,13 @@ fn write_records(
         eprintln!("{e}");
     }
     for region in regions {
-        let target = match Target::try_from(parse_region(region, reader.header())) {
+        let target = match parse_region(region, reader.header()) {
             Ok(target) => target,
-            Err(warning) => {
-                eprint!("{warning}");
-                if !warning.ends_with('\n') {
-                    eprintln!();
+            Err(e) => {
+                if let Some(message) = e.htslib_message() {
+                    eprintln!("{message}");
                 }
+                eprintln!("{}", e.samtools_warning());
                 continue;
             }
         };

@@ -1,19 +1,17 @@
 //! The project's own conformance corpus, `fixtures/conformance-extra` (goldens from samtools
-//! 1.16.1): every case run with the `hts` built here.
+//! 1.16.1), run with the `hts` built here: on local files, and with every data path rewritten
+//! to a URL on the test server (127.0.0.1). Checks that call samtools (`quickcheck`, `index`)
+//! need it installed (CI installs it).
 //!
-//! Local files by default. With `HTS_EXTRA_BASE_URL` set to the URL of a server of `fixtures/`
-//! (as `cargo xtask test` does), the data paths become URLs under it, so the same cases run
-//! over HTTP. Checks that call samtools (`quickcheck`, `index`) need it installed.
+//! `HTS_EXTRA_CASES=pg_` selects the cases whose id contains `pg_`.
 
 mod corpus;
 
 use std::path::Path;
 
-#[test]
-fn conformance_extra() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance-extra");
+fn run_corpus(base: Option<&str>) {
+    let dir = testkit::workspace_root().join("fixtures/conformance-extra");
     let hts = Path::new(env!("CARGO_BIN_EXE_hts"));
-    let base = std::env::var("HTS_EXTRA_BASE_URL").ok();
     let filter = std::env::var("HTS_EXTRA_CASES").ok();
     let cases = corpus::read_cases(&dir).expect("cases.tsv reads");
     assert!(cases.len() >= 70, "{} cases", cases.len());
@@ -23,18 +21,30 @@ fn conformance_extra() {
             continue;
         }
         let scratch = corpus::scratch_for(&case.id).expect("scratch folder");
-        let result = corpus::run_hts(hts, &dir, case, &scratch, base.as_deref())
-            .and_then(|outcome| corpus::check(&dir, case, &outcome, &scratch, base.as_deref()));
+        let result = corpus::run_hts(hts, &dir, case, &scratch, base)
+            .and_then(|outcome| corpus::check(&dir, case, &outcome, &scratch, base));
         let _ = std::fs::remove_dir_all(&scratch);
         match result {
             Ok(()) => pass += 1,
             Err(why) => fail.push(format!("FAIL {} [{}]: {why}", case.id, case.args.join(" "))),
         }
     }
-    let mode = base.as_deref().unwrap_or("local files");
+    let mode = base.unwrap_or("local files");
     println!(
         "conformance-extra ({mode}): {pass} passed, {} failed",
         fail.len()
     );
     assert!(fail.is_empty(), "\n{}", fail.join("\n"));
+}
+
+#[test]
+fn extra_corpus_locally() {
+    run_corpus(None);
+}
+
+#[test]
+fn extra_corpus_over_http() {
+    let server = testkit::Server::start(&testkit::workspace_root().join("fixtures")).unwrap();
+    run_corpus(Some(&server.base()));
+    assert_eq!(server.summary().unbounded, 0, "every request was bounded");
 }

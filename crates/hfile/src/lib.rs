@@ -63,6 +63,11 @@ pub trait Backend: Send {
     /// (`None`: no bound known, e.g. streaming a whole file). Never an end of file.
     fn set_readahead_limit(&mut self, limit: Option<u64>);
 
+    /// Hints that these byte ranges will be read next, in this order (like
+    /// `posix_fadvise(WILLNEED)`), replacing earlier advice. A remote backend may fetch them
+    /// ahead; reads still come through `seek`, `set_readahead_limit` and `read`.
+    fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
+
     /// The name the user gave (path or URL), for messages.
     fn name(&self) -> &str;
 }

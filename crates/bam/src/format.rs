@@ -13,16 +13,13 @@ const SNIFF: usize = 512;
 /// Reads the header of a BAM stream after checking its magic; anything else is
 /// [`Error::NotBam`] naming the format found.
 pub(crate) fn read_header(bgzf: &mut bgzf::Reader, name: &str) -> Result<Header> {
-    let mut prefix = vec![0u8; 4];
-    let n = fill(bgzf, &mut prefix)?;
-    if n == 4 && &prefix[..] == b"BAM\x01" {
+    let mut prefix = Vec::with_capacity(4);
+    take(bgzf, 4, &mut prefix, name)?;
+    if prefix == b"BAM\x01" {
         return Header::read(&mut (&prefix[..]).chain(&mut *bgzf), name);
     }
-    prefix.truncate(n);
-    if n == 4 {
-        let mut more = vec![0u8; SNIFF];
-        let m = fill(bgzf, &mut more)?;
-        prefix.extend_from_slice(&more[..m]);
+    if prefix.len() == 4 {
+        take(bgzf, SNIFF as u64, &mut prefix, name)?;
     }
     let mut format = describe(&prefix).to_string();
     if bgzf.format() != bgzf::Format::Raw && !prefix.is_empty() {
@@ -34,17 +31,14 @@ pub(crate) fn read_header(bgzf: &mut bgzf::Reader, name: &str) -> Result<Header>
     })
 }
 
-/// Reads until `buf` is full or the data ends; the count read.
-fn fill(bgzf: &mut bgzf::Reader, buf: &mut [u8]) -> Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        let n = bgzf.read(&mut buf[got..])?;
-        if n == 0 {
-            break;
-        }
-        got += n;
-    }
-    Ok(got)
+/// Appends up to `n` more bytes of the data to `buf` (fewer at its end).
+fn take(bgzf: &mut bgzf::Reader, n: u64, buf: &mut Vec<u8>, name: &str) -> Result<()> {
+    let at = buf.len() as u64;
+    (&mut *bgzf)
+        .take(n)
+        .read_to_end(buf)
+        .map(drop)
+        .map_err(|e| Error::from_io(e, name, at))
 }
 
 /// What the first bytes of the (decompressed) data look like.

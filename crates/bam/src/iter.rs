@@ -12,6 +12,19 @@ pub struct QueryRecords<'r> {
     failed: bool,
 }
 
+/// One step of an iterator that ends after its first error: `next` reads one record.
+fn step(
+    failed: &mut bool,
+    next: impl FnOnce() -> Result<Option<Record>>,
+) -> Option<Result<Record>> {
+    if *failed {
+        return None;
+    }
+    let item = next().transpose();
+    *failed = matches!(item, Some(Err(_)));
+    item
+}
+
 impl<'r> IntoIterator for Query<'r> {
     type Item = Result<Record>;
     type IntoIter = QueryRecords<'r>;
@@ -35,12 +48,8 @@ impl Iterator for QueryRecords<'_> {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Result<Record>> {
-        if self.failed {
-            return None;
-        }
-        let next = self.query.next_record().transpose();
-        self.failed = matches!(next, Some(Err(_)));
-        next
+        let query = &mut self.query;
+        step(&mut self.failed, || query.next_record())
     }
 }
 
@@ -65,11 +74,7 @@ impl Iterator for Records<'_> {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Result<Record>> {
-        if self.failed {
-            return None;
-        }
-        let next = self.reader.read_record().transpose();
-        self.failed = matches!(next, Some(Err(_)));
-        next
+        let reader = &mut *self.reader;
+        step(&mut self.failed, || reader.read_record())
     }
 }

@@ -88,18 +88,10 @@ pub fn parse<Id: Copy + PartialEq>(
             };
             let spec = find_long(table, name)?;
             let spelled = format!("--{name}");
-            let value = match (spec.value, inline) {
-                (Value::None, Some(_)) => return Err(ParseError::UnexpectedValue(spelled)),
-                (Value::None, None) => None,
-                (Value::Required, Some(v)) => Some(v),
-                (Value::Required, None) => {
-                    let v = args
-                        .get(i)
-                        .ok_or_else(|| ParseError::MissingValue(spelled.clone()))?;
-                    i += 1;
-                    Some(v.clone())
-                }
-            };
+            if spec.value == Value::None && inline.is_some() {
+                return Err(ParseError::UnexpectedValue(spelled));
+            }
+            let value = value_for(spec, inline, args, &mut i, &spelled)?;
             options.push(Found {
                 id: spec.id,
                 spelled,
@@ -121,21 +113,12 @@ pub fn parse<Id: Copy + PartialEq>(
                 .find(|s| s.short == Some(c))
                 .ok_or(ParseError::UnknownShort(c))?;
             let spelled = format!("-{c}");
-            let value = match spec.value {
-                Value::None => None,
-                Value::Required if !rest.is_empty() => {
-                    let v = rest.to_string();
-                    rest = "";
-                    Some(v)
-                }
-                Value::Required => {
-                    let v = args
-                        .get(i)
-                        .ok_or_else(|| ParseError::MissingValue(spelled.clone()))?;
-                    i += 1;
-                    Some(v.clone())
-                }
-            };
+            let attached = (spec.value == Value::Required && !rest.is_empty()).then(|| {
+                let v = rest.to_string();
+                rest = "";
+                v
+            });
+            let value = value_for(spec, attached, args, &mut i, &spelled)?;
             options.push(Found {
                 id: spec.id,
                 spelled,
@@ -147,6 +130,28 @@ pub fn parse<Id: Copy + PartialEq>(
         options,
         positional,
     })
+}
+
+/// The value of an option: the one attached to it (`--name=value`, `-q30`), else the next
+/// argument (consumed), for an option that takes one.
+fn value_for<Id: Copy>(
+    spec: &Spec<Id>,
+    attached: Option<String>,
+    args: &[String],
+    next: &mut usize,
+    spelled: &str,
+) -> Result<Option<String>, ParseError> {
+    if spec.value == Value::None {
+        return Ok(None);
+    }
+    if attached.is_some() {
+        return Ok(attached);
+    }
+    let v = args
+        .get(*next)
+        .ok_or_else(|| ParseError::MissingValue(spelled.to_string()))?;
+    *next += 1;
+    Ok(Some(v.clone()))
 }
 
 /// A long option by exact name, else by a prefix naming one option (getopt_long accepts a

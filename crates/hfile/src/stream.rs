@@ -38,22 +38,7 @@ impl StreamBackend {
 
 impl Backend for StreamBackend {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
-        loop {
-            match self.inner.read(buf) {
-                Ok(n) => {
-                    self.pos += n as u64;
-                    return Ok(n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => {
-                    return Err(Error::Io {
-                        name: self.name.clone(),
-                        offset: self.pos,
-                        source,
-                    })
-                }
-            }
-        }
+        crate::file::read_counting(&mut self.inner, buf, &self.name, &mut self.pos)
     }
 
     fn seek(&mut self, pos: u64) -> Result<()> {

@@ -328,21 +328,13 @@ impl Builder {
     }
 }
 
-/// htslib's `hts_reg2bin` on signed positions (`[-1, 0)` lands in the bin left of the first).
+/// htslib's `hts_reg2bin` on signed positions: `[-1, 0)` (a record without a reference) lands
+/// in the bin left of the first bottom-level bin.
 fn reg2bin(beg: i64, end: i64, min_shift: u32, depth: u32) -> u32 {
-    let end = end - 1;
-    let mut s = min_shift;
-    let mut t = i64::from(binning::first_bin(depth));
-    let mut l = depth;
-    while l > 0 {
-        if beg >> s == end >> s {
-            return (t + (beg >> s)) as u32;
-        }
-        l -= 1;
-        s += 3;
-        t -= 1i64 << (3 * l);
+    if beg < 0 {
+        return binning::first_bin(depth).saturating_sub(1);
     }
-    0
+    binning::reg2bin(beg as u64, end as u64, min_shift, depth)
 }
 
 /// `insert_to_l`: windows the record covers that have no offset yet get its start.

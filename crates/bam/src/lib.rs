@@ -1,10 +1,12 @@
 //! The BAM facade: open a local or remote BAM file, read its header and records, query regions
-//! through its index, and format records as SAM text identical to `samtools view`.
+//! through its index, format records as SAM text identical to `samtools view`, and write BAM,
+//! SAM or BGZF SAM ([`Writer`]) with the `@PG` line samtools would add ([`pg`]) and an index
+//! built on the way.
 //!
 //! ```no_run
 //! use bam::{Reader, OpenOptions, Target};
 //! let mut reader = Reader::open("https://example.org/x.bam", &OpenOptions::default())?;
-//! reader.load_index(None)?; // x.bam.csi, else x.bam.bai
+//! reader.load_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
 //! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
 //! let mut query = reader.query(Target::Ref { tid, beg: 10_000, end: 20_000 })?;
 //! let mut line = Vec::new();
@@ -15,6 +17,8 @@
 //! }
 //! # Ok::<(), bam::Error>(())
 //! ```
+//!
+//! Copying a region into an indexed BAM file: `examples/region_to_bam.rs`.
 //!
 //! Layers below: [`index`] (chunks and spans), [`bgzf`] (blocks and bounded seeks), [`hfile`]
 //! (byte sources). They are re-exported so an application needs only this crate.

@@ -151,3 +151,34 @@ fn closed_pipe_ends_quietly_with_samtools_status() {
         assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     }
 }
+
+/// A run that fails part-way leaves what it wrote, without the EOF marker that would pass it
+/// off as complete (samtools would close the file normally).
+#[test]
+fn failed_run_leaves_no_eof_marker() {
+    let dir = std::env::temp_dir().join(format!("hts-conventions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("partial.bam");
+    let out_arg = out_path.display().to_string();
+    let out = hts(&[
+        "view",
+        "-b",
+        "-o",
+        &out_arg,
+        "conformance/malformed/bad_crc.bam",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("bad_crc.bam"),
+        "{}",
+        text(&out.stderr)
+    );
+    let written = std::fs::read(&out_path).unwrap();
+    let eof: [u8; 28] = [
+        0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0,
+        0, 0, 0, 0,
+    ];
+    assert!(written.len() > 28, "the records before the damage are kept");
+    assert!(!written.ends_with(&eof));
+    let _ = std::fs::remove_dir_all(&dir);
+}

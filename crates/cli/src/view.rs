@@ -106,9 +106,12 @@ impl Filter {
     }
 }
 
-/// Where records go: a writer, or only a count.
+/// Where records go: a writer (and where its index is saved), or only a count.
 enum Sink {
-    Records(Box<Writer<Box<dyn Write>>>),
+    Records {
+        writer: Box<Writer<Box<dyn Write>>>,
+        index_path: Option<String>,
+    },
     Count,
 }
 
@@ -216,23 +219,19 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         })?;
         let header = output_header(args, reader.header(), command_line)?;
         let writer = open_output(args, &plan, &header)?;
-        Sink::Records(Box::new(writer))
+        Sink::Records {
+            writer: Box::new(writer),
+            index_path: plan.index.map(|(path, _)| path),
+        }
     };
     let mut count: u64 = 0;
     if args.header != HeaderMode::Only {
         write_records(args, &mut reader, &mut sink, &mut count)?;
     }
-    if let Sink::Records(writer) = sink {
+    if let Sink::Records { writer, index_path } = sink {
         let (mut out, index) = writer.finish()?;
         out.flush().map_err(|e| io_failure("write failed", e))?;
-        if let (
-            Some(built),
-            Ok(Plan {
-                index: Some((path, _)),
-                ..
-            }),
-        ) = (index, output::plan(args))
-        {
+        if let (Some(built), Some(path)) = (index, index_path) {
             let file = File::create(&path)
                 .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
             built
@@ -265,8 +264,8 @@ fn write_records(
             return Ok(());
         }
         *count += 1;
-        if let Sink::Records(w) = sink {
-            w.write_record(record)?;
+        if let Sink::Records { writer, .. } = sink {
+            writer.write_record(record)?;
         }
         Ok(())
     };

@@ -310,6 +310,24 @@ fn samtools(args: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
+/// The uncompressed size (ISIZE) of each BGZF block, in order.
+fn block_sizes(data: &[u8]) -> Result<Vec<u32>, String> {
+    let mut sizes = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let bsize = data
+            .get(at + 16..at + 18)
+            .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])) + 1)
+            .ok_or_else(|| format!("not BGZF at byte {at}"))?;
+        let isize = data
+            .get(at + bsize - 4..at + bsize)
+            .ok_or_else(|| format!("BGZF block at byte {at} runs past the end"))?;
+        sizes.push(u32::from_le_bytes([isize[0], isize[1], isize[2], isize[3]]));
+        at += bsize;
+    }
+    Ok(sizes)
+}
+
 /// BGZF (or any gzip) data decompressed; other data as it is.
 fn inflate(data: &[u8]) -> Result<Vec<u8>, String> {
     if !data.starts_with(&[0x1f, 0x8b]) {
@@ -329,6 +347,19 @@ fn compare(
     spelled: &[(String, String)],
 ) -> Result<(), String> {
     let (mut g, mut o) = (golden.to_vec(), ours.to_vec());
+    if kind.bgzf && !kind.pg {
+        // Block boundaries follow htslib's rules, so each block holds what samtools' does.
+        let (gb, ob) = (block_sizes(&g)?, block_sizes(&o)?);
+        if gb != ob {
+            return Err(format!(
+                "BGZF blocks differ: {} blocks holding {:?}... vs {} holding {:?}...",
+                ob.len(),
+                &ob[..ob.len().min(4)],
+                gb.len(),
+                &gb[..gb.len().min(4)]
+            ));
+        }
+    }
     if kind.bgzf {
         g = inflate(&g).map_err(|e| format!("golden: {e}"))?;
         o = inflate(&o)?;

@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::getopt::{self, Spec, Value};
+use crate::numbers::{atoi, str2flag};
 
 /// Every option `view` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,393 +111,58 @@ use Support::{No, Yes};
 use Value::{None as Flag, Required as Arg};
 
 /// The options of `view`, in the order of samtools' usage.
+#[rustfmt::skip]
 pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Bam, Some('b'), &["bam"], Flag, Yes, "Output BAM"),
     opt(Opt::Cram, Some('C'), &["cram"], Flag, No, "Output CRAM"),
-    opt(
-        Opt::Fast,
-        Some('1'),
-        &["fast"],
-        Flag,
-        Yes,
-        "Use fast BAM compression (and default to --bam)",
-    ),
-    opt(
-        Opt::Uncompressed,
-        Some('u'),
-        &["uncompressed"],
-        Flag,
-        Yes,
-        "Uncompressed BAM output (and default to --bam)",
-    ),
-    opt(
-        Opt::WithHeader,
-        Some('h'),
-        &["with-header"],
-        Flag,
-        Yes,
-        "Include header in SAM output",
-    ),
-    opt(
-        Opt::HeaderOnly,
-        Some('H'),
-        &["header-only"],
-        Flag,
-        Yes,
-        "Print SAM header only (no alignments)",
-    ),
-    opt(
-        Opt::NoHeader,
-        None,
-        &["no-header"],
-        Flag,
-        Yes,
-        "Print SAM alignment records only [default]",
-    ),
-    opt(
-        Opt::Count,
-        Some('c'),
-        &["count"],
-        Flag,
-        Yes,
-        "Print only the count of matching records",
-    ),
-    opt(
-        Opt::Output,
-        Some('o'),
-        &["output"],
-        Arg,
-        Yes,
-        "FILE  Write output to FILE [standard output]",
-    ),
-    opt(
-        Opt::OutputUnselected,
-        Some('U'),
-        &["unoutput", "output-unselected"],
-        Arg,
-        No,
-        "FILE  Output reads not selected by filters to FILE",
-    ),
-    opt(
-        Opt::Unmap,
-        Some('p'),
-        &["unmap"],
-        Flag,
-        No,
-        "Set flag to UNMAP on reads not selected",
-    ),
-    opt(
-        Opt::FetchPairs,
-        Some('P'),
-        &["fetch-pairs"],
-        Flag,
-        No,
-        "Retrieve complete pairs even when outside of region",
-    ),
-    opt(
-        Opt::OutputFmt,
-        Some('O'),
-        &["output-fmt"],
-        Arg,
-        Yes,
-        "FORMAT[,level=N]  Output format (SAM, BAM, SAM.gz) and level",
-    ),
-    opt(
-        Opt::OutputFmtOption,
-        None,
-        &["output-fmt-option"],
-        Arg,
-        Yes,
-        "OPT=VAL  Output format option (level=N)",
-    ),
-    opt(
-        Opt::WriteIndex,
-        None,
-        &["write-index"],
-        Flag,
-        Yes,
-        "Index the output (CSI; OUT##idx##OUT.bai for BAI)",
-    ),
-    opt(
-        Opt::NoPg,
-        None,
-        &["no-PG"],
-        Flag,
-        Yes,
-        "Do not add a PG line",
-    ),
-    opt(
-        Opt::FaiReference,
-        Some('t'),
-        &["fai-reference"],
-        Arg,
-        No,
-        "FILE  FILE listing reference names and lengths",
-    ),
-    opt(
-        Opt::UseIndex,
-        Some('M'),
-        &["use-index"],
-        Flag,
-        No,
-        "Use index and multi-region iterator for regions",
-    ),
-    opt(
-        Opt::RegionFile,
-        None,
-        &["region-file", "regions-file"],
-        Arg,
-        No,
-        "FILE  Use index to include only reads overlapping FILE",
-    ),
-    opt(
-        Opt::CustomizedIndex,
-        Some('X'),
-        &["customized-index", "customised-index"],
-        Flag,
-        Yes,
-        "Expect extra index file argument after FILE",
-    ),
-    opt(
-        Opt::InputFmtOption,
-        None,
-        &["input-fmt-option"],
-        Arg,
-        No,
-        "OPT=VAL  Input format option",
-    ),
-    opt(
-        Opt::Reference,
-        Some('T'),
-        &["reference"],
-        Arg,
-        No,
-        "FILE  Reference sequence FASTA FILE",
-    ),
-    opt(
-        Opt::TargetFile,
-        Some('L'),
-        &["target-file", "targets-file"],
-        Arg,
-        No,
-        "FILE  ...overlap (BED) regions in FILE",
-    ),
-    opt(
-        Opt::ReadGroup,
-        Some('r'),
-        &["read-group", "readgroup"],
-        Arg,
-        No,
-        "STR  ...are in read group STR",
-    ),
-    opt(
-        Opt::ReadGroupFile,
-        Some('R'),
-        &["read-group-file", "readgroup-file"],
-        Arg,
-        No,
-        "FILE  ...are in a read group listed in FILE",
-    ),
-    opt(
-        Opt::QnameFile,
-        Some('N'),
-        &["qname-file", "QNAME-file"],
-        Arg,
-        No,
-        "FILE  ...whose read name is listed in FILE",
-    ),
-    opt(
-        Opt::Tag,
-        Some('d'),
-        &["tag"],
-        Arg,
-        No,
-        "STR1[:STR2]  ...have a tag STR1 (with value STR2)",
-    ),
-    opt(
-        Opt::TagFile,
-        Some('D'),
-        &["tag-file"],
-        Arg,
-        No,
-        "STR:FILE  ...have a tag STR whose value is listed in FILE",
-    ),
-    opt(
-        Opt::MinMq,
-        Some('q'),
-        &["min-MQ", "min-mapq", "min-mq"],
-        Arg,
-        Yes,
-        "INT  ...have mapping quality >= INT",
-    ),
-    opt(
-        Opt::Library,
-        Some('l'),
-        &["library"],
-        Arg,
-        No,
-        "STR  ...are in library STR",
-    ),
-    opt(
-        Opt::MinQlen,
-        Some('m'),
-        &["min-qlen"],
-        Arg,
-        No,
-        "INT  ...cover >= INT query bases",
-    ),
-    opt(
-        Opt::Expr,
-        Some('e'),
-        &["expr", "expression"],
-        Arg,
-        No,
-        "STR  ...match the filter expression STR",
-    ),
-    opt(
-        Opt::RequireFlags,
-        Some('f'),
-        &["require-flags"],
-        Arg,
-        Yes,
-        "FLAG  ...have all of the FLAGs present",
-    ),
-    opt(
-        Opt::ExcludeFlags,
-        Some('F'),
-        &["excl-flags", "exclude-flags"],
-        Arg,
-        Yes,
-        "FLAG  ...have none of the FLAGs present",
-    ),
-    opt(
-        Opt::IncludeFlags,
-        None,
-        &["rf", "incl-flags", "include-flags"],
-        Arg,
-        No,
-        "FLAG  ...have some of the FLAGs present",
-    ),
-    opt(
-        Opt::ExcludeAllFlags,
-        Some('G'),
-        &[],
-        Arg,
-        No,
-        "FLAG  EXCLUDE reads with all of the FLAGs present",
-    ),
-    opt(
-        Opt::Subsample,
-        None,
-        &["subsample"],
-        Arg,
-        No,
-        "FLOAT  Keep only FLOAT fraction of templates/read pairs",
-    ),
-    opt(
-        Opt::SubsampleSeed,
-        None,
-        &["subsample-seed"],
-        Arg,
-        No,
-        "INT  Influence WHICH reads are kept in subsampling",
-    ),
-    opt(
-        Opt::SubsampleLegacy,
-        Some('s'),
-        &[],
-        Arg,
-        No,
-        "INT.FRAC  Same as --subsample 0.FRAC --subsample-seed INT",
-    ),
-    opt(
-        Opt::AddFlags,
-        None,
-        &["add-flags"],
-        Arg,
-        No,
-        "FLAG  Add FLAGs to reads",
-    ),
-    opt(
-        Opt::RemoveFlags,
-        None,
-        &["remove-flags"],
-        Arg,
-        No,
-        "FLAG  Remove FLAGs from reads",
-    ),
-    opt(
-        Opt::RemoveTag,
-        Some('x'),
-        &["remove-tag"],
-        Arg,
-        No,
-        "STR  Comma-separated read tags to strip",
-    ),
-    opt(
-        Opt::KeepTag,
-        None,
-        &["keep-tag"],
-        Arg,
-        No,
-        "STR  Comma-separated read tags to preserve",
-    ),
-    opt(
-        Opt::RemoveB,
-        Some('B'),
-        &["remove-B"],
-        Flag,
-        No,
-        "Collapse the backward CIGAR operation",
-    ),
-    opt(
-        Opt::Help,
-        Some('?'),
-        &["help"],
-        Flag,
-        Yes,
-        "Print this help",
-    ),
-    opt(
-        Opt::Ignored,
-        Some('S'),
-        &[],
-        Flag,
-        Yes,
-        "Ignored (input format is auto-detected)",
-    ),
-    opt(
-        Opt::Threads,
-        Some('@'),
-        &["threads"],
-        Arg,
-        Yes,
-        "INT  Number of additional threads to use [0]",
-    ),
-    opt(
-        Opt::Verbosity,
-        Some('v'),
-        &["verbosity"],
-        Arg,
-        Yes,
-        "INT  1 and up: log every remote request on stderr",
-    ),
-    opt(
-        Opt::RequestHeader,
-        None,
-        &["header"],
-        Arg,
-        Yes,
-        "'Name: value'  Add a request header for remote files (repeatable)",
-    ),
-    opt(
-        Opt::RangeMode,
-        None,
-        &["range-mode"],
-        Arg,
-        Yes,
-        "MODE  planned (merged spans), bounded (a request per chunk), unbounded (htslib's)",
-    ),
+    opt(Opt::Fast, Some('1'), &["fast"], Flag, Yes, "Use fast BAM compression (and default to --bam)"),
+    opt(Opt::Uncompressed, Some('u'), &["uncompressed"], Flag, Yes, "Uncompressed BAM output (and default to --bam)"),
+    opt(Opt::WithHeader, Some('h'), &["with-header"], Flag, Yes, "Include header in SAM output"),
+    opt(Opt::HeaderOnly, Some('H'), &["header-only"], Flag, Yes, "Print SAM header only (no alignments)"),
+    opt(Opt::NoHeader, None, &["no-header"], Flag, Yes, "Print SAM alignment records only [default]"),
+    opt(Opt::Count, Some('c'), &["count"], Flag, Yes, "Print only the count of matching records"),
+    opt(Opt::Output, Some('o'), &["output"], Arg, Yes, "FILE  Write output to FILE [standard output]"),
+    opt(Opt::OutputUnselected, Some('U'), &["unoutput", "output-unselected"], Arg, No, "FILE  Output reads not selected by filters to FILE"),
+    opt(Opt::Unmap, Some('p'), &["unmap"], Flag, No, "Set flag to UNMAP on reads not selected"),
+    opt(Opt::FetchPairs, Some('P'), &["fetch-pairs"], Flag, No, "Retrieve complete pairs even when outside of region"),
+    opt(Opt::OutputFmt, Some('O'), &["output-fmt"], Arg, Yes, "FORMAT[,level=N]  Output format (SAM, BAM, SAM.gz) and level"),
+    opt(Opt::OutputFmtOption, None, &["output-fmt-option"], Arg, Yes, "OPT=VAL  Output format option (level=N)"),
+    opt(Opt::WriteIndex, None, &["write-index"], Flag, Yes, "Index the output (CSI; OUT##idx##OUT.bai for BAI)"),
+    opt(Opt::NoPg, None, &["no-PG"], Flag, Yes, "Do not add a PG line"),
+    opt(Opt::FaiReference, Some('t'), &["fai-reference"], Arg, No, "FILE  FILE listing reference names and lengths"),
+    opt(Opt::UseIndex, Some('M'), &["use-index"], Flag, No, "Use index and multi-region iterator for regions"),
+    opt(Opt::RegionFile, None, &["region-file", "regions-file"], Arg, No, "FILE  Use index to include only reads overlapping FILE"),
+    opt(Opt::CustomizedIndex, Some('X'), &["customized-index", "customised-index"], Flag, Yes, "Expect extra index file argument after FILE"),
+    opt(Opt::InputFmtOption, None, &["input-fmt-option"], Arg, No, "OPT=VAL  Input format option"),
+    opt(Opt::Reference, Some('T'), &["reference"], Arg, No, "FILE  Reference sequence FASTA FILE"),
+    opt(Opt::TargetFile, Some('L'), &["target-file", "targets-file"], Arg, No, "FILE  ...overlap (BED) regions in FILE"),
+    opt(Opt::ReadGroup, Some('r'), &["read-group", "readgroup"], Arg, No, "STR  ...are in read group STR"),
+    opt(Opt::ReadGroupFile, Some('R'), &["read-group-file", "readgroup-file"], Arg, No, "FILE  ...are in a read group listed in FILE"),
+    opt(Opt::QnameFile, Some('N'), &["qname-file", "QNAME-file"], Arg, No, "FILE  ...whose read name is listed in FILE"),
+    opt(Opt::Tag, Some('d'), &["tag"], Arg, No, "STR1[:STR2]  ...have a tag STR1 (with value STR2)"),
+    opt(Opt::TagFile, Some('D'), &["tag-file"], Arg, No, "STR:FILE  ...have a tag STR whose value is listed in FILE"),
+    opt(Opt::MinMq, Some('q'), &["min-MQ", "min-mapq", "min-mq"], Arg, Yes, "INT  ...have mapping quality >= INT"),
+    opt(Opt::Library, Some('l'), &["library"], Arg, No, "STR  ...are in library STR"),
+    opt(Opt::MinQlen, Some('m'), &["min-qlen"], Arg, No, "INT  ...cover >= INT query bases"),
+    opt(Opt::Expr, Some('e'), &["expr", "expression"], Arg, No, "STR  ...match the filter expression STR"),
+    opt(Opt::RequireFlags, Some('f'), &["require-flags"], Arg, Yes, "FLAG  ...have all of the FLAGs present"),
+    opt(Opt::ExcludeFlags, Some('F'), &["excl-flags", "exclude-flags"], Arg, Yes, "FLAG  ...have none of the FLAGs present"),
+    opt(Opt::IncludeFlags, None, &["rf", "incl-flags", "include-flags"], Arg, No, "FLAG  ...have some of the FLAGs present"),
+    opt(Opt::ExcludeAllFlags, Some('G'), &[], Arg, No, "FLAG  EXCLUDE reads with all of the FLAGs present"),
+    opt(Opt::Subsample, None, &["subsample"], Arg, No, "FLOAT  Keep only FLOAT fraction of templates/read pairs"),
+    opt(Opt::SubsampleSeed, None, &["subsample-seed"], Arg, No, "INT  Influence WHICH reads are kept in subsampling"),
+    opt(Opt::SubsampleLegacy, Some('s'), &[], Arg, No, "INT.FRAC  Same as --subsample 0.FRAC --subsample-seed INT"),
+    opt(Opt::AddFlags, None, &["add-flags"], Arg, No, "FLAG  Add FLAGs to reads"),
+    opt(Opt::RemoveFlags, None, &["remove-flags"], Arg, No, "FLAG  Remove FLAGs from reads"),
+    opt(Opt::RemoveTag, Some('x'), &["remove-tag"], Arg, No, "STR  Comma-separated read tags to strip"),
+    opt(Opt::KeepTag, None, &["keep-tag"], Arg, No, "STR  Comma-separated read tags to preserve"),
+    opt(Opt::RemoveB, Some('B'), &["remove-B"], Flag, No, "Collapse the backward CIGAR operation"),
+    opt(Opt::Help, Some('?'), &["help"], Flag, Yes, "Print this help"),
+    opt(Opt::Ignored, Some('S'), &[], Flag, Yes, "Ignored (input format is auto-detected)"),
+    opt(Opt::Threads, Some('@'), &["threads"], Arg, Yes, "INT  Number of additional threads to use [0]"),
+    opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request on stderr"),
+    opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
+    opt(Opt::RangeMode, None, &["range-mode"], Arg, Yes, "MODE  planned (merged spans), bounded (a request per chunk), unbounded (htslib's)"),
 ];
 
 /// Which of the header and the records to print.
@@ -715,90 +381,6 @@ impl ViewArgs {
     }
 }
 
-/// C's `atoi`: leading blanks, a sign, digits; 0 when there are none. Out-of-range values
-/// saturate.
-pub fn atoi(s: &str) -> i32 {
-    strtol(s, 10)
-        .0
-        .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
-}
-
-/// C's `strtol` for bases 10 and 0 (0: `0x` hex, `0` octal, else decimal): the value and how
-/// many bytes were used (0: no number).
-pub fn strtol(s: &str, base: u32) -> (i64, usize) {
-    let b = s.as_bytes();
-    let mut i = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let mut radix = if base == 0 { 10 } else { base };
-    if base == 0 && b.get(i) == Some(&b'0') {
-        if matches!(b.get(i + 1), Some(b'x' | b'X'))
-            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
-        {
-            radix = 16;
-            i += 2;
-        } else {
-            radix = 8;
-        }
-    }
-    let start = i;
-    let mut v: i64 = 0;
-    while let Some(d) = b.get(i).and_then(|c| (*c as char).to_digit(radix)) {
-        v = v
-            .saturating_mul(i64::from(radix))
-            .saturating_add(i64::from(d));
-        i += 1;
-    }
-    if i == start {
-        return (0, 0);
-    }
-    (if neg { -v } else { v }, i)
-}
-
-/// htslib's `bam_str2flag`: a number (decimal, `0x` hex, `0` octal, any value; the C `long`
-/// is then truncated to an `int`), else comma-separated flag names in any case; -1 (all bits)
-/// for a name htslib does not know, which samtools then ORs in.
-pub fn str2flag(s: &str) -> i32 {
-    let (n, used) = strtol(s, 0);
-    if used > 0 {
-        return n as i32;
-    }
-    const NAMES: [(&str, i32); 12] = [
-        ("PAIRED", 0x1),
-        ("PROPER_PAIR", 0x2),
-        ("UNMAP", 0x4),
-        ("MUNMAP", 0x8),
-        ("REVERSE", 0x10),
-        ("MREVERSE", 0x20),
-        ("READ1", 0x40),
-        ("READ2", 0x80),
-        ("SECONDARY", 0x100),
-        ("QCFAIL", 0x200),
-        ("DUP", 0x400),
-        ("SUPPLEMENTARY", 0x800),
-    ];
-    if s.is_empty() {
-        return 0;
-    }
-    let mut flag = 0;
-    for name in s.split(',') {
-        match NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
-            Some((_, bit)) => flag |= bit,
-            None => return -1,
-        }
-    }
-    flag
-}
-
 /// `hts_parse_format`: a format keyword (any case), then comma-separated options.
 fn parse_format(v: &str) -> Result<(OutFmt, Vec<(String, String)>), UsageError> {
     let (keyword, rest) = v.split_once(',').unwrap_or((v, ""));
@@ -915,19 +497,6 @@ mod tests {
         .unwrap();
         assert!(a.explicit_index);
         assert_eq!((a.require_flags, a.header), (8, HeaderMode::Only));
-    }
-
-    #[test]
-    fn flags_and_numbers_as_htslib_reads_them() {
-        assert_eq!(str2flag("0x10000"), 0x10000);
-        assert_eq!(str2flag("4abc"), 4);
-        assert_eq!(str2flag("BOGUS"), -1);
-        assert_eq!(str2flag("UNMAP,"), -1);
-        assert_eq!(str2flag("dup"), 0x400);
-        assert_eq!(atoi("300"), 300);
-        assert_eq!(atoi(" -5x"), -5);
-        assert_eq!(atoi("x"), 0);
-        assert_eq!(strtol("0x1f", 0), (31, 4));
     }
 
     #[test]

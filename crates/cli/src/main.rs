@@ -2,6 +2,7 @@
 
 mod args;
 mod getopt;
+mod numbers;
 mod output;
 mod view;
 

@@ -6,7 +6,8 @@
 use bam::index::build::Scheme;
 use bam::OutputFormat;
 
-use crate::args::{atoi, strtol, OutFmt, ViewArgs};
+use crate::args::{OutFmt, ViewArgs};
+use crate::numbers::{atoi, strtol};
 
 /// htslib's separator between a file name and its index name.
 pub const IDX_DELIM: &str = "##idx##";

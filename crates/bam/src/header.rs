@@ -2,6 +2,7 @@
 //! htslib 1.16 does (`bam_hdr_read` followed by `sam_hdr_sanitise`).
 
 use std::io::{self, Read};
+use std::sync::OnceLock;
 
 use crate::error::{Error, HeaderError};
 use crate::header_lines::HeaderLines;
@@ -28,8 +29,8 @@ pub struct Header {
     text: Vec<u8>,
     refs: Vec<Reference>,
     /// The text parsed as htslib parses it for name lookups and `@PG` lines, or htslib's
-    /// complaint about it.
-    lines: Result<HeaderLines, String>,
+    /// complaint about it; parsed when first needed, as htslib does.
+    lines: OnceLock<Result<HeaderLines, String>>,
     warnings: Vec<String>,
 }
 
@@ -93,7 +94,7 @@ impl Header {
     pub fn from_parts(mut text: Vec<u8>, refs: Vec<Reference>) -> Result<Header, HeaderError> {
         let mut warnings = Vec::new();
         sanitise(&mut text, &mut warnings)?;
-        let lines = HeaderLines::parse(&refs, &text);
+        let lines = OnceLock::new();
         Ok(Header {
             text,
             refs,
@@ -135,18 +136,23 @@ impl Header {
     /// [`Header::text_error`]) or the reference list holds a name twice, because htslib then
     /// fails to build its name table.
     pub fn tid(&self, name: impl AsRef<[u8]>) -> Option<usize> {
-        let lines = self.lines.as_ref().ok()?;
+        let lines = self.parsed().as_ref().ok()?;
         lines.ref_names.get(name.as_ref()).copied()
     }
 
     /// htslib's message when it cannot parse the header text into lines and fields (it then
     /// resolves no reference name and cannot add an `@PG` line).
     pub fn text_error(&self) -> Option<&str> {
-        self.lines.as_ref().err().map(String::as_str)
+        self.parsed().as_ref().err().map(String::as_str)
     }
 
     pub(crate) fn lines(&self) -> Result<&HeaderLines, String> {
-        self.lines.as_ref().map_err(Clone::clone)
+        self.parsed().as_ref().map_err(Clone::clone)
+    }
+
+    fn parsed(&self) -> &Result<HeaderLines, String> {
+        self.lines
+            .get_or_init(|| HeaderLines::parse(&self.refs, &self.text))
     }
 
     /// The name of reference `tid`, if there is one.

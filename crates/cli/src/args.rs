@@ -68,7 +68,9 @@ pub enum Opt {
     Verbosity,
     // hts's own.
     RequestHeader,
-    RangeMode,
+    FetchMode,
+    Fetchers,
+    NoCache,
 }
 
 /// Whether hts does what the option asks.
@@ -162,7 +164,9 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Threads, Some('@'), &["threads"], Arg, Yes, "INT  Number of additional threads to use [0]"),
     opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request on stderr"),
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
-    opt(Opt::RangeMode, None, &["range-mode"], Arg, Yes, "MODE  planned (merged spans), bounded (a request per chunk), unbounded (htslib's)"),
+    opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
+    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
+    opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
 ];
 
 /// Which of the header and the records to print.
@@ -208,7 +212,12 @@ pub struct ViewArgs {
     pub threads: usize,
     pub verbosity: u8,
     pub request_headers: Vec<(String, String)>,
-    pub range_mode: Option<String>,
+    /// `--fetch-mode`: planned (default), per-chunk (PR #1998) or open-ended (htslib).
+    pub fetch_mode: Option<String>,
+    /// `--fetchers N`: requests in flight at once for a remote file.
+    pub fetchers: Option<usize>,
+    /// `--no-cache`: neither read nor write the index cache.
+    pub no_cache: bool,
     pub output: Option<String>,
     /// `-b` ('b') or `-C` ('c'), the last given.
     pub out_format: Option<char>,
@@ -363,14 +372,24 @@ impl ViewArgs {
                 self.request_headers
                     .push((k.trim().to_string(), val.trim().to_string()));
             }
-            Opt::RangeMode => {
-                if !matches!(v, "bounded" | "unbounded" | "planned") {
+            Opt::FetchMode => {
+                if !matches!(v, "planned" | "per-chunk" | "open-ended") {
                     return Err(UsageError(format!(
-                        "{spelled} must be planned, bounded or unbounded, not '{v}'"
+                        "{spelled} must be planned, per-chunk or open-ended, not '{v}'"
                     )));
                 }
-                self.range_mode = Some(v.to_string());
+                self.fetch_mode = Some(v.to_string());
             }
+            Opt::Fetchers => {
+                let n = atoi(v);
+                if n < 1 {
+                    return Err(UsageError(format!(
+                        "{spelled} needs a count of 1 or more, not '{v}'"
+                    )));
+                }
+                self.fetchers = Some(n as usize);
+            }
+            Opt::NoCache => self.no_cache = true,
             _ => {
                 return Err(UsageError(format!(
                     "hts view does not support option {spelled} yet"

@@ -115,20 +115,44 @@ enum Sink {
     Count,
 }
 
+/// The index file named with `-X`, and the regions (samtools' positional arguments).
+fn index_and_regions(args: &ViewArgs) -> Result<(Option<&str>, &[String]), Failure> {
+    if !args.explicit_index {
+        return Ok((None, args.positional.get(1..).unwrap_or(&[])));
+    }
+    match args.positional.get(1) {
+        Some(ix) if args.positional.len() > 2 => Ok((Some(ix.as_str()), &args.positional[2..])),
+        _ => Err(Failure::Message(
+            "Incorrect number of arguments for -X option. Aborting.".to_string(),
+        )),
+    }
+}
+
 fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
     let file = args.positional.first().map_or("-", String::as_str);
+    let (index_location, regions) = index_and_regions(args)?;
+    // For a remote file the index is fetched while the header is, when regions will need it.
+    let index = match (regions.is_empty(), index_location) {
+        (true, _) => bam::IndexHint::None,
+        (false, Some(at)) => bam::IndexHint::At(at.to_string()),
+        (false, None) => bam::IndexHint::Auto,
+    };
     let mut options = bam::OpenOptions {
         threads: args.threads,
+        index,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
-    match args.range_mode.as_deref() {
-        Some("unbounded") => {
+    if let Some(n) = args.fetchers {
+        options.transport.fetchers = n;
+    }
+    match args.fetch_mode.as_deref() {
+        Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
             options.fetch_plan = bam::FetchPlan::PerChunk;
         }
-        Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
     let mut reader = Reader::open(file, &options)?;
@@ -269,18 +293,7 @@ fn write_records(
         }
         Ok(())
     };
-    let (index_location, regions) = if args.explicit_index {
-        match args.positional.get(1) {
-            Some(ix) if args.positional.len() > 2 => (Some(ix.as_str()), &args.positional[2..]),
-            _ => {
-                return Err(Failure::Message(
-                    "Incorrect number of arguments for -X option. Aborting.".to_string(),
-                ))
-            }
-        }
-    } else {
-        (None, args.positional.get(1..).unwrap_or(&[]))
-    };
+    let (index_location, regions) = index_and_regions(args)?;
     if regions.is_empty() {
         while let Some(record) = reader.read_record()? {
             emit(&record, sink)?;
@@ -291,24 +304,31 @@ fn write_records(
     if let Some(e) = reader.header().text_error() {
         eprintln!("{e}");
     }
+    let mut targets = Vec::with_capacity(regions.len());
+    let mut names = Vec::with_capacity(regions.len());
     for region in regions {
-        let target = match parse_region(region, reader.header()) {
-            Ok(target) => target,
+        match parse_region(region, reader.header()) {
+            Ok(target) => {
+                targets.push(target);
+                names.push(region.as_str());
+            }
             Err(e) => {
                 if let Some(message) = e.htslib_message() {
                     eprintln!("{message}");
                 }
                 eprintln!("{}", e.samtools_warning());
-                continue;
             }
-        };
-        let mut query = reader.query(target)?;
-        if query.is_invalid() {
-            eprintln!("{}", bam::region::invalid_region_warning(region));
         }
-        while let Some(record) = query.next_record()? {
-            emit(&record, sink)?;
+    }
+    // One plan for every region; records still come region by region, as samtools prints them.
+    let mut query = reader.query_all(&targets)?;
+    for (i, name) in names.iter().enumerate() {
+        if query.is_invalid(i) {
+            eprintln!("{}", bam::region::invalid_region_warning(name));
         }
+    }
+    while let Some(record) = query.next_record()? {
+        emit(&record, sink)?;
     }
     Ok(())
 }

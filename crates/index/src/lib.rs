@@ -21,6 +21,7 @@ pub mod build;
 mod chunk;
 mod error;
 mod load;
+pub mod plan;
 mod query;
 pub mod span;
 

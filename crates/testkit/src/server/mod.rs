@@ -71,6 +71,17 @@ impl LogEntry {
             .split_once('-')?;
         Some((a.parse().ok()?, b.parse().ok()?))
     }
+
+    /// True for a `Range` that names its end: `bytes=A-B`, or a suffix `bytes=-N` (the last N
+    /// bytes).
+    pub fn is_bounded(&self) -> bool {
+        self.bounded_range().is_some()
+            || self
+                .range
+                .as_deref()
+                .and_then(|r| r.strip_prefix("bytes=-"))
+                .is_some_and(|n| n.parse::<u64>().is_ok())
+    }
 }
 
 /// What the server counted.
@@ -248,7 +259,7 @@ impl Server {
         let gets = entries.iter().filter(|e| e.method == "GET").count();
         let unbounded = entries
             .iter()
-            .filter(|e| e.method == "GET" && e.bounded_range().is_none())
+            .filter(|e| e.method == "GET" && !e.is_bounded())
             .count();
         Summary {
             requests: entries.len(),

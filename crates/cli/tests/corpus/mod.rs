@@ -88,47 +88,27 @@ fn parse_item(s: &str) -> Result<Item, String> {
     }
 }
 
-/// Reads `DIR/cases.tsv`.
+/// Reads `DIR/cases.tsv` (testkit's reader, which keeps the fifth column).
 pub fn read_cases(dir: &Path) -> Result<Vec<Case>, String> {
-    let path = dir.join("cases.tsv");
-    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut cases = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 4 {
-            return Err(format!(
-                "{}:{}: fewer than 4 columns",
-                path.display(),
-                n + 1
-            ));
-        }
-        let check = cols
-            .get(4)
-            .map(|c| {
-                c.split(',')
-                    .filter(|i| !i.is_empty())
-                    .map(parse_item)
-                    .collect()
+    testkit::corpus::read_cases(dir)?
+        .into_iter()
+        .map(|c| {
+            let check = c
+                .check
+                .split(',')
+                .filter(|i| !i.is_empty())
+                .map(parse_item)
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("case {}: {e}", c.id))?;
+            Ok(Case {
+                id: c.id,
+                args: c.args,
+                expected: c.expected,
+                should_succeed: c.should_succeed,
+                check,
             })
-            .transpose()
-            .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?
-            .unwrap_or_default();
-        cases.push(Case {
-            id: cols[0].to_string(),
-            args: cols[1]
-                .split(' ')
-                .filter(|a| !a.is_empty())
-                .map(str::to_string)
-                .collect(),
-            expected: cols[2].to_string(),
-            should_succeed: cols[3] == "0",
-            check,
-        });
-    }
-    Ok(cases)
+        })
+        .collect()
 }
 
 pub use testkit::corpus::Outcome;
@@ -237,6 +217,7 @@ pub fn check(
         args: case.args.clone(),
         expected: case.expected.clone(),
         should_succeed: case.should_succeed,
+        check: String::new(),
     };
     let stdout_rule = if plain || !case.should_succeed {
         &golden

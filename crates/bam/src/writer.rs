@@ -236,6 +236,19 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Passes buffered SAM text on to the inner writer and flushes it (for a reader waiting on
+    /// records that come slowly). BGZF output is left as it is: ending a block early would
+    /// move block boundaries away from htslib's, and the index offsets with them.
+    pub fn flush_text(&mut self) -> Result<()> {
+        if let Sink::Text(w) = &mut self.sink {
+            w.flush().map_err(|source| Error::Write {
+                name: self.name.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
     /// Hands to the index builder every pending record whose blocks have addresses.
     fn resolve(&mut self) -> Result<()> {
         let (Some(ix), Sink::Bgzf(w)) = (&mut self.index, &mut self.sink) else {

@@ -283,6 +283,7 @@ fn write_records(
         exclude: args.exclude_flags,
         min_mapq: args.min_mapq,
     };
+    let mut pace = Pace::new();
     let mut emit = |record: &Record, sink: &mut Sink| -> Result<(), Failure> {
         if !filter.keeps(record) {
             return Ok(());
@@ -290,6 +291,9 @@ fn write_records(
         *count += 1;
         if let Sink::Records { writer, .. } = sink {
             writer.write_record(record)?;
+            if pace.due() {
+                writer.flush_text()?;
+            }
         }
         Ok(())
     };
@@ -331,4 +335,38 @@ fn write_records(
         emit(&record, sink)?;
     }
     Ok(())
+}
+
+/// When to hand buffered output on: records come slowly from a slow link, and a reader of the
+/// output should not wait for a full buffer. The clock is read every few records only.
+struct Pace {
+    records: u32,
+    last: std::time::Instant,
+}
+
+impl Pace {
+    const EVERY: u32 = 64;
+    const AFTER: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn new() -> Pace {
+        Pace {
+            records: 0,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// True when the output should be flushed now.
+    fn due(&mut self) -> bool {
+        self.records += 1;
+        if self.records < Pace::EVERY {
+            return false;
+        }
+        self.records = 0;
+        let now = std::time::Instant::now();
+        if now.duration_since(self.last) >= Pace::AFTER {
+            self.last = now;
+            return true;
+        }
+        false
+    }
 }

@@ -6,6 +6,9 @@
 //! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
 //! request), and the end of file is always the object's real size.
 //!
+//! [`cache`] keeps byte ranges of remote objects (an index's prefix, a BAM's header) on disk
+//! between runs, with the validators that show whether the object changed.
+//!
 //! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
 //! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
 //!
@@ -17,6 +20,7 @@
 //! assert_eq!(s, "hello world");
 //! ```
 
+pub mod cache;
 mod error;
 mod file;
 mod handle;

@@ -22,6 +22,18 @@ pub(crate) struct Cached {
 }
 
 impl Cached {
+    /// For an object the cache never holds (a pipe, bytes in memory).
+    pub(crate) fn detached(name: &str) -> Cached {
+        Cached {
+            name: name.to_string(),
+            prefix: Prefix::default(),
+            entry: None,
+            from_cache: 0,
+            cache: None,
+            verbosity: 0,
+        }
+    }
+
     /// Opens `name` with `cap` bytes of its start kept in memory (and cacheable).
     pub(crate) fn open(
         name: &str,
@@ -95,7 +107,10 @@ impl Cached {
                 let _ = cache.remove(&self.name);
             }
             if self.verbosity >= 1 {
-                eprintln!("[hts] {}: cache entry dropped: {reason}", hfile::redact(&self.name));
+                eprintln!(
+                    "[hts] {}: cache entry dropped: {reason}",
+                    hfile::redact(&self.name)
+                );
             }
             return Err(Error::Changed {
                 name: hfile::redact(&self.name),

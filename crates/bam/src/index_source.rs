@@ -39,12 +39,10 @@ pub fn sibling(location: &str, ext: &str) -> String {
     }
 }
 
-/// The names an index of `location` may have, in the order samtools tries them.
+/// The names an index of `location` may have, in the order samtools tries them
+/// ([`crate::index_name::candidates`]).
 pub(crate) fn candidates(location: &str) -> Vec<String> {
-    [".csi", ".bai"]
-        .iter()
-        .map(|ext| sibling(location, ext))
-        .collect()
+    crate::index_name::candidates(location)
 }
 
 /// Index files opened (and, if remote, their first bytes requested) ahead of use.
@@ -98,7 +96,12 @@ impl Pending {
     }
 
     /// The first candidate that exists, with the references in `wanted` loaded.
-    pub(crate) fn open(self, location: &str, wanted: &Wanted, header: &Header) -> Result<IndexSource> {
+    pub(crate) fn open(
+        self,
+        location: &str,
+        wanted: &Wanted,
+        header: &Header,
+    ) -> Result<IndexSource> {
         let explicit = self.explicit;
         for (_, opened) in self.tried {
             let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
@@ -212,7 +215,11 @@ fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
     let Some(&last) = tids.last() else {
         return FIRST_PIECE.min(total);
     };
-    let lens: Vec<u64> = header.refs().iter().map(|r| u64::from(r.len).max(1)).collect();
+    let lens: Vec<u64> = header
+        .refs()
+        .iter()
+        .map(|r| u64::from(r.len).max(1))
+        .collect();
     let all: u64 = lens.iter().sum();
     if all == 0 || last >= lens.len() {
         return total;

@@ -65,11 +65,19 @@ pub struct Reader {
     cache: Option<Cache>,
     /// Set once cached parts are shown current ([`Reader::confirm`]).
     confirmed: bool,
+    /// Read from a pipe: no seeking, no size, no index.
+    stream: bool,
 }
 
 impl Reader {
-    /// Opens a local path or URL and reads its header.
+    /// Opens a local path or URL (or `-`, standard input: read in order, no index) and reads
+    /// its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
+        if location == "-" {
+            let stdin = hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()));
+            let cached = Cached::detached(location);
+            return Reader::from_hfile(stdin, location, options, None, cached, None, true);
+        }
         let cache = if options.no_cache || hfile::scheme_of(location).is_none() {
             None
         } else {
@@ -89,9 +97,37 @@ impl Reader {
                 cache.as_ref(),
             )),
         };
+        Reader::from_hfile(file, location, options, pending_index, cached, cache, false)
+    }
+
+    /// Reads a BAM file held in memory.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Reader> {
+        let file = hfile::HFile::from_bytes(name, bytes);
+        let options = OpenOptions::default();
+        Reader::from_hfile(
+            file,
+            name,
+            &options,
+            None,
+            Cached::detached(name),
+            None,
+            false,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn from_hfile(
+        mut file: hfile::HFile,
+        location: &str,
+        options: &OpenOptions,
+        pending_index: Option<Pending>,
+        cached: Cached,
+        cache: Option<Cache>,
+        stream: bool,
+    ) -> Result<Reader> {
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
-        let header = Header::read(&mut bgzf, location)?;
+        let header = crate::format::read_header(&mut bgzf, location)?;
         let first_record = bgzf.virtual_offset();
         // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
         // seek is lazy, and for a remote file its bytes are still in the response window.
@@ -114,7 +150,9 @@ impl Reader {
             index_source: None,
             cached,
             cache,
-            confirmed: false,
+            // Nothing came from the cache for a pipe or bytes in memory.
+            confirmed: stream,
+            stream,
         })
     }
 
@@ -128,13 +166,18 @@ impl Reader {
         &self.header
     }
 
-    /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably truncated.
+    /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably
+    /// truncated. A pipe cannot be checked and counts as having one (samtools says nothing).
     pub fn has_eof_marker(&mut self) -> Result<bool> {
+        if self.stream {
+            return Ok(true);
+        }
         Ok(self.bgzf.check_eof_marker()?)
     }
 
-    /// Loads the whole index: `explicit` if given, else the first of the names samtools looks
-    /// for next to the file (for a URL the suffix goes on the path, before any query string).
+    /// Loads the whole index: `explicit` if given, else the first of
+    /// [`crate::index_name::candidates`] that exists (`x.bam.csi`, `x.csi`, `x.bam.bai`,
+    /// `x.bai`, as htslib looks; for a URL the suffix goes before any query string).
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
         self.select_index(explicit)?;
         self.ensure_index(&Wanted::all())
@@ -144,6 +187,11 @@ impl Reader {
     /// references they name, read from the start of the file as far as the last of them. For a
     /// remote index that is usually a small part of it.
     pub fn select_index(&mut self, explicit: Option<&str>) -> Result<()> {
+        if self.stream {
+            return Err(Error::NoIndex {
+                name: self.location.clone(),
+            });
+        }
         let pending = match self.pending_index.take() {
             Some(p) if p.matches(explicit) => p,
             _ => {
@@ -174,7 +222,11 @@ impl Reader {
                 name: self.location.clone(),
             });
         };
-        if self.index.as_ref().is_some_and(|i| i.require(wanted).is_ok()) {
+        if self
+            .index
+            .as_ref()
+            .is_some_and(|i| i.require(wanted).is_ok())
+        {
             return Ok(());
         }
         source.extend(wanted, &self.header)?;

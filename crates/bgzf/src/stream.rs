@@ -213,7 +213,7 @@ mod tests {
         for p in parts {
             w.write_all(p).unwrap();
             w.flush_block().unwrap();
-            ends.push(w.virtual_offset().coffset());
+            ends.push(w.virtual_offset().unwrap().coffset());
         }
         (w.finish().unwrap(), ends)
     }

@@ -29,6 +29,7 @@ mod memory;
 mod prefix;
 mod registry;
 mod stats;
+mod stream;
 
 pub use error::Error;
 pub use file::FileBackend;
@@ -40,6 +41,12 @@ pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use stream::StreamBackend;
+
+/// The libcurl version in use (as libcurl reports it at run time).
+pub fn curl_version() -> String {
+    curl::Version::get().version().to_string()
+}
 
 /// What identifies a version of an object: its size and, for remote objects, the validators the
 /// server sent (`ETag`, `Last-Modified`).

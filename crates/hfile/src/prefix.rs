@@ -145,7 +145,11 @@ mod tests {
         assert_eq!(&buf[..5], &whole[25..30]);
         assert_eq!(b.read(&mut buf).unwrap(), 20);
         assert_eq!(&buf[..], &whole[30..50]);
-        assert_eq!(prefix.lock().unwrap().len(), 50, "the read continued the prefix");
+        assert_eq!(
+            prefix.lock().unwrap().len(),
+            50,
+            "the read continued the prefix"
+        );
         // A read elsewhere does not.
         b.seek(80).unwrap();
         assert_eq!(b.read(&mut buf[..5]).unwrap(), 5);

@@ -4,7 +4,8 @@
 //! [`read`] for a local path). [`Index::query`] picks the chunks of the BAM to read for a region
 //! exactly as htslib's `hts_itr_query` does, and [`Index::unplaced_start`] says where reading
 //! starts for the region `*`. The [`span`] module turns the chunks of a whole query into byte
-//! spans to fetch from a remote file.
+//! spans to fetch from a remote file. The [`build`] module makes an index while a BAM file is
+//! written, byte-identical to htslib's.
 //!
 //! ```no_run
 //! let index = index::read("sample.bam.bai")?;
@@ -14,7 +15,9 @@
 //! # Ok::<(), index::Error>(())
 //! ```
 
+mod bin_table;
 pub mod binning;
+pub mod build;
 mod chunk;
 mod error;
 mod load;

@@ -76,8 +76,8 @@ pub fn run(
 pub const HELP: &str = "\
 cargo xtask bench-local [--runs N] [--pairs N]
   Times whole-file and region decoding of the benchmark BAM (cargo xtask bench-data makes it),
-  hts against samtools view, with 1 and 2 threads; medians of N runs (default 3), whole
-  processes alternated in one run.";
+  as SAM and as BAM (-b, default level), hts against samtools view, with 1 and 2 threads;
+  medians of N runs (default 3), whole processes alternated in one run.";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
     let bam = crate::bench_data::existing_bam(args)?;
@@ -90,6 +90,13 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     for (name, regions) in crate::bench_data::cases(Some("r10,chr22"))? {
         cases.push((format!("regions {name}"), regions));
     }
+    // Writing BAM at the default level: one large region, and the whole file.
+    for (name, regions) in crate::bench_data::cases(Some("chr22"))? {
+        let mut args = vec!["-b".to_string()];
+        args.extend(regions);
+        cases.push((format!("region {name} to BAM"), args));
+    }
+    cases.push(("whole file to BAM".to_string(), vec!["-b".to_string()]));
     let table = run(&hts, samtools.as_deref(), &bam, runs, &cases)?;
     println!("\n{table}\n(cargo xtask bench-local, median of {runs})");
     Ok(())

@@ -302,6 +302,24 @@ impl Record {
         i64::from(self.pos) + rlen.max(1)
     }
 
+    /// The stored read-name field (`l_read_name` bytes, padding NULs included), and whether it
+    /// ends in a NUL (htslib adds one when it does not).
+    pub(crate) fn name_field(&self) -> (&[u8], bool) {
+        let field = &self.data[FIXED..self.cigar_start];
+        (field, field.last() == Some(&0))
+    }
+
+    /// The bytes from the CIGAR to the end: CIGAR, SEQ, QUAL and aux data, as stored (with a
+    /// `CG` CIGAR already moved in place).
+    pub(crate) fn cigar_onwards(&self) -> &[u8] {
+        &self.data[self.cigar_start..]
+    }
+
+    /// The bytes from SEQ to the end.
+    pub(crate) fn seq_onwards(&self) -> &[u8] {
+        &self.data[self.seq_start..]
+    }
+
     /// Gives back the record bytes (possibly rewritten for a `CG` CIGAR), to reuse the buffer.
     pub fn into_data(self) -> Vec<u8> {
         self.data

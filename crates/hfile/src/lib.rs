@@ -6,6 +6,9 @@
 //! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
 //! request), and the end of file is always the object's real size.
 //!
+//! [`cache`] keeps byte ranges of remote objects (an index's prefix, a BAM's header) on disk
+//! between runs, with the validators that show whether the object changed.
+//!
 //! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
 //! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
 //!
@@ -17,21 +20,33 @@
 //! assert_eq!(s, "hello world");
 //! ```
 
+pub mod cache;
 mod error;
 mod file;
 mod handle;
 mod http;
 mod memory;
+mod prefix;
 mod registry;
 mod stats;
+mod stream;
 
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
 pub use http::{redact, HttpBackend};
 pub use memory::MemoryBackend;
-pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
+pub use prefix::{Prefix, PrefixBackend};
+pub use registry::{
+    open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
+};
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use stream::StreamBackend;
+
+/// The libcurl version in use (as libcurl reports it at run time).
+pub fn curl_version() -> String {
+    curl::Version::get().version().to_string()
+}
 
 /// What identifies a version of an object: its size and, for remote objects, the validators the
 /// server sent (`ETag`, `Last-Modified`).
@@ -100,6 +115,17 @@ pub trait Backend: Send {
             size: self.size().ok(),
             ..ObjectInfo::default()
         }
+    }
+
+    /// What the object is now, as its server tells it: a remote backend waits for a response
+    /// already on its way, or asks for one byte, so that the answer is fresh (the validation of
+    /// cached copies rides on it).
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        let size = self.size()?;
+        Ok(ObjectInfo {
+            size: Some(size),
+            ..self.object_info()
+        })
     }
 
     /// The name the user gave (path or URL), for messages.

@@ -25,6 +25,8 @@ pub struct Case {
     pub expected: String,
     /// Status column `0` (else `nonzero`).
     pub should_succeed: bool,
+    /// The optional fifth column (`fixtures/conformance-extra`'s check items), else empty.
+    pub check: String,
 }
 
 /// Reads `dir/cases.tsv`.
@@ -53,6 +55,7 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, String> {
                 .collect(),
             expected: cols[2].to_string(),
             should_succeed: cols[3] == "0",
+            check: cols.get(4).unwrap_or(&"").to_string(),
         });
     }
     Ok(cases)
@@ -315,6 +318,7 @@ mod tests {
             args: vec![],
             expected: "expected/x.out".into(),
             should_succeed: ok,
+            check: String::new(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use bgzf::VirtualOffset;
 use index::plan::{self, Region};
-use index::Chunk;
+use index::{Chunk, Wanted};
 
 use crate::filter::bed::RegionList;
 use crate::reader::Reader;
@@ -49,12 +49,25 @@ impl RegionSet {
         set
     }
 
-    /// Adds `[beg, end)` on `tid` and merges (samtools' `_reglist_push` then `_reglist_merge`,
-    /// used by `-P` for the mates' positions).
+    /// Adds `[beg, end)` on `tid` and merges (samtools' `_reglist_push` then `_reglist_merge`).
     pub fn add(&mut self, tid: usize, beg: i64, end: i64) {
-        let v = self.by_tid.entry(tid).or_default();
-        v.push((beg, end));
-        merge(v);
+        self.add_all([(tid, beg, end)]);
+    }
+
+    /// Adds `(tid, beg, end)` intervals, then merges once (`-P` adds its mates' positions so).
+    pub fn add_all(&mut self, intervals: impl IntoIterator<Item = (usize, i64, i64)>) {
+        let mut touched = Vec::new();
+        for (tid, beg, end) in intervals {
+            self.by_tid.entry(tid).or_default().push((beg, end));
+            touched.push(tid);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for tid in touched {
+            if let Some(v) = self.by_tid.get_mut(&tid) {
+                merge(v);
+            }
+        }
     }
 
     /// True when `[beg, end)` on `tid` overlaps a region.
@@ -114,9 +127,22 @@ pub struct MultiQuery<'r> {
 }
 
 impl Reader {
-    /// Starts a multi-region query (the index must be loaded). All intervals are planned as one
-    /// query ([`index::plan`]); their chunks are then merged into one list read in file order.
+    /// Starts a multi-region query (the index must be found: [`Reader::select_index`]; the
+    /// references the regions name are loaded). All intervals are planned as one query
+    /// ([`index::plan`]), the byte source is told the spans (a remote file fetches them ahead),
+    /// and cached parts of the file are shown current ([`Reader::confirm`]) before this
+    /// returns; the chunks are then merged into one list read in file order.
     pub fn query_regions(&mut self, regions: RegionSet) -> Result<MultiQuery<'_>> {
+        // `*` needs every reference's pseudo-bin (where the unplaced reads start); `.` reads
+        // the whole file and needs none.
+        let needed = if regions.unplaced && !regions.all {
+            Wanted::all()
+        } else if regions.all {
+            Wanted::none()
+        } else {
+            Wanted::refs(regions.iter().map(|(tid, _)| tid))
+        };
+        self.ensure_index(&needed)?;
         let mut wanted = Vec::new();
         if !regions.all {
             for (tid, intervals) in regions.iter() {
@@ -150,6 +176,7 @@ impl Reader {
             .collect();
         chunks = merge_chunks(chunks);
         self.bgzf_mut().advise(&the_plan.read_order());
+        self.confirm()?;
         let stage = if regions.all {
             let first = self.first_record();
             self.bgzf_mut().seek(first)?;
@@ -195,6 +222,11 @@ impl MultiQuery<'_> {
     /// The header of the file being read.
     pub fn header(&self) -> &Header {
         self.reader.header()
+    }
+
+    /// [`Reader::has_eof_marker`] of the file being read.
+    pub fn has_eof_marker(&mut self) -> Result<bool> {
+        self.reader.has_eof_marker()
     }
 
     /// The next record overlapping a region, or `None` at the end.

@@ -117,7 +117,7 @@ fn expression_cases_match_samtools() {
 fn indexed_with_regions(file: &str, regions: &[String]) -> (Reader, Targets, RegionSet) {
     let path = corpus().join(file);
     let mut reader = Reader::open(path.to_str().unwrap(), &OpenOptions::default()).unwrap();
-    reader.load_index(None).unwrap();
+    reader.select_index(None).unwrap();
     let (targets, filtered) = Targets::merge_regions(None, regions);
     let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
     (reader, targets, set)
@@ -173,18 +173,17 @@ fn fetch_pairs_cases_match_samtools() {
         }
         let expected = std::fs::read(&case.expected).expect("golden");
         let (mut reader, targets, set) = indexed_with_regions(&a[2], &a[3..]);
+        let header = reader.header().clone();
+        let mut selection = Selection::default();
+        let mut q = reader
+            .query_pairs(&header, &targets, set, &mut selection)
+            .unwrap();
         let mut out = Vec::new();
-        bam::pairs::fetch_pairs(
-            &mut reader,
-            &targets,
-            set,
-            &mut Selection::default(),
-            |r, h| {
-                bam::write_sam(r, h, &mut out).unwrap();
-                Ok(())
-            },
-        )
-        .unwrap();
+        while let Some(mut r) = q.next_record().unwrap() {
+            if selection.select(&mut r, &header) {
+                bam::write_sam(&r, &header, &mut out).unwrap();
+            }
+        }
         assert!(out == expected, "{}: output differs from samtools", case.id);
         checked += 1;
     }

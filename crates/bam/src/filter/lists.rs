@@ -1,68 +1,8 @@
-//! The small argument languages of `samtools view`: FLAG values (`bam_str2flag`), tag lists
+//! The small argument languages of `samtools view` whose values are selection data: tag lists
 //! (`-x`, `--keep-tag`), `-d TAG[:VAL]`, `-D TAG:FILE`, and word lists from files (`-N`, `-R`).
 
 use std::collections::HashSet;
 use std::fmt;
-
-/// htslib's `bam_str2flag`: a number (`strtol` base 0: decimal, `0x` hex, `0` octal) or
-/// comma-separated names (`PAIRED`, `PROPER_PAIR`, `UNMAP`, `MUNMAP`, `REVERSE`, `MREVERSE`,
-/// `READ1`, `READ2`, `SECONDARY`, `QCFAIL`, `DUP`, `SUPPLEMENTARY`, any case). An unknown name
-/// gives -1, which samtools then uses as "every bit".
-pub fn parse_flag(s: &str) -> i32 {
-    if let Some(n) = strtol_auto(s) {
-        return n as i32;
-    }
-    const NAMES: [&str; 12] = [
-        "PAIRED",
-        "PROPER_PAIR",
-        "UNMAP",
-        "MUNMAP",
-        "REVERSE",
-        "MREVERSE",
-        "READ1",
-        "READ2",
-        "SECONDARY",
-        "QCFAIL",
-        "DUP",
-        "SUPPLEMENTARY",
-    ];
-    let mut flag = 0;
-    for part in s.split(',') {
-        match NAMES.iter().position(|n| n.eq_ignore_ascii_case(part)) {
-            Some(bit) => flag |= 1 << bit,
-            None => return -1,
-        }
-    }
-    flag
-}
-
-/// `strtol(s, &end, 0)` when it reads at least one digit.
-fn strtol_auto(s: &str) -> Option<i64> {
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if (t.starts_with("0x") || t.starts_with("0X"))
-        && t[2..].starts_with(|c: char| c.is_ascii_hexdigit())
-    {
-        (16, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
-    } else {
-        (10, t)
-    };
-    let n = digits.chars().take_while(|c| c.is_digit(radix)).count();
-    if n == 0 {
-        return None;
-    }
-    let v = digits[..n].chars().fold(0i64, |acc, c| {
-        acc.saturating_mul(i64::from(radix))
-            .saturating_add(i64::from(c.to_digit(radix).unwrap_or(0)))
-    });
-    Some(if neg { -v } else { v })
-}
 
 /// An argument error, worded as samtools words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,20 +75,6 @@ fn words(text: &[u8]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flags() {
-        assert_eq!(parse_flag("4"), 4);
-        assert_eq!(parse_flag("0x10"), 16);
-        assert_eq!(parse_flag("010"), 8);
-        assert_eq!(parse_flag("-1"), -1);
-        assert_eq!(parse_flag("12abc"), 12);
-        assert_eq!(parse_flag("UNMAP,secondary"), 0x104);
-        assert_eq!(parse_flag("SUPPLEMENTARY"), 0x800);
-        assert_eq!(parse_flag("BOGUS"), -1);
-        assert_eq!(parse_flag("UNMAP,"), -1);
-        assert_eq!(parse_flag(""), -1);
-    }
 
     #[test]
     fn tag_lists() {

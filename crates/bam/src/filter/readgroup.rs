@@ -58,19 +58,32 @@ impl Libraries {
     }
 }
 
-/// The header text with the `@RG` lines whose `ID` is not in `keep` removed, as
-/// `sam_hdr_remove_lines(h, "RG", "ID", hash)` leaves it (lines without an `ID` go too).
-pub fn keep_read_groups(text: &[u8], keep: &HashSet<Vec<u8>>) -> Vec<u8> {
-    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
-    let mut out = Vec::with_capacity(end);
-    for line in text[..end].split_inclusive(|&b| b == b'\n') {
-        let body = line.strip_suffix(b"\n").unwrap_or(line);
-        if body.starts_with(b"@RG\t") && !field(body, b"ID").is_some_and(|id| keep.contains(id)) {
-            continue;
+impl Header {
+    /// The header without the `@RG` lines whose `ID` is not in `keep`, as samtools' `-r`/`-R`
+    /// leave it (`sam_hdr_remove_lines(h, "RG", "ID", hash)`): when a line goes, the text is
+    /// rebuilt from htslib's model of it, as htslib writes an edited header; a text htslib
+    /// cannot parse is left as it is (samtools ignores the failure).
+    pub fn keep_read_groups(&self, keep: &HashSet<Vec<u8>>) -> Header {
+        let Ok(lines) = self.lines() else {
+            return self.clone();
+        };
+        let mut lines = lines.clone();
+        let mut removed = false;
+        for at in lines.lines_of(*b"RG") {
+            if !lines.lines[at]
+                .tag(b"ID")
+                .is_some_and(|id| keep.contains(id))
+            {
+                lines.remove_line(at);
+                removed = true;
+            }
         }
-        out.extend_from_slice(line);
+        if !removed {
+            return self.clone();
+        }
+        let refs = lines.binary_refs(self.refs());
+        Header::from_parts(lines.text(), refs).unwrap_or_else(|_| self.clone())
     }
-    out
 }
 
 #[cfg(test)]
@@ -94,8 +107,14 @@ mod tests {
         assert_eq!(libs.by_id[&b"b".to_vec()], None);
         let keep: HashSet<Vec<u8>> = [b"b".to_vec()].into_iter().collect();
         assert_eq!(
-            keep_read_groups(text, &keep),
-            b"@HD\tVN:1.6\n@RG\tID:b\n@CO\tx\n".to_vec()
+            h.keep_read_groups(&keep).text(),
+            b"@HD\tVN:1.6\n@RG\tID:b\n@CO\tx\n@SQ\tSN:c\tLN:9\n"
+        );
+        let all: HashSet<Vec<u8>> = [b"a".to_vec(), b"b".to_vec()].into_iter().collect();
+        assert_eq!(
+            h.keep_read_groups(&all).text(),
+            text,
+            "nothing removed: text as read"
         );
     }
 }

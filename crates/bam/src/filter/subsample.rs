@@ -2,27 +2,12 @@
 //! `-s INT.FRAC` select: a hash of the name (khash's X31 string hash, then Wang's integer hash)
 //! mixed with a seed that samtools first passes through glibc's `srand`/`rand`.
 
-use std::fmt;
-
 /// A subsampling setting.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Subsample {
     fraction: f64,
     mixed_seed: u32,
 }
-
-/// `-s`, `--subsample` or `--subsample-seed` could not be read (samtools: "Incorrect sampling
-/// argument").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubsampleError(pub String);
-
-impl fmt::Display for SubsampleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Incorrect sampling argument \"{}\"", self.0)
-    }
-}
-
-impl std::error::Error for SubsampleError {}
 
 impl Subsample {
     /// Keeps about `fraction` of the templates; `seed` as given on the command line (samtools
@@ -49,49 +34,6 @@ impl Subsample {
         let k = wang_hash(x31_hash(name) ^ self.mixed_seed);
         f64::from(k & 0xff_ffff) / f64::from(0x100_0000u32) < self.fraction
     }
-}
-
-/// `-s INT.FRAC`: the integer part is the seed, `.FRAC` the fraction (`strtol`, then `strtod` of
-/// the rest, which must be used up).
-pub fn parse_seed_fraction(arg: &str) -> Result<(u32, f64), SubsampleError> {
-    let bad = || SubsampleError(arg.to_string());
-    let (seed, rest) = c_strtol(arg);
-    if !rest.starts_with('.') {
-        return Err(bad());
-    }
-    let frac: f64 = rest.parse().map_err(|_| bad())?;
-    Ok((seed as u32, frac))
-}
-
-/// `--subsample FLOAT`: all of it a number in 0..=1.
-pub fn parse_fraction(arg: &str) -> Result<f64, SubsampleError> {
-    match arg.parse::<f64>() {
-        Ok(f) if (0.0..=1.0).contains(&f) && !arg.starts_with(char::is_whitespace) => Ok(f),
-        _ => Err(SubsampleError(arg.to_string())),
-    }
-}
-
-/// `--subsample-seed INT`: C's `atoi` (leading digits, 0 when none).
-pub fn parse_seed(arg: &str) -> u32 {
-    c_strtol(arg).0 as u32
-}
-
-/// C's `strtol(s, &end, 10)`: the value (wrapped to 64 bits) and the unparsed rest.
-fn c_strtol(s: &str) -> (i64, &str) {
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let n = digits.bytes().take_while(u8::is_ascii_digit).count();
-    if n == 0 {
-        return (0, s);
-    }
-    let v = digits[..n].bytes().fold(0i64, |acc, d| {
-        acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
-    });
-    (if neg { -v } else { v }, &digits[n..])
 }
 
 /// khash's `__ac_X31_hash_string` (characters are signed, as `char` is on x86-64).
@@ -173,20 +115,6 @@ mod tests {
         assert_eq!(wang_hash(0), 1_177_991_625);
         assert_eq!(wang_hash(12345), 1_951_105_283);
         assert_eq!(wang_hash(x31_hash(b"SRR065390.14978392")), 3_657_488_659);
-    }
-
-    #[test]
-    fn arguments() {
-        assert_eq!(parse_seed_fraction("3.25"), Ok((3, 0.25)));
-        assert_eq!(parse_seed_fraction(".5"), Ok((0, 0.5)));
-        assert!(parse_seed_fraction("3").is_err());
-        assert!(parse_seed_fraction("3.5x").is_err());
-        assert_eq!(parse_fraction("0.5"), Ok(0.5));
-        assert!(parse_fraction("1.5").is_err());
-        assert!(parse_fraction("x").is_err());
-        assert_eq!(parse_seed("12abc"), 12);
-        assert_eq!(parse_seed("abc"), 0);
-        assert_eq!(parse_seed("-1"), u32::MAX);
     }
 
     #[test]

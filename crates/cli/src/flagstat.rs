@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use bam::flagstat::{FlagStat, Format};
 use bam::Reader;
 
-use crate::opts::{self, Spec};
+use crate::getopt::{Spec, Value};
+use crate::opts;
 
 const USAGE: &str = "\
 Usage: hts flagstat [options] <in.bam>
@@ -18,12 +19,13 @@ Usage: hts flagstat [options] <in.bam>
                Specify output format (json, tsv)
 ";
 
-const SPECS: &[Spec] = &[
+const SPECS: &[Spec<char>] = &[
     opts::THREADS,
     Spec {
+        id: 'O',
         short: Some('O'),
-        long: Some("output-fmt"),
-        takes_value: true,
+        long: &["output-fmt"],
+        value: Value::Required,
     },
     opts::VERBOSITY,
 ];
@@ -33,14 +35,9 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(p) => p,
         Err(status) => return status,
     };
-    let format = options
-        .iter()
-        .rev()
-        .find(|o| o.name == "O")
-        .and_then(|o| o.value.as_deref())
-        .map_or(Format::Default, |v| {
-            Format::from_arg(v.split(',').next().unwrap_or(v))
-        });
+    let format = opts::last(&options, 'O').map_or(Format::Default, |v| {
+        Format::from_arg(v.split(',').next().unwrap_or(v))
+    });
     let threads = opts::threads(&options);
     let file = match opts::single_file(&files, USAGE) {
         Ok(f) => f,

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use bam::idxstats::{IdxStats, SlowError};
 use bam::Reader;
 
-use crate::opts::{self, Spec};
+use crate::getopt::Spec;
+use crate::opts;
 
 const USAGE: &str = "\
 Usage: hts idxstats [options] <in.bam>
@@ -17,7 +18,7 @@ Usage: hts idxstats [options] <in.bam>
                Set level of verbosity
 ";
 
-const SPECS: &[Spec] = &[opts::THREADS, opts::VERBOSITY];
+const SPECS: &[Spec<char>] = &[opts::THREADS, opts::VERBOSITY];
 
 pub fn run(argv: &[String]) -> ExitCode {
     let (options, files) = match opts::parse_or_usage(argv, SPECS, "idxstats", USAGE) {

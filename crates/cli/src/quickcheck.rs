@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use bam::quickcheck;
 
-use crate::opts::{self, Spec};
+use crate::getopt::{Spec, Value};
+use crate::opts;
 
 const USAGE: &str = "\
 Usage: hts quickcheck [options] <input> [...]
@@ -18,32 +19,25 @@ The exit status is 0 when every file passes, else the bitwise OR of: 2 could not
 4 not sequence data, 8 bad header or no targets, 16 missing EOF block.
 ";
 
-const SPECS: &[Spec] = &[
+const fn letter(c: char) -> Spec<char> {
     Spec {
-        short: Some('v'),
-        long: None,
-        takes_value: false,
-    },
-    Spec {
-        short: Some('q'),
-        long: None,
-        takes_value: false,
-    },
-    Spec {
-        short: Some('u'),
-        long: None,
-        takes_value: false,
-    },
-];
+        id: c,
+        short: Some(c),
+        long: &[],
+        value: Value::None,
+    }
+}
+
+const SPECS: &[Spec<char>] = &[letter('v'), letter('q'), letter('u')];
 
 pub fn run(argv: &[String]) -> ExitCode {
     let (options, files) = match opts::parse_or_usage(argv, SPECS, "quickcheck", USAGE) {
         Ok(p) => p,
         Err(status) => return status,
     };
-    let verbose = options.iter().filter(|o| o.name == "v").count();
-    let quiet = options.iter().any(|o| o.name == "q");
-    let unmapped = options.iter().any(|o| o.name == "u");
+    let verbose = options.iter().filter(|o| o.id == 'v').count();
+    let quiet = options.iter().any(|o| o.id == 'q');
+    let unmapped = options.iter().any(|o| o.id == 'u');
     if files.is_empty() {
         print!("{USAGE}");
         return ExitCode::from(1);

@@ -4,13 +4,13 @@ mod args;
 mod flagstat;
 mod getopt;
 mod idxstats;
+mod input;
 mod numbers;
 mod opts;
 mod output;
 mod quickcheck;
-// Wired into `view` in the next commits.
-#[allow(dead_code)]
 mod select;
+mod sink;
 mod view;
 
 use std::process::ExitCode;

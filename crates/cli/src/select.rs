@@ -6,10 +6,13 @@ use std::collections::HashSet;
 
 use bam::filter::bed::Targets;
 use bam::filter::expr::Expression;
-use bam::filter::lists::{self, parse_flag};
-use bam::filter::subsample::{self, Subsample};
+use bam::filter::lists;
+use bam::filter::subsample::Subsample;
 use bam::filter::{FlagTests, Selection, TagTest};
-use bam::{Header, Record};
+use bam::Record;
+
+use crate::args::Opt;
+use crate::numbers::{atoi, str2flag, strtol};
 
 /// The options, as given (files already read, as samtools reads them while parsing).
 #[derive(Debug, Clone)]
@@ -71,42 +74,26 @@ impl Default for SelectArgs {
     }
 }
 
-/// The options this module reads, by their long name in samtools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SelOpt {
-    TargetFile,
-    RegionFile,
-    UseIndex,
-    FetchPairs,
-    ReadGroup,
-    ReadGroupFile,
-    QnameFile,
-    Tag,
-    TagFile,
-    Library,
-    MinQlen,
-    Expr,
-    IncludeFlags,
-    ExcludeAllFlags,
-    Subsample,
-    SubsampleSeed,
-    SubsampleLegacy,
-    AddFlags,
-    RemoveFlags,
-    RemoveTag,
-    KeepTag,
-    RemoveB,
-    Unselected,
-    Unmap,
-    FaiReference,
+/// An option's value samtools refuses; `usage`: samtools prints its usage after the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub message: String,
+    pub usage: bool,
 }
 
-fn set_tag(slot: &mut Option<TagTest>, tag: [u8; 2], arg: &str) -> Result<(), String> {
+fn refused(message: impl ToString) -> Refused {
+    Refused {
+        message: message.to_string(),
+        usage: false,
+    }
+}
+
+fn set_tag(slot: &mut Option<TagTest>, tag: [u8; 2], arg: &str) -> Result<(), Refused> {
     match slot {
-        Some(t) if t.tag != tag => Err(format!(
+        Some(t) if t.tag != tag => Err(refused(format!(
             "Different tag \"{}\" was specified before: \"{arg}\"",
             String::from_utf8_lossy(&t.tag)
-        )),
+        ))),
         Some(_) => Ok(()),
         None => {
             *slot = Some(TagTest { tag, values: None });
@@ -115,89 +102,120 @@ fn set_tag(slot: &mut Option<TagTest>, tag: [u8; 2], arg: &str) -> Result<(), St
     }
 }
 
+/// samtools' complaint about `-s`, `--subsample`.
+fn bad_sampling(arg: &str) -> Refused {
+    refused(format!("Incorrect sampling argument \"{arg}\""))
+}
+
+/// `-s INT.FRAC`: `strtol` gives the seed, then `strtod` of the rest (from the `.`) the
+/// fraction, which must use it all.
+fn seed_and_fraction(arg: &str) -> Result<(u32, f64), Refused> {
+    let (seed, used) = strtol(arg, 10);
+    let rest = &arg[used..];
+    if !rest.starts_with('.') {
+        return Err(bad_sampling(arg));
+    }
+    let fraction: f64 = rest.parse().map_err(|_| bad_sampling(arg))?;
+    Ok((seed as u32, fraction))
+}
+
+/// `--subsample FLOAT`: all of it a number in 0..=1.
+fn fraction(arg: &str) -> Result<f64, Refused> {
+    match arg.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(bad_sampling(arg)),
+    }
+}
+
 impl SelectArgs {
-    /// Applies one option in command-line order; the error is samtools' message.
-    pub fn apply(&mut self, opt: SelOpt, v: &str) -> Result<(), String> {
+    /// Applies one option in command-line order; `Ok(false)` when `opt` is not one of these.
+    pub fn apply(&mut self, opt: Opt, v: &str) -> Result<bool, Refused> {
+        let words = |path: &str| lists::read_words(path).map_err(refused);
         match opt {
-            SelOpt::TargetFile | SelOpt::RegionFile => {
-                if opt == SelOpt::RegionFile {
+            Opt::TargetFile | Opt::RegionFile => {
+                if opt == Opt::RegionFile {
                     self.multi_region = true;
                 }
-                self.targets = Some(Targets::read(v).map_err(|e| e.to_string())?);
+                let bed = Targets::read(v)
+                    .map_err(|e| refused(format!("Could not read file \"{v}\": {e}")))?;
+                self.targets = Some(bed);
             }
-            SelOpt::UseIndex => self.multi_region = true,
-            SelOpt::FetchPairs => {
+            Opt::UseIndex => self.multi_region = true,
+            Opt::FetchPairs => {
                 self.fetch_pairs = true;
                 self.multi_region = true;
             }
-            SelOpt::ReadGroup => {
+            Opt::ReadGroup => {
                 self.read_groups
                     .get_or_insert_with(HashSet::new)
                     .insert(v.as_bytes().to_vec());
             }
-            SelOpt::ReadGroupFile => {
-                let words = lists::read_words(v).map_err(|e| e.to_string())?;
-                self.read_groups
-                    .get_or_insert_with(HashSet::new)
-                    .extend(words);
+            Opt::ReadGroupFile => {
+                let w = words(v)?;
+                self.read_groups.get_or_insert_with(HashSet::new).extend(w);
             }
-            SelOpt::QnameFile => {
-                let words = lists::read_words(v).map_err(|e| e.to_string())?;
-                self.names.get_or_insert_with(HashSet::new).extend(words);
+            Opt::QnameFile => {
+                let w = words(v)?;
+                self.names.get_or_insert_with(HashSet::new).extend(w);
             }
-            SelOpt::Tag => {
-                let (tag, value) = lists::parse_tag_value(v).map_err(|e| e.to_string())?;
+            Opt::Tag => {
+                let (tag, value) = lists::parse_tag_value(v).map_err(refused)?;
                 set_tag(&mut self.tag, tag, v)?;
                 if let (Some(t), Some(value)) = (&mut self.tag, value) {
                     t.values.get_or_insert_with(HashSet::new).insert(value);
                 }
             }
-            SelOpt::TagFile => {
-                let (tag, file) = lists::parse_tag_file(v).map_err(|e| e.to_string())?;
+            Opt::TagFile => {
+                let (tag, file) = lists::parse_tag_file(v).map_err(refused)?;
                 set_tag(&mut self.tag, tag, v)?;
-                let words = lists::read_words(file).map_err(|e| e.to_string())?;
+                let w = words(file)?;
                 if let Some(t) = &mut self.tag {
-                    t.values.get_or_insert_with(HashSet::new).extend(words);
+                    t.values.get_or_insert_with(HashSet::new).extend(w);
                 }
             }
-            SelOpt::Library => self.library = Some(v.as_bytes().to_vec()),
-            SelOpt::MinQlen => {
-                self.min_qlen =
-                    crate::opts::atoi(v).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
-            }
-            SelOpt::Expr => self.expression = Some(v.to_string()),
-            SelOpt::IncludeFlags => self.require_any |= parse_flag(v),
-            SelOpt::ExcludeAllFlags => self.exclude_all |= parse_flag(v),
-            SelOpt::Subsample => {
-                self.subsample_fraction = subsample::parse_fraction(v).map_err(|e| e.to_string())?
-            }
-            SelOpt::SubsampleSeed => self.subsample_seed = subsample::parse_seed(v),
-            SelOpt::SubsampleLegacy => {
-                let (seed, frac) = subsample::parse_seed_fraction(v).map_err(|e| e.to_string())?;
+            Opt::Library => self.library = Some(v.as_bytes().to_vec()),
+            Opt::MinQlen => self.min_qlen = atoi(v),
+            Opt::Expr => self.expression = Some(v.to_string()),
+            Opt::IncludeFlags => self.require_any |= str2flag(v),
+            Opt::ExcludeAllFlags => self.exclude_all |= str2flag(v),
+            Opt::Subsample => self.subsample_fraction = fraction(v)?,
+            // `atoi` into a `uint32_t`.
+            Opt::SubsampleSeed => self.subsample_seed = atoi(v) as u32,
+            Opt::SubsampleLegacy => {
+                let (seed, frac) = seed_and_fraction(v)?;
                 self.subsample_seed = seed;
                 self.subsample_fraction = frac;
             }
-            SelOpt::AddFlags => self.add_flags |= parse_flag(v),
-            SelOpt::RemoveFlags => self.remove_flags |= parse_flag(v),
-            SelOpt::RemoveTag => {
+            Opt::AddFlags => self.add_flags |= str2flag(v),
+            Opt::RemoveFlags => self.remove_flags |= str2flag(v),
+            Opt::RemoveTag => {
                 let (list, arg) = match v.strip_prefix('^') {
                     Some(rest) => (&mut self.keep_tags, rest),
                     None => (&mut self.remove_tags, v),
                 };
-                lists::parse_tag_list(arg, list.get_or_insert_with(HashSet::new))
-                    .map_err(|e| e.to_string())?;
+                lists::parse_tag_list(arg, list.get_or_insert_with(HashSet::new)).map_err(|e| {
+                    Refused {
+                        message: e.to_string(),
+                        usage: true,
+                    }
+                })?;
             }
-            SelOpt::KeepTag => {
-                lists::parse_tag_list(v, self.keep_tags.get_or_insert_with(HashSet::new))
-                    .map_err(|e| e.to_string())?;
+            Opt::KeepTag => {
+                lists::parse_tag_list(v, self.keep_tags.get_or_insert_with(HashSet::new)).map_err(
+                    |e| Refused {
+                        message: e.to_string(),
+                        usage: true,
+                    },
+                )?;
             }
-            SelOpt::RemoveB => self.remove_backward = true,
-            SelOpt::Unselected => self.unselected = Some(v.to_string()),
-            SelOpt::Unmap => self.unmap = true,
+            Opt::RemoveB => self.remove_backward = true,
+            Opt::OutputUnselected => self.unselected = Some(v.to_string()),
+            Opt::Unmap => self.unmap = true,
             // `-t`: a reference list for SAM input; BAM input has its own.
-            SelOpt::FaiReference => {}
+            Opt::FaiReference => {}
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The record selection, with the view options samtools checks in the same function
@@ -242,25 +260,7 @@ impl SelectArgs {
         })
     }
 
-    /// The header text to print: `-r`/`-R` drop the `@RG` lines of other groups.
-    pub fn header_text(&self, text: Vec<u8>) -> Vec<u8> {
-        match &self.read_groups {
-            Some(groups) => bam::filter::readgroup::keep_read_groups(&text, groups),
-            None => text,
-        }
-    }
-
-    /// `--add-flags`/`--remove-flags` and `-x`/`--keep-tag` on a selected record (samtools'
-    /// `change_flag` and `adjust_tags`).
-    pub fn edit_selected(&self, r: &mut Record) -> Result<(), String> {
-        if self.add_flags != 0 || self.remove_flags != 0 {
-            let flag = (i32::from(r.flag()) | self.add_flags) & !self.remove_flags;
-            r.set_flag(flag as u16);
-        }
-        self.adjust_tags(r)
-    }
-
-    /// `-x`/`--keep-tag` only (what `-P` applies).
+    /// `-x`/`--keep-tag` (samtools' `adjust_tags`; all that `-P` applies).
     pub fn adjust_tags(&self, r: &mut Record) -> Result<(), String> {
         let result = if let Some(keep) = &self.keep_tags {
             r.retain_tags(|t| keep.contains(&t))
@@ -270,6 +270,15 @@ impl SelectArgs {
             Ok(())
         };
         result.map_err(|e| e.to_string())
+    }
+
+    /// `--add-flags`/`--remove-flags` (`change_flag`), then [`SelectArgs::adjust_tags`].
+    fn edit_selected(&self, r: &mut Record) -> Result<(), String> {
+        if self.add_flags != 0 || self.remove_flags != 0 {
+            let flag = (i32::from(r.flag()) | self.add_flags) & !self.remove_flags;
+            r.set_flag(flag as u16);
+        }
+        self.adjust_tags(r)
     }
 }
 
@@ -282,22 +291,29 @@ pub enum Fate {
     Unmapped,
     /// Not selected: to `-U` if given.
     Unselected,
+    /// Not selected, with `-P`: nowhere.
+    Dropped,
 }
 
-/// samtools' `process_one_record`: selects, edits, and says where the record goes. `count`:
-/// with `-c` the edits and `-p` do not apply.
+/// samtools' `process_one_record`: selects, edits, and says where the record goes. With `-c`
+/// (`count`) selected records are not edited and `-p` does not apply; with `-P` (`pairs`,
+/// `fetch_pairs_collect_mates`) only the tag edits apply and unselected records go nowhere.
 pub fn process(
     args: &SelectArgs,
     sel: &mut Selection,
     r: &mut Record,
-    header: &Header,
+    header: &bam::Header,
     count: bool,
 ) -> Result<Fate, String> {
     if sel.select(r, header) {
-        if !count {
+        if args.fetch_pairs {
+            args.adjust_tags(r)?;
+        } else if !count {
             args.edit_selected(r)?;
         }
         Ok(Fate::Selected)
+    } else if args.fetch_pairs {
+        Ok(Fate::Dropped)
     } else if args.unmap && !count {
         r.make_unmapped();
         Ok(Fate::Unmapped)
@@ -310,37 +326,45 @@ pub fn process(
 mod tests {
     use super::*;
 
-    fn a(pairs: &[(SelOpt, &str)]) -> Result<SelectArgs, String> {
+    fn a(pairs: &[(Opt, &str)]) -> Result<SelectArgs, Refused> {
         let mut s = SelectArgs::default();
         for (o, v) in pairs {
-            s.apply(*o, v)?;
+            assert!(s.apply(*o, v)?, "{o:?} is a selection option");
         }
         Ok(s)
     }
 
     #[test]
     fn options_as_samtools_reads_them() {
-        let s = a(&[(SelOpt::Tag, "NM:1"), (SelOpt::Tag, "NM:2")]).unwrap();
+        let s = a(&[(Opt::Tag, "NM:1"), (Opt::Tag, "NM:2")]).unwrap();
         assert_eq!(s.tag.unwrap().values.unwrap().len(), 2);
-        assert!(a(&[(SelOpt::Tag, "NM:1"), (SelOpt::Tag, "AS:1")]).is_err());
-        let s = a(&[(SelOpt::RemoveTag, "^NM,RG"), (SelOpt::KeepTag, "AS")]).unwrap();
+        assert!(a(&[(Opt::Tag, "NM:1"), (Opt::Tag, "AS:1")]).is_err());
+        let s = a(&[(Opt::RemoveTag, "^NM,RG"), (Opt::KeepTag, "AS")]).unwrap();
         assert_eq!(s.keep_tags.unwrap().len(), 3);
-        let s = a(&[(SelOpt::SubsampleLegacy, "7.25")]).unwrap();
+        assert!(a(&[(Opt::RemoveTag, "NMX")]).unwrap_err().usage);
+        let s = a(&[(Opt::SubsampleLegacy, "7.25")]).unwrap();
         assert_eq!((s.subsample_seed, s.subsample_fraction), (7, 0.25));
-        assert!(a(&[(SelOpt::Subsample, "2")]).is_err());
-        let s = a(&[
-            (SelOpt::IncludeFlags, "DUP"),
-            (SelOpt::IncludeFlags, "0x200"),
-        ])
-        .unwrap();
+        let s = a(&[(Opt::SubsampleLegacy, ".5")]).unwrap();
+        assert_eq!((s.subsample_seed, s.subsample_fraction), (0, 0.5));
+        let s = a(&[(Opt::SubsampleLegacy, "4000000000.4")]).unwrap();
+        assert_eq!(s.subsample_seed, 4_000_000_000);
+        assert!(a(&[(Opt::SubsampleLegacy, "3")]).is_err());
+        assert!(a(&[(Opt::SubsampleLegacy, "3.5x")]).is_err());
+        assert!(a(&[(Opt::Subsample, "2")]).is_err());
+        assert!(a(&[(Opt::Subsample, "x")]).is_err());
+        let s = a(&[(Opt::SubsampleSeed, "-1")]).unwrap();
+        assert_eq!(s.subsample_seed, u32::MAX);
+        let s = a(&[(Opt::IncludeFlags, "DUP"), (Opt::IncludeFlags, "0x200")]).unwrap();
         assert_eq!(s.require_any, 0x600);
-        let s = a(&[(SelOpt::FetchPairs, "")]).unwrap();
+        let s = a(&[(Opt::FetchPairs, "")]).unwrap();
         assert!(s.multi_region);
-        assert!(a(&[(SelOpt::TargetFile, "/nonexistent.bed")]).is_err());
-        let e = a(&[(SelOpt::Expr, "mapq >")])
+        assert!(a(&[(Opt::TargetFile, "/nonexistent.bed")]).is_err());
+        let e = a(&[(Opt::Expr, "mapq >")])
             .unwrap()
             .selection(0, 0, 0)
             .unwrap_err();
         assert!(e.contains("column 7"), "{e}");
+        let mut s = SelectArgs::default();
+        assert_eq!(s.apply(Opt::MinMq, "3"), Ok(false));
     }
 }

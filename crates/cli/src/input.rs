@@ -32,10 +32,14 @@ fn input_name(args: &ViewArgs) -> &str {
 
 /// `-L` without regions or `-M` on a remote file: samtools reads the whole file and keeps what
 /// overlaps the BED; hts asks the index for the same records (one plan for every line), and
-/// reads the whole file only when there is no index.
+/// reads the whole file only when there is no index. Not with `-U` or `-p`, which want the
+/// records outside the BED too.
 fn targets_through_index(args: &ViewArgs, regions: &[String]) -> bool {
-    args.select.targets.is_some()
-        && !args.select.multi_region
+    let s = &args.select;
+    s.targets.is_some()
+        && !s.multi_region
+        && s.unselected.is_none()
+        && !s.unmap
         && regions.is_empty()
         && bam::hfile::scheme_of(input_name(args)).is_some()
 }

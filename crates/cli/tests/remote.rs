@@ -210,3 +210,59 @@ fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
         );
     }
 }
+
+/// A BED of 300 lines on a remote file, with `-L` (samtools reads the whole file; hts asks the
+/// index), `-M -L` and `--region-file`: the output of a local run (for `-L`, the whole file
+/// read and filtered), and a few bounded requests for the BAM: one plan, not one per line.
+#[test]
+fn a_bed_of_many_lines_is_one_plan() {
+    let bed = testkit::workspace_root()
+        .join("fixtures/conformance-extra/lists/many.bed")
+        .display()
+        .to_string();
+    let local = testkit::corpus_dir()
+        .join("data/rand.bam")
+        .display()
+        .to_string();
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    let remote = server.url("data/rand.bam");
+    for option in [&["-L"][..], &["-M", "-L"], &["--region-file"]] {
+        let args = |file: &str| {
+            let mut a = vec!["--no-cache".to_string()];
+            a.extend(option.iter().map(|s| s.to_string()));
+            a.extend([bed.clone(), file.to_string()]);
+            a
+        };
+        let (expected, _) = view(&args(&local));
+        assert!(
+            expected.len() > 10_000,
+            "{option:?}: the BED selects records"
+        );
+        server.reset();
+        let (got, _) = view(&args(&remote));
+        assert!(
+            got == expected,
+            "{option:?}: remote output differs from local"
+        );
+        let log = server.log();
+        let bam_gets: Vec<_> = log
+            .iter()
+            .filter(|e| e.method == "GET" && e.path.ends_with("rand.bam"))
+            .collect();
+        assert!(
+            bam_gets.iter().all(|e| e.is_bounded()),
+            "{option:?}: {bam_gets:?}"
+        );
+        assert!(
+            bam_gets.len() <= 12,
+            "{option:?}: {} requests for 300 BED lines",
+            bam_gets.len()
+        );
+        // Reading the whole file needs no index: asking for one shows the query was planned.
+        assert!(
+            log.iter()
+                .any(|e| e.path.ends_with(".bai") || e.path.ends_with(".csi")),
+            "{option:?}: the index was read"
+        );
+    }
+}

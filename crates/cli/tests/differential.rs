@@ -1,18 +1,16 @@
 //! Differential test of filter expressions: random expressions generated from htslib's grammar
-//! are run by samtools 1.16.1 (`samtools view -e EXPR`) and by [`bam::filter`] on the
-//! conformance data, and the outputs must be byte-identical.
+//! are run by samtools 1.16.1 and by the `hts` built here (`view -e EXPR FILE [REGION]`, now and
+//! then with other selection options beside) on the conformance data, and the outputs must be
+//! byte-identical.
 //!
 //! Bounded: `HTS_DIFF_COUNT` expressions (default 150) or `HTS_DIFF_SECONDS` seconds (default
 //! 60), whichever ends first; `HTS_DIFF_SEED` picks the sequence (default fixed). samtools must
 //! be installed (`.ci/run` installs it): a missing samtools fails the test.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use bam::filter::expr::Expression;
-use bam::filter::Selection;
-use bam::{OpenOptions, Reader};
 use testkit::Rng;
 
 const NUMERIC: &[&str] = &[
@@ -183,29 +181,33 @@ fn condition(r: &mut Rng, depth: u32) -> String {
 }
 
 fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance-extra")
+    testkit::workspace_root().join("fixtures/conformance-extra")
 }
 
-fn ours(expr: &str, file: &Path, region_end: Option<i32>) -> Vec<u8> {
-    let mut out = Vec::new();
-    let Ok(e) = Expression::parse(expr) else {
-        return out;
-    };
-    let mut sel = Selection {
-        expression: Some(e),
-        ..Selection::default()
-    };
-    let mut reader = Reader::open(file.to_str().unwrap(), &OpenOptions::default()).unwrap();
-    let header = reader.header().clone();
-    while let Some(mut r) = reader.read_record().unwrap() {
-        if region_end.is_some_and(|end| r.ref_id() != 0 || r.pos() >= end) {
-            break;
-        }
-        if sel.select(&mut r, &header) {
-            bam::write_sam(&r, &header, &mut out).unwrap();
-        }
-    }
-    out
+/// Options that may go beside `-e` (each a list of arguments), or none.
+const BESIDE: &[&[&str]] = &[
+    &[],
+    &[],
+    &[],
+    &["-c"],
+    &["-q", "20"],
+    &["-F", "0x10"],
+    &["--rf", "READ1"],
+    &["-G", "PAIRED,MUNMAP"],
+    &["-m", "60"],
+    &["-B"],
+    &["-x", "NM"],
+    &["--subsample", "0.6"],
+    &["-s", "3.5"],
+    &["-p"],
+    &["--add-flags", "DUP"],
+];
+
+fn run_program(program: &str, args: &[String]) -> Output {
+    Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
 }
 
 #[test]
@@ -226,36 +228,45 @@ fn random_expressions_match_samtools() {
     let limit = Duration::from_secs(env("HTS_DIFF_SECONDS", 60));
     let seed = env("HTS_DIFF_SEED", 0x5eed_1234);
     let mut rng = Rng::new(seed);
+    let hts = env!("CARGO_BIN_EXE_hts");
     let files = [
-        (corpus().join("data/extra.bam"), None, None),
+        (corpus().join("data/extra.bam"), None),
         (
             testkit::corpus_dir().join("data/rand.bam"),
             Some("chr1:1-30000"),
-            Some(30000),
         ),
     ];
     let start = Instant::now();
     let (mut run, mut crashed) = (0u64, 0u64);
     while run < count && start.elapsed() < limit {
         let expr = condition(&mut rng, 3);
-        let (file, region, region_end) = &files[(run % 2) as usize];
-        let mut cmd = Command::new("samtools");
-        cmd.arg("view").arg("-e").arg(&expr).arg(file);
-        // A region whose reads are the first ones of the file: the library reads from the start.
-        cmd.args(region.iter());
-        let theirs = cmd.output().expect("samtools runs");
+        let (file, region) = &files[(run % 2) as usize];
+        let mut args = vec!["view".to_string(), "--no-PG".to_string()];
+        let beside = BESIDE[rng.below(BESIDE.len())];
+        args.extend(beside.iter().map(|s| s.to_string()));
+        args.extend(["-e".to_string(), expr.clone(), file.display().to_string()]);
+        args.extend(region.iter().map(|r| r.to_string()));
+        let theirs = run_program("samtools", &args);
         run += 1;
         if theirs.status.code().is_none() {
             crashed += 1;
             continue;
         }
-        let mine = ours(&expr, file, *region_end);
+        let mine = run_program(hts, &args);
+        let err = String::from_utf8_lossy(&mine.stderr);
         assert!(
-            mine == theirs.stdout,
-            "expression {expr:?} on {} (seed {seed:#x}, case {run}): {} bytes from samtools, {} from hts",
-            file.display(),
+            !err.contains("panicked"),
+            "hts {args:?} panicked (seed {seed:#x}, case {run}): {err}"
+        );
+        assert!(
+            mine.status.success(),
+            "hts {args:?} failed where samtools did not (seed {seed:#x}, case {run}): {err}"
+        );
+        assert!(
+            mine.stdout == theirs.stdout,
+            "hts {args:?} (seed {seed:#x}, case {run}): {} bytes from samtools, {} from hts",
             theirs.stdout.len(),
-            mine.len()
+            mine.stdout.len()
         );
     }
     eprintln!("{run} random expressions compared with samtools ({crashed} crashed samtools)");

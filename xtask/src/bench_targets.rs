@@ -1,6 +1,7 @@
 //! `cargo xtask bench-targets`: a BED of many lines on the benchmark BAM over an emulated link,
-//! hts against samtools: `--region-file BED` (the multi-region iterator through the index: one
-//! plan for all lines) and, with `--scan`, `-L BED` (samtools reads the whole file and filters).
+//! hts against samtools: `-L BED` (samtools reads the whole file and filters; hts asks the
+//! index, one plan for every line) and `--region-file BED` (both through the index: the
+//! multi-region iterator).
 
 use testkit::{Link, Rng, Server};
 
@@ -8,13 +9,14 @@ use crate::bench_remote::{fresh_dir, timed};
 use crate::bench_table::{median_f, median_u};
 
 pub const HELP: &str = "\
-cargo xtask bench-targets [--lines N] [--profile ec2|home|loopback] [--runs N] [--scan]
-                          [--seed N]
+cargo xtask bench-targets [--lines N] [--profile ec2|home|loopback] [--runs N]
+                          [--only L|region-file] [--seed N]
   Writes a BED of N lines (default 10000; intervals of 100 bp to 5 kb, references weighted by
   length, fixed seed) for the benchmark BAM (cargo xtask bench-data makes it), serves the BAM
-  through the emulated link (default ec2: 35 MB/s, 20 ms) and runs `view --region-file BED`
-  with the release hts and with samtools (cold: fresh folder, so htslib downloads its index),
-  comparing outputs. --scan adds `view -L BED` (no index: the whole file is read).
+  through the emulated link (default ec2: 35 MB/s, 20 ms) and runs `view -L BED` (samtools
+  reads the whole file; hts plans the BED's lines through the index) and `view --region-file
+  BED` (both through the index) with the release hts and with samtools (cold: fresh folder,
+  so htslib downloads its index; fresh cache for hts), comparing outputs.
   Prints wall time (median of --runs, default 3), bytes sent by the server, GETs, connections.";
 
 /// `lines` intervals over the references (weighted by length), as BED text.
@@ -82,9 +84,13 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         .ok_or("bad benchmark file name")?;
     let server = Server::start_with(dir, 0, link)?;
     let url = server.url(file);
-    let mut cases = vec![("region-file", "--region-file")];
-    if args.iter().any(|a| a == "--scan") {
-        cases.push(("targets-scan", "-L"));
+    let only = crate::flag_value(args, "--only");
+    let cases: Vec<(&str, &str)> = [("L", "-L"), ("region-file", "--region-file")]
+        .into_iter()
+        .filter(|(name, _)| only.is_none_or(|o| o == *name))
+        .collect();
+    if cases.is_empty() {
+        return Err(format!("--only takes L or region-file, not {only:?}"));
     }
     for (case, option) in cases {
         let mut reference: Option<Vec<u8>> = None;

@@ -592,6 +592,42 @@ mod tests {
     }
 
     #[test]
+    fn selection_options_reach_select_args() {
+        let a = p(&[
+            "-M",
+            "-q3",
+            "--rf",
+            "PAIRED",
+            "-G",
+            "0x10",
+            "-e",
+            "mapq>1",
+            "-r",
+            "g1",
+            "-x",
+            "NM,MD",
+            "-U",
+            "u.sam",
+            "--subsample=0.5",
+            "-t",
+            "ref.fai",
+            "x",
+            "chr1",
+        ])
+        .unwrap();
+        let s = &a.select;
+        assert!(s.multi_region);
+        assert_eq!((a.min_mapq, s.require_any, s.exclude_all), (3, 1, 0x10));
+        assert_eq!(s.expression.as_deref(), Some("mapq>1"));
+        assert_eq!(s.remove_tags.as_ref().map(|t| t.len()), Some(2));
+        assert_eq!(s.unselected.as_deref(), Some("u.sam"));
+        assert_eq!(s.subsample_fraction, 0.5);
+        assert_eq!(a.positional, ["x", "chr1"]);
+        let e = p(&["-x", "NMX", "x"]).unwrap_err();
+        assert!(e.show_usage && !e.is_unsupported());
+    }
+
+    #[test]
     fn every_samtools_short_option_is_known() {
         for c in "SbBcCt:h1Ho:O:q:f:F:G:ul:r:T:R:N:d:D:L:s:@:m:x:U:MXe:pP"
             .chars()

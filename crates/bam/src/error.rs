@@ -57,6 +57,8 @@ pub enum Error {
     },
     /// The input is not BAM (SAM, CRAM, VCF, an index, ...); `format` names what it is.
     NotBam { name: String, format: String },
+    /// A query htslib refuses to start (its words in `reason`).
+    Query { name: String, reason: String },
 }
 
 impl Error {
@@ -72,7 +74,8 @@ impl Error {
             | Error::Changed { name, .. }
             | Error::Write { name, .. }
             | Error::Unwritable { name, .. }
-            | Error::NotBam { name, .. } => name,
+            | Error::NotBam { name, .. }
+            | Error::Query { name, .. } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -185,6 +188,7 @@ impl fmt::Display for Error {
                 write!(f, "{name}: cannot write {what}: {reason}")
             }
             Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
+            Error::Query { name, reason } => write!(f, "{name}: {reason}"),
         }
     }
 }
@@ -201,7 +205,10 @@ impl std::error::Error for Error {
             Error::Index { source, .. } => Some(source),
             Error::Write { source, .. } => Some(source),
             Error::Unwritable { reason, .. } => Some(reason.as_ref()),
-            Error::NoIndex { .. } | Error::NotBam { .. } | Error::Changed { .. } => None,
+            Error::NoIndex { .. }
+            | Error::NotBam { .. }
+            | Error::Changed { .. }
+            | Error::Query { .. } => None,
         }
     }
 }

@@ -37,6 +37,7 @@ pub mod idxstats;
 pub mod index_name;
 mod index_source;
 mod iter;
+pub mod itr_multi;
 pub mod multi;
 pub mod pairs;
 pub mod pg;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use bgzf::VirtualOffset;
-use index::plan::{self, Region};
+use index::plan::{self, Plan, Region};
 use index::{Chunk, Wanted};
 
 use crate::filter::bed::RegionList;
@@ -115,15 +115,29 @@ enum Stage {
     Done,
 }
 
+/// A merged chunk to read: its bytes' fetch limit, and the last of the regions it serves as
+/// `(tid, end)`; once a record at or past that has been read, the rest of the chunk can serve
+/// none of them and is skipped, as htslib's multi-region iterator skips the chunks of finished
+/// intervals (and, within a chunk, as its single-region iterator stops at the first record
+/// past the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ToRead {
+    chunk: Chunk,
+    limit: u64,
+    until: (i32, i64),
+}
+
 /// The records of a [`RegionSet`] in file order, each once.
 pub struct MultiQuery<'r> {
     reader: &'r mut Reader,
     regions: RegionSet,
-    chunks: Vec<Chunk>,
-    fetch_ends: Vec<u64>,
+    chunks: Vec<ToRead>,
     current: Option<usize>,
     position: VirtualOffset,
+    /// `(tid, pos)` of the last record read from the chunks.
+    last: Option<(i32, i64)>,
     stage: Stage,
+    plan: Plan,
 }
 
 impl Reader {
@@ -169,13 +183,26 @@ impl Reader {
             size,
             &self.plan_options(),
         );
-        let mut chunks: Vec<(Chunk, u64)> = the_plan
+        let chunks: Vec<ToRead> = the_plan
             .regions
             .iter()
-            .flat_map(|r| r.chunks.iter().copied().zip(r.limits.iter().copied()))
+            .zip(&wanted)
+            .flat_map(|(r, w)| {
+                let until = (w.tid as i32, w.end as i64);
+                r.chunks
+                    .iter()
+                    .zip(&r.limits)
+                    .map(move |(&chunk, &limit)| ToRead {
+                        chunk,
+                        limit,
+                        until,
+                    })
+            })
             .collect();
-        chunks = merge_chunks(chunks);
-        self.bgzf_mut().advise(&the_plan.read_order());
+        let chunks = merge_chunks(chunks);
+        // The chunks are read in file order, so the spans are wanted in file order too.
+        let spans: Vec<_> = the_plan.spans.iter().map(|s| s.start..s.end).collect();
+        self.bgzf_mut().advise(&spans);
         self.confirm()?;
         let stage = if regions.all {
             let first = self.first_record();
@@ -187,36 +214,43 @@ impl Reader {
         Ok(MultiQuery {
             reader: self,
             regions,
-            fetch_ends: chunks.iter().map(|c| c.1).collect(),
-            chunks: chunks.into_iter().map(|c| c.0).collect(),
+            chunks,
             current: None,
             position: VirtualOffset::default(),
+            last: None,
             stage,
+            plan: the_plan,
         })
     }
 }
 
 /// Sorts chunks by start and joins those that overlap or touch; a joined chunk is read with the
-/// largest of the limits.
-fn merge_chunks(mut chunks: Vec<(Chunk, u64)>) -> Vec<(Chunk, u64)> {
-    chunks.sort_by_key(|(c, _)| (c.start, c.end));
-    let mut out: Vec<(Chunk, u64)> = Vec::with_capacity(chunks.len());
-    for (c, limit) in chunks {
+/// largest of the limits, and serves the regions of both.
+fn merge_chunks(mut chunks: Vec<ToRead>) -> Vec<ToRead> {
+    chunks.sort_by_key(|c| (c.chunk.start, c.chunk.end));
+    let mut out: Vec<ToRead> = Vec::with_capacity(chunks.len());
+    for c in chunks {
         match out.last_mut() {
-            Some((last, last_limit)) if c.start <= last.end => {
-                last.end = last.end.max(c.end);
-                *last_limit = (*last_limit).max(limit);
+            Some(last) if c.chunk.start <= last.chunk.end => {
+                last.chunk.end = last.chunk.end.max(c.chunk.end);
+                last.limit = last.limit.max(c.limit);
+                last.until = last.until.max(c.until);
             }
-            _ => out.push((c, limit)),
+            _ => out.push(c),
         }
     }
     out
 }
 
 impl MultiQuery<'_> {
-    /// The merged chunks this query reads, in file order.
-    pub fn chunks(&self) -> &[Chunk] {
-        &self.chunks
+    /// The plan of the query's intervals (its spans are what a remote file is asked for).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The merged chunks this query may read, in file order.
+    pub fn chunks(&self) -> Vec<Chunk> {
+        self.chunks.iter().map(|c| c.chunk).collect()
     }
 
     /// The header of the file being read.
@@ -284,19 +318,27 @@ impl MultiQuery<'_> {
 
     fn next_in_chunks(&mut self) -> Result<Option<Record>> {
         loop {
+            // A chunk is done at its end, or once a record starts past every region it serves:
+            // the records after it start further on, so they overlap none of those regions,
+            // and any other region's records are in that region's own chunks (joined with
+            // this one where they share bytes).
+            let passed = |c: &ToRead| self.last.is_some_and(|last| last >= c.until);
             let need_next = match self.current {
                 None => true,
-                Some(i) => self.position >= self.chunks[i].end,
+                Some(i) => self.position >= self.chunks[i].chunk.end || passed(&self.chunks[i]),
             };
             if need_next {
-                let next = self.current.map_or(0, |i| i + 1);
+                let mut next = self.current.map_or(0, |i| i + 1);
+                while self.chunks.get(next).is_some_and(passed) {
+                    next += 1;
+                }
                 if next >= self.chunks.len() {
                     return Ok(None);
                 }
-                let (start, limit) = (self.chunks[next].start, self.fetch_ends[next]);
-                if self.current.is_none() || start > self.position {
-                    self.reader.bgzf_mut().seek_limit(start, limit)?;
-                    self.position = start;
+                let ToRead { chunk, limit, .. } = self.chunks[next];
+                if self.current.is_none() || chunk.start > self.position {
+                    self.reader.bgzf_mut().seek_limit(chunk.start, limit)?;
+                    self.position = chunk.start;
                 }
                 self.current = Some(next);
             }
@@ -305,6 +347,7 @@ impl MultiQuery<'_> {
                 return Ok(None);
             };
             self.position = self.reader.virtual_offset();
+            self.last = Some((r.ref_id(), i64::from(r.pos())));
             if self
                 .regions
                 .overlaps(r.ref_id(), i64::from(r.pos()), r.end_pos())
@@ -333,18 +376,22 @@ mod tests {
         assert!(s.overlaps(1, 300, 300 + 1));
         assert!(!s.overlaps(0, 150, 151));
         assert!(!s.overlaps(-1, 150, 151));
-        let c = |a: u64, b: u64| Chunk {
-            start: VirtualOffset::from_raw(a),
-            end: VirtualOffset::from_raw(b),
+        let c = |a: u64, b: u64, limit: u64, until: (i32, i64)| ToRead {
+            chunk: Chunk {
+                start: VirtualOffset::from_raw(a),
+                end: VirtualOffset::from_raw(b),
+            },
+            limit,
+            until,
         };
         assert_eq!(
             merge_chunks(vec![
-                (c(50, 60), 9),
-                (c(10, 20), 2),
-                (c(15, 30), 5),
-                (c(30, 40), 3)
+                c(50, 60, 9, (0, 7)),
+                c(10, 20, 2, (1, 5)),
+                c(15, 30, 5, (0, 900)),
+                c(30, 40, 3, (1, 2))
             ]),
-            vec![(c(10, 40), 5), (c(50, 60), 9)]
+            vec![c(10, 40, 5, (1, 5)), c(50, 60, 9, (0, 7))]
         );
     }
 }

@@ -1,5 +1,6 @@
 //! `samtools view -P` (`--fetch-pairs`): the records of the regions and their mates wherever
-//! they are, in two multi-region passes as samtools' `fetch_pairs_collect_mates` makes them.
+//! they are, in two passes of htslib's multi-region iterator ([`crate::itr_multi`]) as
+//! samtools' `fetch_pairs_collect_mates` makes them.
 //! The second pass is one query over the regions plus every mate position, so on a remote file
 //! the mates are more spans of the same plan.
 
@@ -7,7 +8,8 @@ use std::collections::HashSet;
 
 use crate::filter::bed::Targets;
 use crate::filter::Selection;
-use crate::multi::{MultiQuery, RegionSet};
+use crate::itr_multi::ItrMulti;
+use crate::multi::RegionSet;
 use crate::{Header, Reader, Record, Result};
 
 /// Flag bits used here.
@@ -17,7 +19,7 @@ const MATE_UNMAPPED: u16 = 0x8;
 /// The second pass of `-P`: records of the regions and records named as mates, in file order.
 /// Apply the selection to each (samtools runs `process_aln` on them again) before printing.
 pub struct PairQuery<'r> {
-    query: MultiQuery<'r>,
+    query: ItrMulti<'r>,
     targets: Targets,
     header: Header,
     mates: HashSet<Vec<u8>>,
@@ -44,7 +46,7 @@ impl Reader {
         let mut mate_positions = Vec::new();
         let mut any_unplaced = false;
         {
-            let mut q = self.query_regions(regions)?;
+            let mut q = self.itr_multi(&regions)?;
             while let Some(mut r) = q.next_record()? {
                 if r.flag() & PAIRED == 0 {
                     continue;
@@ -72,7 +74,7 @@ impl Reader {
             second.unplaced = true;
         }
         Ok(PairQuery {
-            query: self.query_regions(second)?,
+            query: self.itr_multi(&second)?,
             targets: targets.clone(),
             header: header.clone(),
             mates,

@@ -1,6 +1,7 @@
 //! The library against the samtools-made goldens of `fixtures/conformance-extra`, without the
-//! CLI: every `view [-c] -e EXPR FILE` case through [`bam::filter::Selection`], and every
-//! `view [-c] -M FILE REGION...` case through [`bam::multi`].
+//! CLI: every `view [-c] -e EXPR FILE` case through [`bam::filter::Selection`], every
+//! `view [-c] -M FILE REGION...` case through [`bam::itr_multi`], every `-P` case through
+//! [`bam::pairs`].
 
 use std::path::{Path, PathBuf};
 
@@ -138,7 +139,7 @@ fn multi_region_cases_match_samtools() {
         let expected = std::fs::read(&case.expected).expect("golden");
         let (mut reader, _, set) = indexed_with_regions(&rest[1], &rest[2..]);
         let header = reader.header().clone();
-        let mut q = reader.query_regions(set).unwrap();
+        let mut q = reader.itr_multi(&set).unwrap();
         let mut out = Vec::new();
         let mut n = 0;
         while let Some(r) = q.next_record().unwrap() {

@@ -5,6 +5,7 @@
 
 use bam::filter::bed::{RegionList, Targets};
 use bam::filter::Selection;
+use bam::itr_multi::ItrMulti;
 use bam::multi::{MultiQuery, RegionSet};
 use bam::pairs::PairQuery;
 use bam::{parse_region, Error, Header, Reader, Record};
@@ -90,8 +91,10 @@ pub enum Records<'r> {
     File(&'r mut Reader),
     /// The regions one after another, as given.
     Query(bam::Query<'r>),
-    /// Every region at once, each record once, in file order.
+    /// Every region at once, each record overlapping one of them once, in file order.
     Multi(MultiQuery<'r>),
+    /// htslib's multi-region iterator (`-M`, `--region-file`).
+    Itr(Box<ItrMulti<'r>>),
     /// `-P`: the regions' records and their mates.
     Pairs(Box<PairQuery<'r>>),
 }
@@ -102,6 +105,7 @@ impl Records<'_> {
             Records::File(r) => r.has_eof_marker(),
             Records::Query(q) => q.has_eof_marker(),
             Records::Multi(q) => q.has_eof_marker(),
+            Records::Itr(q) => q.has_eof_marker(),
             Records::Pairs(q) => q.has_eof_marker(),
         }
     }
@@ -111,6 +115,7 @@ impl Records<'_> {
             Records::File(r) => r.read_record(),
             Records::Query(q) => q.next_record(),
             Records::Multi(q) => q.next_record(),
+            Records::Itr(q) => q.next_record(),
             Records::Pairs(q) => q.next_record(),
         }
     }
@@ -180,7 +185,7 @@ fn multi_region<'r>(
         let pairs = reader.query_pairs(header, &targets, set, selection)?;
         return Ok(Records::Pairs(Box::new(pairs)));
     }
-    Ok(Records::Multi(reader.query_regions(set)?))
+    Ok(Records::Itr(Box::new(reader.itr_multi(&set)?)))
 }
 
 /// The regions of the command line, as samtools reads them one by one (a bad one is skipped

@@ -102,7 +102,7 @@ impl Index {
     }
 
     /// htslib's `min_off` and `max_off` for a region.
-    fn offset_window(&self, r: &Reference, beg: i64, end: i64) -> (u64, u64) {
+    pub(crate) fn offset_window(&self, r: &Reference, beg: i64, end: i64) -> (u64, u64) {
         let pseudo = binning::pseudo_bin(self.depth);
         // htslib reads the unmapped count into a uint32_t; with no pseudo-bin it assumes there
         // may be unmapped reads. A pseudo-bin with fewer than two pairs is read out of bounds

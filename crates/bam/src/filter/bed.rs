@@ -52,33 +52,53 @@ impl fmt::Display for BedError {
 
 impl std::error::Error for BedError {}
 
-/// The intervals of one reference name, sorted by (start, end), 0-based half-open.
+/// bedidx's linear index windows: 8 kbp (`LIDX_SHIFT`).
+const LIDX_SHIFT: u32 = 13;
+
+/// The most windows an index is built for; past that, as when samtools' allocation fails, the
+/// list has no index and every search starts at its first interval.
+const MAX_WINDOWS: i64 = 1 << 20;
+
+/// The intervals of one reference name (bedidx's `bed_reglist_t`), 0-based half-open, sorted
+/// by (start, end) when indexed, with the index built then.
 #[derive(Debug, Clone, Default)]
 struct Intervals {
     list: Vec<(i64, i64)>,
-    /// `max_end[i]`: the largest end among `list[..=i]`, for overlap tests by binary search.
-    max_end: Vec<i64>,
+    /// `bed_index_core`: for each 8 kbp window, the first interval touching it (-1: none).
+    /// Built by [`Intervals::index`] and, as in samtools, not rebuilt by
+    /// [`Intervals::unify`], so after a merge it can point past the interval it meant: samtools
+    /// then misses overlaps (`-P` tests mates and records against such a list).
+    idx: Option<Vec<i32>>,
     /// bedidx's `filter` flag: set when command-line regions selected this reference.
     filtered: bool,
 }
 
 impl Intervals {
+    /// `bed_index`: sorts, then indexes the windows.
     fn index(&mut self) {
         self.list.sort_unstable();
-        let mut m = i64::MIN;
-        self.max_end = self
-            .list
-            .iter()
-            .map(|&(_, e)| {
-                m = m.max(e);
-                m
-            })
-            .collect();
+        let mut idx: Vec<i32> = Vec::new();
+        for (i, &(beg, end)) in self.list.iter().enumerate() {
+            let (wb, we) = ((beg >> LIDX_SHIFT).max(0), (end >> LIDX_SHIFT).max(0));
+            if we >= MAX_WINDOWS {
+                self.idx = None;
+                return;
+            }
+            if idx.len() < (we + 1) as usize {
+                idx.resize(((we + 1) as usize).next_power_of_two(), -1);
+            }
+            for slot in &mut idx[wb as usize..=we as usize] {
+                if *slot < 0 {
+                    *slot = i as i32;
+                }
+            }
+        }
+        self.idx = Some(idx);
     }
 
-    /// `bed_index` then `bed_unify`: sorts, then merges overlapping and touching intervals.
+    /// `bed_unify`: merges overlapping and touching neighbours of the sorted list, in place;
+    /// the index is left as it was.
     fn unify(&mut self) {
-        self.list.sort_unstable();
         let mut out: Vec<(i64, i64)> = Vec::with_capacity(self.list.len());
         for &(b, e) in &self.list {
             match out.last_mut() {
@@ -87,13 +107,51 @@ impl Intervals {
             }
         }
         self.list = out;
-        self.index();
     }
 
-    /// `bed_overlap_core`: some interval has `start < end && beg < its end`.
+    /// `bed_minoff`: where the search for `beg` starts. It compares the window with the number
+    /// of intervals, not of windows, as samtools does; a window past the index counts as one
+    /// without intervals (samtools reads past its array there).
+    fn min_off(&self, beg: i64) -> usize {
+        let Some(idx) = &self.idx else {
+            return 0;
+        };
+        let n = self.list.len() as i64;
+        let at = |w: i64| {
+            usize::try_from(w)
+                .ok()
+                .and_then(|w| idx.get(w))
+                .copied()
+                .unwrap_or(-1)
+        };
+        let w = (beg >> LIDX_SHIFT).max(0);
+        let found = if w >= n { at(n - 1) } else { at(w) };
+        if found >= 0 {
+            return found as usize;
+        }
+        let mut i = w.min(n) - 1;
+        while i >= 0 && at(i) < 0 {
+            i -= 1;
+        }
+        if i >= 0 {
+            at(i) as usize
+        } else {
+            0
+        }
+    }
+
+    /// `bed_overlap_core`: from [`Intervals::min_off`], some interval with `start < end` and
+    /// `beg < its end`, the search stopping at the first interval starting at or after `end`.
     fn overlaps(&self, beg: i64, end: i64) -> bool {
-        let n = self.list.partition_point(|&(b, _)| b < end);
-        n > 0 && self.max_end[n - 1] > beg
+        for &(b, e) in self.list.iter().skip(self.min_off(beg)) {
+            if b >= end {
+                break;
+            }
+            if e > beg && b < end {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -191,7 +249,8 @@ impl Targets {
         self.by_name.get(name).is_some_and(|i| i.overlaps(beg, end))
     }
 
-    /// `bed_unify` on every name (what `-M` does to a BED without command-line regions).
+    /// `bed_unify` on every name (what `-M` does to a BED without command-line regions): the
+    /// lists merged, their indexes left as they were built when the file was read.
     pub fn unify(&mut self) {
         self.by_name.values_mut().for_each(Intervals::unify);
     }
@@ -214,11 +273,12 @@ impl Targets {
                 .list
                 .push((beg, end));
         }
+        parsed.index_and_unify();
         let Some(mut bed) = bed else {
-            parsed.unify();
             return (parsed, false);
         };
-        parsed.unify();
+        // `bed_filter`: each BED list cut down to its overlaps with the regions (searched from
+        // the BED's own index, as read).
         for (name, cut) in &parsed.by_name {
             let Some(p) = bed.by_name.get_mut(name) else {
                 continue;
@@ -228,7 +288,10 @@ impl Targets {
             }
             let mut out = Vec::new();
             for &(b, e) in &cut.list {
-                for &(pb, pe) in &p.list {
+                for &(pb, pe) in p.list.iter().skip(p.min_off(b)) {
+                    if pb >= e {
+                        break;
+                    }
                     if pe > b && pb < e {
                         out.push((pb.max(b), pe.min(e)));
                     }
@@ -239,8 +302,17 @@ impl Targets {
                 p.filtered = true;
             }
         }
-        bed.unify();
+        bed.index_and_unify();
         (bed, true)
+    }
+
+    /// `bed_index` then `bed_unify` on every name, as `bed_hash_regions` ends: the lists
+    /// merged, their indexes those of the lists before merging.
+    fn index_and_unify(&mut self) {
+        for i in self.by_name.values_mut() {
+            i.index();
+            i.unify();
+        }
     }
 
     /// `bed_reglist`: the names and their intervals to iterate over (only the filtered names

@@ -12,6 +12,7 @@ use bam::{parse_region, Header, Reader, Record, Writer, WriterOptions};
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
 use crate::output::{self, Plan};
+use crate::summary;
 
 /// The status samtools ends with when its output pipe closes: killed by SIGPIPE, which a shell
 /// reports as 128 + 13.
@@ -72,7 +73,13 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let command_line = command_line(program, argv);
-    match view(&args, &command_line) {
+    let started = std::time::Instant::now();
+    let outcome = view(&args, &command_line);
+    if args.verbosity >= 1 {
+        let stats = bam::hfile::settled_transfer_stats(summary::SETTLE);
+        eprintln!("{}", summary::line(&stats, started.elapsed()));
+    }
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BrokenPipe) => ExitCode::from(BROKEN_PIPE_STATUS),
         Err(Failure::Message(m)) => {

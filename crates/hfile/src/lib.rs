@@ -36,7 +36,7 @@ pub use prefix::PrefixBackend;
 pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
-pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use stats::{reset_transfer_stats, settled_transfer_stats, transfer_stats, TransferStats};
 pub use stream::StreamBackend;
 
 /// The libcurl version in use (as libcurl reports it at run time).

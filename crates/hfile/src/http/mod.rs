@@ -21,6 +21,7 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 pub use check::redact;
+pub(crate) use connections::wait_idle;
 use connections::Priority;
 use request::{Ask, Job};
 use transfer::{Available, Told, Transfer};

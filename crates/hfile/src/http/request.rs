@@ -92,6 +92,14 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                         message: format!("{message} (gave up after {failures} attempts)"),
                     });
                 }
+                let retry = TransferStats {
+                    retries: 1,
+                    ..TransferStats::default()
+                };
+                if let Ok(mut s) = job.stats.lock() {
+                    s.add(&retry);
+                }
+                stats::record(&retry);
                 if options.verbosity >= 1 {
                     eprintln!(
                         "[hfile] {}: {message}; retry {failures} in {} ms from byte {from}",
@@ -228,6 +236,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
         new_connections: connects,
         reused_connections: u64::from(connects == 0 && status != 0),
         unbounded_requests: u64::from(matches!(job.ask, Ask::Range { end: None, .. })),
+        retries: 0,
     };
     if let Ok(mut s) = job.stats.lock() {
         s.add(&one);

@@ -262,3 +262,38 @@ fn the_summary_line_counts_what_the_server_saw() {
     let (_, err) = view(&five(&bam, &bai, &["--no-cache"]));
     assert!(!err.contains("[hts] summary"), "{err}");
 }
+
+#[test]
+fn scattered_transient_faults_are_retried_and_counted() {
+    let expected = local_five();
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    let bam = server.url("data/rand.bam");
+    let bai = server.url("data/rand.bam.bai");
+    let mut faults = 0;
+    for seed in 1..=4 {
+        server.clear_rules();
+        server.reset();
+        server.add_chaos(testkit::Chaos::transient("/data/", 3, seed));
+        let (got, err) = view(&five(&bam, &bai, &["--no-cache", "-v", "1"]));
+        assert!(got == expected, "seed {seed}: output differs\n{err}");
+        let served = server.faults_served();
+        let retries = summary_of(&err)
+            .iter()
+            .find(|(k, _)| k == "retries")
+            .map_or(0, |(_, v)| *v as usize);
+        // Every fault answered a request whose bytes were needed: each costs one retry, except
+        // a connection closed before any answer, which libcurl itself may send again on a
+        // new connection when it had reused that one.
+        let silent = server
+            .log()
+            .iter()
+            .filter(|e| e.fault == Some(Fault::ResetBeforeHeaders))
+            .count();
+        assert!(
+            served - silent <= retries && retries <= served,
+            "seed {seed}: {retries} retries for {served} faults ({silent} resets)\n{err}"
+        );
+        faults += served;
+    }
+    assert!(faults > 0, "no fault was served");
+}

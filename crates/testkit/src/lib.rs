@@ -13,7 +13,7 @@ pub mod corpus;
 pub mod layering;
 mod server;
 
-pub use server::{ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
+pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 
 use std::path::{Path, PathBuf};
 

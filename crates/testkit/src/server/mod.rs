@@ -18,6 +18,7 @@
 //! println!("{}", server.url("conformance/data/rand.bam"));
 //! ```
 
+mod chaos;
 mod faults;
 mod link;
 
@@ -31,6 +32,7 @@ use axum::response::Response;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+pub use chaos::Chaos;
 pub use faults::{Fault, Rule};
 pub use link::{ConnId, Link};
 
@@ -51,6 +53,8 @@ pub struct LogEntry {
     pub status: u16,
     /// The `Content-Length` the server advertised (0 when there was none).
     pub content_length: u64,
+    /// The fault served in place of the file server's answer, if any.
+    pub fault: Option<Fault>,
 }
 
 impl LogEntry {
@@ -130,6 +134,7 @@ pub(crate) struct Shared {
     bucket: Option<Mutex<Bucket>>,
     root: PathBuf,
     rules: Mutex<Vec<Armed>>,
+    chaos: Mutex<Vec<chaos::Armed>>,
     connections: Connections,
     /// Notified whenever bytes are written on any connection.
     wrote: Notify,
@@ -165,6 +170,7 @@ impl Server {
             bucket: link.bandwidth.map(|rate| Mutex::new(Bucket::new(rate))),
             root: root.to_path_buf(),
             rules: Mutex::new(Vec::new()),
+            chaos: Mutex::new(Vec::new()),
             connections: Connections::default(),
             wrote: Notify::new(),
         });
@@ -207,11 +213,26 @@ impl Server {
         }
     }
 
-    /// Removes every fault rule.
+    /// Adds scattered faults, tried after the rules.
+    pub fn add_chaos(&self, chaos: Chaos) {
+        if let Ok(mut all) = self.shared.chaos.lock() {
+            all.push(chaos::Armed::new(chaos));
+        }
+    }
+
+    /// Removes every fault rule and every [`Chaos`].
     pub fn clear_rules(&self) {
         if let Ok(mut rules) = self.shared.rules.lock() {
             rules.clear();
         }
+        if let Ok(mut all) = self.shared.chaos.lock() {
+            all.clear();
+        }
+    }
+
+    /// How many requests so far were answered by a fault (see [`LogEntry::fault`]).
+    pub fn faults_served(&self) -> usize {
+        self.log().iter().filter(|e| e.fault.is_some()).count()
     }
 
     /// Every request so far, in the order they were answered.
@@ -280,14 +301,20 @@ impl Drop for Server {
     }
 }
 
-/// The fault of the first rule matching `path`, counting the hit.
+/// The fault of the first rule matching `path`, counting the hit; else a [`Chaos`] draw.
 fn matching_fault(shared: &Shared, path: &str) -> Option<Fault> {
-    let mut rules = shared.rules.lock().ok()?;
-    let armed = rules
-        .iter_mut()
-        .find(|a| a.rule.path == path && a.rule.times.is_none_or(|n| a.hits < n))?;
-    armed.hits += 1;
-    Some(armed.rule.fault.clone())
+    let ruled = shared.rules.lock().ok().and_then(|mut rules| {
+        let armed = rules
+            .iter_mut()
+            .find(|a| a.rule.path == path && a.rule.times.is_none_or(|n| a.hits < n))?;
+        armed.hits += 1;
+        Some(armed.rule.fault.clone())
+    });
+    if ruled.is_some() {
+        return ruled;
+    }
+    let mut all = shared.chaos.lock().ok()?;
+    all.iter_mut().find_map(|c| c.draw(path))
 }
 
 async fn handle(
@@ -332,9 +359,11 @@ async fn handle(
         )
         .await;
     }
-    let response = match response {
-        Some(r) => r,
-        None => next.run(request).await,
+    // A fault that let the file server answer (a delay, a range it does not apply to) is
+    // not logged as one.
+    let (response, fault) = match response {
+        Some(r) => (r, fault),
+        None => (next.run(request).await, None),
     };
     let content_length = response
         .headers()
@@ -351,6 +380,7 @@ async fn handle(
         headers,
         status: response.status().as_u16(),
         content_length,
+        fault,
     };
     if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);

@@ -82,7 +82,7 @@ impl Armed {
             return None;
         }
         let every = u64::from(c.every);
-        if self.next() % every != 0 {
+        if !self.next().is_multiple_of(every) {
             return None;
         }
         let c = &self.chaos;

@@ -551,3 +551,24 @@ fn retries_stop_at_the_time_limit() {
     // 50 + 100 + 200 ms of backoff fit in 400 ms; the next 400 ms would not.
     assert_eq!(s.ranges("/data.bin").len(), 4);
 }
+
+#[test]
+fn a_suffix_cut_short_is_asked_again_whole() {
+    let _g = serial();
+    for fault in [
+        Fault::ShortBody { after: Some(14) },
+        Fault::ResetMidBody { after: Some(10) },
+    ] {
+        let s = Server::with_fault(fault.clone(), Some(1));
+        let mut b = HttpBackend::open(&s.url("/data.bin"), &fast_options()).unwrap();
+        let tail = b.read_tail(28).unwrap();
+        assert!(
+            tail == s.data[SIZE - 28..],
+            "{fault:?}: the tail is not the last 28 bytes"
+        );
+        assert_eq!(
+            s.ranges("/data.bin"),
+            vec![Some("bytes=-28".to_string()); 2]
+        );
+    }
+}

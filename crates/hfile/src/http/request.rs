@@ -186,7 +186,11 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             (Some(range), asked, want - kept, from)
         }
         Ask::Suffix(n) => {
-            // A suffix cannot be resumed: a retry asks again from scratch.
+            // A suffix cannot be resumed: a retry asks again from scratch, and what an earlier
+            // attempt kept would otherwise stand before the new bytes.
+            if kept > 0 {
+                job.transfer.discard();
+            }
             let asked = Asked {
                 start: None,
                 end: None,

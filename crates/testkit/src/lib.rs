@@ -4,14 +4,18 @@
 //!   request log, an emulated link for benchmarks, and [`Fault`]s for the remote fault tests;
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
-//! - [`layering`]: the check that each crate names only the crates below it.
+//! - [`layering`]: the check that each crate names only the crates below it;
+//! - [`tools`]: tools from package registries (Snakemake from PyPI), installed on first use;
+//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs.
 //!
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
 pub mod builders;
+pub mod cohort;
 pub mod corpus;
 pub mod layering;
 mod server;
+pub mod tools;
 
 pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 

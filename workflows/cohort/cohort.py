@@ -1,12 +1,18 @@
-"""The cohort workflow's helpers (its Snakefile calls them): the manifest, the regions, the
-`hts view` command, hts's summary line, the per-sample job and the final table.
+"""The cohort workflow's helpers (its Snakefile runs them as a program, `extract` and `merge`):
+the manifest, the regions, the `hts view` command, hts's summary line, the per-sample job and
+the final table.
 
-Standard library only, so `python3 -m unittest` tests it without Snakemake.
+Standard library only, so `python3 -m unittest` tests it without Snakemake. Run as a program
+rather than in Snakemake's `run:` blocks: a shell job starts in milliseconds, a `run:` job
+starts a new Snakemake process (seconds), and the command Snakemake shows names the sample,
+never its URL (a pre-signed URL's signature must stay out of logs).
 """
 
+import argparse
 import os
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
@@ -240,3 +246,47 @@ def extract(sample, regions, out_bam, stats, log, *, hts, bed=None, index_format
                 f"{summary['requests']} requests, {summary['bytes_received']} bytes, "
                 f"{wall:.3f} s\n")
     write_table(stats, stats_rows(sample.name, regions, counts, summary, wall))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="cohort.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("extract", help="one sample: hts view, its log and its table")
+    one.add_argument("--manifest", required=True)
+    one.add_argument("--sample", required=True)
+    one.add_argument("--regions", required=True, help="the BED")
+    one.add_argument("--bam", required=True)
+    one.add_argument("--stats", required=True)
+    one.add_argument("--log", required=True)
+    one.add_argument("--hts", default="hts")
+    one.add_argument("--region-file", action="store_true",
+                     help="give hts the BED with --region-file")
+    one.add_argument("--index-format", choices=["csi", "bai"], default="csi")
+    one.add_argument("--threads", type=int, default=1)
+    one.add_argument("--fetchers", type=int, default=6)
+    one.add_argument("--attempt", type=int, default=1)
+    one.add_argument("--retry-delay", type=float, default=0.0)
+    one.add_argument("extra", nargs="*", help="more hts view options (after --)")
+    merge = sub.add_parser("merge", help="one table from the per-sample ones")
+    merge.add_argument("--out", required=True)
+    merge.add_argument("tables", nargs="+")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "merge":
+            merge_tables(args.tables, args.out)
+            return 0
+        samples = read_manifest(args.manifest)
+        if args.sample not in samples:
+            raise CohortError(f"{args.manifest}: no sample '{args.sample}'")
+        extract(samples[args.sample], read_bed(args.regions), args.bam, args.stats, args.log,
+                hts=args.hts, bed=args.regions if args.region_file else None,
+                index_format=args.index_format, threads=args.threads, fetchers=args.fetchers,
+                extra=args.extra, attempt=args.attempt, retry_delay=args.retry_delay)
+        return 0
+    except (CohortError, OSError) as e:
+        print(f"cohort.py: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

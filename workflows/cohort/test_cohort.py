@@ -200,6 +200,20 @@ class Extract(Files):
         self.assertIn("HTTP status 403", text)
         self.assertNotIn("Signature", text)
 
+    def test_the_program_takes_the_sample_from_the_manifest(self):
+        manifest = self.write("m.tsv", f"sample\tbam\tindex\ns1\t{SIGNED}\thttps://h/x.bai\n")
+        bed = self.write("r.bed", "1\t0\t100\ta\n")
+        bam, stats, log = self.paths
+        common = ["extract", "--manifest", manifest, "--regions", bed, "--bam", bam,
+                  "--stats", stats, "--log", log, "--hts", self.hts]
+        self.assertEqual(cohort.main(common + ["--sample", "s1", "--", "-q", "1"]), 0)
+        self.assertIn(" -q 1 -X https://b.s3.amazonaws.com/x.bam?... ", self.read(log))
+        self.assertEqual(self.read(stats).splitlines()[1].split("\t")[:3], ["s1", "a", "100"])
+        self.assertEqual(cohort.main(common + ["--sample", "s9"]), 1)
+        out = os.path.join(self.dir.name, "all.tsv")
+        self.assertEqual(cohort.main(["merge", "--out", out, stats]), 0)
+        self.assertEqual(self.read(out), self.read(stats))
+
     def test_tables_merge_in_order(self):
         self.extract()
         other = self.write("s2.tsv", "\t".join(cohort.TABLE_COLUMNS) + "\ns2\tb\t7\t1\t1\t0\t0.1\n")

@@ -144,6 +144,7 @@ fn check_table(cohort: &Cohort, out: &Path) -> Vec<BTreeMap<String, String>> {
         .iter()
         .map(|r| r["records"].parse::<u64>().unwrap())
         .sum();
+    println!("table: {} rows, {records} records", rows.len());
     assert!(records > 1000, "the regions hold records: {records}");
     assert!(rows.iter().any(|r| r["records"] == "0"), "an empty region");
     rows
@@ -234,7 +235,7 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
         server.log().len()
     );
     assert!(served >= 20, "{served} faults");
-    // Snakemake prints a job once and starts each attempt's log afresh.
+    // Snakemake starts each attempt's log afresh.
     let down_log = fs::read_to_string(work.join(format!("out/logs/{DOWN}.log"))).unwrap();
     assert!(
         down_log.contains(&format!("[cohort] {DOWN}: attempt 2 after 1 s")),
@@ -246,14 +247,25 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
         "{}",
         run.output
     );
-    let mut extracted = run.extracted.clone();
-    extracted.sort();
-    assert_eq!(extracted, cohort.samples, "each sample one job");
+    let attempts = |sample: &str| run.extracted.iter().filter(|s| *s == sample).count();
+    assert!(attempts(DOWN) >= 2, "{DOWN}: {} attempts", attempts(DOWN));
+    assert!(cohort.samples.iter().all(|s| attempts(s) >= 1));
     let out = work.join("out");
     for sample in &cohort.samples {
         check_sample(&cohort, &out, sample);
     }
     let first = check_table(&cohort, &out);
+    // Scattered faults are mostly hts's own to survive: its retries, counted in the table
+    // (each sample's on each of its rows).
+    let retries: u64 = first
+        .iter()
+        .step_by(REGIONS)
+        .map(|r| r["retries"].parse::<u64>().unwrap())
+        .sum();
+    assert!(
+        retries as usize >= served / 2,
+        "{retries} retries, {served} faults"
+    );
     check_no_secrets(&work, &run);
 
     let before = modified(&out);

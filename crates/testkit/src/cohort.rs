@@ -246,7 +246,7 @@ pub struct WorkflowRun {
     /// Snakemake's output (stdout and stderr).
     pub output: String,
     pub elapsed: Duration,
-    /// The samples whose `extract` job ran (Snakemake prints a job once, not each attempt).
+    /// The samples whose `extract` job ran, once per attempt.
     pub extracted: Vec<String>,
 }
 

@@ -1,7 +1,9 @@
 """Tests of cohort.py: python3 -m unittest discover -s workflows/cohort"""
 
+import gzip
 import os
 import stat
+import struct
 import sys
 import tempfile
 import textwrap
@@ -138,22 +140,70 @@ class Command(unittest.TestCase):
         self.assertEqual(cohort.backoff(3, 0), 0)
 
 
+def bam_bytes(refs, records):
+    """A BAM (gzip, as BGZF is) of `refs` [(name, length)] and `records` [(tid, pos, flag,
+    cigar)], cigar as [(length, op)]: enough for the record counts."""
+    text = b"@HD\tVN:1.6\tSO:coordinate\n"
+    out = b"BAM\1" + struct.pack("<i", len(text)) + text + struct.pack("<i", len(refs))
+    for name, length in refs:
+        n = name.encode() + b"\0"
+        out += struct.pack("<i", len(n)) + n + struct.pack("<i", length)
+    for tid, pos, flag, cigar in records:
+        ops = [(n << 4) | "MIDNSHP=X".index(op) for n, op in cigar]
+        body = struct.pack("<iiBBHHHiiii", tid, pos, 2, 60, 0, len(ops), flag, 0, -1, -1, 0)
+        body += b"r\0" + struct.pack(f"<{len(ops)}I", *ops)
+        out += struct.pack("<i", len(body)) + body
+    return gzip.compress(out) + cohort.BGZF_EOF
+
+
+REFS = [("1", 1000), ("2", 1000)]
+RECORDS = [
+    (0, 100, 0, [(10, "M"), (5, "D"), (10, "M")]),  # ends at 125
+    (0, 130, 0, [(5, "S"), (10, "M")]),  # 140
+    (0, 150, 4, [(10, "M")]),  # unmapped: 151
+    (0, 160, 0, []),  # no CIGAR: 161
+    (0, 170, 0, [(4, "I")]),  # no reference length: 171
+    (1, 100, 0, [(50, "M"), (3, "N"), (2, "=")]),  # 155
+]
+
+
+class Counts(Files):
+    def test_overlaps_as_samtools_counts_them(self):
+        path = os.path.join(self.dir.name, "x.bam")
+        with open(path, "wb") as f:
+            f.write(bam_bytes(REFS, RECORDS))
+        regions = [Region("1", 124, 125), Region("1", 125, 130), Region("1", 139, 200),
+                   Region("1", 150, 151), Region("2", 154, 155), Region("2", 155, 156),
+                   Region("X", 0, 10), Region("1", 0, 1000)]
+        self.assertEqual(cohort.region_counts(path, regions), [1, 0, 4, 1, 1, 0, 0, 5])
+
+    def test_not_bam_and_truncated(self):
+        path = os.path.join(self.dir.name, "x.bam")
+        whole = bam_bytes(REFS, RECORDS)
+        cut = gzip.compress(gzip.decompress(whole)[:-10]) + cohort.BGZF_EOF
+        for data, message in [(gzip.compress(b"SAM text") + cohort.BGZF_EOF, "not a BAM"),
+                              (whole[:-28], "x.bam: no BGZF end-of-file marker"),
+                              (whole[:-40] + cohort.BGZF_EOF, "x.bam: CRC check failed"),
+                              (cut, "x.bam: truncated")]:
+            with open(path, "wb") as f:
+                f.write(data)
+            with self.subTest(message=message):
+                with self.assertRaisesRegex(CohortError, message):
+                    cohort.region_counts(path, [Region("1", 0, 10)])
+
+
 FAKE_HTS = """\
 #!{python}
-# Stands in for hts: `view -c BAM REGION` prints the region's length; `view ...` writes -o's
-# file and prints a request log and a summary, or fails when FAKE_HTS_FAIL is set.
-import os, sys
+# Stands in for hts view: copies FAKE_HTS_BAM to -o's file and prints a request log and a
+# summary, or fails when FAKE_HTS_FAIL is set.
+import os, shutil, sys
 args = sys.argv[1:]
-if "-c" in args:
-    beg, end = args[-1].rsplit(":", 1)[1].split("-")
-    print(int(end) - int(beg) + 1)
-    sys.exit(0)
 out = args[args.index("-o") + 1].split("##idx##")[0]
 print("[hfile] GET " + args[args.index("-X") + 1] + " Range: bytes=0-9", file=sys.stderr)
 if os.environ.get("FAKE_HTS_FAIL"):
     print("hts view: " + args[args.index("-X") + 1] + ": HTTP status 403", file=sys.stderr)
     sys.exit(1)
-open(out, "w").write("bam")
+shutil.copy(os.environ["FAKE_HTS_BAM"], out)
 print("[hts] summary: requests=4 retries=1 bytes_received=1234 new_connections=1 "
       "reused_connections=3 seconds=0.010", file=sys.stderr)
 """
@@ -164,8 +214,13 @@ class Extract(Files):
         super().setUp()
         self.hts = self.write("hts", FAKE_HTS.format(python=sys.executable))
         os.chmod(self.hts, os.stat(self.hts).st_mode | stat.S_IEXEC)
+        source = os.path.join(self.dir.name, "source.bam")
+        with open(source, "wb") as f:
+            f.write(bam_bytes(REFS, RECORDS))
+        os.environ["FAKE_HTS_BAM"] = source
+        self.addCleanup(os.environ.pop, "FAKE_HTS_BAM")
         self.sample = Sample("s1", SIGNED, "https://h/x.bai?sig=2")
-        self.regions = [Region("1", 0, 100, "a"), Region("1", 199, 200)]
+        self.regions = [Region("1", 0, 1000, "a"), Region("2", 0, 101)]
         self.paths = [os.path.join(self.dir.name, n) for n in ("s1.bam", "s1.tsv", "s1.log")]
 
     def extract(self, **kw):
@@ -180,13 +235,13 @@ class Extract(Files):
         bam, stats, log = self.paths
         rows = [line.split("\t") for line in self.read(stats).splitlines()]
         self.assertEqual(rows[0], cohort.TABLE_COLUMNS)
-        self.assertEqual([r[:6] for r in rows[1:]], [["s1", "a", "100", "1234", "4", "1"],
-                                                    ["s1", "1:200-200", "1", "1234", "4", "1"]])
+        self.assertEqual([r[:6] for r in rows[1:]], [["s1", "a", "5", "1234", "4", "1"],
+                                                    ["s1", "2:1-101", "1", "1234", "4", "1"]])
         self.assertGreater(float(rows[1][6]), 0)
         text = self.read(log)
         self.assertIn("[cohort] s1: attempt 1\n", text)
         self.assertIn("[hts] summary: requests=4", text)
-        self.assertIn("2 regions, 101 records in them, 4 requests, 1234 bytes", text)
+        self.assertIn("2 regions, 6 records in them, 4 requests, 1234 bytes", text)
         self.assertNotIn("Signature", text)
         self.assertNotIn("sig=", text)
 
@@ -202,13 +257,13 @@ class Extract(Files):
 
     def test_the_program_takes_the_sample_from_the_manifest(self):
         manifest = self.write("m.tsv", f"sample\tbam\tindex\ns1\t{SIGNED}\thttps://h/x.bai\n")
-        bed = self.write("r.bed", "1\t0\t100\ta\n")
+        bed = self.write("r.bed", "1\t0\t1000\ta\n")
         bam, stats, log = self.paths
         common = ["extract", "--manifest", manifest, "--regions", bed, "--bam", bam,
                   "--stats", stats, "--log", log, "--hts", self.hts]
         self.assertEqual(cohort.main(common + ["--sample", "s1", "--", "-q", "1"]), 0)
         self.assertIn(" -q 1 -X https://b.s3.amazonaws.com/x.bam?... ", self.read(log))
-        self.assertEqual(self.read(stats).splitlines()[1].split("\t")[:3], ["s1", "a", "100"])
+        self.assertEqual(self.read(stats).splitlines()[1].split("\t")[:3], ["s1", "a", "5"])
         self.assertEqual(cohort.main(common + ["--sample", "s9"]), 1)
         out = os.path.join(self.dir.name, "all.tsv")
         self.assertEqual(cohort.main(["merge", "--out", out, stats]), 0)
@@ -221,7 +276,7 @@ class Extract(Files):
         cohort.merge_tables([self.paths[1], other], out)
         lines = self.read(out).splitlines()
         self.assertEqual([line.split("\t")[:2] for line in lines[1:]],
-                         [["s1", "a"], ["s1", "1:200-200"], ["s2", "b"]])
+                         [["s1", "a"], ["s1", "2:1-101"], ["s2", "b"]])
         bad = self.write("bad.tsv", "x\ty\n")
         with self.assertRaisesRegex(CohortError, "not a per-sample table"):
             cohort.merge_tables([bad], out)

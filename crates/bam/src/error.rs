@@ -43,6 +43,9 @@ pub enum Error {
     Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
+    /// A cached copy of part of the file (header, index prefix) no longer describes it: the
+    /// entry was dropped; reading again without it gives the right answer. Nothing was output.
+    Changed { name: String, reason: String },
     /// Writing the output failed.
     Write { name: String, source: io::Error },
     /// Something cannot be written as asked (a record in BAM, a record into the index, an
@@ -66,6 +69,7 @@ impl Error {
             | Error::TruncatedRecord { name, .. }
             | Error::Index { name, .. }
             | Error::NoIndex { name }
+            | Error::Changed { name, .. }
             | Error::Write { name, .. }
             | Error::Unwritable { name, .. }
             | Error::NotBam { name, .. } => name,
@@ -111,6 +115,11 @@ impl Error {
             offset,
             source,
         }
+    }
+
+    /// True when a cached part of the file turned out stale ([`Error::Changed`]): open it again.
+    pub fn is_changed(&self) -> bool {
+        matches!(self, Error::Changed { .. })
     }
 
     /// True when a file or URL does not exist (used to try the next index name).
@@ -168,6 +177,9 @@ impl fmt::Display for Error {
                 "{name}: no index found (looked for {}); region queries need an index",
                 crate::index_name::candidates(name).join(", ")
             ),
+            Error::Changed { name, reason } => {
+                write!(f, "{name}: cached copy dropped: {reason}")
+            }
             Error::Write { name, source } => write!(f, "{name}: write failed: {source}"),
             Error::Unwritable { name, what, reason } => {
                 write!(f, "{name}: cannot write {what}: {reason}")
@@ -189,7 +201,7 @@ impl std::error::Error for Error {
             Error::Index { source, .. } => Some(source),
             Error::Write { source, .. } => Some(source),
             Error::Unwritable { reason, .. } => Some(reason.as_ref()),
-            Error::NoIndex { .. } | Error::NotBam { .. } => None,
+            Error::NoIndex { .. } | Error::NotBam { .. } | Error::Changed { .. } => None,
         }
     }
 }

@@ -24,6 +24,7 @@
 //! (byte sources). They are re-exported so an application needs only this crate.
 
 pub mod aux;
+mod cached;
 pub mod cigar;
 mod encode;
 pub mod error;

@@ -1,10 +1,12 @@
 use std::sync::Arc;
 
 use bgzf::VirtualOffset;
-use index::Index;
+use hfile::cache::Cache;
+use index::{Index, Wanted};
 
+use crate::cached::Cached;
 use crate::header::Header;
-use crate::index_source::{IndexHint, Pending};
+use crate::index_source::{IndexHint, IndexSource, Pending};
 use crate::query::FetchPlan;
 use crate::record::Record;
 use crate::{Error, RecordError, Result};
@@ -23,6 +25,9 @@ pub struct OpenOptions {
     /// The index queries will use: for a remote file its first bytes are fetched while the
     /// header is, and [`Reader::load_index`] with the same choice uses them.
     pub index: IndexHint,
+    /// Leave the persistent cache of remote headers and index prefixes alone (it is also off
+    /// with `HTS_CACHE=off`).
+    pub no_cache: bool,
 }
 
 /// The bytes of the header's first read: the first block of a typical header (a BGZF block is
@@ -32,6 +37,9 @@ const HEADER_READAHEAD: u64 = 16 * 1024;
 
 /// The 28-byte BGZF EOF marker, fetched ahead so its check costs no round trip of its own.
 const EOF_MARKER_LEN: u64 = 28;
+
+/// The most of a BAM's start kept in memory while its header is read (and cached).
+const HEADER_CAP: usize = 16 << 20;
 
 /// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
 /// the file before it meets an allocation.
@@ -50,6 +58,13 @@ pub struct Reader {
     options: OpenOptions,
     /// The index of [`OpenOptions::index`], being fetched.
     pending_index: Option<Pending>,
+    /// The index file queries read from, as far as it has been loaded.
+    index_source: Option<IndexSource>,
+    /// The BAM's cache state (its header may have come from the cache).
+    cached: Cached,
+    cache: Option<Cache>,
+    /// Set once cached parts are shown current ([`Reader::confirm`]).
+    confirmed: bool,
     /// Read from a pipe: no seeking, no size, no index.
     stream: bool,
 }
@@ -60,29 +75,54 @@ impl Reader {
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
         if location == "-" {
             let stdin = hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()));
-            return Reader::from_hfile(stdin, location, options, None, true);
+            let cached = Cached::detached(location);
+            return Reader::from_hfile(stdin, location, options, None, cached, None, true);
         }
-        let mut file = hfile::open(location, &options.transport)?;
-        // Three requests at once for a remote file: the header, the EOF marker, the index.
+        let cache = if options.no_cache || hfile::scheme_of(location).is_none() {
+            None
+        } else {
+            Cache::from_env()
+        };
+        let (cached, mut file) =
+            Cached::open(location, &options.transport, cache.clone(), HEADER_CAP)?;
+        // Three requests at once for a remote file: the header (unless cached), the EOF marker
+        // (which also shows a cached header current), the index.
         file.advise_tail(EOF_MARKER_LEN);
         let pending_index = match options.index {
             IndexHint::None => None,
-            ref hint => Some(Pending::start(location, hint, &options.transport)),
+            ref hint => Some(Pending::start(
+                location,
+                hint,
+                &options.transport,
+                cache.as_ref(),
+            )),
         };
-        Reader::from_hfile(file, location, options, pending_index, false)
+        Reader::from_hfile(file, location, options, pending_index, cached, cache, false)
     }
 
     /// Reads a BAM file held in memory.
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Reader> {
         let file = hfile::HFile::from_bytes(name, bytes);
-        Reader::from_hfile(file, name, &OpenOptions::default(), None, false)
+        let options = OpenOptions::default();
+        Reader::from_hfile(
+            file,
+            name,
+            &options,
+            None,
+            Cached::detached(name),
+            None,
+            false,
+        )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn from_hfile(
         mut file: hfile::HFile,
         location: &str,
         options: &OpenOptions,
         pending_index: Option<Pending>,
+        cached: Cached,
+        cache: Option<Cache>,
         stream: bool,
     ) -> Result<Reader> {
         file.set_readahead_limit(Some(HEADER_READAHEAD));
@@ -107,6 +147,11 @@ impl Reader {
             block_starts: Arc::default(),
             options: options.clone(),
             pending_index,
+            index_source: None,
+            cached,
+            cache,
+            // Nothing came from the cache for a pipe or bytes in memory.
+            confirmed: stream,
             stream,
         })
     }
@@ -130,10 +175,18 @@ impl Reader {
         Ok(self.bgzf.check_eof_marker()?)
     }
 
-    /// Loads the index: `explicit` if given, else the first of
+    /// Loads the whole index: `explicit` if given, else the first of
     /// [`crate::index_name::candidates`] that exists (`x.bam.csi`, `x.csi`, `x.bam.bai`,
     /// `x.bai`, as htslib looks; for a URL the suffix goes before any query string).
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
+        self.select_index(explicit)?;
+        self.ensure_index(&Wanted::all())
+    }
+
+    /// Finds the index (as [`Reader::load_index`]) but loads only what queries ask for: the
+    /// references they name, read from the start of the file as far as the last of them. For a
+    /// remote index that is usually a small part of it.
+    pub fn select_index(&mut self, explicit: Option<&str>) -> Result<()> {
         if self.stream {
             return Err(Error::NoIndex {
                 name: self.location.clone(),
@@ -143,16 +196,66 @@ impl Reader {
             Some(p) if p.matches(explicit) => p,
             _ => {
                 let hint = explicit.map_or(IndexHint::Auto, |at| IndexHint::At(at.to_string()));
-                Pending::start(&self.location, &hint, &self.options.transport)
+                Pending::start(
+                    &self.location,
+                    &hint,
+                    &self.options.transport,
+                    self.cache.as_ref(),
+                )
             }
         };
-        let index = pending.load(&self.location)?;
-        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
-        self.index = Some(index);
+        let source = pending.open(&self.location, &Wanted::none(), &self.header)?;
+        self.set_index(source.index().clone());
+        self.index_source = Some(source);
         Ok(())
     }
 
-    /// The loaded index, if any.
+    fn set_index(&mut self, index: Index) {
+        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
+        self.index = Some(index);
+    }
+
+    /// Makes sure the index holds `wanted` (loading more of it if needed).
+    pub(crate) fn ensure_index(&mut self, wanted: &Wanted) -> Result<()> {
+        let Some(source) = &mut self.index_source else {
+            return Err(Error::NoIndex {
+                name: self.location.clone(),
+            });
+        };
+        if self
+            .index
+            .as_ref()
+            .is_some_and(|i| i.require(wanted).is_ok())
+        {
+            return Ok(());
+        }
+        source.extend(wanted, &self.header)?;
+        let index = source.index().clone();
+        self.set_index(index);
+        Ok(())
+    }
+
+    /// Shows that the parts of the file that came from the cache still describe it, from
+    /// responses already on their way (the EOF marker's, the index's), and keeps what was read
+    /// in the cache for the next run. Call it before any output: a [`Error::Changed`] means the
+    /// cache entry was stale and was dropped; open the file again. Queries call it before their
+    /// first record.
+    pub fn confirm(&mut self) -> Result<()> {
+        if self.confirmed {
+            return Ok(());
+        }
+        self.cached.confirm(self.bgzf.get_mut())?;
+        if let Some(source) = &mut self.index_source {
+            source.confirm_and_store()?;
+        }
+        // The header's blocks: to the end of the block holding the first record.
+        let header_end = bgzf::byte_end(self.first_record, &[], u64::MAX);
+        self.cached.store(self.bgzf.get_mut(), header_end);
+        self.confirmed = true;
+        Ok(())
+    }
+
+    /// The loaded index, if any (a partly loaded one holds the references queries needed).
     pub fn index(&self) -> Option<&Index> {
         self.index.as_ref()
     }
@@ -163,8 +266,12 @@ impl Reader {
         Ok(())
     }
 
-    /// Reads the next record in file order; `None` at the end of the file.
+    /// Reads the next record in file order; `None` at the end of the file. Before the first,
+    /// the parts of the file that came from the cache are shown current ([`Reader::confirm`]).
     pub fn read_record(&mut self) -> Result<Option<Record>> {
+        if !self.confirmed {
+            self.confirm()?;
+        }
         let at = self.bgzf.virtual_offset();
         let mut size = [0u8; 4];
         if !self.bgzf.read_exact_or_eof(&mut size)? {

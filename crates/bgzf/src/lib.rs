@@ -12,6 +12,8 @@
 //! - [`Blocks`] walks a file's raw blocks without inflating them.
 //! - [`Writer`] writes BGZF with libdeflate as htslib does (block boundaries, levels), on worker
 //!   threads if asked, ending with the EOF marker block.
+//! - [`BlockStream`] decodes BGZF sequentially from any `std::io::Read` (a stream, no seeks),
+//!   saying how many input bytes the data read so far needed.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
 //! ```
@@ -38,6 +40,7 @@ mod fetch;
 mod limit;
 mod reader;
 mod source;
+mod stream;
 mod virtual_offset;
 mod workers;
 pub mod writer;
@@ -47,6 +50,7 @@ pub use fetch::{Blocks, RawBlock};
 pub use limit::{byte_end, BlockStarts};
 pub use reader::{Format, Reader};
 pub use source::Source;
+pub use stream::BlockStream;
 pub use virtual_offset::VirtualOffset;
 pub use writer::{BlockPosition, Writer};
 

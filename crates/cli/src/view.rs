@@ -22,6 +22,9 @@ pub const BROKEN_PIPE_STATUS: u8 = 141;
 enum Failure {
     /// The reader of the output went away: stop quietly.
     BrokenPipe,
+    /// A cached header or index turned out stale before anything was written: read again
+    /// without the cache.
+    Stale(String),
     /// Printed as `hts view: MESSAGE`.
     Message(String),
 }
@@ -30,6 +33,8 @@ impl From<bam::Error> for Failure {
     fn from(e: bam::Error) -> Failure {
         if e.is_broken_pipe() {
             Failure::BrokenPipe
+        } else if e.is_changed() {
+            Failure::Stale(e.to_string())
         } else {
             Failure::Message(e.to_string())
         }
@@ -74,15 +79,23 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
     }
     let command_line = command_line(program, argv);
     let started = std::time::Instant::now();
-    let outcome = view(&args, &command_line);
+    let mut result = view(&args, &command_line);
+    if let Err(Failure::Stale(why)) = &result {
+        eprintln!("[W::hts] {why}; reading the file again without the cache");
+        let fresh = ViewArgs {
+            no_cache: true,
+            ..args.clone()
+        };
+        result = view(&fresh, &command_line);
+    }
     if args.verbosity >= 1 {
         let stats = bam::hfile::settled_transfer_stats(summary::SETTLE);
         eprintln!("{}", summary::line(&stats, started.elapsed()));
     }
-    match outcome {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BrokenPipe) => ExitCode::from(BROKEN_PIPE_STATUS),
-        Err(Failure::Message(m)) => {
+        Err(Failure::Message(m) | Failure::Stale(m)) => {
             eprintln!("hts view: {m}");
             ExitCode::from(1)
         }
@@ -147,6 +160,7 @@ fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
     let mut options = bam::OpenOptions {
         threads: args.threads,
         index,
+        no_cache: args.no_cache,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
@@ -162,14 +176,81 @@ fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
         Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
-    let mut reader = Reader::open(file, &options)?;
+    let reader = Reader::open(file, &options)?;
     for warning in reader.header().warnings() {
         eprintln!("{warning}");
     }
-    if !reader.has_eof_marker()? {
-        eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
-    }
     Ok(reader)
+}
+
+/// Where the records come from: the whole file in order, or a query of the regions.
+enum Records<'r> {
+    File(&'r mut Reader),
+    Query(bam::Query<'r>),
+}
+
+impl Records<'_> {
+    fn has_eof_marker(&mut self) -> bam::Result<bool> {
+        match self {
+            Records::File(r) => r.has_eof_marker(),
+            Records::Query(q) => q.has_eof_marker(),
+        }
+    }
+
+    fn header(&self) -> &Header {
+        match self {
+            Records::File(r) => r.header(),
+            Records::Query(q) => q.header(),
+        }
+    }
+
+    fn next(&mut self) -> bam::Result<Option<Record>> {
+        match self {
+            Records::File(r) => r.read_record(),
+            Records::Query(q) => q.next_record(),
+        }
+    }
+}
+
+/// The records to write. With regions, the query is planned first (its spans on their way),
+/// and cached parts of the file are shown current before anything is written.
+fn plan_records<'r>(
+    args: &ViewArgs,
+    reader: &'r mut Reader,
+) -> Result<(Records<'r>, Vec<String>), Failure> {
+    let (index_location, regions) = index_and_regions(args)?;
+    if regions.is_empty() || args.header == HeaderMode::Only {
+        reader.confirm()?;
+        return Ok((Records::File(reader), Vec::new()));
+    }
+    reader.select_index(index_location)?;
+    if let Some(e) = reader.header().text_error() {
+        eprintln!("{e}");
+    }
+    let mut targets = Vec::with_capacity(regions.len());
+    let mut names = Vec::with_capacity(regions.len());
+    for region in regions {
+        match parse_region(region, reader.header()) {
+            Ok(target) => {
+                targets.push(target);
+                names.push(region.clone());
+            }
+            Err(e) => {
+                if let Some(message) = e.htslib_message() {
+                    eprintln!("{message}");
+                }
+                eprintln!("{}", e.samtools_warning());
+            }
+        }
+    }
+    // One plan for every region; records still come region by region, as samtools prints them.
+    let query = reader.query_all(&targets)?;
+    for (i, name) in names.iter().enumerate() {
+        if query.is_invalid(i) {
+            eprintln!("{}", bam::region::invalid_region_warning(name));
+        }
+    }
+    Ok((Records::Query(query), names))
 }
 
 fn create(path: Option<&str>) -> Result<Box<dyn Write>, Failure> {
@@ -242,13 +323,17 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         eprintln!("[view] Warning option -u ignored due to filename suffix");
     }
     let mut reader = open_input(args)?;
+    let (mut records, _) = plan_records(args, &mut reader)?;
+    if !records.has_eof_marker()? {
+        eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
+    }
     let mut sink = if args.count {
         Sink::Count
     } else {
         let plan = plan.map_err(|u| {
             Failure::Message(format!("hts view does not support writing {} yet", u.0))
         })?;
-        let header = output_header(args, reader.header(), command_line)?;
+        let header = output_header(args, records.header(), command_line)?;
         let writer = open_output(args, &plan, &header)?;
         Sink::Records {
             writer: Box::new(writer),
@@ -257,7 +342,7 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     };
     let mut count: u64 = 0;
     if args.header != HeaderMode::Only {
-        write_records(args, &mut reader, &mut sink, &mut count)?;
+        write_records(args, &mut records, &mut sink, &mut count)?;
     }
     if let Sink::Records { writer, index_path } = sink {
         let (mut out, index) = writer.finish()?;
@@ -281,7 +366,7 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
 
 fn write_records(
     args: &ViewArgs,
-    reader: &mut Reader,
+    records: &mut Records,
     sink: &mut Sink,
     count: &mut u64,
 ) -> Result<(), Failure> {
@@ -291,55 +376,17 @@ fn write_records(
         min_mapq: args.min_mapq,
     };
     let mut pace = Pace::new();
-    let mut emit = |record: &Record, sink: &mut Sink| -> Result<(), Failure> {
-        if !filter.keeps(record) {
-            return Ok(());
+    while let Some(record) = records.next()? {
+        if !filter.keeps(&record) {
+            continue;
         }
         *count += 1;
         if let Sink::Records { writer, .. } = sink {
-            writer.write_record(record)?;
+            writer.write_record(&record)?;
             if pace.due() {
                 writer.flush_text()?;
             }
         }
-        Ok(())
-    };
-    let (index_location, regions) = index_and_regions(args)?;
-    if regions.is_empty() {
-        while let Some(record) = reader.read_record()? {
-            emit(&record, sink)?;
-        }
-        return Ok(());
-    }
-    reader.load_index(index_location)?;
-    if let Some(e) = reader.header().text_error() {
-        eprintln!("{e}");
-    }
-    let mut targets = Vec::with_capacity(regions.len());
-    let mut names = Vec::with_capacity(regions.len());
-    for region in regions {
-        match parse_region(region, reader.header()) {
-            Ok(target) => {
-                targets.push(target);
-                names.push(region.as_str());
-            }
-            Err(e) => {
-                if let Some(message) = e.htslib_message() {
-                    eprintln!("{message}");
-                }
-                eprintln!("{}", e.samtools_warning());
-            }
-        }
-    }
-    // One plan for every region; records still come region by region, as samtools prints them.
-    let mut query = reader.query_all(&targets)?;
-    for (i, name) in names.iter().enumerate() {
-        if query.is_invalid(i) {
-            eprintln!("{}", bam::region::invalid_region_warning(name));
-        }
-    }
-    while let Some(record) = query.next_record()? {
-        emit(&record, sink)?;
     }
     Ok(())
 }

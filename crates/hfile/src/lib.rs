@@ -6,6 +6,9 @@
 //! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
 //! request), and the end of file is always the object's real size.
 //!
+//! [`cache`] keeps byte ranges of remote objects (an index's prefix, a BAM's header) on disk
+//! between runs, with the validators that show whether the object changed.
+//!
 //! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
 //! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
 //!
@@ -17,6 +20,7 @@
 //! assert_eq!(s, "hello world");
 //! ```
 
+pub mod cache;
 mod error;
 mod file;
 mod handle;
@@ -32,7 +36,7 @@ pub use file::FileBackend;
 pub use handle::HFile;
 pub use http::{redact, HttpBackend};
 pub use memory::MemoryBackend;
-pub use prefix::PrefixBackend;
+pub use prefix::{Prefix, PrefixBackend};
 pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
@@ -111,6 +115,17 @@ pub trait Backend: Send {
             size: self.size().ok(),
             ..ObjectInfo::default()
         }
+    }
+
+    /// What the object is now, as its server tells it: a remote backend waits for a response
+    /// already on its way, or asks for one byte, so that the answer is fresh (the validation of
+    /// cached copies rides on it).
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        let size = self.size()?;
+        Ok(ObjectInfo {
+            size: Some(size),
+            ..self.object_info()
+        })
     }
 
     /// The name the user gave (path or URL), for messages.

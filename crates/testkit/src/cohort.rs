@@ -251,7 +251,8 @@ pub struct WorkflowRun {
 }
 
 /// Runs the cohort workflow in `workdir` (set up by [`write_setup`]) with `-j jobs` and
-/// `extra` arguments; killed after `limit`.
+/// `extra` arguments; killed after `limit`. hts's cache (and Snakemake's) is `workdir/.cache`:
+/// a new folder starts cold, a rerun in the same folder finds what the first run kept.
 pub fn run_workflow(
     snakemake: &Path,
     workdir: &Path,
@@ -272,6 +273,7 @@ pub fn run_workflow(
         .arg(workdir.join("config.yaml"))
         .args(["-j", &jobs.to_string(), "--nocolor"])
         .args(extra)
+        .env("XDG_CACHE_HOME", workdir.join(".cache"))
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)

@@ -303,6 +303,7 @@ impl HttpBackend {
     /// Makes a window holding `pos` current: from the advice, or a new request.
     fn open_window(&mut self) -> bool {
         let pos = self.pos;
+
         if let Some(i) = self.ahead.iter().position(|w| w.range.contains(&pos)) {
             for w in self.ahead.drain(..i) {
                 HttpBackend::drop_ahead(w);
@@ -441,14 +442,14 @@ impl Backend for HttpBackend {
         if let Some(size) = self.size {
             return Ok(size);
         }
+        // A response already on its way tells the size: wait for its headers rather than ask.
         let told: Vec<Told> = self
             .current
             .iter()
             .chain(self.ahead.iter())
             .filter_map(|w| w.transfer.as_ref())
             .chain(self.tail.as_ref().map(|(_, t)| t))
-            .filter(|t| t.is_finished())
-            .map(|t| t.told())
+            .map(|t| t.wait_told())
             .collect();
         for t in &told {
             self.learn(t)?;
@@ -543,6 +544,28 @@ impl Backend for HttpBackend {
             etag: self.etag.clone(),
             last_modified: self.last_modified.clone(),
         }
+    }
+
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        // The EOF probe (or any response on its way) tells what the object is now.
+        let running: Vec<Arc<Transfer>> = self
+            .tail
+            .iter()
+            .map(|(_, t)| Arc::clone(t))
+            .chain(self.current.iter().filter_map(|w| w.transfer.clone()))
+            .chain(self.ahead.iter().filter_map(|w| w.transfer.clone()))
+            .collect();
+        let mut heard = false;
+        for t in &running {
+            let told = t.wait_told();
+            heard |= told.total.is_some();
+            self.learn(&told)?;
+        }
+        if !heard {
+            let bytes = self.read_tail(1)?;
+            let _ = bytes;
+        }
+        Ok(self.object_info())
     }
 
     fn name(&self) -> &str {

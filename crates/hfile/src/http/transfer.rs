@@ -164,6 +164,16 @@ impl Transfer {
         }
     }
 
+    /// Waits until the response's headers have been taken in (or the transfer is over), and
+    /// returns what they told; errors are left for the reader of the bytes.
+    pub(crate) fn wait_told(&self) -> Told {
+        let mut s = self.lock();
+        while s.told.total.is_none() && s.data.is_empty() && s.outcome.is_none() {
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.told.clone()
+    }
+
     /// Waits for the end of the transfer, whatever its outcome.
     pub(crate) fn wait_finished(&self) {
         let mut s = self.lock();

@@ -202,6 +202,8 @@ fn loop_over(
                 &format!("{sample}.bam"),
                 "-X",
             ])
+            // hts starts cold, as samtools does in a new folder.
+            .env("XDG_CACHE_HOME", out.join(".cache"))
             .arg(format!("{base}/{sample}.bam"))
             .arg(format!("{base}/{index}"))
             .args(&specs)

@@ -193,33 +193,23 @@ fn loop_over(
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        let status = Command::new(program)
-            .args([
-                "view",
-                "-b",
-                "--write-index",
-                "-o",
-                &format!("{sample}.bam"),
-                "-X",
-            ])
-            // hts starts cold, as samtools does in a new folder.
-            .env("XDG_CACHE_HOME", out.join(".cache"))
-            .arg(format!("{base}/{sample}.bam"))
-            .arg(format!("{base}/{index}"))
-            .args(&specs)
-            .current_dir(out)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} failed on {sample} ({status})",
-                program.display()
-            ))
-        }
+        let mut cmd = Command::new(program);
+        cmd.args([
+            "view",
+            "-b",
+            "--write-index",
+            "-o",
+            &format!("{sample}.bam"),
+            "-X",
+        ])
+        // hts starts cold, as samtools does in a new folder.
+        .env("XDG_CACHE_HOME", out.join(".cache"))
+        .arg(format!("{base}/{sample}.bam"))
+        .arg(format!("{base}/{index}"))
+        .args(&specs)
+        .current_dir(out)
+        .stderr(Stdio::null());
+        testkit::tools::run_command(&mut cmd).map_err(|e| format!("{e} on {sample}"))
     };
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..parallel.max(1))

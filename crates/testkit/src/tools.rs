@@ -32,21 +32,22 @@ fn succeeds(cmd: &mut Command) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn run(program: &Path, args: &[&str]) -> Result<(), String> {
-    let status = Command::new(program)
-        .args(args)
+/// Runs `cmd` with standard input closed; a failure becomes a message naming the program.
+pub fn run_command(cmd: &mut Command) -> Result<(), String> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let status = cmd
         .stdin(Stdio::null())
         .status()
-        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{} {} failed ({status})",
-            program.display(),
-            args.join(" ")
-        ))
+        Err(format!("{program} failed ({status})"))
     }
+}
+
+fn run(program: &Path, args: &[&str]) -> Result<(), String> {
+    run_command(Command::new(program).args(args)).map_err(|e| format!("{e}: {}", args.join(" ")))
 }
 
 /// A virtual environment `tools_dir()/NAME` holding `requirements` (pip specifiers), made with

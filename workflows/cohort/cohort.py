@@ -156,7 +156,9 @@ def view_command(hts, sample, out_bam, regions, *, bed=None, index_format="csi",
 
 def redact(text):
     """Text with every URL's query string (a signature) replaced by `?...`."""
-    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*)\?[^\s#]*", r"\1?...", text)
+    # A colon ending the URL is a message's ("URL: error"), not the query's.
+    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*)\?[^\s#]*?(?=:?(?:\s|#|$))", r"\1?...",
+                  text)
 
 
 SUMMARY = re.compile(r"^\[hts\] summary: (.*)$", re.M)
@@ -299,8 +301,11 @@ def extract(sample, regions, out_bam, stats, log, *, hts, bed=None, index_format
         f.write(redact(done.stderr))
         if done.returncode != 0:
             f.write(f"[cohort] {sample.name}: hts exited with status {done.returncode}\n")
+            # Snakemake starts the next attempt's log afresh: hts's last words go to its own
+            # log too.
+            last = [line for line in done.stderr.splitlines() if not line.startswith("[hfile]")]
             raise CohortError(f"sample {sample.name}: hts view failed "
-                              f"(status {done.returncode}); see {log}")
+                              f"(status {done.returncode}): {redact(' / '.join(last[-2:]))}")
         summary = parse_summary(done.stderr)
         counts = region_counts(out_bam, regions)
         f.write(f"[cohort] {sample.name}: {len(regions)} regions, {sum(counts)} records in them, "

@@ -121,6 +121,8 @@ class Command(unittest.TestCase):
         self.assertEqual(cohort.redact(text), "hts view -X https://b.s3.amazonaws.com/x.bam?... "
                                               "https://h/x.bai?...##idx##s3://b/k?... 1:1-5")
         self.assertEqual(cohort.redact("GET /x?y is fine"), "GET /x?y is fine")
+        self.assertEqual(cohort.redact("hts view: https://h/x?a=b:c: HTTP status 403"),
+                         "hts view: https://h/x?...: HTTP status 403")
 
     def test_summary_line(self):
         text = ("[hfile] GET x\n[hts] summary: requests=3 retries=0 bytes_received=10 "
@@ -248,7 +250,9 @@ class Extract(Files):
     def test_a_failure_raises_names_the_log_and_writes_no_table(self):
         os.environ["FAKE_HTS_FAIL"] = "1"
         self.addCleanup(os.environ.pop, "FAKE_HTS_FAIL")
-        with self.assertRaisesRegex(CohortError, r"sample s1: hts view failed \(status 1\)"):
+        with self.assertRaisesRegex(CohortError, r"sample s1: hts view failed \(status 1\): "
+                                    r"hts view: https://b.s3.amazonaws.com/x.bam\?\.\.\.: "
+                                    r"HTTP status 403$"):
             self.extract()
         self.assertFalse(os.path.exists(self.paths[1]))
         text = self.read(self.paths[2])

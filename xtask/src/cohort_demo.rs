@@ -3,7 +3,7 @@
 //! fetched by shell-style loops over samtools and over hts, side by side.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -207,9 +207,15 @@ fn loop_over(
         .arg(format!("{base}/{sample}.bam"))
         .arg(format!("{base}/{index}"))
         .args(&specs)
-        .current_dir(out)
-        .stderr(Stdio::null());
-        testkit::tools::run_command(&mut cmd).map_err(|e| format!("{e} on {sample}"))
+        .current_dir(out);
+        let err_path = out.join(format!("{sample}.err"));
+        let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+        cmd.stderr(err);
+        testkit::tools::run_command(&mut cmd).map_err(|e| {
+            let said = std::fs::read_to_string(&err_path).unwrap_or_default();
+            let last = said.lines().last().unwrap_or("").to_string();
+            format!("{e} on {sample}: {last}")
+        })
     };
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..parallel.max(1))

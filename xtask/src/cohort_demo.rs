@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use testkit::cohort::{self, Cohort, Setup, Spec};
@@ -114,6 +115,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         work.display()
     );
     let per_sample = per_sample_cost(&work.join("out/summary.tsv"))?;
+    let mut notes = Vec::new();
     if args.iter().any(|a| a == "--compare") {
         let base = server.base();
         for (program, name) in [(hts.as_path(), "hts"), (Path::new("samtools"), "samtools")] {
@@ -126,9 +128,25 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                     n => format!("loop x{n}, {name}"),
                 };
                 println!("==> {label}");
+                let mut failed = Vec::new();
                 rows.push(measure(&server, &label, || {
-                    loop_over(program, &cohort, &base, &out, parallel)
+                    failed = loop_over(program, &cohort, &base, &out, parallel)?;
+                    Ok(())
                 })?);
+                for (sample, said) in &failed {
+                    let asked: String = server
+                        .log()
+                        .iter()
+                        .filter(|e| e.path.starts_with(&format!("/{sample}.")))
+                        .map(|e| format!("{} {:?} -> {}\n", e.connection, e.range, e.status))
+                        .collect();
+                    let requests = out.join(format!("{sample}.requests"));
+                    std::fs::write(&requests, asked).map_err(|e| e.to_string())?;
+                    notes.push(format!(
+                        "{label}: {sample} failed once, then passed: {said} (requests: {})",
+                        requests.display()
+                    ));
+                }
             }
         }
     }
@@ -154,6 +172,9 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
          {:.2} s",
         per_sample.0, per_sample.1, per_sample.2
     );
+    for note in notes {
+        println!("{note}");
+    }
     Ok(())
 }
 
@@ -177,44 +198,41 @@ fn per_sample_cost(table: &Path) -> Result<(f64, f64, f64), String> {
 }
 
 /// `PROGRAM view -b --write-index -o OUT/S.bam -X URL INDEX-URL REGIONS` for every sample,
-/// `parallel` at a time, each run in `out` (htslib saves a downloaded index there).
+/// `parallel` at a time, each run in `out` (htslib saves a downloaded index there). A run that
+/// fails is run once more, as a person at a shell would; the samples that needed it come back
+/// with what the program said the first time.
 fn loop_over(
     program: &Path,
     cohort: &Cohort,
     base: &str,
     out: &Path,
     parallel: usize,
-) -> Result<(), String> {
+) -> Result<Vec<(String, String)>, String> {
     let next = AtomicUsize::new(0);
+    let failed = Mutex::new(Vec::new());
     let specs = cohort.region_specs();
-    let one = |sample: &str| -> Result<(), String> {
+    let one = |sample: &str, attempt: u32| -> Result<(), String> {
         let index = cohort.index(sample);
         let index = index
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        let mut cmd = Command::new(program);
-        cmd.args([
-            "view",
-            "-b",
-            "--write-index",
-            "-o",
-            &format!("{sample}.bam"),
-            "-X",
-        ])
-        // hts starts cold, as samtools does in a new folder.
-        .env("XDG_CACHE_HOME", out.join(".cache"))
-        .arg(format!("{base}/{sample}.bam"))
-        .arg(format!("{base}/{index}"))
-        .args(&specs)
-        .current_dir(out);
-        let err_path = out.join(format!("{sample}.err"));
+        let err_path = out.join(format!("{sample}.err{attempt}"));
         let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
-        cmd.stderr(err);
+        let mut cmd = Command::new(program);
+        cmd.args(["view", "-b", "--write-index", "-o"])
+            .arg(format!("{sample}.bam"))
+            .arg("-X")
+            .arg(format!("{base}/{sample}.bam"))
+            .arg(format!("{base}/{index}"))
+            .args(&specs)
+            .current_dir(out)
+            // hts starts cold, as samtools does in a new folder.
+            .env("XDG_CACHE_HOME", out.join(".cache"))
+            .stderr(err);
         testkit::tools::run_command(&mut cmd).map_err(|e| {
             let said = std::fs::read_to_string(&err_path).unwrap_or_default();
-            let last = said.lines().last().unwrap_or("").to_string();
-            format!("{e} on {sample}: {last}")
+            format!("{e}: {}", said.lines().collect::<Vec<_>>().join(" / "))
         })
     };
     std::thread::scope(|scope| {
@@ -226,7 +244,12 @@ fn loop_over(
                         let Some(sample) = cohort.samples.get(i) else {
                             return Ok(());
                         };
-                        one(sample)?;
+                        if let Err(said) = one(sample, 1) {
+                            one(sample, 2).map_err(|e| format!("{sample}, twice: {e}"))?;
+                            if let Ok(mut f) = failed.lock() {
+                                f.push((sample.clone(), said));
+                            }
+                        }
                     }
                 })
             })
@@ -239,5 +262,5 @@ fn loop_over(
             })
             .collect::<Result<Vec<()>, String>>()
     })?;
-    Ok(())
+    Ok(failed.into_inner().unwrap_or_default())
 }

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use curl::easy::{Easy2, Handler, List, WriteError};
 
+use crate::hook::{explain_refusal, Refusal, Request};
+use crate::redact::{is_presigned, redact_url as redact};
 use crate::stats::{self, TransferStats};
 use crate::{Backend, Error, OpenOptions, RangeMode, Result};
 
@@ -16,6 +18,8 @@ use crate::{Backend, Error, OpenOptions, RangeMode, Result};
 const OVERRUN_START: u64 = 64 * 1024;
 /// Error pages are read (and discarded) up to this size; beyond it the transfer is abandoned.
 const ERROR_BODY_CAP: u64 = 1024 * 1024;
+/// The start of an error page kept for its message (an object store's XML error is far smaller).
+const ERROR_BODY_KEEP: usize = 64 * 1024;
 /// No single backoff sleep is longer than this.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
@@ -32,6 +36,8 @@ pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn
 /// retried with exponential backoff and resume at the byte where they broke.
 pub struct HttpBackend {
     url: String,
+    /// The URL for messages (no query string: it may hold a signature).
+    display: String,
     /// Request state and the window; moved into a pooled curl handle for each request.
     collector: Collector,
     options: OpenOptions,
@@ -88,6 +94,10 @@ struct Collector {
     content_range: Option<String>,
     content_length: Option<u64>,
     retry_after: Option<u64>,
+    /// Every header of the current response, for a hook's reading of a refusal.
+    headers: Vec<(String, String)>,
+    /// The start of an error response's body.
+    error_body: Vec<u8>,
     checked: bool,
     verdict: Option<Verdict>,
     accepted: u64,
@@ -116,6 +126,8 @@ impl Collector {
         self.content_range = None;
         self.content_length = None;
         self.retry_after = None;
+        self.headers.clear();
+        self.error_body.clear();
         self.checked = false;
         self.total = None;
     }
@@ -214,7 +226,12 @@ impl Handler for Collector {
             }
         }
         if !matches!(self.status, 200 | 206) {
-            // An error page: nothing to keep, but reading it lets the connection be reused.
+            // An error page: only its start is kept (for the message), but reading it lets the
+            // connection be reused.
+            let keep = ERROR_BODY_KEEP
+                .saturating_sub(self.error_body.len())
+                .min(data.len());
+            self.error_body.extend_from_slice(&data[..keep]);
             return Ok(if self.arrived > ERROR_BODY_CAP {
                 0
             } else {
@@ -253,6 +270,10 @@ impl Handler for Collector {
             self.reason = parts.next().unwrap_or("").to_string();
         } else if let Some((key, value)) = line.split_once(':') {
             let value = value.trim();
+            if self.headers.len() < 100 {
+                self.headers
+                    .push((key.trim().to_string(), value.to_string()));
+            }
             match key.trim().to_ascii_lowercase().as_str() {
                 "content-range" => self.content_range = Some(value.to_string()),
                 "content-length" => self.content_length = value.parse().ok(),
@@ -282,14 +303,6 @@ fn parse_content_range(value: &str) -> Option<(Option<u64>, Option<u64>, Option<
     Some((first, last, total))
 }
 
-/// The URL without its query string, which may hold a signature.
-fn redact(url: &str) -> String {
-    match url.split_once('?') {
-        Some((base, _)) => format!("{base}?..."),
-        None => url.to_string(),
-    }
-}
-
 /// The outcome of one attempt.
 enum Attempt {
     Done,
@@ -308,7 +321,8 @@ fn configure(
     // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
     easy.url(url)?;
     easy.path_as_is(true)?;
-    easy.follow_location(true)?;
+    // Off when no redirect may be followed: a store that signs requests answers its own.
+    easy.follow_location(options.max_redirects > 0)?;
     easy.max_redirections(options.max_redirects)?;
     easy.connect_timeout(options.connect_timeout)?;
     easy.low_speed_limit(options.low_speed_limit)?;
@@ -372,6 +386,7 @@ impl HttpBackend {
         })?;
         Ok(HttpBackend {
             url: url.to_string(),
+            display: redact(url),
             collector: Collector::default(),
             options: options.clone(),
             pos: 0,
@@ -568,10 +583,22 @@ impl HttpBackend {
         };
         let known_size = self.size;
         easy.get_mut().begin(from, end, known_size, want);
-        if let Err(e) = self.prepare(easy, range.as_deref(), head, unbounded) {
+        let method = if head { "HEAD" } else { "GET" };
+        let hooked = match &self.options.hook {
+            Some(hook) => hook.headers(&Request {
+                method,
+                url: &self.url,
+                range: range.as_deref(),
+            }),
+            None => Ok(Vec::new()),
+        };
+        let hooked = match hooked {
+            Ok(headers) => headers,
+            Err(message) => return Attempt::Fail(self.remote(from, message)),
+        };
+        if let Err(e) = self.prepare(easy, range.as_deref(), &hooked, head, unbounded) {
             return Attempt::Fail(self.remote(from, format!("cannot set up the request: {e}")));
         }
-        let method = if head { "HEAD" } else { "GET" };
         let shown = format!(
             "{method} {}{}",
             redact(&self.url),
@@ -615,6 +642,21 @@ impl HttpBackend {
             collector.reason.clone(),
         );
         let content_length = collector.content_length;
+        let refusal_message = if status >= 300 && !matches!(status, 416) {
+            let refusal = Refusal {
+                status,
+                headers: &collector.headers,
+                body: &collector.error_body,
+                presigned: is_presigned(&self.url),
+            };
+            self.options
+                .hook
+                .as_ref()
+                .and_then(|hook| hook.explain(&refusal))
+                .or_else(|| explain_refusal(&refusal))
+        } else {
+            None
+        };
         self.stats.add(&one);
         stats::record(&one);
         if let Some(total) = total {
@@ -688,15 +730,18 @@ impl HttpBackend {
                 Attempt::Done
             }
             416 => Attempt::Eof,
-            408 | 429 | 500..=599 => Attempt::Retry(format!("HTTP status {status} {reason}")),
+            408 | 429 | 500..=599 => Attempt::Retry(format!(
+                "HTTP status {status} {}",
+                refusal_message.unwrap_or(reason)
+            )),
             _ => Attempt::Fail(Error::Status {
                 name: self.url.clone(),
                 offset: from,
                 status,
-                message: if reason.is_empty() {
-                    format!("{method} refused")
-                } else {
-                    reason
+                message: match refusal_message {
+                    Some(message) => message,
+                    None if reason.is_empty() => format!("{method} refused"),
+                    None => reason,
                 },
             }),
         }
@@ -706,11 +751,12 @@ impl HttpBackend {
         &self,
         easy: &mut Easy2<Collector>,
         range: Option<&str>,
+        hooked: &[(String, String)],
         head: bool,
         unbounded: bool,
     ) -> std::result::Result<(), curl::Error> {
         let mut list = List::new();
-        for (key, value) in &self.options.headers {
+        for (key, value) in self.options.headers.iter().chain(hooked) {
             list.append(&format!("{key}: {value}"))?;
         }
         if let Some(range) = range {
@@ -802,7 +848,7 @@ impl Backend for HttpBackend {
     }
 
     fn name(&self) -> &str {
-        &self.url
+        &self.display
     }
 }
 
@@ -894,11 +940,5 @@ mod tests {
         c.status = 200;
         assert_eq!(c.write(b"abcdef").ok(), Some(0));
         assert!(matches!(c.verdict, Some(Verdict::Protocol(_))));
-    }
-
-    #[test]
-    fn redaction_hides_the_query() {
-        assert_eq!(redact("https://h/x.bam?sig=abc"), "https://h/x.bam?...");
-        assert_eq!(redact("https://h/x.bam"), "https://h/x.bam");
     }
 }

@@ -43,6 +43,8 @@ pub enum Error {
     Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
+    /// The index of a pre-signed URL cannot be derived from it and was not given.
+    IndexNotGiven { name: String },
 }
 
 impl Error {
@@ -54,7 +56,8 @@ impl Error {
             | Error::Record { name, .. }
             | Error::TruncatedRecord { name, .. }
             | Error::Index { name, .. }
-            | Error::NoIndex { name } => name,
+            | Error::NoIndex { name }
+            | Error::IndexNotGiven { name } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -104,6 +107,11 @@ impl fmt::Display for Error {
                 f,
                 "{name}: no index found (looked for {name}.csi and {name}.bai); region queries need an index"
             ),
+            Error::IndexNotGiven { name } => write!(
+                f,
+                "{name}: the index of a pre-signed URL cannot be derived from it (its signature \
+                 covers the path): give the index's own URL with -X, or as URL##idx##INDEX_URL"
+            ),
         }
     }
 }
@@ -118,7 +126,7 @@ impl std::error::Error for Error {
             Error::Bgzf(e) => Some(e),
             Error::Transport(e) => Some(e),
             Error::Index { source, .. } => Some(source),
-            Error::NoIndex { .. } => None,
+            Error::NoIndex { .. } | Error::IndexNotGiven { .. } => None,
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod aux;
 pub mod cigar;
 pub mod error;
 pub mod header;
+mod location;
 mod query;
 mod reader;
 pub mod record;
@@ -35,6 +36,7 @@ pub use index;
 
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
+pub use location::{derived_index, split_index, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query, Target};
 pub use reader::{sibling, OpenOptions, Reader};
 pub use record::Record;

@@ -29,7 +29,12 @@ const RECORD_READ_STEP: usize = 1 << 20;
 
 /// An open BAM file: its header, and records in file order or by region.
 pub struct Reader {
+    /// The BAM's location for messages (a signed URL's query string hidden).
     location: String,
+    /// The BAM's location as given (before any `##idx##`), for deriving index names.
+    source: String,
+    /// The index named with `##idx##`, used verbatim.
+    index_hint: Option<String>,
     bgzf: bgzf::Reader,
     header: Header,
     index: Option<Index>,
@@ -41,12 +46,15 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// Opens a local path or URL and reads its header.
+    /// Opens a local path or URL and reads its header. `FILE##idx##INDEX` names the index too
+    /// (see [`crate::split_index`]).
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
-        let mut file = hfile::open(location, &options.transport)?;
+        let (source, index_hint) = crate::split_index(location);
+        let display = hfile::redact_url(source);
+        let mut file = hfile::open(source, &options.transport)?;
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
-        let header = Header::read(&mut bgzf, location)?;
+        let header = Header::read(&mut bgzf, &display)?;
         let first_record = bgzf.virtual_offset();
         // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
         // seek is lazy, and for a remote file its bytes are still in the response window.
@@ -58,7 +66,9 @@ impl Reader {
             bgzf.set_threads(options.threads + 1);
         }
         Ok(Reader {
-            location: location.to_string(),
+            location: display,
+            source: source.to_string(),
+            index_hint: index_hint.map(str::to_string),
             bgzf,
             header,
             index: None,
@@ -68,7 +78,8 @@ impl Reader {
         })
     }
 
-    /// The path or URL this reader was opened on.
+    /// The path or URL this reader was opened on, as shown in messages (without a query string
+    /// that may hold a signature).
     pub fn location(&self) -> &str {
         &self.location
     }
@@ -83,21 +94,32 @@ impl Reader {
         Ok(self.bgzf.check_eof_marker()?)
     }
 
-    /// Loads the index: `explicit` if given, else `LOCATION.csi` then `LOCATION.bai` (samtools'
-    /// order; for a URL the suffix goes on the path, before any query string).
+    /// Loads the index: `explicit` if given, else the one named with `##idx##`, else
+    /// `LOCATION.csi` then `LOCATION.bai` (samtools' order; for a URL the suffix goes on the path,
+    /// before any query string). A pre-signed URL's index is never derived: it must be given.
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
-        let index = match explicit {
+        let explicit = explicit
+            .map(str::to_string)
+            .or_else(|| self.index_hint.clone());
+        let index = match explicit.as_deref() {
             Some(loc) => load_index_at(loc, &self.options.transport)?,
             None => {
                 let mut found = None;
                 for ext in [".csi", ".bai"] {
-                    let loc = sibling(&self.location, ext);
+                    let loc = crate::derived_index(&self.source, ext).ok_or_else(|| {
+                        Error::IndexNotGiven {
+                            name: self.location.clone(),
+                        }
+                    })?;
                     match load_index_at(&loc, &self.options.transport) {
                         Ok(idx) => {
                             found = Some(idx);
                             break;
                         }
                         Err(e) if e.is_not_found() => continue,
+                        // An object store that hides absence answers 403 for a missing key
+                        // (S3 without list permission): the .bai may still be there.
+                        Err(e) if ext == ".csi" && hidden_absence(&loc, &e) => continue,
                         Err(e) => return Err(e),
                     }
                 }
@@ -190,10 +212,22 @@ fn load_index_at(location: &str, transport: &hfile::OpenOptions) -> Result<Index
     // response tells the size, so a small index costs one request and no HEAD.
     let mut file = hfile::open(location, transport)?;
     let bytes = file.read_to_end_vec()?;
-    Index::from_bytes(location, &bytes).map_err(|source| Error::Index {
-        name: location.to_string(),
-        source,
-    })
+    let name = hfile::redact_url(location);
+    Index::from_bytes(&name, &bytes).map_err(|source| Error::Index { name, source })
+}
+
+/// A 403 from `s3://` or `gs://`, which is what a missing key looks like without list permission.
+fn hidden_absence(location: &str, error: &Error) -> bool {
+    let object_store = matches!(
+        hfile::scheme_of(location).as_deref(),
+        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
+    );
+    let forbidden = matches!(
+        error,
+        Error::Transport(hfile::Error::Status { status: 403, .. })
+            | Error::Bgzf(bgzf::Error::Io(hfile::Error::Status { status: 403, .. }))
+    );
+    object_store && forbidden
 }
 
 /// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.

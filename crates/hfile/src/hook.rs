@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::s3::ErrorBody;
+use crate::s3::{Auth, ErrorBody};
 
 /// One attempt of a request, as the transport is about to send it.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +64,12 @@ impl fmt::Debug for dyn RequestHook {
 /// The message for a refusal without a hook's: an object store's XML error (`Code: Message`,
 /// as S3 and Google Cloud Storage send), else `None` for the transport's own wording.
 pub fn explain_refusal(refusal: &Refusal) -> Option<String> {
-    ErrorBody::parse(refusal.body).map(|e| e.describe(refusal.presigned))
+    let auth = if refusal.presigned {
+        Auth::Presigned
+    } else {
+        Auth::Unknown
+    };
+    ErrorBody::parse(refusal.body).map(|e| e.describe(auth))
 }
 
 #[cfg(test)]
@@ -86,7 +91,7 @@ mod tests {
             line.starts_with("AccessDenied: Request has expired"),
             "{line}"
         );
-        assert!(line.contains("make a new one"), "{line}");
+        assert!(line.contains("make a new pre-signed URL"), "{line}");
         let html = Refusal {
             body: b"<html>no</html>",
             ..r

@@ -19,6 +19,34 @@ pub struct ErrorBody {
     pub request_time: Option<String>,
 }
 
+/// How the refused request was authenticated, which decides what a message advises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// A pre-signed URL: its signature can only be replaced, not fixed.
+    Presigned,
+    /// Signed with credentials this process found.
+    Signed,
+    /// Sent unsigned because no credentials were found.
+    Anonymous,
+    /// Not known (a plain URL, perhaps with a header the user gave).
+    Unknown,
+}
+
+/// What a well-known code means when the body carries no `Message` (S3-compatible stores often
+/// leave it out).
+fn default_message(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "NoSuchKey" => "the object does not exist",
+        "NoSuchBucket" => "the bucket does not exist",
+        "AccessDenied" => "access denied",
+        "SignatureDoesNotMatch" => "the request's signature does not match",
+        "InvalidAccessKeyId" => "unknown access key id",
+        "ExpiredToken" => "the session token has expired",
+        "RequestTimeTooSkewed" => "the request's time is too far from the server's",
+        _ => return None,
+    })
+}
+
 /// Longest element text kept; a hostile server cannot fill a terminal.
 const MAX_TEXT: usize = 300;
 
@@ -42,11 +70,15 @@ impl ErrorBody {
         })
     }
 
-    /// One line for a user: `Code: Message`, and what to do about it. `presigned`: the request
-    /// was a pre-signed URL (whose signature the user cannot fix, only replace).
-    pub fn describe(&self, presigned: bool) -> String {
+    /// One line for a user: `Code: Message`, and what to do about it, given how the request
+    /// was authenticated.
+    pub fn describe(&self, auth: Auth) -> String {
         let mut line = self.code.clone();
-        if let Some(message) = &self.message {
+        if let Some(message) = self
+            .message
+            .as_deref()
+            .or_else(|| default_message(&self.code))
+        {
             line.push_str(": ");
             line.push_str(message);
         }
@@ -54,28 +86,31 @@ impl ErrorBody {
             (Some(a), Some(b)) => format!(" ({label} {a}, server time {b})"),
             _ => String::new(),
         };
-        let hint = match self.code.as_str() {
-            "SignatureDoesNotMatch" if presigned => {
-                " (the URL's signature does not match it: was the URL altered, e.g. by shell \
-                 quoting, or signed for another method or host?)"
+        let hint = match (self.code.as_str(), auth) {
+            ("SignatureDoesNotMatch", Auth::Presigned) => {
+                " (the URL does not match its signature: was it altered, e.g. by shell quoting, \
+                 or signed for another method or host?)"
                     .to_string()
             }
-            "SignatureDoesNotMatch" => {
+            ("SignatureDoesNotMatch", _) => {
                 " (the secret access key does not belong to the access key id, or the request was \
                  signed for another region or endpoint)"
                     .to_string()
             }
-            "AccessDenied" if presigned && self.is_expiry() => format!(
-                "{}: the pre-signed URL has expired; make a new one",
+            ("AccessDenied", Auth::Presigned) if self.is_expiry() => format!(
+                "{}: make a new pre-signed URL",
                 times("expired", &self.expires, &self.server_time)
             ),
-            "AccessDenied" if !presigned => {
-                " (the credentials may lack permission, or the key may \
-                 not exist: S3 answers 403 for a missing key when listing is not allowed)"
-                    .to_string()
+            ("AccessDenied", Auth::Anonymous) => " (no AWS credentials were found, so the request \
+                 was sent unsigned: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)"
+                .to_string(),
+            ("AccessDenied", Auth::Signed) => " (the credentials may lack permission, or the key \
+                 may not exist: S3 answers 403 for a missing key when listing is not allowed)"
+                .to_string(),
+            ("InvalidAccessKeyId", _) => {
+                " (the server does not know this access key id)".to_string()
             }
-            "InvalidAccessKeyId" => " (the server does not know this access key id)".to_string(),
-            "RequestTimeTooSkewed" => {
+            ("RequestTimeTooSkewed", _) => {
                 let skew =
                     " (this machine's clock differs from the server's by more than 15 minutes";
                 match (&self.request_time, &self.server_time) {
@@ -83,11 +118,11 @@ impl ErrorBody {
                     _ => format!("{skew})"),
                 }
             }
-            "ExpiredToken" => {
+            ("ExpiredToken", _) => {
                 " (the session token has expired: refresh the credentials)".to_string()
             }
-            "InvalidToken" => " (the session token is malformed or not valid)".to_string(),
-            "PermanentRedirect" | "AuthorizationHeaderMalformed" | "TemporaryRedirect" => {
+            ("InvalidToken", _) => " (the session token is malformed or not valid)".to_string(),
+            ("PermanentRedirect" | "AuthorizationHeaderMalformed" | "TemporaryRedirect", _) => {
                 match (&self.region, &self.endpoint) {
                     (Some(r), _) => format!(" (the bucket is in region {r}: set AWS_REGION={r})"),
                     (None, Some(e)) => format!(" (use the endpoint {e})"),
@@ -189,7 +224,7 @@ mod tests {
     fn signature_mismatch_shows_no_signing_material() {
         let e = ErrorBody::parse(MISMATCH.as_bytes()).unwrap();
         assert_eq!(e.code, "SignatureDoesNotMatch");
-        let line = e.describe(false);
+        let line = e.describe(Auth::Signed);
         assert!(
             line.starts_with("SignatureDoesNotMatch: The request signature"),
             "{line}"
@@ -197,7 +232,20 @@ mod tests {
         for secret in ["deadbeef", "AWS4-HMAC", "AKIAEXAMPLE", "/x.bam", "\n"] {
             assert!(!line.contains(secret), "{line}");
         }
-        assert!(e.describe(true).contains("altered"));
+        assert!(e.describe(Auth::Presigned).contains("altered"));
+        let bare = ErrorBody::parse(b"<Error><Code>NoSuchKey</Code></Error>").unwrap();
+        assert_eq!(
+            bare.describe(Auth::Signed),
+            "NoSuchKey: the object does not exist"
+        );
+        let denied = ErrorBody::parse(b"<Error><Code>AccessDenied</Code></Error>").unwrap();
+        assert!(denied
+            .describe(Auth::Anonymous)
+            .contains("no AWS credentials were found"));
+        assert_eq!(
+            denied.describe(Auth::Unknown),
+            "AccessDenied: access denied"
+        );
     }
 
     #[test]
@@ -207,12 +255,12 @@ mod tests {
               <Expires>2024-01-01T00:00:00Z</Expires><ServerTime>2024-01-02T00:00:00Z</ServerTime></Error>",
         )
         .unwrap();
-        let line = e.describe(true);
+        let line = e.describe(Auth::Presigned);
         assert!(
             line.contains("expired 2024-01-01T00:00:00Z, server time 2024-01-02"),
             "{line}"
         );
-        assert!(line.contains("make a new one"));
+        assert!(line.ends_with("): make a new pre-signed URL"), "{line}");
         let e = ErrorBody::parse(
             b"<Error><Code>PermanentRedirect</Code><Message>a &amp; b &lt;c&gt; &#65;&#x42;</Message>\
               <Endpoint>b.s3.eu-west-1.amazonaws.com</Endpoint><Bucket>b</Bucket></Error>",
@@ -220,7 +268,7 @@ mod tests {
         .unwrap();
         assert_eq!(e.message.as_deref(), Some("a & b <c> AB"));
         assert!(e
-            .describe(false)
+            .describe(Auth::Signed)
             .contains("use the endpoint b.s3.eu-west-1"));
         let e = ErrorBody::parse(
             b"<Error><Code>AuthorizationHeaderMalformed</Code><Message>m</Message><Region>eu-west-1</Region></Error>",
@@ -232,7 +280,7 @@ mod tests {
               <RequestTime>20240101T000000Z</RequestTime><ServerTime>2024-01-01T01:00:00Z</ServerTime></Error>",
         )
         .unwrap();
-        let line = e.describe(false);
+        let line = e.describe(Auth::Signed);
         assert!(
             line.contains("15 minutes: request time 20240101T000000Z, server time"),
             "{line}"

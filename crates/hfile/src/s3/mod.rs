@@ -16,7 +16,7 @@ pub mod sigv4;
 
 use std::sync::Arc;
 
-pub use error_body::ErrorBody;
+pub use error_body::{Auth, ErrorBody};
 
 use crate::named::open_error;
 use crate::{Backend, HttpBackend, OpenOptions, Result};

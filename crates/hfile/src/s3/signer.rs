@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use super::credentials::Credentials;
-use super::error_body::ErrorBody;
+use super::error_body::{Auth, ErrorBody};
 use super::sigv4::{self, RequestParts, SigningParams, SigningTime, EMPTY_PAYLOAD_SHA256};
 use crate::hook::{Refusal, Request, RequestHook};
 
@@ -132,7 +132,10 @@ impl RequestHook for S3Signer {
             *self.redirect.lock().unwrap_or_else(|p| p.into_inner()) = Some(region.clone());
         }
         match (body, region) {
-            (Some(body), _) => Some(body.describe(refusal.presigned)),
+            (Some(body), _) => Some(body.describe(match &self.credentials {
+                Some(_) => Auth::Signed,
+                None => Auth::Anonymous,
+            })),
             // A HEAD has no body; the header alone tells the region.
             (None, Some(region)) => Some(format!(
                 "the bucket is in region {region}, not {} (set AWS_REGION={region})",

@@ -29,6 +29,10 @@ pub struct ViewArgs {
     pub verbosity: u8,
     pub request_headers: Vec<(String, String)>,
     pub range_mode: Option<String>,
+    /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
+    pub s3_endpoint: Option<String>,
+    /// `--requester-pays`: the reader pays for `s3://` requests.
+    pub requester_pays: bool,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
     /// The command line, for the @PG line.
@@ -60,7 +64,11 @@ Usage: hts view [options] FILE [INDEX] [REGION ...]
   --header 'Name: value'  add a request header for remote files (repeatable)
   --range-mode MODE       planned (default: merged spans), bounded (a request per chunk)
                           or unbounded (htslib's open-ended requests, a connection per seek)
-FILE and INDEX may be local paths, http(s):// URLs or other registered schemes.
+  --s3-endpoint URL       S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3,
+                          AWS_ENDPOINT_URL, the AWS profile, else AWS)
+  --requester-pays        pay for s3:// requests to a requester-pays bucket
+FILE and INDEX may be local paths, http(s)://, s3:// or gs:// URLs; FILE##idx##INDEX names the
+index within one argument (for pre-signed URLs, whose index name cannot be derived).
 REGION: chr, chr:beg, chr:beg-end, {name}:beg-end, or * for unplaced reads.";
 
 fn parse_int(opt: &str, value: &str) -> Result<i64, UsageError> {
@@ -180,6 +188,8 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
                     out.range_mode = Some(v);
                 }
                 "count" => out.count = true,
+                "s3-endpoint" => out.s3_endpoint = Some(value_of(&mut i, "--s3-endpoint", inline)?),
+                "requester-pays" => out.requester_pays = true,
                 "help" => return Err(UsageError(USAGE.to_string())),
                 _ => return Err(UsageError(format!("unknown option '--{name}'\n{USAGE}"))),
             }
@@ -260,6 +270,23 @@ mod tests {
         assert!(parse_view(&["-F".to_string(), "BOGUS".to_string()]).is_err());
         assert!(parse_view(&["-Z".to_string()]).is_err());
         assert!(parse_view(&["--range-mode=sideways".to_string()]).is_err());
+    }
+
+    #[test]
+    fn object_store_options() {
+        let a = p(&[
+            "--s3-endpoint",
+            "http://127.0.0.1:9000",
+            "--requester-pays",
+            "s3://b/k",
+        ]);
+        assert_eq!(a.s3_endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert!(a.requester_pays);
+        assert_eq!(
+            p(&["--s3-endpoint=http://h", "x"]).s3_endpoint.as_deref(),
+            Some("http://h")
+        );
+        assert!(parse_view(&["--s3-endpoint".to_string()]).is_err());
     }
 
     #[test]

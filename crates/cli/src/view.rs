@@ -72,6 +72,10 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
+    options.transport.s3 = bam::hfile::S3Options {
+        endpoint: args.s3_endpoint.clone(),
+        requester_pays: args.requester_pays,
+    };
     match args.range_mode.as_deref() {
         Some("unbounded") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
@@ -119,7 +123,8 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         count += 1;
         if !args.count {
             line.clear();
-            bam::write_sam(record, header, &mut line).map_err(|e| format!("{file}: {e}"))?;
+            bam::write_sam(record, header, &mut line)
+                .map_err(|e| format!("{}: {e}", bam::hfile::redact_url(file)))?;
             out.write_all(&line)?;
         }
         Ok(())

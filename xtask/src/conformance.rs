@@ -47,12 +47,27 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, String> {
     Ok(cases)
 }
 
+/// A change to a child's environment: set (`Some`) or remove (`None`).
+pub type EnvChange = (String, Option<String>);
+
+/// Applies `env` to a command.
+pub fn apply_env(command: &mut Command, env: &[EnvChange]) {
+    for (key, value) in env {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
+}
+
 /// How the corpus is run.
 pub struct Run<'a> {
     pub hts: &'a Path,
     pub dir: &'a Path,
     /// Rewrite `data/...` and `malformed/...` to `BASE/data/...`.
     pub base_url: Option<&'a str>,
+    /// The environment of each `hts` run (credentials for `s3://`).
+    pub env: &'a [EnvChange],
     /// Substrings of case ids to select (any of them); empty: all.
     pub filter: &'a [String],
     pub timeout: Duration,
@@ -92,7 +107,7 @@ fn check(r: &Run, case: &Case, args: &[String]) -> Result<(), String> {
     let expected_path = r.dir.join(&case.expected);
     let expected =
         fs::read(&expected_path).map_err(|_| format!("golden file {} missing", case.expected))?;
-    let (code, out, err) = run_with_timeout(r.hts, r.dir, args, r.timeout)?;
+    let (code, out, err) = run_with_timeout(r.hts, r.dir, args, r.env, r.timeout)?;
     let err_text = String::from_utf8_lossy(&err);
     let Some(code) = code else {
         return Err("killed by a signal".to_string());
@@ -171,6 +186,7 @@ pub fn run_with_timeout(
     hts: &Path,
     dir: &Path,
     args: &[String],
+    env: &[EnvChange],
     timeout: Duration,
 ) -> Result<Outcome, String> {
     let tmp = std::env::temp_dir().join(format!("hts-conformance-{}", std::process::id()));
@@ -179,7 +195,9 @@ pub fn run_with_timeout(
     let err_path = tmp.join("err");
     let out_file = fs::File::create(&out_path).map_err(|e| e.to_string())?;
     let err_file = fs::File::create(&err_path).map_err(|e| e.to_string())?;
-    let mut child = Command::new(hts)
+    let mut command = Command::new(hts);
+    apply_env(&mut command, env);
+    let mut child = command
         .arg("view")
         .args(args)
         .current_dir(dir)

@@ -7,6 +7,9 @@ mod bench_remote;
 mod conformance;
 mod layering;
 mod nginx;
+mod proxy;
+mod s3_checks;
+mod s3s;
 mod server;
 
 use std::path::{Path, PathBuf};
@@ -26,7 +29,13 @@ cargo xtask <command>
   bench-local [--runs N] [--pairs N]
                            whole-file and region decoding, hts vs samtools, 1 and 2 threads
   serve [DIR] [--port N] [--profile ec2|home|loopback]
-                           serve DIR (default fixtures/) on 127.0.0.1 until killed";
+                           serve DIR (default fixtures/) on 127.0.0.1 until killed
+  s3 [REGION]              against s3s-fs (installed on first use): `hts view -v 1` over s3:// with
+                           the server's request log, then the byte totals of s3://, pre-signed and
+                           plain HTTP on the 5-region query
+  test-s3                  only the S3 checks of `test` (corpus over s3://, request log, wrong
+                           secret, boto3 pre-signed URLs, virtual-hosted, byte totals)
+  s3-serve                 serve the conformance corpus as bucket `corpus` from s3s-fs until killed";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -35,6 +44,9 @@ fn main() -> ExitCode {
         Some("demo") => cmd_demo(),
         Some("conformance") => cmd_conformance(&args[1..]),
         Some("serve") => cmd_serve(&args[1..]),
+        Some("s3") => cmd_s3(&args[1..]),
+        Some("s3-serve") => cmd_s3_serve(),
+        Some("test-s3") => cmd_test_s3(),
         Some("bench-remote") => cmd_bench_remote(&args[1..]),
         Some("bench-local") => cmd_bench_local(&args[1..]),
         Some("bench-data") => {
@@ -115,12 +127,23 @@ fn run_corpus(
     filter: &[String],
     label: &str,
 ) -> Result<(), String> {
+    run_corpus_env(hts, base_url, &[], filter, label)
+}
+
+fn run_corpus_env(
+    hts: &Path,
+    base_url: Option<&str>,
+    env: &[conformance::EnvChange],
+    filter: &[String],
+    label: &str,
+) -> Result<(), String> {
     println!("==> conformance ({label})");
     let dir = corpus_dir();
     let (_, failed) = conformance::run(&conformance::Run {
         hts,
         dir: &dir,
         base_url,
+        env,
         filter,
         timeout: timeout(),
     })?;
@@ -182,7 +205,17 @@ const FIVE_REGIONS: [&str; 5] = [
 ];
 
 fn run_hts(hts: &Path, args: &[String]) -> Result<(Vec<u8>, String), String> {
-    let out = Command::new(hts)
+    run_hts_env(hts, args, &[])
+}
+
+fn run_hts_env(
+    hts: &Path,
+    args: &[String],
+    env: &[conformance::EnvChange],
+) -> Result<(Vec<u8>, String), String> {
+    let mut command = Command::new(hts);
+    conformance::apply_env(&mut command, env);
+    let out = command
         .args(args)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", hts.display()))?;
@@ -252,6 +285,18 @@ fn check_request_log(
     log: &dyn Fn() -> Vec<Logged>,
     clear: &dyn Fn(),
 ) -> Result<(), String> {
+    check_request_log_env(label, hts, base, &[], log, clear)
+}
+
+/// As [`check_request_log`], with `env` for the remote run (credentials for `s3://`).
+fn check_request_log_env(
+    label: &str,
+    hts: &Path,
+    base: &str,
+    env: &[conformance::EnvChange],
+    log: &dyn Fn() -> Vec<Logged>,
+    clear: &dyn Fn(),
+) -> Result<(), String> {
     println!("==> request-log check ({label})");
     let data = corpus_dir().join("data");
     let (bam, bai) = (data.join("rand.bam"), data.join("rand.bam.bai"));
@@ -262,7 +307,7 @@ fn check_request_log(
         &format!("{base}/data/rand.bam"),
         &format!("{base}/data/rand.bam.bai"),
     );
-    let (got, _) = run_hts(hts, &remote)?;
+    let (got, _) = run_hts_env(hts, &remote, env)?;
     if got != expected {
         return Err(format!(
             "{label}: remote output differs from local ({} vs {} bytes)",
@@ -408,6 +453,8 @@ fn cmd_test() -> Result<(), String> {
     } else {
         println!("==> nginx not installed: its conformance run is skipped (CI installs it)");
     }
+    // A real S3 that checks signatures; installed on first use, never skipped.
+    s3_checks::run_all(&hts, &mut step);
     if failures.is_empty() {
         println!("==> all tests passed");
         Ok(())
@@ -436,6 +483,49 @@ fn cmd_demo() -> Result<(), String> {
     println!("records: {}", lines.len());
     println!("requests: {}", server.counters.summary());
     Ok(())
+}
+
+fn cmd_s3(args: &[String]) -> Result<(), String> {
+    let hts = release_hts()?;
+    let python = s3s::boto3_python()?;
+    let stack = s3_checks::start_corpus_stack()?;
+    let region = args.first().map(String::as_str).unwrap_or(FIVE_REGIONS[0]);
+    println!("{}", s3_checks::demo(&hts, &stack, region)?);
+    println!("{}", s3_checks::byte_totals(&hts, &stack, &python)?);
+    Ok(())
+}
+
+fn cmd_test_s3() -> Result<(), String> {
+    let hts = release_hts()?;
+    let mut failures = Vec::new();
+    s3_checks::run_all(&hts, &mut |name, r| {
+        if let Err(e) = r {
+            println!("!! {name}: {e}");
+            failures.push(name.to_string());
+        }
+    });
+    if failures.is_empty() {
+        println!("==> all S3 checks passed");
+        Ok(())
+    } else {
+        Err(format!("failed: {}", failures.join(", ")))
+    }
+}
+
+fn cmd_s3_serve() -> Result<(), String> {
+    let stack = s3_checks::start_corpus_stack()?;
+    println!("s3s-fs serving bucket 'corpus' (fixtures/conformance) through a logging proxy:");
+    for (k, v) in stack.env(s3s::SECRET_KEY) {
+        if let Some(v) = v {
+            if !k.ends_with("_FILE") {
+                println!("  export {k}={v}");
+            }
+        }
+    }
+    println!("  hts view s3://corpus/data/rand.bam chr1:10000-10500");
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
 }
 
 fn cmd_serve(args: &[String]) -> Result<(), String> {

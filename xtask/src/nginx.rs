@@ -33,7 +33,8 @@ pub fn available() -> bool {
         .is_ok()
 }
 
-fn free_port() -> Result<u16, String> {
+/// A port free on 127.0.0.1 now (for a server that must be told its port before it starts).
+pub fn free_port() -> Result<u16, String> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }

@@ -200,13 +200,20 @@ impl Server {
 
     /// Serves `root` through an emulated link.
     pub fn start_with(root: &Path, port: u16, link: Link) -> Result<Server, String> {
+        let root: PathBuf = root.to_path_buf();
+        let routes =
+            axum::Router::new().fallback_service(tower_http::services::ServeDir::new(root));
+        Server::start_routes(routes, port, link)
+    }
+
+    /// Serves `routes` (files, or a proxy) with the request log, the counters and the link.
+    pub fn start_routes(routes: axum::Router, port: u16, link: Link) -> Result<Server, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the server runtime: {e}"))?;
         let counters = Arc::new(Counters::default());
-        let root: PathBuf = root.to_path_buf();
         let listener = runtime
             .block_on(TcpListener::bind(("127.0.0.1", port)))
             .map_err(|e| format!("cannot bind 127.0.0.1:{port}: {e}"))?;
@@ -222,9 +229,7 @@ impl Server {
                 })
             }),
         });
-        let app = axum::Router::new()
-            .fallback_service(tower_http::services::ServeDir::new(root))
-            .layer(middleware::from_fn_with_state(shared.clone(), log_request));
+        let app = routes.layer(middleware::from_fn_with_state(shared.clone(), log_request));
         let listener = CountingListener {
             inner: listener,
             shared,

@@ -1,0 +1,400 @@
+//! The S3 test bed: `s3s-fs` (a real S3 implementation that checks SigV4 signatures, serving a
+//! folder as buckets) as a child process on 127.0.0.1, behind the logging proxy, and boto3 in a
+//! virtual environment for pre-signed URLs made by an independent signer. Both tools are
+//! installed on first use into a cache folder (`$HTS_TOOLS_DIR`, else `~/.cache/hts-tools`) and
+//! reused after: a fresh machine needs nothing done by hand.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::conformance::EnvChange;
+use crate::server::{Link, Server};
+
+/// The s3s-fs release known to build with this toolchain (newer ones need a newer rustc).
+pub const S3S_FS_VERSION: &str = "0.14.1";
+/// The boto3 release the pre-signed URL checks were written against.
+pub const BOTO3_VERSION: &str = "1.44.8";
+/// The test server's credentials (they protect nothing: the server is on 127.0.0.1 for one run).
+pub const ACCESS_KEY: &str = "hts-test-access-key";
+pub const SECRET_KEY: &str = "hts-test-secret-key-0123456789";
+pub const REGION: &str = "us-east-1";
+
+/// Where installed tools are kept between runs.
+pub fn tools_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HTS_TOOLS_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("hts-tools")
+}
+
+/// The s3s-fs binary, installed with `cargo install` (about 3 minutes) when not yet cached.
+pub fn s3s_fs() -> Result<PathBuf, String> {
+    let root = tools_dir().join(format!("s3s-fs-{S3S_FS_VERSION}"));
+    let binary = root.join("bin/s3s-fs");
+    if binary.is_file() {
+        return Ok(binary);
+    }
+    println!(
+        "==> installing s3s-fs {S3S_FS_VERSION} into {} (once; about 3 minutes)",
+        root.display()
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "install",
+            &format!("s3s-fs@{S3S_FS_VERSION}"),
+            "--features",
+            "binary",
+            "--locked",
+            "--quiet",
+            "--root",
+        ])
+        .arg(&root)
+        .status()
+        .map_err(|e| format!("cannot run cargo install: {e}"))?;
+    if !status.success() || !binary.is_file() {
+        return Err(format!(
+            "installing s3s-fs failed ({status}); by hand: cargo install s3s-fs@{S3S_FS_VERSION} \
+             --features binary --locked --root {}",
+            root.display()
+        ));
+    }
+    Ok(binary)
+}
+
+/// A Python with boto3, in a virtual environment made (from PyPI) when not yet cached.
+pub fn boto3_python() -> Result<PathBuf, String> {
+    let venv = tools_dir().join(format!("boto3-{BOTO3_VERSION}"));
+    let python = venv.join("bin/python");
+    let works = |p: &Path| {
+        Command::new(p)
+            .args(["-c", "import boto3"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if works(&python) {
+        return Ok(python);
+    }
+    println!(
+        "==> installing boto3 {BOTO3_VERSION} into {}",
+        venv.display()
+    );
+    let run = |program: &Path, args: &[&str]| -> Result<(), String> {
+        let status = Command::new(program)
+            .args(args)
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} {} failed ({status})",
+                program.display(),
+                args.join(" ")
+            ))
+        }
+    };
+    let venv_text = venv.display().to_string();
+    run(Path::new("python3"), &["-m", "venv", &venv_text])?;
+    run(
+        &venv.join("bin/pip"),
+        &[
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            &format!("boto3=={BOTO3_VERSION}"),
+        ],
+    )?;
+    if works(&python) {
+        Ok(python)
+    } else {
+        Err(format!("boto3 does not import in {}", venv.display()))
+    }
+}
+
+/// A running s3s-fs; dropping it stops it.
+pub struct S3sFs {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl S3sFs {
+    /// Serves `root` (each folder a bucket) on 127.0.0.1; `domain` enables virtual-hosted
+    /// addressing under that name.
+    pub fn start(binary: &Path, root: &Path, domain: Option<&str>) -> Result<S3sFs, String> {
+        let mut command = Command::new(binary);
+        command.args(["--host", "127.0.0.1", "--port", "0"]).args([
+            "--access-key",
+            ACCESS_KEY,
+            "--secret-key",
+            SECRET_KEY,
+        ]);
+        if let Some(domain) = domain {
+            command.args(["--domain", domain]);
+        }
+        // Its address is only logged at level info, and only when asked for.
+        let mut child = command
+            .env("RUST_LOG", "info")
+            .arg(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let stdout = child.stdout.take().ok_or("s3s-fs has no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Reads the log to its end, so the child never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = listening_address(&line) {
+                    let _ = tx.send(addr);
+                }
+            }
+        });
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => Ok(S3sFs { child, addr }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err("s3s-fs did not report its address within 30 s".to_string())
+            }
+        }
+    }
+}
+
+impl Drop for S3sFs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The address in s3s-fs's `server is running at http://127.0.0.1:PORT` line.
+fn listening_address(line: &str) -> Option<SocketAddr> {
+    let plain: String = strip_ansi(line);
+    let rest = &plain[plain.find("server is running at http://")? + 28..];
+    rest.split_whitespace()
+        .next()?
+        .trim_end_matches('/')
+        .parse()
+        .ok()
+}
+
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // ESC [ ... letter
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One object to put in a bucket: a file (copied, or linked when large) and its key.
+pub struct Object {
+    pub source: PathBuf,
+    pub key: String,
+}
+
+/// s3s-fs behind the logging proxy, serving buckets staged in a temporary folder.
+pub struct S3Stack {
+    pub proxy: Server,
+    pub s3s: Option<S3sFs>,
+    root: PathBuf,
+}
+
+impl S3Stack {
+    /// Stages `buckets` and starts the server and the proxy (through `link`).
+    pub fn start(buckets: &[(&str, Vec<Object>)], link: Link) -> Result<S3Stack, String> {
+        let binary = s3s_fs()?;
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "hts-s3-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        let started = S3Stack::stage_and_start(&binary, &root, buckets, link);
+        if started.is_err() {
+            let _ = std::fs::remove_dir_all(&root);
+        }
+        let (s3s, proxy) = started?;
+        Ok(S3Stack {
+            proxy,
+            s3s: Some(s3s),
+            root,
+        })
+    }
+
+    fn stage_and_start(
+        binary: &Path,
+        root: &Path,
+        buckets: &[(&str, Vec<Object>)],
+        link: Link,
+    ) -> Result<(S3sFs, Server), String> {
+        for (bucket, objects) in buckets {
+            for object in objects {
+                let path = root.join(bucket).join(&object.key);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("{}: {e}", parent.display()))?;
+                }
+                let size = std::fs::metadata(&object.source)
+                    .map_err(|e| format!("{}: {e}", object.source.display()))?
+                    .len();
+                // Large benchmark files are linked, not copied.
+                let staged = if size > 64 << 20 {
+                    std::os::unix::fs::symlink(&object.source, &path)
+                } else {
+                    std::fs::copy(&object.source, &path).map(|_| ())
+                };
+                staged.map_err(|e| {
+                    format!("{} -> {}: {e}", object.source.display(), path.display())
+                })?;
+            }
+        }
+        // Virtual-hosted requests name `BUCKET.localhost:PORT`, and s3s-fs matches the whole
+        // `localhost:PORT`: the proxy's port must be known before s3s-fs starts.
+        let port = crate::nginx::free_port()?;
+        let s3s = S3sFs::start(binary, root, Some(&format!("localhost:{port}")))?;
+        let proxy = crate::proxy::start(s3s.addr, port, link)?;
+        Ok((s3s, proxy))
+    }
+
+    /// The endpoint clients use: the proxy, so every request is logged.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.proxy.addr)
+    }
+
+    /// The environment for `hts` (or samtools) to reach this server with `secret`: every
+    /// `AWS_*` and `HTS_S3_*` variable of the caller's environment is removed first, so a
+    /// developer's own AWS settings cannot leak into a test.
+    pub fn env(&self, secret: &str) -> Vec<EnvChange> {
+        let mut env: Vec<EnvChange> = std::env::vars()
+            .map(|(k, _)| k)
+            .filter(|k| k.starts_with("AWS_") || k.starts_with("HTS_S3_"))
+            .map(|k| (k, None))
+            .collect();
+        let nowhere = self.root.join("no-such-aws-file").display().to_string();
+        for (k, v) in [
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", secret.to_string()),
+            ("AWS_REGION", REGION.to_string()),
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_SHARED_CREDENTIALS_FILE", nowhere.clone()),
+            ("AWS_CONFIG_FILE", nowhere),
+        ] {
+            env.push((k.to_string(), Some(v)));
+        }
+        env
+    }
+}
+
+impl Drop for S3Stack {
+    fn drop(&mut self) {
+        // The server first, then its files.
+        self.s3s.take();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// The conformance corpus (`data/` and `malformed/`) as objects of one bucket.
+pub fn corpus_objects(corpus: &Path) -> Result<Vec<Object>, String> {
+    let mut objects = Vec::new();
+    for sub in ["data", "malformed"] {
+        let dir = corpus.join(sub);
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries.filter_map(|e| e.ok()) {
+            if entry.path().is_file() {
+                objects.push(Object {
+                    source: entry.path(),
+                    key: format!("{sub}/{}", entry.file_name().to_string_lossy()),
+                });
+            }
+        }
+    }
+    Ok(objects)
+}
+
+/// Pre-signed GET URLs made by boto3 (an independent SigV4 implementation) for `keys` of
+/// `bucket`, valid for `expires` seconds, for the given endpoint and path-style addressing.
+pub fn presign(
+    python: &Path,
+    endpoint: &str,
+    bucket: &str,
+    keys: &[&str],
+    expires: u32,
+) -> Result<Vec<String>, String> {
+    const SCRIPT: &str = "
+import sys, boto3
+from botocore.config import Config
+endpoint, access, secret, region, bucket, expires = sys.argv[1:7]
+s3 = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id=access,
+                  aws_secret_access_key=secret, region_name=region,
+                  config=Config(signature_version='s3v4', s3={'addressing_style': 'path'}))
+for key in sys.argv[7:]:
+    print(s3.generate_presigned_url('get_object', Params={'Bucket': bucket, 'Key': key},
+                                    ExpiresIn=int(expires)))
+";
+    let out = Command::new(python)
+        .args([
+            "-c", SCRIPT, endpoint, ACCESS_KEY, SECRET_KEY, REGION, bucket,
+        ])
+        .arg(expires.to_string())
+        .args(keys)
+        .env_remove("AWS_PROFILE")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "boto3 generate_presigned_url failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let urls: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    if urls.len() != keys.len() {
+        return Err(format!(
+            "boto3 printed {} URLs for {} keys",
+            urls.len(),
+            keys.len()
+        ));
+    }
+    Ok(urls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_listening_line() {
+        let line = "  2026-12-03T06:44:12.383727Z  INFO s3s_fs: server is running at http://127.0.0.1:37681";
+        assert_eq!(listening_address(line), "127.0.0.1:37681".parse().ok());
+        let colored = "\u{1b}[32m INFO\u{1b}[0m s3s_fs: server is running at http://127.0.0.1:5";
+        assert_eq!(listening_address(colored), "127.0.0.1:5".parse().ok());
+        assert_eq!(listening_address("authentication is enabled"), None);
+    }
+}

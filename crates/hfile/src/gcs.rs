@@ -70,7 +70,9 @@ pub(crate) fn open_gcs(location: &str, options: &OpenOptions) -> Result<Box<dyn 
     open_gcs_in(&Env::process(), location, options)
 }
 
-fn open_gcs_in(env: &Env, location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
+/// Opens `gs://bucket/key` with the settings of `env` (`HTS_GCS_HOST`, `GCS_OAUTH_TOKEN`,
+/// `GCS_REQUESTER_PAYS_PROJECT`).
+pub fn open_gcs_in(env: &Env, location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     let url = gcs_url(location, env.var("HTS_GCS_HOST")).map_err(|m| open_error(location, m))?;
     let hook = GcsHook {
         token: env.var("GCS_OAUTH_TOKEN").map(|t| Secret::new(t.trim())),

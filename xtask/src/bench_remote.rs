@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::conformance::{apply_env, EnvChange};
+use crate::s3s::{Object, S3Stack};
 use crate::server::{Link, Server, Summary};
 
 /// Link profiles of `../shared/bench/README.md`.
@@ -33,6 +35,9 @@ pub struct Options {
     pub cases: Vec<(String, Vec<String>)>,
     pub json: PathBuf,
     pub threads: usize,
+    /// Also measure `s3://` (s3s-fs behind the same emulated link), for hts and for samtools'
+    /// own S3 plugin.
+    pub s3: bool,
 }
 
 /// One measured cell: medians over the runs.
@@ -62,9 +67,16 @@ fn median_u(mut v: Vec<u64>) -> u64 {
 }
 
 /// Runs `program args` in `cwd`; returns (stdout, wall seconds).
-fn timed(program: &Path, args: &[String], cwd: &Path) -> Result<(Vec<u8>, f64), String> {
+fn timed(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[EnvChange],
+) -> Result<(Vec<u8>, f64), String> {
     let start = Instant::now();
-    let out = Command::new(program)
+    let mut command = Command::new(program);
+    apply_env(&mut command, env);
+    let out = command
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
@@ -107,6 +119,18 @@ struct Mode {
     name: &'static str,
     program: PathBuf,
     extra: Vec<String>,
+    transport: Transport,
+}
+
+/// How a mode reaches the benchmark BAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// Plain HTTP from the benchmark server.
+    Http,
+    /// `s3://bench/...` from s3s-fs behind the same link (hts's signer).
+    S3,
+    /// `s3+http://bench/...` through htslib's S3 plugin (samtools).
+    HtslibS3,
 }
 
 /// Measures every mode for every case under every profile.
@@ -139,16 +163,19 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
             name: "unbounded",
             program: hts.to_path_buf(),
             extra: vec!["--range-mode".into(), "unbounded".into()],
+            transport: Transport::Http,
         },
         Mode {
             name: "bounded",
             program: hts.to_path_buf(),
             extra: vec!["--range-mode".into(), "bounded".into()],
+            transport: Transport::Http,
         },
         Mode {
             name: "hts",
             program: hts.to_path_buf(),
             extra: vec!["-@".into(), opts.threads.to_string()],
+            transport: Transport::Http,
         },
     ];
     if let Some(s) = &samtools {
@@ -156,13 +183,45 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
             name: "samtools",
             program: s.clone(),
             extra: vec![],
+            transport: Transport::Http,
         });
+    }
+    if opts.s3 {
+        modes.push(Mode {
+            name: "hts-s3",
+            program: hts.to_path_buf(),
+            extra: vec!["-@".into(), opts.threads.to_string()],
+            transport: Transport::S3,
+        });
+        if let Some(s) = &samtools {
+            modes.push(Mode {
+                name: "samtools-s3",
+                program: s.clone(),
+                extra: vec![],
+                transport: Transport::HtslibS3,
+            });
+        }
     }
     let mut cells = Vec::new();
     for (pname, link) in &opts.profiles {
         let server = Server::start_with(dir, 0, *link)?;
         let url = server.url(&file);
         let idx_url = format!("{url}.bai");
+        let stack = if opts.s3 {
+            let objects = vec![
+                Object {
+                    source: bam.to_path_buf(),
+                    key: file.clone(),
+                },
+                Object {
+                    source: dir.join(format!("{file}.bai")),
+                    key: format!("{file}.bai"),
+                },
+            ];
+            Some(S3Stack::start(&[("bench", objects)], *link)?)
+        } else {
+            None
+        };
         for (case, regions) in &opts.cases {
             // The reference output: the local query (itself checked against samtools by the corpus).
             let local_dir = fresh_dir("local")?;
@@ -174,27 +233,48 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
             ];
             local_args.extend(regions.iter().cloned());
             let reference = match &samtools {
-                Some(s) => timed(s, &local_args, &local_dir)?.0,
-                None => timed(hts, &local_args, &local_dir)?.0,
+                Some(s) => timed(s, &local_args, &local_dir, &[])?.0,
+                None => timed(hts, &local_args, &local_dir, &[])?.0,
             };
             let _ = std::fs::remove_dir_all(&local_dir);
             for mode in &modes {
+                let (bam_url, bai_url, env, counters) = match (mode.transport, &stack) {
+                    (Transport::Http, _) => (
+                        url.clone(),
+                        idx_url.clone(),
+                        Vec::new(),
+                        server.counters.clone(),
+                    ),
+                    (Transport::S3, Some(st)) => (
+                        format!("s3://bench/{file}"),
+                        format!("s3://bench/{file}.bai"),
+                        st.env(crate::s3s::SECRET_KEY),
+                        st.proxy.counters.clone(),
+                    ),
+                    (Transport::HtslibS3, Some(st)) => (
+                        format!("s3+http://bench/{file}"),
+                        format!("s3+http://bench/{file}.bai"),
+                        st.htslib_env(),
+                        st.proxy.counters.clone(),
+                    ),
+                    _ => continue,
+                };
                 let mut args = vec!["view".to_string()];
                 args.extend(mode.extra.iter().cloned());
-                args.extend(["-X".to_string(), url.clone(), idx_url.clone()]);
+                args.extend(["-X".to_string(), bam_url, bai_url]);
                 args.extend(regions.iter().cloned());
                 let mut cold: Vec<(f64, Summary, bool)> = Vec::new();
                 let mut warm: Vec<(f64, Summary, bool)> = Vec::new();
                 for _ in 0..opts.runs {
                     let cwd = fresh_dir("cold")?;
-                    server.counters.reset();
-                    let (out, wall) = timed(&mode.program, &args, &cwd)?;
-                    cold.push((wall, server.counters.summary(), out == reference));
-                    if mode.name == "samtools" {
+                    counters.reset();
+                    let (out, wall) = timed(&mode.program, &args, &cwd, &env)?;
+                    cold.push((wall, counters.summary(), out == reference));
+                    if mode.name.starts_with("samtools") {
                         // Warm: again where htslib left the index it downloaded.
-                        server.counters.reset();
-                        let (out, wall) = timed(&mode.program, &args, &cwd)?;
-                        warm.push((wall, server.counters.summary(), out == reference));
+                        counters.reset();
+                        let (out, wall) = timed(&mode.program, &args, &cwd, &env)?;
+                        warm.push((wall, counters.summary(), out == reference));
                     }
                     let _ = std::fs::remove_dir_all(&cwd);
                 }

@@ -25,7 +25,9 @@ cargo xtask <command>
                            run the conformance corpus (fixtures/conformance)
   bench-data [--pairs=N]   generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
   bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N] [--json FILE]
-                           the seed's remote benchmark: unbounded, bounded, hts, samtools, minimum
+               [--transports http,s3]
+                           the seed's remote benchmark: unbounded, bounded, hts, samtools, minimum;
+                           with s3: hts over s3:// and samtools' S3 plugin, from s3s-fs
   bench-local [--runs N] [--pairs N]
                            whole-file and region decoding, hts vs samtools, 1 and 2 threads
   serve [DIR] [--port N] [--profile ec2|home|loopback]
@@ -627,6 +629,13 @@ fn cmd_bench_remote(args: &[String]) -> Result<(), String> {
         ))?,
         json: PathBuf::from(flag_value(args, "--json").unwrap_or("target/bench-remote.json")),
         threads: 2,
+        s3: {
+            let transports = flag_value(args, "--transports").unwrap_or("http,s3");
+            if let Some(bad) = transports.split(',').find(|t| !matches!(*t, "http" | "s3")) {
+                return Err(format!("unknown transport '{bad}' (http, s3)"));
+            }
+            transports.split(',').any(|t| t == "s3")
+        },
     };
     let started = std::time::Instant::now();
     let cells = bench_remote::run(&hts, &bam, &opts)?;

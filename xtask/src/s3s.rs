@@ -262,9 +262,17 @@ impl S3Stack {
                 let size = std::fs::metadata(&object.source)
                     .map_err(|e| format!("{}: {e}", object.source.display()))?
                     .len();
-                // Large benchmark files are linked, not copied.
+                // Large benchmark files are linked, not copied. s3s-fs hashes a whole object
+                // for its ETag on every GET unless the ETag is stored beside it: store one.
                 let staged = if size > 64 << 20 {
-                    std::os::unix::fs::symlink(&object.source, &path)
+                    std::os::unix::fs::symlink(&object.source, &path).and_then(|()| {
+                        let info = root.join(format!(
+                            ".bucket-{}.object-{}.internal.json",
+                            base64url(bucket.as_bytes()),
+                            base64url(object.key.as_bytes())
+                        ));
+                        std::fs::write(info, format!("{{\"e_tag\":\"{size:x}\"}}"))
+                    })
                 } else {
                     std::fs::copy(&object.source, &path).map(|_| ())
                 };
@@ -286,7 +294,15 @@ impl S3Stack {
         format!("http://{}", self.proxy.addr)
     }
 
-    /// The environment for `hts` (or samtools) to reach this server with `secret`: every
+    /// The environment for htslib's `s3+http://` plugin (samtools) to reach this server.
+    pub fn htslib_env(&self) -> Vec<EnvChange> {
+        let mut env = self.env(SECRET_KEY);
+        env.push(("HTS_S3_HOST".into(), Some(self.proxy.addr.to_string())));
+        env.push(("HTS_S3_ADDRESS_STYLE".into(), Some("path".into())));
+        env
+    }
+
+    /// The environment for `hts` to reach this server with `secret`: every
     /// `AWS_*` and `HTS_S3_*` variable of the caller's environment is removed first, so a
     /// developer's own AWS settings cannot leak into a test.
     pub fn env(&self, secret: &str) -> Vec<EnvChange> {
@@ -316,6 +332,22 @@ impl Drop for S3Stack {
         self.s3s.take();
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// URL-safe base64 without padding (how s3s-fs names its side files).
+fn base64url(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
 }
 
 /// The conformance corpus (`data/` and `malformed/`) as objects of one bucket.
@@ -388,6 +420,14 @@ for key in sys.argv[7:]:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base64url_as_s3s_fs_names_files() {
+        assert_eq!(base64url(b"bench"), "YmVuY2g");
+        assert_eq!(base64url(b"ab"), "YWI");
+        assert_eq!(base64url(b"abc"), "YWJj");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+    }
 
     #[test]
     fn reads_the_listening_line() {

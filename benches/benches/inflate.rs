@@ -30,13 +30,13 @@ fn flate2_inflate(d: &mut Decompress, payload: &[u8], out: &mut [u8]) -> usize {
 fn inflate(c: &mut Criterion) {
     let path = benches::bench_bam("rand.bam");
     let name = path.display().to_string();
-    let blocks: Vec<benches::RawBlock> = benches::read_blocks(&path, MAX_BLOCKS)
+    let blocks: Vec<bgzf::RawBlock> = benches::read_blocks(&path, MAX_BLOCKS)
         .unwrap_or_else(|e| panic!("cannot split {name} into BGZF blocks: {e}"))
         .into_iter()
-        .filter(|b| b.isize > 0)
+        .filter(|b| b.isize() > 0)
         .collect();
     assert!(!blocks.is_empty(), "{name} has no non-empty BGZF block");
-    let total: usize = blocks.iter().map(|b| b.isize).sum();
+    let total: usize = blocks.iter().map(|b| b.isize() as usize).sum();
     let compressed: usize = blocks.iter().map(|b| b.payload().len()).sum();
     eprintln!(
         "inflate: {} blocks, {compressed} deflate bytes -> {total} bytes from {name}",
@@ -51,9 +51,9 @@ fn inflate(c: &mut Criterion) {
         let n = libdeflate
             .deflate_decompress(b.payload(), &mut out)
             .expect("fixture block inflates with libdeflater");
-        assert_eq!(n, b.isize, "libdeflater size at {}", b.offset);
+        assert_eq!(n, b.isize() as usize, "libdeflater size at {}", b.coffset());
         let n = flate2_inflate(&mut zlib, b.payload(), &mut out);
-        assert_eq!(n, b.isize, "flate2 size at {}", b.offset);
+        assert_eq!(n, b.isize() as usize, "flate2 size at {}", b.coffset());
     }
 
     let mut group = c.benchmark_group(format!("inflate/{}", benches::short_name(&path)));
@@ -88,12 +88,12 @@ fn inflate(c: &mut Criterion) {
             let mut n = 0;
             for b in &blocks {
                 bgzf::block::inflate(
-                    black_box(&b.bytes),
-                    b.header_len,
+                    black_box(b.bytes()),
+                    b.header_len(),
                     &mut block_out,
                     &mut libdeflate,
                     &name,
-                    b.offset,
+                    b.coffset(),
                 )
                 .expect("fixture block passes its CRC check");
                 n += block_out.len();

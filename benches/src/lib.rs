@@ -8,17 +8,16 @@
 //! ```no_run
 //! let path = benches::bench_bam("rand.bam");
 //! let blocks = benches::read_blocks(&path, 200)?;
-//! let bytes: usize = blocks.iter().map(|b| b.isize).sum();
+//! let bytes: u64 = blocks.iter().map(|b| u64::from(b.isize())).sum();
 //! println!("{} blocks, {bytes} uncompressed bytes", blocks.len());
 //! # Ok::<(), benches::Error>(())
 //! ```
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
-use bgzf::block::{self, FIXED_HEADER_LEN, MAX_BLOCK_SIZE, TRAILER_LEN};
 use bgzf::VirtualOffset;
 
 /// The environment variable naming a BAM file to benchmark instead of the fixtures.
@@ -39,12 +38,6 @@ pub enum Error {
         name: String,
         offset: u64,
         source: io::Error,
-    },
-    /// A BGZF block is malformed; `offset` is its compressed offset.
-    BadBlock {
-        name: String,
-        offset: u64,
-        reason: String,
     },
     /// A record's `block_size` is out of range; `offset` is where that field starts.
     BadRecordSize {
@@ -68,11 +61,6 @@ impl fmt::Display for Error {
                 offset,
                 source,
             } => write!(f, "{name}: read failed at byte {offset}: {source}"),
-            Error::BadBlock {
-                name,
-                offset,
-                reason,
-            } => write!(f, "{name}: bad BGZF block at byte {offset}: {reason}"),
             Error::BadRecordSize {
                 name,
                 offset,
@@ -96,7 +84,7 @@ impl std::error::Error for Error {
             Error::Bgzf(e) => Some(e),
             Error::Bam(e) => Some(e),
             Error::Index(e) => Some(e),
-            Error::BadBlock { .. } | Error::BadRecordSize { .. } => None,
+            Error::BadRecordSize { .. } => None,
         }
     }
 }
@@ -167,126 +155,20 @@ pub fn short_name(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-/// One BGZF block as stored in the file.
-#[derive(Clone, Debug)]
-pub struct RawBlock {
-    /// The compressed offset of the block in its file.
-    pub offset: u64,
-    /// The whole block, from the gzip magic to the end of ISIZE.
-    pub bytes: Vec<u8>,
-    /// 12 + XLEN: where the deflate data starts.
-    pub header_len: usize,
-    /// The uncompressed size the trailer promises.
-    pub isize: usize,
-}
-
-impl RawBlock {
-    /// The raw deflate data between header and trailer.
-    pub fn payload(&self) -> &[u8] {
-        &self.bytes[self.header_len..self.bytes.len() - TRAILER_LEN]
-    }
-}
-
 /// Reads the first `max_blocks` BGZF blocks of the file at `path` (fewer if it has fewer),
 /// without inflating them.
 ///
 /// # Errors
-/// [`Error::Io`] if the file cannot be read or ends inside a block, [`Error::Bgzf`] for a bad
-/// block header, [`Error::BadBlock`] for an ISIZE above 64 KiB.
-pub fn read_blocks(path: &Path, max_blocks: usize) -> Result<Vec<RawBlock>, Error> {
+/// [`Error::Io`] if the file cannot be opened, [`Error::Bgzf`] for a bad or truncated block.
+pub fn read_blocks(path: &Path, max_blocks: usize) -> Result<Vec<bgzf::RawBlock>, Error> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|source| Error::Io {
         name: name.clone(),
         offset: 0,
         source,
     })?;
-    split_blocks(BufReader::new(file), &name, max_blocks)
-}
-
-/// Splits a BGZF stream into its blocks, at most `max_blocks` of them; `name` is used in errors.
-///
-/// # Errors
-/// As [`read_blocks`].
-pub fn split_blocks<R: Read>(
-    mut r: R,
-    name: &str,
-    max_blocks: usize,
-) -> Result<Vec<RawBlock>, Error> {
-    let mut blocks = Vec::new();
-    let mut offset = 0u64;
-    while blocks.len() < max_blocks {
-        let io_error = |at: u64| {
-            let name = name.to_string();
-            move |source| Error::Io {
-                name,
-                offset: at,
-                source,
-            }
-        };
-        let mut fixed = [0u8; FIXED_HEADER_LEN];
-        let got = read_full(&mut r, &mut fixed).map_err(io_error(offset))?;
-        if got == 0 {
-            break;
-        }
-        if got < fixed.len() {
-            return Err(truncated(
-                name,
-                offset,
-                "the file ends inside a block header",
-            ));
-        }
-        let xlen = block::parse_fixed_header(&fixed, name, offset)?;
-        let mut bytes = Vec::with_capacity(MAX_BLOCK_SIZE);
-        bytes.extend_from_slice(&fixed);
-        bytes.resize(FIXED_HEADER_LEN + xlen, 0);
-        r.read_exact(&mut bytes[FIXED_HEADER_LEN..])
-            .map_err(io_error(offset))?;
-        // block_size is BSIZE + 1 from a u16, so at most 64 KiB: a safe allocation.
-        let size = block::block_size(&bytes[FIXED_HEADER_LEN..], name, offset)?;
-        let header_len = bytes.len();
-        bytes.resize(size, 0);
-        r.read_exact(&mut bytes[header_len..])
-            .map_err(io_error(offset))?;
-        let t = &bytes[size - 4..];
-        let isize = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
-        if isize > MAX_BLOCK_SIZE {
-            return Err(Error::BadBlock {
-                name: name.to_string(),
-                offset,
-                reason: format!("ISIZE {isize} is above {MAX_BLOCK_SIZE}"),
-            });
-        }
-        blocks.push(RawBlock {
-            offset,
-            bytes,
-            header_len,
-            isize,
-        });
-        offset += size as u64;
-    }
-    Ok(blocks)
-}
-
-fn truncated(name: &str, offset: u64, reason: &str) -> Error {
-    Error::Io {
-        name: name.to_string(),
-        offset,
-        source: io::Error::new(io::ErrorKind::UnexpectedEof, reason),
-    }
-}
-
-/// Like `read_exact`, but returns how much was read when the data ends first.
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
+    let blocks = bgzf::Blocks::new(BufReader::new(file), &name, 0).take(max_blocks);
+    Ok(blocks.collect::<Result<Vec<_>, _>>()?)
 }
 
 /// A BAM header and the undecoded bytes of records that follow it.
@@ -400,45 +282,6 @@ pub fn regions(header: &bam::Header, max_refs: usize, windows: u64, width: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_writer_output_into_its_blocks() {
-        use std::io::Write;
-        let mut w = bgzf::Writer::new(Vec::new());
-        w.write_all(b"first").expect("write to memory");
-        w.flush_block().expect("flush to memory");
-        w.write_all(b"second block").expect("write to memory");
-        let file = w.finish().expect("finish in memory");
-
-        let blocks = split_blocks(&file[..], "mem", 10).expect("valid BGZF");
-        let sizes: Vec<usize> = blocks.iter().map(|b| b.isize).collect();
-        assert_eq!(sizes, [5, 12, 0]);
-        assert_eq!(blocks[0].offset, 0);
-        assert_eq!(blocks[1].offset, blocks[0].bytes.len() as u64);
-        assert_eq!(blocks[2].bytes, block::EOF_MARKER);
-
-        let mut d = libdeflater::Decompressor::new();
-        let mut out = vec![0u8; MAX_BLOCK_SIZE];
-        let n = d
-            .deflate_decompress(blocks[1].payload(), &mut out)
-            .expect("valid deflate");
-        assert_eq!(&out[..n], b"second block");
-
-        assert_eq!(split_blocks(&file[..], "mem", 1).expect("valid").len(), 1);
-    }
-
-    #[test]
-    fn truncated_block_is_an_error_with_its_offset() {
-        let mut file = block::EOF_MARKER.to_vec();
-        file.extend_from_slice(&block::EOF_MARKER[..20]);
-        match split_blocks(&file[..], "cut.bgz", 10) {
-            Err(Error::Io { name, offset, .. }) => {
-                assert_eq!(name, "cut.bgz");
-                assert_eq!(offset, 28);
-            }
-            other => panic!("expected an I/O error, got {other:?}"),
-        }
-    }
 
     #[test]
     fn regions_cover_whole_refs_and_windows() {

@@ -72,3 +72,25 @@ pub fn run(
     }
     Ok(table)
 }
+
+pub const HELP: &str = "\
+cargo xtask bench-local [--runs N] [--pairs N]
+  Times whole-file and region decoding of the benchmark BAM (cargo xtask bench-data makes it),
+  hts against samtools view, with 1 and 2 threads; medians of N runs (default 3), whole
+  processes alternated in one run.";
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let bam = crate::bench_data::existing_bam(args)?;
+    let hts = crate::release_hts()?;
+    let samtools = crate::bench_remote::which("samtools");
+    let runs = crate::flag_value(args, "--runs")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let mut cases = vec![("whole file".to_string(), Vec::new())];
+    for (name, regions) in crate::bench_data::cases(Some("r10,chr22"))? {
+        cases.push((format!("regions {name}"), regions));
+    }
+    let table = run(&hts, samtools.as_deref(), &bam, runs, &cases)?;
+    println!("\n{table}\n(cargo xtask bench-local, median of {runs})");
+    Ok(())
+}

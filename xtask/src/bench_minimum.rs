@@ -3,12 +3,11 @@
 //! number of spans our planner makes of them.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use bam::bgzf::{block, VirtualOffset};
+use bam::bgzf::{self, VirtualOffset};
 use bam::index::{span, Chunk};
-use bam::{parse_region, OpenOptions, Reader, Resolved};
+use bam::{parse_region, OpenOptions, Reader, Target};
 
 pub struct Minimum {
     bam: PathBuf,
@@ -17,24 +16,13 @@ pub struct Minimum {
     header_bytes: u64,
 }
 
-/// The compressed size of the block at `coffset`, read from its header.
+/// The compressed size of the block at `coffset`.
 fn block_len(file: &mut File, name: &str, coffset: u64) -> Result<u64, String> {
-    let mut head = [0u8; block::HEADER_LEN];
-    file.seek(SeekFrom::Start(coffset))
-        .map_err(|e| format!("{name}: {e}"))?;
-    file.read_exact(&mut head)
-        .map_err(|e| format!("{name}: block at {coffset}: {e}"))?;
-    let mut fixed = [0u8; block::FIXED_HEADER_LEN];
-    fixed.copy_from_slice(&head[..block::FIXED_HEADER_LEN]);
-    let xlen = block::parse_fixed_header(&fixed, name, coffset).map_err(|e| e.to_string())?;
-    let mut extra = vec![0u8; xlen];
-    file.seek(SeekFrom::Start(coffset + block::FIXED_HEADER_LEN as u64))
-        .map_err(|e| e.to_string())?;
-    file.read_exact(&mut extra)
-        .map_err(|e| format!("{name}: block at {coffset}: {e}"))?;
-    block::block_size(&extra, name, coffset)
-        .map(|n| n as u64)
-        .map_err(|e| e.to_string())
+    match bgzf::Blocks::new(file, name, coffset).next() {
+        Some(Ok(block)) => Ok(block.bytes().len() as u64),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err(format!("{name}: no block at {coffset}")),
+    }
 }
 
 /// The exclusive byte end of a chunk's data: its end block read whole, at its true size.
@@ -77,7 +65,7 @@ impl Minimum {
         let index = reader.index().ok_or("no index")?;
         let mut chunks: Vec<Chunk> = Vec::new();
         for r in regions {
-            if let Resolved::Ref { tid, beg, end } = parse_region(r, reader.header()) {
+            if let Ok(Target::Ref { tid, beg, end }) = parse_region(r, reader.header()) {
                 chunks.extend(index.query(tid, beg, end));
             }
         }

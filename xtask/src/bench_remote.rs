@@ -3,30 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::conformance::{apply_env, EnvChange};
-use crate::s3s::{Object, S3Stack};
-use crate::server::{Link, Server, Summary};
-
-/// Link profiles of `../shared/bench/README.md`.
-pub fn profile(name: &str) -> Option<Link> {
-    let mb = 1e6;
-    match name {
-        "ec2" => Some(Link {
-            bandwidth: Some(35.0 * mb),
-            latency: Duration::from_millis(20),
-            connect_latency: Duration::from_millis(2),
-        }),
-        "home" => Some(Link {
-            bandwidth: Some(2.0 * mb),
-            latency: Duration::from_millis(60),
-            connect_latency: Duration::from_millis(60),
-        }),
-        "loopback" => Some(Link::default()),
-        _ => None,
-    }
-}
+use testkit::corpus::{apply_env, EnvChange};
+use testkit::s3::{Object, S3Stack};
+use testkit::{Link, Server, Summary};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -66,7 +47,7 @@ fn median_u(mut v: Vec<u64>) -> u64 {
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
-/// Runs `program args` in `cwd`; returns (stdout, wall seconds).
+/// Runs `program args` in `cwd` with `env`; returns (stdout, wall seconds).
 fn timed(
     program: &Path,
     args: &[String],
@@ -238,24 +219,19 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
             };
             let _ = std::fs::remove_dir_all(&local_dir);
             for mode in &modes {
-                let (bam_url, bai_url, env, counters) = match (mode.transport, &stack) {
-                    (Transport::Http, _) => (
-                        url.clone(),
-                        idx_url.clone(),
-                        Vec::new(),
-                        server.counters.clone(),
-                    ),
+                let (bam_url, bai_url, env, server) = match (mode.transport, &stack) {
+                    (Transport::Http, _) => (url.clone(), idx_url.clone(), Vec::new(), &server),
                     (Transport::S3, Some(st)) => (
                         format!("s3://bench/{file}"),
                         format!("s3://bench/{file}.bai"),
-                        st.env(crate::s3s::SECRET_KEY),
-                        st.proxy.counters.clone(),
+                        st.env(testkit::s3::SECRET_KEY),
+                        &st.proxy,
                     ),
                     (Transport::HtslibS3, Some(st)) => (
                         format!("s3+http://bench/{file}"),
                         format!("s3+http://bench/{file}.bai"),
                         st.htslib_env(),
-                        st.proxy.counters.clone(),
+                        &st.proxy,
                     ),
                     _ => continue,
                 };
@@ -267,14 +243,14 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
                 let mut warm: Vec<(f64, Summary, bool)> = Vec::new();
                 for _ in 0..opts.runs {
                     let cwd = fresh_dir("cold")?;
-                    counters.reset();
+                    server.reset();
                     let (out, wall) = timed(&mode.program, &args, &cwd, &env)?;
-                    cold.push((wall, counters.summary(), out == reference));
+                    cold.push((wall, server.summary(), out == reference));
                     if mode.name.starts_with("samtools") {
                         // Warm: again where htslib left the index it downloaded.
-                        counters.reset();
+                        server.reset();
                         let (out, wall) = timed(&mode.program, &args, &cwd, &env)?;
-                        warm.push((wall, counters.summary(), out == reference));
+                        warm.push((wall, server.summary(), out == reference));
                     }
                     let _ = std::fs::remove_dir_all(&cwd);
                 }
@@ -432,4 +408,73 @@ pub fn to_json(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<(u64, usize)>) -
     s += &mins.join(", ");
     s += "}\n}\n";
     s
+}
+
+pub const HELP: &str = "\
+cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
+                         [--json FILE] [--transports http,s3]
+  Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
+  127.0.0.1 and runs each query with htslib's request pattern (--range-mode unbounded), PR
+  #1998's (bounded), hts as it is, and samtools view -X (cold, and warm with its downloaded
+  index), comparing every output with samtools'. Profiles: ec2 (35 MB/s, 20 ms), home (2 MB/s,
+  60 ms), loopback. Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1).
+  --transports  http, s3 or both (default): with s3, hts over s3:// (hts-s3) and samtools'
+                own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
+                (installed on first use).";
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let bam = crate::bench_data::existing_bam(args)?;
+    let hts = crate::release_hts()?;
+    let mut profiles = Vec::new();
+    for p in crate::flag_value(args, "--profiles")
+        .unwrap_or("ec2,home")
+        .split(',')
+    {
+        let link = Link::profile(p)
+            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, loopback)"))?;
+        profiles.push((p.to_string(), link));
+    }
+    let opts = Options {
+        profiles,
+        runs: crate::flag_value(args, "--runs")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3),
+        cases: crate::bench_data::cases(Some(
+            crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
+        ))?,
+        json: PathBuf::from(
+            crate::flag_value(args, "--json").unwrap_or("target/bench-remote.json"),
+        ),
+        threads: 2,
+        s3: {
+            let transports = crate::flag_value(args, "--transports").unwrap_or("http,s3");
+            if let Some(bad) = transports.split(',').find(|t| !matches!(*t, "http" | "s3")) {
+                return Err(format!("unknown transport '{bad}' (http, s3)"));
+            }
+            transports.split(',').any(|t| t == "s3")
+        },
+    };
+    let started = Instant::now();
+    let cells = run(&hts, &bam, &opts)?;
+    let minimum = crate::bench_minimum::Minimum::new(&bam)?;
+    let min = |case: &str| {
+        opts.cases
+            .iter()
+            .find(|(n, _)| n == case)
+            .and_then(|(_, regions)| minimum.of(regions).ok())
+    };
+    let tables = print_tables(&cells, &min);
+    println!("{tables}");
+    println!(
+        "(cargo xtask bench-remote, {} run(s) a cell, {:.0} s in all)",
+        opts.runs,
+        started.elapsed().as_secs_f64()
+    );
+    let json = crate::root().join(&opts.json);
+    std::fs::write(&json, to_json(&cells, &min)).map_err(|e| format!("{}: {e}", json.display()))?;
+    println!("JSON: {}", json.display());
+    if cells.iter().any(|c| !c.output_ok) {
+        return Err("some outputs differ from samtools: those cells are void".to_string());
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use bam::{parse_region, OpenOptions, Reader, Target};
+use bam::{parse_region, OpenOptions, Reader};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,10 +19,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut line = Vec::new();
     for region in regions {
-        let target = match Target::try_from(parse_region(region, reader.header())) {
+        let target = match parse_region(region, reader.header()) {
             Ok(target) => target,
-            Err(warning) => {
-                eprint!("{warning}");
+            Err(e) => {
+                eprintln!("skipped: {e}");
                 continue;
             }
         };

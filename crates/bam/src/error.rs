@@ -63,6 +63,40 @@ impl Error {
         }
     }
 
+    /// An I/O error from a reader of the decompressed stream at byte `offset`: the BGZF or
+    /// transport error inside it is kept as it is (it already names the file and offset).
+    pub fn from_io(source: io::Error, name: &str, offset: u64) -> Error {
+        let is_ours = source
+            .get_ref()
+            .is_some_and(|e| e.is::<bgzf::Error>() || e.is::<hfile::Error>());
+        if is_ours {
+            let kind = source.kind();
+            if let Some(inner) = source.into_inner() {
+                return match inner.downcast::<bgzf::Error>() {
+                    Ok(e) => Error::Bgzf(*e),
+                    Err(inner) => match inner.downcast::<hfile::Error>() {
+                        Ok(e) => Error::Transport(*e),
+                        Err(other) => Error::Io {
+                            name: name.to_string(),
+                            offset,
+                            source: io::Error::new(kind, other),
+                        },
+                    },
+                };
+            }
+            return Error::Io {
+                name: name.to_string(),
+                offset,
+                source: io::Error::from(kind),
+            };
+        }
+        Error::Io {
+            name: name.to_string(),
+            offset,
+            source,
+        }
+    }
+
     /// True when a file or URL does not exist (used to try the next index name).
     pub fn is_not_found(&self) -> bool {
         match self {
@@ -90,16 +124,26 @@ impl fmt::Display for Error {
             ),
             Error::Record { name, offset, kind } => write!(
                 f,
-                "{name}: invalid BAM record at virtual offset {}/{}: {kind}",
-                offset.coffset(),
-                offset.uoffset()
+                "{name}: invalid BAM record at virtual offset {offset}: {kind}"
             ),
-            Error::TruncatedRecord { name, offset, block_size, source } => write!(
-                f,
-                "{name}: truncated BAM record at virtual offset {}/{} ({block_size} bytes announced): {source}",
-                offset.coffset(),
-                offset.uoffset()
-            ),
+            Error::TruncatedRecord {
+                name,
+                offset,
+                block_size,
+                source,
+            } => match source {
+                bgzf::Error::UnexpectedEof { .. } => write!(
+                    f,
+                    "{name}: truncated BAM record at virtual offset {offset}: {block_size} bytes \
+                     announced, the data ends first"
+                ),
+                // The BGZF error names the file and the block itself.
+                other => write!(
+                    f,
+                    "{other} (reading the BAM record at virtual offset {offset}, {block_size} \
+                     bytes announced)"
+                ),
+            },
             Error::Bgzf(e) => write!(f, "{e}"),
             Error::Transport(e) => write!(f, "{e}"),
             Error::Index { name, source } => write!(f, "{name}: cannot load index: {source}"),

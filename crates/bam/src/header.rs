@@ -269,13 +269,7 @@ impl<R: Read> Source<'_, R> {
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                     return Err(self.header_error(self.offset, HeaderError::Truncated { field }))
                 }
-                Err(source) => {
-                    return Err(Error::Io {
-                        name: self.name.to_string(),
-                        offset: self.offset,
-                        source,
-                    })
-                }
+                Err(source) => return Err(Error::from_io(source, self.name, self.offset)),
             }
         }
         Ok(())

@@ -37,10 +37,10 @@ pub use index;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use location::{derived_index, split_index, INDEX_DELIMITER};
-pub use query::{FetchPlan, Query, Target};
+pub use query::{FetchPlan, Query};
 pub use reader::{sibling, OpenOptions, Reader};
 pub use record::Record;
-pub use region::{parse_region, Resolved};
+pub use region::{parse_region, RegionError, Target};
 pub use sam::write_sam;
 
 /// A shorthand for results whose error is [`Error`].

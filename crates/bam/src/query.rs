@@ -3,32 +3,8 @@ use index::Chunk;
 
 use crate::reader::Reader;
 use crate::record::Record;
+use crate::region::Target;
 use crate::{Error, Result};
-
-/// What a query asks for, resolved against the header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// Records overlapping `[beg, end)` (0-based) on reference `tid`.
-    Ref { tid: usize, beg: u64, end: u64 },
-    /// Unmapped reads with no position (`*`): everything after the last placed record.
-    Unplaced,
-    /// Every record from the first (the region `.`).
-    All,
-}
-
-impl TryFrom<crate::Resolved> for Target {
-    /// The warning samtools prints for a region it skips.
-    type Error = String;
-
-    fn try_from(resolved: crate::Resolved) -> std::result::Result<Target, String> {
-        match resolved {
-            crate::Resolved::Ref { tid, beg, end } => Ok(Target::Ref { tid, beg, end }),
-            crate::Resolved::Unplaced => Ok(Target::Unplaced),
-            crate::Resolved::All => Ok(Target::All),
-            crate::Resolved::Skip { warning } => Err(warning),
-        }
-    }
-}
 
 /// How a query's chunks become requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,8 +22,8 @@ pub struct Query<'r> {
     reader: &'r mut Reader,
     target: Target,
     chunks: Vec<Chunk>,
-    /// For each chunk, the end of the run of chunks it is fetched with (the readahead limit).
-    fetch_ends: Vec<VirtualOffset>,
+    /// For each chunk, the byte end of the request it is fetched with (the readahead limit).
+    fetch_ends: Vec<u64>,
     /// Index of the chunk being read; `None` before the first.
     current: Option<usize>,
     /// Virtual offset after the last record read.
@@ -101,9 +77,14 @@ impl Reader {
                 false,
             ),
         };
+        let size = self.size()?;
+        let starts = self.block_starts();
         let fetch_ends = match self.fetch_plan() {
-            FetchPlan::PerChunk => fetch_ends(&chunks),
-            FetchPlan::Merged => span_ends(&chunks, self.block_starts()),
+            FetchPlan::PerChunk => fetch_ends(&chunks)
+                .into_iter()
+                .map(|end| bgzf::byte_end(end, starts, size))
+                .collect(),
+            FetchPlan::Merged => span_ends(&chunks, starts, size),
         };
         Ok(Query {
             reader: self,
@@ -121,16 +102,15 @@ impl Reader {
 
 /// Each chunk's limit is the end of the planned span that holds it: chunks a small gap apart are
 /// one bounded request, and a seek across the gap stays inside that response.
-fn span_ends(chunks: &[Chunk], starts: &[u64]) -> Vec<VirtualOffset> {
-    let spans = index::span::plan(chunks, starts, u64::MAX, &index::span::Options::default());
+fn span_ends(chunks: &[Chunk], starts: &[u64], size: u64) -> Vec<u64> {
+    let spans = index::span::plan(chunks, starts, size, &index::span::Options::default());
     chunks
         .iter()
         .map(|c| {
             spans
                 .iter()
                 .find(|s| s.contains(c.start.coffset()))
-                .and_then(|s| s.chunks.last())
-                .map_or(c.end, |last| last.end.max(c.end))
+                .map_or_else(|| bgzf::byte_end(c.end, starts, size), |s| s.end)
         })
         .collect()
 }

@@ -128,9 +128,7 @@ impl Reader {
                 })?
             }
         };
-        let starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
-        self.bgzf.set_block_starts(starts.clone());
-        self.block_starts = starts;
+        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
         self.index = Some(index);
         Ok(())
     }
@@ -191,6 +189,11 @@ impl Reader {
 
     pub(crate) fn fetch_plan(&self) -> FetchPlan {
         self.options.fetch_plan
+    }
+
+    /// The size of the file (for a remote file, as the server told it).
+    pub(crate) fn size(&mut self) -> Result<u64> {
+        Ok(self.bgzf.size()?)
     }
 
     pub(crate) fn block_starts(&self) -> &[u64] {

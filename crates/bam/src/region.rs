@@ -6,9 +6,9 @@ use crate::header::Header;
 /// htslib's `HTS_POS_MAX`: the end of a region given without one.
 pub const POS_MAX: u64 = (i32::MAX as u64) << 32 | i32::MAX as u64;
 
-/// What a region string asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolved {
+/// What a query reads, resolved against the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
     /// Reads of reference `tid` overlapping the 0-based half-open `[beg, end)`. `end` is
     /// [`POS_MAX`] when the string gave no end; neither bound is clamped to the reference length
     /// (htslib does not either: a region past the end simply finds nothing).
@@ -17,10 +17,100 @@ pub enum Resolved {
     Unplaced,
     /// `.`: every record from the start of the file (htslib's `HTS_IDX_START`).
     All,
-    /// The region is skipped, with what samtools prints on stderr (one or more lines, no final
-    /// newline) before going on with the next region.
-    Skip { warning: String },
 }
+
+/// Why a region string cannot be used. samtools prints [`RegionError::htslib_message`] (when
+/// htslib has one) and [`RegionError::samtools_warning`], skips the region and exits 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegionError {
+    /// `{name` without its closing brace.
+    MismatchedBraces { region: String },
+    /// `a:b` where both `a:b` and `a` are reference names.
+    Ambiguous {
+        region: String,
+        name: String,
+        rest: String,
+    },
+    /// Text follows the coordinates.
+    Unexpected { region: String, text: String },
+    /// A start below 1 with an end.
+    NotPositive { region: String },
+    /// No reference of that name.
+    UnknownReference { region: String },
+    /// The end lies before the start.
+    Empty { region: String },
+}
+
+impl RegionError {
+    /// The region string as given.
+    pub fn region(&self) -> &str {
+        match self {
+            RegionError::MismatchedBraces { region }
+            | RegionError::Ambiguous { region, .. }
+            | RegionError::Unexpected { region, .. }
+            | RegionError::NotPositive { region }
+            | RegionError::UnknownReference { region }
+            | RegionError::Empty { region } => region,
+        }
+    }
+
+    /// The line htslib's `hts_parse_region` prints for this error, if it prints one.
+    pub fn htslib_message(&self) -> Option<String> {
+        match self {
+            RegionError::MismatchedBraces { region } => Some(format!(
+                "[E::hts_parse_region] Mismatching braces in \"{region}\""
+            )),
+            RegionError::Ambiguous { region, name, rest } => Some(format!(
+                "[E::hts_parse_region] Range is ambiguous. Use {{{region}}} or {{{name}}}{rest} \
+                 instead"
+            )),
+            RegionError::Unexpected { text, .. } => Some(format!(
+                "[E::hts_parse_region] Unexpected string \"{text}\" after region"
+            )),
+            RegionError::NotPositive { .. } => {
+                Some("[E::hts_parse_region] Coordinates must be > 0".to_string())
+            }
+            RegionError::UnknownReference { .. } | RegionError::Empty { .. } => None,
+        }
+    }
+
+    /// The line `samtools view` prints when it skips the region.
+    pub fn samtools_warning(&self) -> String {
+        invalid_region_warning(self.region())
+    }
+}
+
+impl std::fmt::Display for RegionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let region = self.region();
+        match self {
+            RegionError::MismatchedBraces { .. } => {
+                write!(f, "region \"{region}\": mismatched braces")
+            }
+            RegionError::Ambiguous { name, rest, .. } => write!(
+                f,
+                "region \"{region}\" is ambiguous: write {{{region}}} or {{{name}}}{rest}"
+            ),
+            RegionError::Unexpected { text, .. } => {
+                write!(
+                    f,
+                    "region \"{region}\": unexpected \"{text}\" after the coordinates"
+                )
+            }
+            RegionError::NotPositive { .. } => {
+                write!(f, "region \"{region}\": coordinates must be > 0")
+            }
+            RegionError::UnknownReference { .. } => {
+                write!(f, "region \"{region}\": no such reference in the header")
+            }
+            RegionError::Empty { .. } => {
+                write!(f, "region \"{region}\": the end lies before the start")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RegionError {}
 
 /// The line `samtools view` prints for a region it cannot use (unknown name, bad syntax, or no
 /// index data for the reference); it then continues with the next region and exits 0.
@@ -35,51 +125,48 @@ pub fn invalid_region_warning(region: &str) -> String {
 /// `chr:beg-end`, `chr:-end`, `{name}` and `{name}:beg-end` for names containing `:`, numbers
 /// with `,` thousands separators (and htslib's `k`/`M`/`G`/exponent suffixes), `*` and `.`.
 /// An unbraced string is first tried as a whole name; if its part before the last `:` is also a
-/// name, it is ambiguous and skipped.
+/// name, it is ambiguous.
 ///
 /// ```
 /// use bam::header::{Header, Reference};
-/// use bam::region::{parse_region, Resolved};
+/// use bam::region::{parse_region, RegionError, Target};
 ///
 /// let refs = vec![Reference { name: b"chr1".to_vec(), len: 1000 }];
 /// let header = Header::from_parts(Vec::new(), refs).unwrap();
 /// assert_eq!(
 ///     parse_region("chr1:1,001-2,000", &header),
-///     Resolved::Ref { tid: 0, beg: 1000, end: 2000 }
+///     Ok(Target::Ref { tid: 0, beg: 1000, end: 2000 })
 /// );
-/// assert_eq!(parse_region("*", &header), Resolved::Unplaced);
-/// assert!(matches!(parse_region("chr9", &header), Resolved::Skip { .. }));
+/// assert_eq!(parse_region("*", &header), Ok(Target::Unplaced));
+/// assert!(matches!(
+///     parse_region("chr9", &header),
+///     Err(RegionError::UnknownReference { .. })
+/// ));
 /// ```
-pub fn parse_region(s: &str, header: &Header) -> Resolved {
+pub fn parse_region(s: &str, header: &Header) -> Result<Target, RegionError> {
     match s {
-        "." => return Resolved::All,
-        "*" => return Resolved::Unplaced,
+        "." => return Ok(Target::All),
+        "*" => return Ok(Target::Unplaced),
         _ => {}
     }
-    match parse(s.as_bytes(), header) {
-        Ok((tid, beg, end)) => Resolved::Ref {
-            tid,
-            // hts_itr_query raises a 0 start (from `chr:0-...`) to 0; `end` is then positive.
-            beg: beg.max(0) as u64,
-            end: end.max(0) as u64,
-        },
-        Err(message) => {
-            let mut warning = message.map(|m| m + "\n").unwrap_or_default();
-            warning.push_str(&invalid_region_warning(s));
-            Resolved::Skip { warning }
-        }
-    }
+    let (tid, beg, end) = parse(s.as_bytes(), header)?;
+    Ok(Target::Ref {
+        tid,
+        // hts_itr_query raises a 0 start (from `chr:0-...`) to 0; `end` is then positive.
+        beg: beg.max(0) as u64,
+        end: end.max(0) as u64,
+    })
 }
 
-/// `hts_parse_region`; the error holds htslib's own message when it prints one.
-fn parse(s: &[u8], header: &Header) -> Result<(usize, i64, i64), Option<String>> {
+/// `hts_parse_region`.
+fn parse(s: &[u8], header: &Header) -> Result<(usize, i64, i64), RegionError> {
     let original = String::from_utf8_lossy(s);
+    let region = || original.to_string();
+    let unknown = || RegionError::UnknownReference { region: region() };
     let lookup = |name: &[u8]| header.tid(name);
     let (body, colon, quoted) = if s.first() == Some(&b'{') {
         let Some(close) = s.iter().position(|&b| b == b'}') else {
-            return Err(Some(format!(
-                "[E::hts_parse_region] Mismatching braces in \"{original}\""
-            )));
+            return Err(RegionError::MismatchedBraces { region: region() });
         };
         let colon = (s.get(close + 1) == Some(&b':')).then_some(close + 1);
         (&s[1..], colon.map(|c| c - 1), true)
@@ -95,41 +182,38 @@ fn parse(s: &[u8], header: &Header) -> Result<(usize, i64, i64), Option<String>>
         } else {
             body
         };
-        return lookup(name).map(|t| (t, 0, POS_MAX as i64)).ok_or(None);
+        return lookup(name)
+            .map(|t| (t, 0, POS_MAX as i64))
+            .ok_or_else(unknown);
     };
 
     if !quoted {
         if let Some(tid) = lookup(body) {
             if lookup(&body[..colon]).is_some() {
-                let before = String::from_utf8_lossy(&body[..colon]);
-                let after = String::from_utf8_lossy(&body[colon..]);
-                return Err(Some(format!(
-                    "[E::hts_parse_region] Range is ambiguous. Use {{{original}}} or \
-                     {{{before}}}{after} instead"
-                )));
+                return Err(RegionError::Ambiguous {
+                    region: region(),
+                    name: String::from_utf8_lossy(&body[..colon]).into_owned(),
+                    rest: String::from_utf8_lossy(&body[colon..]).into_owned(),
+                });
             }
             return Ok((tid, 0, POS_MAX as i64));
         }
     }
 
     let name_end = if quoted { colon - 1 } else { colon };
-    let tid = lookup(&body[..name_end]).ok_or(None)?;
+    let tid = lookup(&body[..name_end]).ok_or_else(unknown)?;
 
     let coords = &body[colon + 1..];
     let (n, used) = parse_decimal(coords);
     let beg = n.wrapping_sub(1);
     let rest = &coords[used..];
-    let unexpected = |rest: &[u8]| {
-        Some(format!(
-            "[E::hts_parse_region] Unexpected string \"{}\" after region",
-            String::from_utf8_lossy(rest)
-        ))
+    let unexpected = |rest: &[u8]| RegionError::Unexpected {
+        region: region(),
+        text: String::from_utf8_lossy(rest).into_owned(),
     };
     if beg < 0 {
         if beg != -1 && rest.first() == Some(&b'-') && !coords.is_empty() {
-            return Err(Some(
-                "[E::hts_parse_region] Coordinates must be > 0".to_string(),
-            ));
+            return Err(RegionError::NotPositive { region: region() });
         }
         match rest.first() {
             None | Some(b'0'..=b'9') | Some(b',') => {
@@ -163,7 +247,7 @@ fn parse(s: &[u8], header: &Header) -> Result<(usize, i64, i64), Option<String>>
         end = POS_MAX as i64;
     }
     if beg >= end {
-        return Err(None);
+        return Err(RegionError::Empty { region: region() });
     }
     Ok((tid, beg, end))
 }
@@ -278,13 +362,18 @@ mod tests {
         ])
     }
 
-    fn r(tid: usize, beg: u64, end: u64) -> Resolved {
-        Resolved::Ref { tid, beg, end }
+    fn r(tid: usize, beg: u64, end: u64) -> Result<Target, RegionError> {
+        Ok(Target::Ref { tid, beg, end })
     }
 
+    /// What samtools prints on stderr for a skipped region.
     fn skip(s: &str, h: &Header) -> String {
         match parse_region(s, h) {
-            Resolved::Skip { warning } => warning,
+            Err(e) => {
+                let mut out = e.htslib_message().map(|m| m + "\n").unwrap_or_default();
+                out.push_str(&e.samtools_warning());
+                out
+            }
             other => panic!("{s}: expected skip, got {other:?}"),
         }
     }
@@ -305,8 +394,8 @@ mod tests {
         assert_eq!(parse_region("chr1:1.5k", &h), r(0, 1499, POS_MAX));
         assert_eq!(parse_region("chr1:1e3-2e3", &h), r(0, 999, 2000));
         assert_eq!(parse_region("chr1:250001-300000", &h), r(0, 250000, 300000));
-        assert_eq!(parse_region("*", &h), Resolved::Unplaced);
-        assert_eq!(parse_region(".", &h), Resolved::All);
+        assert_eq!(parse_region("*", &h), Ok(Target::Unplaced));
+        assert_eq!(parse_region(".", &h), Ok(Target::All));
     }
 
     #[test]
@@ -329,11 +418,19 @@ mod tests {
         assert!(
             skip("chr1:-5-10", &h).starts_with("[E::hts_parse_region] Coordinates must be > 0\n")
         );
-        assert!(matches!(
-            parse_region("chr1:100--5", &h),
-            Resolved::Skip { .. }
-        ));
-        assert!(matches!(parse_region("", &h), Resolved::Skip { .. }));
+        assert!(parse_region("chr1:100--5", &h).is_err());
+        assert_eq!(
+            parse_region("", &h),
+            Err(RegionError::UnknownReference {
+                region: String::new()
+            })
+        );
+        assert_eq!(
+            parse_region("chr1:500-400", &h),
+            Err(RegionError::Empty {
+                region: "chr1:500-400".to_string()
+            })
+        );
         // Past the reference end is not an error.
         assert_eq!(parse_region("chrM:20000", &h), r(1, 19999, POS_MAX));
     }
@@ -361,14 +458,8 @@ mod tests {
              \"{chr1\" specifies an invalid region or unknown reference. Continue anyway."
         );
         // htslib drops the last character of a braced name without looking at it.
-        assert_eq!(parse_region("{chr1}x", &h), skip_plain("{chr1}x"));
+        assert_eq!(skip("{chr1}x", &h), invalid_region_warning("{chr1}x"));
         assert_eq!(parse_region("{chr3}", &h), r(4, 0, POS_MAX));
-    }
-
-    fn skip_plain(s: &str) -> Resolved {
-        Resolved::Skip {
-            warning: invalid_region_warning(s),
-        }
     }
 
     #[test]
@@ -394,7 +485,10 @@ mod tests {
         assert_eq!(parse_region("{chr2}:50", &h), r(3, 49, POS_MAX));
         assert_eq!(parse_region("{chr2:50}", &h), r(2, 0, POS_MAX));
         assert_eq!(parse_region("{chr2:50}:5000-6000", &h), r(2, 4999, 6000));
-        assert!(matches!(parse_region("chr2:50", &h), Resolved::Skip { .. }));
+        assert!(matches!(
+            parse_region("chr2:50", &h),
+            Err(RegionError::Ambiguous { .. })
+        ));
         assert_eq!(parse_region("weird|name;x=1:300", &h), r(4, 299, POS_MAX));
     }
 

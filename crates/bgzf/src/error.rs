@@ -60,7 +60,7 @@ pub enum Error {
         wanted: usize,
         got: usize,
     },
-    /// A plain gzip stream failed to decompress (`offset`: the compressed bytes consumed so far).
+    /// A plain gzip stream failed to decompress (`offset`: the uncompressed bytes produced so far).
     Gzip {
         name: String,
         offset: u64,
@@ -192,7 +192,7 @@ impl fmt::Display for Error {
                 source,
             } => write!(
                 f,
-                "{name}: gzip decompression failed near byte {offset}: {source}"
+                "{name}: gzip decompression failed after {offset} uncompressed bytes: {source}"
             ),
             Error::SeekUnsupported { name, format } => write!(
                 f,

@@ -4,10 +4,12 @@
 //! compressed size, so a position in the uncompressed data can be named by a [`VirtualOffset`]:
 //! the block's file offset and an offset inside its inflated data.
 //!
-//! - [`Reader`] reads the uncompressed data over an [`hfile::HFile`], seeks by virtual offset, and
-//!   with [`Reader::seek_limit`] tells the byte source how far a chunk's read will go (the rule is
-//!   [`byte_limit`]). Blocks can be inflated on worker threads ([`Reader::set_threads`]) while all
+//! - [`Reader`] reads the uncompressed data from any [`Source`] (a `Read + Seek`; by default an
+//!   [`hfile::HFile`]), seeks by virtual offset, and with [`Reader::seek_limit`] tells the byte
+//!   source how far a chunk's read will go (the byte end a planner computed, by the rule of
+//!   [`byte_end`]). Blocks can be inflated on worker threads ([`Reader::set_threads`]) while all
 //!   I/O stays on the calling thread.
+//! - [`Blocks`] walks a file's raw blocks without inflating them.
 //! - [`Writer`] writes BGZF with libdeflate, ending with the EOF marker block.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
@@ -28,16 +30,21 @@
 //! ```
 
 pub mod block;
+mod blocked;
 mod error;
+mod fetch;
 mod limit;
-mod pool;
 mod reader;
+mod source;
 mod virtual_offset;
+mod workers;
 mod writer;
 
 pub use error::Error;
-pub use limit::{byte_limit, BlockStarts};
+pub use fetch::{Blocks, RawBlock};
+pub use limit::{byte_end, BlockStarts};
 pub use reader::{Format, Reader};
+pub use source::Source;
 pub use virtual_offset::VirtualOffset;
 pub use writer::Writer;
 

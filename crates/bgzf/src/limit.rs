@@ -54,24 +54,24 @@ impl FromIterator<u64> for BlockStarts {
     }
 }
 
-/// The byte end (exclusive) of the compressed bytes needed to read the chunk `[start, end)`.
+/// The byte end (exclusive) of the compressed bytes needed to read a chunk that ends at the
+/// virtual offset `end` (docs/ARCHITECTURE.md, rule 2).
 ///
 /// If `end.uoffset()` is 0 the block at `end.coffset()` is not needed, so the end is
 /// `end.coffset()`. Otherwise that block must be read whole; its size is unknown, so the end is
-/// the first known block start after it (`starts` ascending, e.g. [`BlockStarts::as_slice`]), else `end.coffset() + 65536` (the largest a block can
-/// be). The result is clamped to `file_size`, and never lies before `start.coffset()` (a
-/// malformed chunk still gets a usable hint).
+/// the first known block start after it (`starts` ascending, e.g. [`BlockStarts::as_slice`]),
+/// else `end.coffset() + 65536` (the largest a block can be). The result is clamped to
+/// `file_size`.
 ///
 /// ```
-/// use bgzf::{byte_limit, BlockStarts, VirtualOffset};
+/// use bgzf::{byte_end, BlockStarts, VirtualOffset};
 /// let starts = BlockStarts::new(vec![0, 1000, 5000]);
-/// let s = VirtualOffset::new(0, 10);
-/// assert_eq!(byte_limit(s, VirtualOffset::new(1000, 0), starts.as_slice(), 1 << 20), 1000);
-/// assert_eq!(byte_limit(s, VirtualOffset::new(1000, 5), starts.as_slice(), 1 << 20), 5000);
-/// assert_eq!(byte_limit(s, VirtualOffset::new(5000, 5), starts.as_slice(), 1 << 20), 5000 + 65536);
-/// assert_eq!(byte_limit(s, VirtualOffset::new(5000, 5), &[], 6000), 6000);
+/// assert_eq!(byte_end(VirtualOffset::new(1000, 0), starts.as_slice(), 1 << 20), 1000);
+/// assert_eq!(byte_end(VirtualOffset::new(1000, 5), starts.as_slice(), 1 << 20), 5000);
+/// assert_eq!(byte_end(VirtualOffset::new(5000, 5), starts.as_slice(), 1 << 20), 5000 + 65536);
+/// assert_eq!(byte_end(VirtualOffset::new(5000, 5), &[], 6000), 6000);
 /// ```
-pub fn byte_limit(start: VirtualOffset, end: VirtualOffset, starts: &[u64], file_size: u64) -> u64 {
+pub fn byte_end(end: VirtualOffset, starts: &[u64], file_size: u64) -> u64 {
     let unclamped = if end.uoffset() == 0 {
         end.coffset()
     } else {
@@ -81,7 +81,7 @@ pub fn byte_limit(start: VirtualOffset, end: VirtualOffset, starts: &[u64], file
             .copied()
             .unwrap_or_else(|| end.coffset().saturating_add(MAX_BLOCK_SIZE as u64))
     };
-    unclamped.max(start.coffset()).min(file_size)
+    unclamped.min(file_size)
 }
 
 #[cfg(test)]
@@ -104,59 +104,40 @@ mod tests {
     #[test]
     fn rule_two() {
         let starts = BlockStarts::new(vec![0, 100, 250, 900]);
-        let s = VirtualOffset::new(100, 3);
         // uoffset 0: the end block is not needed.
         assert_eq!(
-            byte_limit(s, VirtualOffset::new(250, 0), starts.as_slice(), 10_000),
+            byte_end(VirtualOffset::new(250, 0), starts.as_slice(), 10_000),
             250
         );
         // End block needed: next known start.
         assert_eq!(
-            byte_limit(s, VirtualOffset::new(250, 1), starts.as_slice(), 10_000),
+            byte_end(VirtualOffset::new(250, 1), starts.as_slice(), 10_000),
             900
         );
         // End inside a block that is not itself a known start: still the next start after it.
         assert_eq!(
-            byte_limit(s, VirtualOffset::new(300, 1), starts.as_slice(), 10_000),
+            byte_end(VirtualOffset::new(300, 1), starts.as_slice(), 10_000),
             900
         );
         // No known start after: + 64 KiB, clamped.
         assert_eq!(
-            byte_limit(s, VirtualOffset::new(900, 1), starts.as_slice(), 10_000),
+            byte_end(VirtualOffset::new(900, 1), starts.as_slice(), 10_000),
             10_000
         );
         assert_eq!(
-            byte_limit(s, VirtualOffset::new(900, 1), starts.as_slice(), 1 << 30),
+            byte_end(VirtualOffset::new(900, 1), starts.as_slice(), 1 << 30),
             900 + 65536
         );
         assert_eq!(
-            byte_limit(s, VirtualOffset::new(250, 1), &[], 1 << 30),
+            byte_end(VirtualOffset::new(250, 1), &[], 1 << 30),
             250 + 65536
         );
         // Clamp applies to uoffset-0 ends too.
-        assert_eq!(
-            byte_limit(
-                VirtualOffset::new(0, 0),
-                VirtualOffset::new(5000, 0),
-                &[],
-                4000
-            ),
-            4000
-        );
-        // An end before the start does not give a limit behind the read position.
-        assert_eq!(
-            byte_limit(
-                VirtualOffset::new(900, 0),
-                VirtualOffset::new(250, 0),
-                &[],
-                10_000
-            ),
-            900
-        );
+        assert_eq!(byte_end(VirtualOffset::new(5000, 0), &[], 4000), 4000);
         // Saturating near the top of the offset range.
         let top = VirtualOffset::new(VirtualOffset::MAX_COFFSET, 1);
         assert_eq!(
-            byte_limit(top, top, &[], u64::MAX),
+            byte_end(top, &[], u64::MAX),
             VirtualOffset::MAX_COFFSET + 65536
         );
     }

@@ -1,19 +1,16 @@
-//! Reading BGZF (and, sequentially, plain gzip or uncompressed) data from an [`HFile`].
+//! Reading BGZF (and, sequentially, plain gzip or uncompressed) data from a [`Source`].
 
-use std::collections::VecDeque;
 use std::fmt;
-use std::io;
+use std::io::{self, SeekFrom};
 use std::sync::Arc;
 
-use crossbeam_channel::Receiver;
-use flate2::bufread::MultiGzDecoder;
+use flate2::read::MultiGzDecoder;
 use hfile::HFile;
-use libdeflater::Decompressor;
 
 use crate::block::{self, EOF_MARKER, FIXED_HEADER_LEN, HEADER_LEN};
-use crate::limit::{byte_limit, BlockStarts};
-use crate::pool::{Inflated, Pool, RawBlock};
-use crate::{Error, Result, VirtualOffset};
+use crate::blocked::BgzfState;
+use crate::fetch::{read_full, source_error};
+use crate::{Error, Result, Source, VirtualOffset};
 
 /// The container a [`Reader`] found at the start of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,24 +50,24 @@ impl fmt::Display for Format {
 /// assert!(!r.read_exact_or_eof(&mut buf).unwrap(), "clean end of data");
 /// assert!(r.check_eof_marker().unwrap());
 /// ```
-pub struct Reader {
+pub struct Reader<S = HFile> {
     name: Arc<str>,
-    inner: Inner,
+    inner: Inner<S>,
 }
 
-enum Inner {
-    Bgzf(Box<BgzfState>),
-    Gzip(GzipState),
-    Raw(RawState),
+enum Inner<S> {
+    Bgzf(Box<BgzfState<S>>),
+    Gzip(GzipState<S>),
+    Raw(RawState<S>),
 }
 
-struct GzipState {
-    decoder: MultiGzDecoder<HFile>,
+struct GzipState<S> {
+    decoder: MultiGzDecoder<S>,
     upos: u64,
 }
 
-struct RawState {
-    hfile: HFile,
+struct RawState<S> {
+    src: S,
     upos: u64,
 }
 
@@ -80,21 +77,30 @@ fn stream_offset(upos: u64) -> VirtualOffset {
     VirtualOffset::new(upos & !0xffff, (upos & 0xffff) as u16)
 }
 
-impl Reader {
-    /// Detects the container and prepares to read from the current position of `hfile`
-    /// (normally 0: BGZF offsets are file offsets).
-    pub fn new(mut hfile: HFile) -> Result<Reader> {
-        let name: Arc<str> = Arc::from(hfile.name());
-        let start = hfile.tell();
+impl<S: Source> Reader<S> {
+    /// Detects the container and prepares to read from the current position of `src`
+    /// (normally 0: BGZF offsets are file offsets). Messages name the file [`Source::name`].
+    pub fn new(src: S) -> Result<Reader<S>> {
+        let name = src.name().to_string();
+        Reader::with_name(src, &name)
+    }
+
+    /// Like [`Reader::new`], with `name` (a path or URL) for messages.
+    pub fn with_name(mut src: S, name: &str) -> Result<Reader<S>> {
+        let name: Arc<str> = Arc::from(name);
+        let start = src
+            .stream_position()
+            .map_err(|e| source_error(e, &name, 0))?;
         let mut prefix = vec![0u8; HEADER_LEN];
-        let n = hfile.read_full(&mut prefix)?;
+        let n = read_full(&mut src, &mut prefix).map_err(|e| source_error(e, &name, start))?;
         prefix.truncate(n);
         // htslib calls data compressed only when a whole 18-byte header is there.
         let format = if n == HEADER_LEN && block::has_gzip_magic(&prefix) {
             let xlen = usize::from(u16::from_le_bytes([prefix[10], prefix[11]]));
             if prefix[3] & 0x04 != 0 && FIXED_HEADER_LEN + xlen > HEADER_LEN {
                 prefix.resize(FIXED_HEADER_LEN + xlen, 0);
-                let more = hfile.read_full(&mut prefix[HEADER_LEN..])?;
+                let more = read_full(&mut src, &mut prefix[HEADER_LEN..])
+                    .map_err(|e| source_error(e, &name, start))?;
                 prefix.truncate(HEADER_LEN + more);
             }
             if block::is_bgzf_header(&prefix) {
@@ -105,14 +111,15 @@ impl Reader {
         } else {
             Format::Raw
         };
-        hfile.seek_to(start)?;
+        src.seek(SeekFrom::Start(start))
+            .map_err(|e| source_error(e, &name, start))?;
         let inner = match format {
-            Format::Bgzf => Inner::Bgzf(Box::new(BgzfState::new(hfile, Arc::clone(&name), start))),
+            Format::Bgzf => Inner::Bgzf(Box::new(BgzfState::new(src, Arc::clone(&name), start))),
             Format::Gzip => Inner::Gzip(GzipState {
-                decoder: MultiGzDecoder::new(hfile),
+                decoder: MultiGzDecoder::new(src),
                 upos: 0,
             }),
-            Format::Raw => Inner::Raw(RawState { hfile, upos: 0 }),
+            Format::Raw => Inner::Raw(RawState { src, upos: 0 }),
         };
         Ok(Reader { name, inner })
     }
@@ -141,7 +148,12 @@ impl Reader {
         match &mut self.inner {
             Inner::Bgzf(s) => s.read(buf),
             Inner::Raw(s) => {
-                let n = s.hfile.read_some(buf)?;
+                let n = loop {
+                    match io::Read::read(&mut s.src, buf) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        other => break other.map_err(|e| source_error(e, &self.name, s.upos))?,
+                    }
+                };
                 s.upos += n as u64;
                 Ok(n)
             }
@@ -150,7 +162,7 @@ impl Reader {
                     s.upos += n as u64;
                     Ok(n)
                 }
-                Err(e) => Err(gzip_error(e, &self.name, s.decoder.get_ref().tell())),
+                Err(e) => Err(gzip_error(e, &self.name, s.upos)),
             },
         }
     }
@@ -224,23 +236,29 @@ impl Reader {
         s.seek(target)
     }
 
-    /// Moves to `start` and tells the byte source that reading the chunk `[start, end)` needs
-    /// only the bytes before [`byte_limit`]`(start, end, known block starts, file size)`.
+    /// Moves to `start` and tells the byte source that reading on from there needs only the
+    /// bytes before `byte_end` (the end a query planner computed for the span holding this
+    /// chunk, e.g. with [`crate::byte_end`]).
     ///
-    /// The limit is a hint: reading on past it (the record that straddles the chunk end) still
-    /// works. Read-ahead by worker threads never goes past it.
-    pub fn seek_limit(&mut self, start: VirtualOffset, end: VirtualOffset) -> Result<()> {
+    /// The limit is a hint: reading on past it (the record that straddles the chunk end, a region
+    /// that goes on) still works, at the cost of a further request. Read-ahead by worker threads
+    /// never goes past it.
+    pub fn seek_limit(&mut self, start: VirtualOffset, byte_end: u64) -> Result<()> {
         let s = self.bgzf_mut()?;
-        let size = s.size()?;
-        let known = s
-            .block_starts
-            .as_deref()
-            .map_or(&[][..], BlockStarts::as_slice);
-        let end = byte_limit(start, end, known, size);
         // The limit goes down before the seek, so the byte source never starts an unbounded
         // request for this chunk.
-        s.set_limit(Some(end));
+        s.set_limit(Some(byte_end.max(start.coffset())));
         s.seek(start)
+    }
+
+    /// Tells the byte source which byte ranges will be read next, in order (see
+    /// [`Source::advise`]): a remote source fetches them ahead, several at once.
+    pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        match &mut self.inner {
+            Inner::Bgzf(s) => s.input.src.advise(ranges),
+            Inner::Gzip(s) => s.decoder.get_mut().advise(ranges),
+            Inner::Raw(s) => s.src.advise(ranges),
+        }
     }
 
     /// The read-ahead byte limit in force (`None` after a plain [`Reader::seek`]).
@@ -248,14 +266,6 @@ impl Reader {
         match &self.inner {
             Inner::Bgzf(s) => s.limit,
             _ => None,
-        }
-    }
-
-    /// Gives the known block starts used by [`Reader::seek_limit`] to find where a chunk's last
-    /// block ends.
-    pub fn set_block_starts(&mut self, starts: Arc<BlockStarts>) {
-        if let Inner::Bgzf(s) = &mut self.inner {
-            s.block_starts = Some(starts);
         }
     }
 
@@ -271,29 +281,55 @@ impl Reader {
     /// True when the file ends with the 28-byte BGZF EOF marker block. Reads the last 28 bytes
     /// and returns to the current position. A file shorter than 28 bytes has no marker.
     pub fn check_eof_marker(&mut self) -> Result<bool> {
-        let (hfile, limit) = match &mut self.inner {
-            Inner::Bgzf(s) => (&mut s.hfile, s.limit),
+        let name = Arc::clone(&self.name);
+        let (src, limit) = match &mut self.inner {
+            Inner::Bgzf(s) => {
+                s.input.moved();
+                (&mut s.input.src, s.limit)
+            }
             Inner::Gzip(s) => (s.decoder.get_mut(), None),
-            Inner::Raw(s) => (&mut s.hfile, None),
+            Inner::Raw(s) => (&mut s.src, None),
         };
-        let size = hfile.size()?;
+        let err = |e, at| source_error(e, &name, at);
+        let size = src.size().map_err(|e| err(e, 0))?;
         if size < EOF_MARKER.len() as u64 {
             return Ok(false);
         }
-        let saved = hfile.tell();
-        hfile.set_readahead_limit(Some(size));
+        let saved = src.stream_position().map_err(|e| err(e, 0))?;
+        let at = size - EOF_MARKER.len() as u64;
+        src.set_readahead_limit(Some(size));
         let mut tail = [0u8; EOF_MARKER.len()];
-        let read = hfile
-            .seek_to(size - EOF_MARKER.len() as u64)
-            .and_then(|()| hfile.read_full(&mut tail));
-        hfile.set_readahead_limit(limit);
-        let restored = hfile.seek_to(saved);
-        let n = read?;
-        restored?;
+        let read = src
+            .seek(SeekFrom::Start(at))
+            .and_then(|_| read_full(src, &mut tail));
+        src.set_readahead_limit(limit);
+        let restored = src.seek(SeekFrom::Start(saved));
+        let n = read.map_err(|e| err(e, at))?;
+        restored.map_err(|e| err(e, saved))?;
         Ok(n == EOF_MARKER.len() && tail == EOF_MARKER)
     }
 
-    fn bgzf_mut(&mut self) -> Result<&mut BgzfState> {
+    /// The size of the file in bytes (compressed, as stored).
+    pub fn size(&mut self) -> Result<u64> {
+        let name = Arc::clone(&self.name);
+        let src = match &mut self.inner {
+            Inner::Bgzf(s) => &mut s.input.src,
+            Inner::Gzip(s) => s.decoder.get_mut(),
+            Inner::Raw(s) => &mut s.src,
+        };
+        src.size().map_err(|e| source_error(e, &name, 0))
+    }
+
+    /// The byte source.
+    pub fn get_ref(&self) -> &S {
+        match &self.inner {
+            Inner::Bgzf(s) => &s.input.src,
+            Inner::Gzip(s) => s.decoder.get_ref(),
+            Inner::Raw(s) => &s.src,
+        }
+    }
+
+    fn bgzf_mut(&mut self) -> Result<&mut BgzfState<S>> {
         let format = self.format();
         match &mut self.inner {
             Inner::Bgzf(s) => Ok(s),
@@ -305,411 +341,31 @@ impl Reader {
     }
 }
 
-/// Keeps transport errors as they are; anything else is a decompression failure.
-fn gzip_error(e: io::Error, name: &str, offset: u64) -> Error {
-    let kind = e.kind();
-    match e.into_inner() {
-        Some(inner) => match inner.downcast::<hfile::Error>() {
-            Ok(h) => Error::Io(*h),
-            Err(other) => Error::Gzip {
-                name: name.to_string(),
-                offset,
-                source: io::Error::new(kind, other),
-            },
-        },
-        None => Error::Gzip {
-            name: name.to_string(),
-            offset,
-            source: io::Error::from(kind),
-        },
+/// Keeps transport errors as they are; anything else is a decompression failure, at
+/// uncompressed byte `upos` (the compressed position is hidden inside the decoder).
+fn gzip_error(e: io::Error, name: &str, upos: u64) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<hfile::Error>()) {
+        return source_error(e, name, upos);
+    }
+    Error::Gzip {
+        name: name.to_string(),
+        offset: upos,
+        source: e,
     }
 }
 
-impl io::Read for Reader {
+impl<S: Source> io::Read for Reader<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Reader::read(self, buf).map_err(io::Error::from)
     }
 }
 
-impl fmt::Debug for Reader {
+impl<S: Source> fmt::Debug for Reader<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reader")
             .field("name", &self.name)
             .field("format", &self.format())
             .field("virtual_offset", &self.virtual_offset())
             .finish()
-    }
-}
-
-/// The next block to fetch from the file, and the part of it read so far (read-ahead may stop
-/// part-way to stay inside the limit).
-struct Cursor {
-    coffset: u64,
-    bytes: Vec<u8>,
-    header_len: Option<usize>,
-    total: Option<usize>,
-}
-
-impl Cursor {
-    fn at(coffset: u64) -> Cursor {
-        Cursor {
-            coffset,
-            bytes: Vec::new(),
-            header_len: None,
-            total: None,
-        }
-    }
-}
-
-enum Fetched {
-    Block(RawBlock),
-    Eof,
-    /// The next bytes lie at or past the limit.
-    Stopped,
-}
-
-/// Reads the block at the cursor, stopping before any byte at or past `limit`.
-fn fetch(hfile: &mut HFile, name: &str, cur: &mut Cursor, limit: Option<u64>) -> Result<Fetched> {
-    loop {
-        let target = match (cur.header_len, cur.total) {
-            (None, _) => FIXED_HEADER_LEN,
-            (Some(h), None) => h,
-            (Some(_), Some(t)) => t,
-        };
-        let have = cur.bytes.len();
-        if have < target {
-            if limit.is_some_and(|l| cur.coffset.saturating_add(target as u64) > l) {
-                return Ok(Fetched::Stopped);
-            }
-            let pos = cur.coffset + have as u64;
-            if hfile.tell() != pos {
-                hfile.seek_to(pos)?;
-            }
-            cur.bytes.resize(target, 0);
-            let n = match hfile.read_full(&mut cur.bytes[have..]) {
-                Ok(n) => n,
-                Err(e) => {
-                    cur.bytes.truncate(have);
-                    return Err(e.into());
-                }
-            };
-            cur.bytes.truncate(have + n);
-            if have + n < target {
-                if have + n == 0 {
-                    return Ok(Fetched::Eof);
-                }
-                return Err(Error::TruncatedBlock {
-                    name: name.to_string(),
-                    offset: cur.coffset,
-                    needed: target,
-                    available: have + n,
-                });
-            }
-        }
-        match (cur.header_len, cur.total) {
-            (None, _) => {
-                let mut fixed = [0u8; FIXED_HEADER_LEN];
-                fixed.copy_from_slice(&cur.bytes[..FIXED_HEADER_LEN]);
-                let xlen = block::parse_fixed_header(&fixed, name, cur.coffset)?;
-                cur.header_len = Some(FIXED_HEADER_LEN + xlen);
-            }
-            (Some(h), None) => {
-                let extra = &cur.bytes[FIXED_HEADER_LEN..h];
-                cur.total = Some(block::block_size(extra, name, cur.coffset)?);
-            }
-            (Some(header_len), Some(total)) => {
-                let next = Cursor::at(cur.coffset + total as u64);
-                let done = std::mem::replace(cur, next);
-                return Ok(Fetched::Block(RawBlock {
-                    coffset: done.coffset,
-                    bytes: done.bytes,
-                    header_len,
-                }));
-            }
-        }
-    }
-}
-
-/// A block handed to the workers, or the outcome that stopped read-ahead.
-enum Ahead {
-    Block {
-        coffset: u64,
-        clen: u64,
-        answer: Receiver<Inflated>,
-    },
-    Failed(Error),
-    Eof,
-}
-
-struct BgzfState {
-    hfile: HFile,
-    name: Arc<str>,
-    /// The inflated data of the current block.
-    block: Vec<u8>,
-    block_coffset: u64,
-    /// Compressed size of the current block (0: none loaded).
-    block_clen: u64,
-    pos: usize,
-    /// After a seek to another block: the in-block offset to apply once it is loaded.
-    pending_uoffset: Option<u16>,
-    /// Where the next block comes from: the block after the last one queued or delivered.
-    cursor: Cursor,
-    limit: Option<u64>,
-    size: Option<u64>,
-    block_starts: Option<Arc<BlockStarts>>,
-    decompressor: Decompressor,
-    pool: Option<Pool>,
-    /// Blocks after the current one, in file order.
-    queue: VecDeque<Ahead>,
-    /// Read-ahead reached the end or an error; it resumes once the consumer gets there.
-    halted: bool,
-}
-
-impl BgzfState {
-    fn new(hfile: HFile, name: Arc<str>, start: u64) -> BgzfState {
-        BgzfState {
-            hfile,
-            name,
-            block: Vec::new(),
-            block_coffset: start,
-            block_clen: 0,
-            pos: 0,
-            pending_uoffset: None,
-            cursor: Cursor::at(start),
-            limit: None,
-            size: None,
-            block_starts: None,
-            decompressor: Decompressor::new(),
-            pool: None,
-            queue: VecDeque::new(),
-            halted: false,
-        }
-    }
-
-    fn size(&mut self) -> Result<u64> {
-        if let Some(size) = self.size {
-            return Ok(size);
-        }
-        let size = self.hfile.size()?;
-        self.size = Some(size);
-        Ok(size)
-    }
-
-    fn set_limit(&mut self, limit: Option<u64>) {
-        self.limit = limit;
-        self.hfile.set_readahead_limit(limit);
-    }
-
-    fn virtual_offset(&self) -> VirtualOffset {
-        if let Some(u) = self.pending_uoffset {
-            VirtualOffset::new(self.block_coffset, u)
-        } else if self.pos < self.block.len() {
-            VirtualOffset::new(self.block_coffset, self.pos as u16)
-        } else {
-            VirtualOffset::new(self.block_coffset + self.block_clen, 0)
-        }
-    }
-
-    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
-        if self.pos >= self.block.len() && !self.load_next_block()? {
-            return Ok(0);
-        }
-        let avail = &self.block[self.pos..];
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.pos += n;
-        Ok(n)
-    }
-
-    /// Makes the next block with data current; false at the end of the file.
-    fn load_next_block(&mut self) -> Result<bool> {
-        loop {
-            let Some((coffset, clen, data)) = self.take_next()? else {
-                if let Some(u) = self.pending_uoffset.filter(|&u| u > 0) {
-                    return Err(Error::SeekPastBlock {
-                        name: self.name.to_string(),
-                        target: VirtualOffset::new(self.block_coffset, u),
-                        block_len: 0,
-                    });
-                }
-                return Ok(false);
-            };
-            self.block = data;
-            self.block_coffset = coffset;
-            self.block_clen = clen;
-            self.pos = 0;
-            if let Some(u) = self.pending_uoffset.take() {
-                if usize::from(u) > self.block.len() {
-                    let block_len = self.block.len();
-                    self.pos = block_len;
-                    return Err(Error::SeekPastBlock {
-                        name: self.name.to_string(),
-                        target: VirtualOffset::new(coffset, u),
-                        block_len,
-                    });
-                }
-                self.pos = usize::from(u);
-            }
-            if self.pos < self.block.len() {
-                return Ok(true);
-            }
-        }
-    }
-
-    /// The next block's (coffset, compressed size, data), from the read-ahead queue or read now.
-    fn take_next(&mut self) -> Result<Option<(u64, u64, Vec<u8>)>> {
-        self.fill_queue();
-        if let Some(front) = self.queue.pop_front() {
-            return match front {
-                Ahead::Block {
-                    coffset,
-                    clen,
-                    answer,
-                } => {
-                    // Keep the workers busy while this thread waits.
-                    self.fill_queue();
-                    match answer.recv() {
-                        Ok(Ok(data)) => Ok(Some((coffset, clen, data))),
-                        Ok(Err(e)) => {
-                            self.rewind_to(coffset);
-                            Err(e)
-                        }
-                        Err(_) => {
-                            self.rewind_to(coffset);
-                            Err(Error::Thread {
-                                name: self.name.to_string(),
-                                offset: coffset,
-                            })
-                        }
-                    }
-                }
-                Ahead::Failed(e) => {
-                    self.halted = false;
-                    Err(e)
-                }
-                Ahead::Eof => {
-                    self.halted = false;
-                    Ok(None)
-                }
-            };
-        }
-        // Single-threaded, or past the read-ahead limit: read just this block, on demand.
-        match fetch(&mut self.hfile, &self.name, &mut self.cursor, None)? {
-            Fetched::Block(raw) => {
-                let clen = raw.bytes.len() as u64;
-                match raw.inflate(&mut self.decompressor, &self.name) {
-                    Ok(data) => Ok(Some((raw.coffset, clen, data))),
-                    Err(e) => {
-                        self.rewind_to(raw.coffset);
-                        Err(e)
-                    }
-                }
-            }
-            Fetched::Eof | Fetched::Stopped => Ok(None),
-        }
-    }
-
-    /// Reads blocks ahead for the workers, up to twice their number, inside the limit.
-    fn fill_queue(&mut self) {
-        let Some(pool) = &self.pool else {
-            return;
-        };
-        let capacity = 2 * pool.threads();
-        while !self.halted && self.queue.len() < capacity {
-            match fetch(&mut self.hfile, &self.name, &mut self.cursor, self.limit) {
-                Ok(Fetched::Stopped) => break,
-                Ok(Fetched::Eof) => {
-                    self.queue.push_back(Ahead::Eof);
-                    self.halted = true;
-                }
-                Err(e) => {
-                    self.queue.push_back(Ahead::Failed(e));
-                    self.halted = true;
-                }
-                Ok(Fetched::Block(raw)) => {
-                    let coffset = raw.coffset;
-                    let clen = raw.bytes.len() as u64;
-                    let answer = match pool.submit(raw) {
-                        Ok(answer) => answer,
-                        Err(raw) => {
-                            // No worker left: inflate here, keeping the order.
-                            let (tx, rx) = crossbeam_channel::bounded(1);
-                            let _ = tx.send(raw.inflate(&mut self.decompressor, &self.name));
-                            rx
-                        }
-                    };
-                    self.queue.push_back(Ahead::Block {
-                        coffset,
-                        clen,
-                        answer,
-                    });
-                }
-            }
-        }
-    }
-
-    /// Drops all read-ahead; the next block comes from `coffset`.
-    fn rewind_to(&mut self, coffset: u64) {
-        if let Some(pool) = &self.pool {
-            pool.invalidate();
-        }
-        self.queue.clear();
-        self.halted = false;
-        self.cursor = Cursor::at(coffset);
-    }
-
-    /// Drops all read-ahead, keeping the position.
-    fn reset_ahead(&mut self) {
-        let next = if self.pending_uoffset.is_some() {
-            self.block_coffset
-        } else {
-            self.block_coffset + self.block_clen
-        };
-        self.rewind_to(next);
-    }
-
-    fn seek(&mut self, target: VirtualOffset) -> Result<()> {
-        let coffset = target.coffset();
-        let uoffset = target.uoffset();
-        if self.pending_uoffset.is_none() && self.block_clen > 0 && coffset == self.block_coffset {
-            // Inside the current block: the queue still holds exactly the blocks after it.
-            if usize::from(uoffset) > self.block.len() {
-                return Err(Error::SeekPastBlock {
-                    name: self.name.to_string(),
-                    target,
-                    block_len: self.block.len(),
-                });
-            }
-            self.pos = usize::from(uoffset);
-            return Ok(());
-        }
-        self.block.clear();
-        self.pos = 0;
-        self.block_clen = 0;
-        self.block_coffset = coffset;
-        self.pending_uoffset = Some(uoffset);
-        let queued = self
-            .queue
-            .iter()
-            .position(|a| matches!(a, Ahead::Block { coffset: c, .. } if *c == coffset));
-        if let Some(i) = queued {
-            // A block already read ahead: keep it and what follows it.
-            self.queue.drain(..i);
-        } else if !(self.queue.is_empty() && self.cursor.coffset == coffset) {
-            self.rewind_to(coffset);
-        }
-        Ok(())
-    }
-
-    fn set_threads(&mut self, threads: usize) {
-        let wanted = if threads >= 2 { threads } else { 0 };
-        if self.pool.as_ref().map_or(0, Pool::threads) == wanted {
-            return;
-        }
-        self.reset_ahead();
-        self.pool = None;
-        if wanted > 0 {
-            self.pool = Pool::new(wanted, Arc::clone(&self.name));
-        }
     }
 }

@@ -19,9 +19,33 @@ impl VirtualOffset {
     /// The largest compressed offset a virtual offset can hold.
     pub const MAX_COFFSET: u64 = (1 << 48) - 1;
 
-    /// Packs a compressed offset (truncated to 48 bits) and an in-block offset.
+    /// Packs a compressed offset and an in-block offset. A compressed offset past
+    /// [`VirtualOffset::MAX_COFFSET`] (no BGZF file can be that large) saturates to it, so a
+    /// bad value can never wrap round to an offset near the start of the file; use
+    /// [`VirtualOffset::checked_new`] to refuse it instead.
     pub const fn new(coffset: u64, uoffset: u16) -> VirtualOffset {
-        VirtualOffset(((coffset & Self::MAX_COFFSET) << 16) | uoffset as u64)
+        let c = if coffset > Self::MAX_COFFSET {
+            Self::MAX_COFFSET
+        } else {
+            coffset
+        };
+        VirtualOffset((c << 16) | uoffset as u64)
+    }
+
+    /// Packs a compressed offset and an in-block offset; `None` when the compressed offset does
+    /// not fit in 48 bits.
+    ///
+    /// ```
+    /// use bgzf::VirtualOffset;
+    /// assert!(VirtualOffset::checked_new(VirtualOffset::MAX_COFFSET, 1).is_some());
+    /// assert!(VirtualOffset::checked_new(1 << 48, 0).is_none());
+    /// ```
+    pub const fn checked_new(coffset: u64, uoffset: u16) -> Option<VirtualOffset> {
+        if coffset > Self::MAX_COFFSET {
+            None
+        } else {
+            Some(VirtualOffset((coffset << 16) | uoffset as u64))
+        }
     }
 
     /// The packed value as stored in BAI/CSI files.
@@ -83,10 +107,15 @@ mod tests {
             VirtualOffset::MAX_COFFSET
         );
         assert_eq!(
-            VirtualOffset::new(1 << 48, 0).coffset(),
-            0,
-            "coffset is truncated to 48 bits"
+            VirtualOffset::new(1 << 48, 9),
+            VirtualOffset::new(VirtualOffset::MAX_COFFSET, 9),
+            "a compressed offset past 48 bits saturates, never wraps"
         );
+        assert_eq!(
+            VirtualOffset::new(u64::MAX, 0).coffset(),
+            VirtualOffset::MAX_COFFSET
+        );
+        assert_eq!(VirtualOffset::checked_new(1 << 48, 0), None);
         assert_eq!(VirtualOffset::from_raw(0x1_0002).coffset(), 1);
         assert_eq!(VirtualOffset::from_raw(0x1_0002).uoffset(), 2);
         assert_eq!(format!("{}", VirtualOffset::new(5, 6)), "5:6");

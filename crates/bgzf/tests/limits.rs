@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use bgzf::{byte_limit, BlockStarts, Reader, VirtualOffset};
+use bgzf::{byte_end, Reader, VirtualOffset};
 use common::{fixture_bytes, walk_blocks};
 use hfile::{Backend, HFile, MemoryBackend};
 
@@ -71,8 +71,8 @@ fn take(log: &Mutex<Vec<Event>>) -> Vec<Event> {
 
 /// Reads the chunk `[start, end)` the way the BAM iterator does: until the position reaches
 /// `end`. Returns the bytes.
-fn read_chunk(r: &mut Reader, start: VirtualOffset, end: VirtualOffset) -> Vec<u8> {
-    r.seek_limit(start, end).unwrap();
+fn read_chunk(r: &mut Reader, start: VirtualOffset, end: VirtualOffset, limit: u64) -> Vec<u8> {
+    r.seek_limit(start, limit).unwrap();
     let mut out = Vec::new();
     let mut byte = [0u8; 1];
     while r.virtual_offset() < end {
@@ -85,47 +85,23 @@ fn read_chunk(r: &mut Reader, start: VirtualOffset, end: VirtualOffset) -> Vec<u
 }
 
 #[test]
-fn seek_limit_sends_the_rule_two_byte_end_to_the_backend() {
+fn seek_limit_sends_the_byte_end_down_before_any_read() {
     let file = "data/rand.bam";
     let size = fixture_bytes(file).len() as u64;
     let starts = walk_blocks(&fixture_bytes(file));
     let (mut r, log) = recording(file);
     let start = VirtualOffset::new(starts[2], 10);
 
-    // Known block starts: the end block ends where the next known one begins.
-    r.set_block_starts(Arc::new(BlockStarts::new(starts.clone())));
     take(&log);
-    r.seek_limit(start, VirtualOffset::new(starts[4], 100))
-        .unwrap();
-    assert_eq!(take(&log)[0], Event::Limit(Some(starts[5])));
+    let end = byte_end(VirtualOffset::new(starts[4], 100), &starts, size);
+    assert_eq!(end, starts[5]);
+    r.seek_limit(start, end).unwrap();
+    assert_eq!(take(&log), vec![Event::Limit(Some(starts[5]))]);
     assert_eq!(r.readahead_limit(), Some(starts[5]));
 
-    // uoffset 0: the end block is not needed.
-    r.seek_limit(start, VirtualOffset::new(starts[4], 0))
-        .unwrap();
-    assert_eq!(take(&log)[0], Event::Limit(Some(starts[4])));
-
-    // No known start after the end block: + 64 KiB, clamped to the file size.
-    let last = *starts.last().unwrap();
-    r.seek_limit(start, VirtualOffset::new(last, 0)).unwrap();
-    assert_eq!(take(&log)[0], Event::Limit(Some(last)));
-    let near_end = starts[starts.len() - 2];
-    r.seek_limit(start, VirtualOffset::new(near_end, 5))
-        .unwrap();
-    assert_eq!(take(&log)[0], Event::Limit(Some(last)), "next known start");
-
-    // Without block starts.
-    r.set_block_starts(Arc::new(BlockStarts::default()));
-    r.seek_limit(start, VirtualOffset::new(starts[4], 100))
-        .unwrap();
-    assert_eq!(take(&log)[0], Event::Limit(Some(starts[4] + 65536)));
-    r.seek_limit(start, VirtualOffset::new(near_end, 5))
-        .unwrap();
-    assert_eq!(take(&log)[0], Event::Limit(Some(size)), "clamped");
-    assert_eq!(
-        byte_limit(start, VirtualOffset::new(near_end, 5), &[], size),
-        size
-    );
+    // A byte end before the start still gives a limit at or after the read position.
+    r.seek_limit(start, 0).unwrap();
+    assert_eq!(take(&log)[0], Event::Limit(Some(starts[2])));
 
     // A plain seek lifts the limit.
     r.seek(start).unwrap();
@@ -139,18 +115,17 @@ fn threaded_read_ahead_never_reads_past_the_limit() {
     let bytes = fixture_bytes(file);
     let starts = walk_blocks(&bytes);
     let mut single = Reader::new(HFile::from_bytes(file, bytes.clone())).unwrap();
+    let size = bytes.len() as u64;
     for (with_starts, threads) in [(true, 4), (false, 4), (true, 2), (false, 8)] {
         let (mut r, log) = recording(file);
         r.set_threads(threads);
-        if with_starts {
-            r.set_block_starts(Arc::new(BlockStarts::new(starts.clone())));
-        }
+        let known: &[u64] = if with_starts { &starts } else { &[] };
         // Three chunks, as a query would visit them: the limit changes between them.
         for (s, e) in [(2usize, 4usize), (6, 7), (9, 13)] {
             let start = VirtualOffset::new(starts[s], 7);
             let end = VirtualOffset::new(starts[e], 300);
             take(&log);
-            let got = read_chunk(&mut r, start, end);
+            let got = read_chunk(&mut r, start, end, byte_end(end, known, size));
             let limit = r.readahead_limit().unwrap();
             let expect_limit = if with_starts {
                 starts[e + 1]

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use bam::parse_region;
-use bam::{Reader, Record, Target};
+use bam::{Reader, Record};
 
 use crate::args::{parse_view, HeaderMode, ViewArgs};
 
@@ -137,13 +137,13 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     } else {
         reader.load_index(index_location)?;
         for region in regions {
-            let target = match Target::try_from(parse_region(region, reader.header())) {
+            let target = match parse_region(region, reader.header()) {
                 Ok(target) => target,
-                Err(warning) => {
-                    eprint!("{warning}");
-                    if !warning.ends_with('\n') {
-                        eprintln!();
+                Err(e) => {
+                    if let Some(message) = e.htslib_message() {
+                        eprintln!("{message}");
                     }
+                    eprintln!("{}", e.samtools_warning());
                     continue;
                 }
             };
@@ -180,10 +180,27 @@ fn pg_line(text: &[u8], command_line: &str) -> Vec<u8> {
     if let Some(last) = ids.last() {
         line.push_str(&format!("\tPP:{last}"));
     }
+    // The command line goes into the output: a signed URL in it would hand its signature on.
     line.push_str(&format!(
         "\tVN:{}\tCL:{}\n",
         env!("CARGO_PKG_VERSION"),
-        command_line
+        bam::hfile::redact_text(command_line)
     ));
     line.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_pg_line_hides_signed_query_strings() {
+        let line = super::pg_line(
+            b"@HD\tVN:1.6\n",
+            "hts view -h https://h/x.bam?X-Amz-Signature=abc##idx##https://h/x.bai?sig=d chr1",
+        );
+        let line = String::from_utf8(line).unwrap();
+        assert!(
+            line.ends_with("\tCL:hts view -h https://h/x.bam?...##idx##https://h/x.bai?... chr1\n"),
+            "{line}"
+        );
+    }
 }

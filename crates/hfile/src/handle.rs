@@ -69,6 +69,11 @@ impl HFile {
         self.backend.set_readahead_limit(limit);
     }
 
+    /// Tells the backend which byte ranges will be read next, in order ([`Backend::advise`]).
+    pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.backend.advise(ranges);
+    }
+
     /// Reads into `buf`, returning 0 only at the end of the object.
     pub fn read_some(&mut self, out: &mut [u8]) -> Result<usize> {
         if out.is_empty() {

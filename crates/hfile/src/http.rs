@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use curl::easy::{Easy2, Handler, List, WriteError};
+use curl::easy::{Easy2, Handler, InfoType, List, WriteError};
 
 use crate::hook::{explain_refusal, Refusal, Request};
 use crate::redact::{is_presigned, redact_url as redact};
@@ -256,6 +256,22 @@ impl Handler for Collector {
         self.body.extend_from_slice(data);
         self.accepted += data.len() as u64;
         Ok(data.len())
+    }
+
+    /// libcurl's trace (verbosity 3 and up), without credentials: libcurl's own printer would
+    /// show `Authorization` headers and signed query strings.
+    fn debug(&mut self, kind: InfoType, data: &[u8]) {
+        let prefix = match kind {
+            InfoType::Text => "*",
+            InfoType::HeaderIn => "<",
+            InfoType::HeaderOut => ">",
+            _ => {
+                eprintln!("{{ ({} bytes of data)", data.len());
+                return;
+            }
+        };
+        let text = crate::redact::redact_text(&String::from_utf8_lossy(data));
+        eprint!("{prefix} {text}");
     }
 
     fn header(&mut self, data: &[u8]) -> bool {

@@ -37,7 +37,7 @@ pub use handle::HFile;
 pub use hook::RequestHook;
 pub use http::HttpBackend;
 pub use memory::MemoryBackend;
-pub use redact::{is_presigned, redact_header, redact_url};
+pub use redact::{is_presigned, redact_header, redact_text, redact_url};
 pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
 pub use s3::{S3Backend, S3Options};
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
@@ -64,6 +64,11 @@ pub trait Backend: Send {
     /// Hints that reads from the current position will not need bytes at or past `limit`
     /// (`None`: no bound known, e.g. streaming a whole file). Never an end of file.
     fn set_readahead_limit(&mut self, limit: Option<u64>);
+
+    /// Hints that these byte ranges will be read next, in this order (like
+    /// `posix_fadvise(WILLNEED)`), replacing earlier advice. A remote backend may fetch them
+    /// ahead; reads still come through `seek`, `set_readahead_limit` and `read`.
+    fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
 
     /// The name the user gave (path or URL), for messages.
     fn name(&self) -> &str;

@@ -38,6 +38,10 @@ impl<B: Backend> Backend for Named<B> {
         self.inner.set_readahead_limit(limit);
     }
 
+    fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.inner.advise(ranges);
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

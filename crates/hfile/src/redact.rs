@@ -89,6 +89,43 @@ pub fn redact_header(name: &str, value: &str) -> String {
     }
 }
 
+/// Lines of protocol text (libcurl's trace: request and response heads, its own notes) for a
+/// log: credential headers redacted, and every URL or request target without its query string.
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\r', '\n']);
+        let ending = &line[body.len()..];
+        if let Some((name, value)) = body.split_once(':') {
+            let is_header =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            if is_header && SECRET_HEADERS.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+                out.push_str(&redact_header(name, value));
+                out.push_str(ending);
+                continue;
+            }
+        }
+        let words: Vec<String> = body
+            .split(' ')
+            .map(|word| {
+                let bare = word.trim_matches(|c| matches!(c, '\'' | '"' | '<' | '>' | '(' | ')'));
+                if bare.contains("://") {
+                    word.replace(bare, &redact_url(bare))
+                } else if bare.starts_with('/') && bare.contains('?') {
+                    // A request target: `GET /key?X-Amz-Signature=... HTTP/1.1`.
+                    let cut = bare.find('?').unwrap_or(bare.len());
+                    word.replace(bare, &format!("{}?...", &bare[..cut]))
+                } else {
+                    word.to_string()
+                }
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+        out.push_str(ending);
+    }
+    out
+}
+
 /// True for a URL signed in its query string (S3 SigV4 or SigV2, Google Cloud Storage, Azure
 /// SAS): such a URL must be used exactly as given, since any change breaks the signature.
 pub fn is_presigned(url: &str) -> bool {
@@ -133,6 +170,27 @@ mod tests {
             "x-amz-security-token: <redacted>"
         );
         assert_eq!(redact_header("Range", "bytes=0-9"), "Range: bytes=0-9");
+    }
+
+    #[test]
+    fn protocol_text() {
+        let head = "GET /b/k.bam?X-Amz-Signature=abc HTTP/1.1\r\nHost: h\r\n\
+                    Authorization: AWS4-HMAC-SHA256 Credential=AK/x, Signature=abc\r\n\
+                    x-amz-security-token: tok\r\nRange: bytes=0-9\r\n\r\n";
+        let shown = redact_text(head);
+        assert_eq!(
+            shown,
+            "GET /b/k.bam?... HTTP/1.1\r\nHost: h\r\nAuthorization: <redacted>\r\n\
+             x-amz-security-token: <redacted>\r\nRange: bytes=0-9\r\n\r\n"
+        );
+        assert_eq!(
+            redact_text("Issue another request to this URL: 'https://h/x?sig=1'\n"),
+            "Issue another request to this URL: 'https://h/x?...'\n"
+        );
+        assert_eq!(
+            redact_text("Location: https://h/y?token=2"),
+            "Location: https://h/y?..."
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Planning the byte spans to fetch for a whole query (DESIGN.md rule 3).
+//! Planning the byte spans to fetch for a whole query (docs/ARCHITECTURE.md, rule 3).
 //!
 //! The chunks of every region of a query are gathered, overlaps removed, and neighbours joined
 //! into [`Span`]s: contiguous byte ranges of the BAM file, each fetched with one bounded
@@ -25,9 +25,6 @@
 use bgzf::VirtualOffset;
 
 use crate::Chunk;
-
-/// The largest compressed size of one BGZF block.
-pub const MAX_BLOCK_SIZE: u64 = 65536;
 
 /// Limits for [`plan`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +55,7 @@ impl Default for Options {
 pub struct Span {
     /// The first byte: the compressed offset of the first chunk's block.
     pub start: u64,
-    /// One past the last byte needed (DESIGN.md rule 2, [`bgzf::byte_limit`]).
+    /// One past the last byte needed (docs/ARCHITECTURE.md, rule 2: [`bgzf::byte_end`]).
     pub end: u64,
     /// The chunks read from this span, in file order.
     pub chunks: Vec<Chunk>,
@@ -81,11 +78,7 @@ impl Span {
     }
 }
 
-/// The byte just past what must be fetched to read a chunk ending at `end` (DESIGN.md rule 2):
-/// the BGZF layer's own rule, so that the plan and the reader's limits agree.
-fn byte_end(end: VirtualOffset, starts: &[u64], size: u64) -> u64 {
-    bgzf::byte_limit(VirtualOffset::default(), end, starts, size)
-}
+use bgzf::byte_end;
 
 /// Plans the spans for `chunks` (from one or many regions, in any order, possibly
 /// overlapping), given the known block starts (sorted, e.g. [`crate::Index::block_starts`])

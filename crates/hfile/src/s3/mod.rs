@@ -184,6 +184,10 @@ impl Backend for S3Backend {
         self.inner.set_readahead_limit(limit);
     }
 
+    fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.inner.advise(ranges);
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -10,32 +10,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender};
 use libdeflater::Decompressor;
 
-use crate::block::{self, MAX_BLOCK_SIZE};
-use crate::Error;
-
-/// A whole compressed block as read from the file.
-pub(crate) struct RawBlock {
-    pub coffset: u64,
-    /// From the gzip magic to the end of ISIZE.
-    pub bytes: Vec<u8>,
-    /// 12 + XLEN: where the deflate data starts.
-    pub header_len: usize,
-}
-
-impl RawBlock {
-    pub fn inflate(&self, decompressor: &mut Decompressor, name: &str) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::with_capacity(MAX_BLOCK_SIZE);
-        block::inflate(
-            &self.bytes,
-            self.header_len,
-            &mut out,
-            decompressor,
-            name,
-            self.coffset,
-        )?;
-        Ok(out)
-    }
-}
+use crate::{Error, RawBlock};
 
 pub(crate) type Inflated = Result<Vec<u8>, Error>;
 
@@ -45,7 +20,8 @@ struct Job {
     reply: Sender<Inflated>,
 }
 
-pub(crate) struct Pool {
+/// The inflate workers of one reader.
+pub(crate) struct Workers {
     jobs: Option<Sender<Job>>,
     workers: Vec<JoinHandle<()>>,
     /// Bumped when queued work is discarded, so workers skip jobs nobody waits for.
@@ -53,9 +29,9 @@ pub(crate) struct Pool {
     threads: usize,
 }
 
-impl Pool {
+impl Workers {
     /// Starts up to `threads` workers; `None` if not even one could be started.
-    pub fn new(threads: usize, name: Arc<str>) -> Option<Pool> {
+    pub fn new(threads: usize, name: Arc<str>) -> Option<Workers> {
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
         let generation = Arc::new(AtomicU64::new(0));
         let mut workers = Vec::with_capacity(threads);
@@ -75,7 +51,7 @@ impl Pool {
             return None;
         }
         let threads = workers.len();
-        Some(Pool {
+        Some(Workers {
             jobs: Some(tx),
             workers,
             generation,
@@ -123,7 +99,7 @@ fn work(jobs: &Receiver<Job>, generation: &AtomicU64, name: &str) {
     }
 }
 
-impl Drop for Pool {
+impl Drop for Workers {
     fn drop(&mut self) {
         self.invalidate();
         self.jobs = None;

@@ -1,6 +1,6 @@
-//! A logging reverse proxy: the test server's request log, counters and emulated link in front of
-//! another HTTP server (the S3 implementation under test). Requests are forwarded unchanged,
-//! `Host` included, so signatures made for the proxy's address verify upstream.
+//! The server as a reverse proxy: in front of a server whose own log would not show what the
+//! tests need (the S3 implementation under test), so that its requests are logged, counted and
+//! paced like the file server's.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -16,10 +16,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use crate::server::{Link, Server};
-
-/// Starts a proxy on 127.0.0.1:`port` (0: any) to `upstream`.
-pub fn start(upstream: SocketAddr, port: u16, link: Link) -> Result<Server, String> {
+/// Routes that forward every request to `upstream`.
+pub(super) fn routes(upstream: SocketAddr) -> axum::Router {
     let connector = tower::service_fn(move |_: Uri| {
         Box::pin(async move {
             let stream = TcpStream::connect(upstream).await?;
@@ -28,7 +26,7 @@ pub fn start(upstream: SocketAddr, port: u16, link: Link) -> Result<Server, Stri
         })
     });
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build(connector);
-    let routes = axum::Router::new().fallback(move |mut request: Request| {
+    axum::Router::new().fallback(move |mut request: Request| {
         let client = client.clone();
         async move {
             let target = request
@@ -46,13 +44,12 @@ pub fn start(upstream: SocketAddr, port: u16, link: Link) -> Result<Server, Stri
                 Err(e) => (StatusCode::BAD_GATEWAY, format!("proxy: {e}")).into_response(),
             }
         }
-    });
-    Server::start_routes(routes, port, link)
+    })
 }
 
 /// The upstream connection, acknowledging every segment at once. s3s-fs does not disable
 /// Nagle's algorithm, so the last piece of a body waits for an ACK that a delayed-ACK receiver
-/// holds back 40 ms: an artefact of the test server (a real S3 answers without it), which would
+/// holds back 40 ms: an artefact of the test server (a real S3 answers without it) that would
 /// add 40 ms to most bounded responses and distort every timing through the proxy.
 struct QuickAck(TcpStream);
 

@@ -1,8 +1,12 @@
 //! The S3 test bed: `s3s-fs` (a real S3 implementation that checks SigV4 signatures, serving a
-//! folder as buckets) as a child process on 127.0.0.1, behind the logging proxy, and boto3 in a
-//! virtual environment for pre-signed URLs made by an independent signer. Both tools are
-//! installed on first use into a cache folder (`$HTS_TOOLS_DIR`, else `~/.cache/hts-tools`) and
-//! reused after: a fresh machine needs nothing done by hand.
+//! folder as buckets) as a child process on 127.0.0.1, behind the test server in proxy mode (so
+//! every request is logged, and paced by a [`Link`]), and boto3 in a virtual environment for
+//! pre-signed URLs made by an independent signer. Both tools are installed on first use into a
+//! cache folder (`$HTS_TOOLS_DIR`, else `~/.cache/hts-tools`) and reused after: a fresh machine
+//! needs nothing done by hand, and a test never skips for want of them.
+
+mod compare;
+mod tools;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -11,117 +15,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::conformance::EnvChange;
-use crate::server::{Link, Server};
+pub use compare::{byte_totals, demo};
+pub use tools::{boto3_python, presign, s3s_fs, tools_dir, BOTO3_VERSION, S3S_FS_VERSION};
 
-/// The s3s-fs release known to build with this toolchain (newer ones need a newer rustc).
-pub const S3S_FS_VERSION: &str = "0.14.1";
-/// The boto3 release the pre-signed URL checks were written against.
-pub const BOTO3_VERSION: &str = "1.44.8";
+use crate::corpus::EnvChange;
+use crate::{Link, Server};
+
 /// The test server's credentials (they protect nothing: the server is on 127.0.0.1 for one run).
 pub const ACCESS_KEY: &str = "hts-test-access-key";
 pub const SECRET_KEY: &str = "hts-test-secret-key-0123456789";
 pub const REGION: &str = "us-east-1";
-
-/// Where installed tools are kept between runs.
-pub fn tools_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("HTS_TOOLS_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    cache.join("hts-tools")
-}
-
-/// The s3s-fs binary, installed with `cargo install` (about 3 minutes) when not yet cached.
-pub fn s3s_fs() -> Result<PathBuf, String> {
-    let root = tools_dir().join(format!("s3s-fs-{S3S_FS_VERSION}"));
-    let binary = root.join("bin/s3s-fs");
-    if binary.is_file() {
-        return Ok(binary);
-    }
-    println!(
-        "==> installing s3s-fs {S3S_FS_VERSION} into {} (once; about 3 minutes)",
-        root.display()
-    );
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "install",
-            &format!("s3s-fs@{S3S_FS_VERSION}"),
-            "--features",
-            "binary",
-            "--locked",
-            "--quiet",
-            "--root",
-        ])
-        .arg(&root)
-        .status()
-        .map_err(|e| format!("cannot run cargo install: {e}"))?;
-    if !status.success() || !binary.is_file() {
-        return Err(format!(
-            "installing s3s-fs failed ({status}); by hand: cargo install s3s-fs@{S3S_FS_VERSION} \
-             --features binary --locked --root {}",
-            root.display()
-        ));
-    }
-    Ok(binary)
-}
-
-/// A Python with boto3, in a virtual environment made (from PyPI) when not yet cached.
-pub fn boto3_python() -> Result<PathBuf, String> {
-    let venv = tools_dir().join(format!("boto3-{BOTO3_VERSION}"));
-    let python = venv.join("bin/python");
-    let works = |p: &Path| {
-        Command::new(p)
-            .args(["-c", "import boto3"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if works(&python) {
-        return Ok(python);
-    }
-    println!(
-        "==> installing boto3 {BOTO3_VERSION} into {}",
-        venv.display()
-    );
-    let run = |program: &Path, args: &[&str]| -> Result<(), String> {
-        let status = Command::new(program)
-            .args(args)
-            .status()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} {} failed ({status})",
-                program.display(),
-                args.join(" ")
-            ))
-        }
-    };
-    let venv_text = venv.display().to_string();
-    run(Path::new("python3"), &["-m", "venv", &venv_text])?;
-    run(
-        &venv.join("bin/pip"),
-        &[
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            &format!("boto3=={BOTO3_VERSION}"),
-        ],
-    )?;
-    if works(&python) {
-        Ok(python)
-    } else {
-        Err(format!("boto3 does not import in {}", venv.display()))
-    }
-}
 
 /// A running s3s-fs; dropping it stops it.
 pub struct S3sFs {
@@ -283,21 +186,21 @@ impl S3Stack {
         }
         // Virtual-hosted requests name `BUCKET.localhost:PORT`, and s3s-fs matches the whole
         // `localhost:PORT`: the proxy's port must be known before s3s-fs starts.
-        let port = crate::nginx::free_port()?;
+        let port = free_port()?;
         let s3s = S3sFs::start(binary, root, Some(&format!("localhost:{port}")))?;
-        let proxy = crate::proxy::start(s3s.addr, port, link)?;
+        let proxy = Server::start_proxy(s3s.addr, port, link)?;
         Ok((s3s, proxy))
     }
 
     /// The endpoint clients use: the proxy, so every request is logged.
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.proxy.addr)
+        self.proxy.base()
     }
 
     /// The environment for htslib's `s3+http://` plugin (samtools) to reach this server.
     pub fn htslib_env(&self) -> Vec<EnvChange> {
         let mut env = self.env(SECRET_KEY);
-        env.push(("HTS_S3_HOST".into(), Some(self.proxy.addr.to_string())));
+        env.push(("HTS_S3_HOST".into(), Some(self.proxy.addr().to_string())));
         env.push(("HTS_S3_ADDRESS_STYLE".into(), Some("path".into())));
         env
     }
@@ -334,6 +237,15 @@ impl Drop for S3Stack {
     }
 }
 
+/// A port free on 127.0.0.1 now (for a server that must be told its port before it starts).
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
 /// URL-safe base64 without padding (how s3s-fs names its side files).
 fn base64url(data: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -367,56 +279,6 @@ pub fn corpus_objects(corpus: &Path) -> Result<Vec<Object>, String> {
     }
     Ok(objects)
 }
-
-/// Pre-signed GET URLs made by boto3 (an independent SigV4 implementation) for `keys` of
-/// `bucket`, valid for `expires` seconds, for the given endpoint and path-style addressing.
-pub fn presign(
-    python: &Path,
-    endpoint: &str,
-    bucket: &str,
-    keys: &[&str],
-    expires: u32,
-) -> Result<Vec<String>, String> {
-    const SCRIPT: &str = "
-import sys, boto3
-from botocore.config import Config
-endpoint, access, secret, region, bucket, expires = sys.argv[1:7]
-s3 = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id=access,
-                  aws_secret_access_key=secret, region_name=region,
-                  config=Config(signature_version='s3v4', s3={'addressing_style': 'path'}))
-for key in sys.argv[7:]:
-    print(s3.generate_presigned_url('get_object', Params={'Bucket': bucket, 'Key': key},
-                                    ExpiresIn=int(expires)))
-";
-    let out = Command::new(python)
-        .args([
-            "-c", SCRIPT, endpoint, ACCESS_KEY, SECRET_KEY, REGION, bucket,
-        ])
-        .arg(expires.to_string())
-        .args(keys)
-        .env_remove("AWS_PROFILE")
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "boto3 generate_presigned_url failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let urls: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
-    if urls.len() != keys.len() {
-        return Err(format!(
-            "boto3 printed {} URLs for {} keys",
-            urls.len(),
-            keys.len()
-        ));
-    }
-    Ok(urls)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,283 @@
+//! The BGZF reading machinery behind [`crate::Reader`]: the current block, seeks by virtual
+//! offset, the readahead limit, and blocks read ahead for the inflate workers.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crossbeam_channel::Receiver;
+use libdeflater::Decompressor;
+
+use crate::fetch::{fetch, Cursor, Fetched, Input};
+use crate::workers::{Inflated, Workers};
+use crate::{Error, Result, Source, VirtualOffset};
+
+/// A block handed to the workers, or the outcome that stopped read-ahead.
+enum Ahead {
+    Block {
+        coffset: u64,
+        clen: u64,
+        answer: Receiver<Inflated>,
+    },
+    Failed(Error),
+    Eof,
+}
+
+pub(crate) struct BgzfState<S> {
+    pub(crate) input: Input<S>,
+    name: Arc<str>,
+    /// The inflated data of the current block.
+    block: Vec<u8>,
+    block_coffset: u64,
+    /// Compressed size of the current block (0: none loaded).
+    block_clen: u64,
+    pos: usize,
+    /// After a seek to another block: the in-block offset to apply once it is loaded.
+    pending_uoffset: Option<u16>,
+    /// Where the next block comes from: the block after the last one queued or delivered.
+    cursor: Cursor,
+    pub(crate) limit: Option<u64>,
+    decompressor: Decompressor,
+    workers: Option<Workers>,
+    /// Blocks after the current one, in file order.
+    queue: VecDeque<Ahead>,
+    /// Read-ahead reached the end or an error; it resumes once the consumer gets there.
+    halted: bool,
+}
+
+impl<S: Source> BgzfState<S> {
+    pub(crate) fn new(src: S, name: Arc<str>, start: u64) -> BgzfState<S> {
+        BgzfState {
+            input: Input::new(src),
+            name,
+            block: Vec::new(),
+            block_coffset: start,
+            block_clen: 0,
+            pos: 0,
+            pending_uoffset: None,
+            cursor: Cursor::at(start),
+            limit: None,
+            decompressor: Decompressor::new(),
+            workers: None,
+            queue: VecDeque::new(),
+            halted: false,
+        }
+    }
+
+    pub(crate) fn set_limit(&mut self, limit: Option<u64>) {
+        self.limit = limit;
+        self.input.src.set_readahead_limit(limit);
+    }
+
+    pub(crate) fn virtual_offset(&self) -> VirtualOffset {
+        if let Some(u) = self.pending_uoffset {
+            VirtualOffset::new(self.block_coffset, u)
+        } else if self.pos < self.block.len() {
+            VirtualOffset::new(self.block_coffset, self.pos as u16)
+        } else {
+            VirtualOffset::new(self.block_coffset + self.block_clen, 0)
+        }
+    }
+
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        if self.pos >= self.block.len() && !self.load_next_block()? {
+            return Ok(0);
+        }
+        let avail = &self.block[self.pos..];
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+
+    /// Makes the next block with data current; false at the end of the file.
+    fn load_next_block(&mut self) -> Result<bool> {
+        loop {
+            let Some((coffset, clen, data)) = self.take_next()? else {
+                if let Some(u) = self.pending_uoffset.filter(|&u| u > 0) {
+                    return Err(Error::SeekPastBlock {
+                        name: self.name.to_string(),
+                        target: VirtualOffset::new(self.block_coffset, u),
+                        block_len: 0,
+                    });
+                }
+                return Ok(false);
+            };
+            self.block = data;
+            self.block_coffset = coffset;
+            self.block_clen = clen;
+            self.pos = 0;
+            if let Some(u) = self.pending_uoffset.take() {
+                if usize::from(u) > self.block.len() {
+                    let block_len = self.block.len();
+                    self.pos = block_len;
+                    return Err(Error::SeekPastBlock {
+                        name: self.name.to_string(),
+                        target: VirtualOffset::new(coffset, u),
+                        block_len,
+                    });
+                }
+                self.pos = usize::from(u);
+            }
+            if self.pos < self.block.len() {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The next block's (coffset, compressed size, data), from the read-ahead queue or read now.
+    fn take_next(&mut self) -> Result<Option<(u64, u64, Vec<u8>)>> {
+        self.fill_queue();
+        if let Some(front) = self.queue.pop_front() {
+            return match front {
+                Ahead::Block {
+                    coffset,
+                    clen,
+                    answer,
+                } => {
+                    // Keep the workers busy while this thread waits.
+                    self.fill_queue();
+                    match answer.recv() {
+                        Ok(Ok(data)) => Ok(Some((coffset, clen, data))),
+                        Ok(Err(e)) => {
+                            self.rewind_to(coffset);
+                            Err(e)
+                        }
+                        Err(_) => {
+                            self.rewind_to(coffset);
+                            Err(Error::Thread {
+                                name: self.name.to_string(),
+                                offset: coffset,
+                            })
+                        }
+                    }
+                }
+                Ahead::Failed(e) => {
+                    self.halted = false;
+                    Err(e)
+                }
+                Ahead::Eof => {
+                    self.halted = false;
+                    Ok(None)
+                }
+            };
+        }
+        // Single-threaded, or past the read-ahead limit: read just this block, on demand.
+        match fetch(&mut self.input, &self.name, &mut self.cursor, None)? {
+            Fetched::Block(raw) => {
+                let clen = raw.bytes.len() as u64;
+                match raw.inflate(&mut self.decompressor, &self.name) {
+                    Ok(data) => Ok(Some((raw.coffset, clen, data))),
+                    Err(e) => {
+                        self.rewind_to(raw.coffset);
+                        Err(e)
+                    }
+                }
+            }
+            Fetched::Eof | Fetched::Stopped => Ok(None),
+        }
+    }
+
+    /// Reads blocks ahead for the workers, up to twice their number, inside the limit.
+    fn fill_queue(&mut self) {
+        let Some(workers) = &self.workers else {
+            return;
+        };
+        let capacity = 2 * workers.threads();
+        while !self.halted && self.queue.len() < capacity {
+            match fetch(&mut self.input, &self.name, &mut self.cursor, self.limit) {
+                Ok(Fetched::Stopped) => break,
+                Ok(Fetched::Eof) => {
+                    self.queue.push_back(Ahead::Eof);
+                    self.halted = true;
+                }
+                Err(e) => {
+                    self.queue.push_back(Ahead::Failed(e));
+                    self.halted = true;
+                }
+                Ok(Fetched::Block(raw)) => {
+                    let coffset = raw.coffset;
+                    let clen = raw.bytes.len() as u64;
+                    let answer = match workers.submit(raw) {
+                        Ok(answer) => answer,
+                        Err(raw) => {
+                            // No worker left: inflate here, keeping the order.
+                            let (tx, rx) = crossbeam_channel::bounded(1);
+                            let _ = tx.send(raw.inflate(&mut self.decompressor, &self.name));
+                            rx
+                        }
+                    };
+                    self.queue.push_back(Ahead::Block {
+                        coffset,
+                        clen,
+                        answer,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Drops all read-ahead; the next block comes from `coffset`.
+    fn rewind_to(&mut self, coffset: u64) {
+        if let Some(workers) = &self.workers {
+            workers.invalidate();
+        }
+        self.queue.clear();
+        self.halted = false;
+        self.cursor = Cursor::at(coffset);
+    }
+
+    /// Drops all read-ahead, keeping the position.
+    fn reset_ahead(&mut self) {
+        let next = if self.pending_uoffset.is_some() {
+            self.block_coffset
+        } else {
+            self.block_coffset + self.block_clen
+        };
+        self.rewind_to(next);
+    }
+
+    pub(crate) fn seek(&mut self, target: VirtualOffset) -> Result<()> {
+        let coffset = target.coffset();
+        let uoffset = target.uoffset();
+        if self.pending_uoffset.is_none() && self.block_clen > 0 && coffset == self.block_coffset {
+            // Inside the current block: the queue still holds exactly the blocks after it.
+            if usize::from(uoffset) > self.block.len() {
+                return Err(Error::SeekPastBlock {
+                    name: self.name.to_string(),
+                    target,
+                    block_len: self.block.len(),
+                });
+            }
+            self.pos = usize::from(uoffset);
+            return Ok(());
+        }
+        self.block.clear();
+        self.pos = 0;
+        self.block_clen = 0;
+        self.block_coffset = coffset;
+        self.pending_uoffset = Some(uoffset);
+        let queued = self
+            .queue
+            .iter()
+            .position(|a| matches!(a, Ahead::Block { coffset: c, .. } if *c == coffset));
+        if let Some(i) = queued {
+            // A block already read ahead: keep it and what follows it.
+            self.queue.drain(..i);
+        } else if !(self.queue.is_empty() && self.cursor.coffset == coffset) {
+            self.rewind_to(coffset);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_threads(&mut self, threads: usize) {
+        let wanted = if threads >= 2 { threads } else { 0 };
+        if self.workers.as_ref().map_or(0, Workers::threads) == wanted {
+            return;
+        }
+        self.reset_ahead();
+        self.workers = None;
+        if wanted > 0 {
+            self.workers = Workers::new(wanted, Arc::clone(&self.name));
+        }
+    }
+}

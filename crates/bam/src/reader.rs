@@ -17,6 +17,8 @@ pub struct OpenOptions {
     pub threads: usize,
     /// How region queries turn chunks into requests.
     pub fetch_plan: FetchPlan,
+    /// The limits of a query's plan (gap merging, span cap, tight ends).
+    pub plan: index::plan::Options,
 }
 
 /// The bytes of the header's first read: one BGZF block at most, which holds most headers; a
@@ -189,6 +191,10 @@ impl Reader {
 
     pub(crate) fn fetch_plan(&self) -> FetchPlan {
         self.options.fetch_plan
+    }
+
+    pub(crate) fn plan_options(&self) -> index::plan::Options {
+        self.options.plan
     }
 
     /// The size of the file (for a remote file, as the server told it).

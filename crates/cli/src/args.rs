@@ -33,6 +33,8 @@ pub struct ViewArgs {
     pub s3_endpoint: Option<String>,
     /// `--requester-pays`: the reader pays for `s3://` requests.
     pub requester_pays: bool,
+    /// `--fetchers N`: requests in flight at once for a remote file.
+    pub fetchers: Option<usize>,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
     /// The command line, for the @PG line.
@@ -62,6 +64,7 @@ Usage: hts view [options] FILE [INDEX] [REGION ...]
   --no-PG       do not add a @PG line to the header
   -v, --verbosity INT   1 and up: log every remote request on stderr
   --header 'Name: value'  add a request header for remote files (repeatable)
+  --fetchers N            remote files: up to N requests in flight at once (default 6)
   --range-mode MODE       planned (default: merged spans), bounded (a request per chunk)
                           or unbounded (htslib's open-ended requests, a connection per seek)
   --s3-endpoint URL       S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3,
@@ -186,6 +189,12 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
                         )));
                     }
                     out.range_mode = Some(v);
+                }
+                "fetchers" => {
+                    out.fetchers = Some(parse_count(
+                        "--fetchers",
+                        &value_of(&mut i, "--fetchers", inline)?,
+                    )?)
                 }
                 "count" => out.count = true,
                 "s3-endpoint" => out.s3_endpoint = Some(value_of(&mut i, "--s3-endpoint", inline)?),

@@ -76,6 +76,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         endpoint: args.s3_endpoint.clone(),
         requester_pays: args.requester_pays,
     };
+    if let Some(n) = args.fetchers {
+        options.transport.fetchers = n.max(1);
+    }
     match args.range_mode.as_deref() {
         Some("unbounded") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
@@ -136,24 +139,30 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         }
     } else {
         reader.load_index(index_location)?;
+        let mut targets = Vec::with_capacity(regions.len());
+        let mut names = Vec::with_capacity(regions.len());
         for region in regions {
-            let target = match parse_region(region, reader.header()) {
-                Ok(target) => target,
+            match parse_region(region, reader.header()) {
+                Ok(target) => {
+                    targets.push(target);
+                    names.push(region.as_str());
+                }
                 Err(e) => {
                     if let Some(message) = e.htslib_message() {
                         eprintln!("{message}");
                     }
                     eprintln!("{}", e.samtools_warning());
-                    continue;
                 }
-            };
-            let mut query = reader.query(target)?;
-            if query.is_invalid() {
-                eprintln!("{}", bam::region::invalid_region_warning(region));
             }
-            while let Some(record) = query.next_record()? {
-                emit(&record, out, query.header())?;
+        }
+        let mut query = reader.query_all(&targets)?;
+        for (i, name) in names.iter().enumerate() {
+            if query.is_invalid(i) {
+                eprintln!("{}", bam::region::invalid_region_warning(name));
             }
+        }
+        while let Some(record) = query.next_record()? {
+            emit(&record, out, query.header())?;
         }
     }
     if args.count {

@@ -138,29 +138,34 @@ fn corpus_over_s3() {
     assert_eq!(stack.proxy.summary().unbounded, 0, "every request bounded");
 }
 
-/// The byte spans the planner makes for the 5-region query on `rand.bam` (plus the header's
-/// first block and the EOF marker, which the reader asks for on its own).
+/// The byte spans of the planner's plan for the 5-region query on `rand.bam`, and the header's
+/// first block (which the reader asks for before any plan).
 fn planned_spans() -> Vec<(u64, u64)> {
     let options = bam::OpenOptions::default();
     let mut reader = bam::Reader::open(&local("rand.bam"), &options).unwrap();
     reader.load_index(Some(&local("rand.bam.bai"))).unwrap();
-    let index = reader.index().unwrap();
-    let mut chunks = Vec::new();
-    for region in FIVE_REGIONS {
-        if let Ok(bam::Target::Ref { tid, beg, end }) = bam::parse_region(region, reader.header()) {
-            chunks.extend(index.query(tid, beg, end));
-        }
-    }
+    let targets: Vec<bam::Target> = FIVE_REGIONS
+        .iter()
+        .map(|r| bam::parse_region(r, reader.header()).unwrap())
+        .collect();
     let size = std::fs::metadata(local("rand.bam")).unwrap().len();
-    let plan = bam::index::span::plan(
-        &chunks,
-        &index.block_starts(),
-        size,
-        &bam::index::span::Options::default(),
-    );
-    let mut spans = vec![(0, 65536.min(size)), (size - 28, size)];
-    spans.extend(plan.iter().map(|s| (s.start, s.end)));
+    let query = reader.query_all(&targets).unwrap();
+    let mut spans = vec![(0, 65536.min(size))];
+    spans.extend(query.plan().spans.iter().map(|s| (s.start, s.end)));
     spans
+}
+
+/// The requests a query needed ([`s3::needed_requests`]), by object name and range.
+fn needed(log: &[testkit::LogEntry]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = s3::needed_requests(log)
+        .into_iter()
+        .map(|e| {
+            let name = e.path.rsplit('/').next().unwrap_or("").to_string();
+            (name, e.range.clone().unwrap_or_default())
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 #[test]
@@ -172,13 +177,18 @@ fn requests_are_the_planned_spans_as_over_http() {
         &stack.env(s3::SECRET_KEY),
     );
     assert_eq!(got, expected, "s3:// output equals the local query's");
+    let summary = stack.proxy.settled_summary();
+    assert_eq!(summary.unbounded, 0, "{summary}");
     let s3_log = stack.proxy.log();
     let spans = planned_spans();
     for entry in &s3_log {
         assert_eq!(entry.method, "GET", "{entry:?}");
-        let (a, b) = entry
-            .bounded_range()
-            .unwrap_or_else(|| panic!("an unbounded request: {entry:?}"));
+        assert!(entry.is_bounded(), "{entry:?}");
+        let Some((a, b)) = entry.bounded_range() else {
+            // The EOF marker: the last 28 bytes.
+            assert_eq!(entry.range.as_deref(), Some("bytes=-28"), "{entry:?}");
+            continue;
+        };
         if entry.path.ends_with("rand.bam") {
             assert!(
                 spans.iter().any(|&(s, e)| s <= a && b < e),
@@ -189,19 +199,14 @@ fn requests_are_the_planned_spans_as_over_http() {
             assert_eq!(a, 0, "the index is read from its start");
         }
     }
-    assert_eq!(stack.proxy.summary().connections, 1, "one connection");
     // The same requests as plain HTTP makes for the same query.
     let plain = testkit::Server::start(&testkit::corpus_dir()).unwrap();
     ok(
         &query_args(&plain.url("data/rand.bam"), &plain.url("data/rand.bam.bai")),
         &[],
     );
-    let requests = |log: Vec<testkit::LogEntry>| -> Vec<(String, Option<String>)> {
-        log.into_iter()
-            .map(|e| (e.path.trim_start_matches("/corpus").to_string(), e.range))
-            .collect()
-    };
-    assert_eq!(requests(s3_log), requests(plain.log()));
+    plain.settled_summary();
+    assert_eq!(needed(&s3_log), needed(&plain.log()));
 }
 
 #[test]
@@ -223,6 +228,7 @@ fn no_credentials_means_unsigned_and_says_so() {
     env.retain(|(k, _)| k != "AWS_ACCESS_KEY_ID" && k != "AWS_SECRET_ACCESS_KEY");
     let args = vec!["view".to_string(), s3_url("rand.bam")];
     one_line_failure(&args, &env, "no AWS credentials were found", &[]);
+    stack.proxy.settled_summary();
     let log = stack.proxy.log();
     assert!(log.iter().all(|e| e.header("authorization").is_none()));
 }
@@ -241,6 +247,7 @@ fn virtual_hosted_addressing() {
         &env,
     );
     assert_eq!(got, expected);
+    stack.proxy.settled_summary();
     let log = stack.proxy.log();
     assert!(!log.is_empty());
     for entry in &log {
@@ -274,6 +281,7 @@ fn presigned_urls_from_boto3_with_and_without_idx() {
         assert!(success, "pre-signed {what}: {err}");
         assert_eq!(got, expected, "pre-signed {what}: output");
         assert!(!secrets.iter().any(|s| err.contains(s)));
+        stack.proxy.settled_summary();
         let log = stack.proxy.log();
         assert!(!log.is_empty());
         for entry in &log {
@@ -281,7 +289,7 @@ fn presigned_urls_from_boto3_with_and_without_idx() {
                 entry.method, "GET",
                 "a pre-signed GET refuses HEAD: {entry:?}"
             );
-            assert!(entry.bounded_range().is_some(), "{entry:?}");
+            assert!(entry.is_bounded(), "{entry:?}");
             // Used verbatim: the signed query arrived as boto3 made it.
             let query = entry.query.as_deref().unwrap_or("");
             assert!(bam.ends_with(query) || bai.ends_with(query), "{query}");

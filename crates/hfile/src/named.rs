@@ -42,6 +42,18 @@ impl<B: Backend> Backend for Named<B> {
         self.inner.advise(ranges);
     }
 
+    fn advise_tail(&mut self, len: u64) {
+        self.inner.advise_tail(len);
+    }
+
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.inner.read_tail(len).map_err(|e| e.renamed(&self.name))
+    }
+
+    fn object_info(&mut self) -> crate::ObjectInfo {
+        self.inner.object_info()
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

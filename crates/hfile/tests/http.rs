@@ -179,8 +179,12 @@ fn reads_without_a_limit_are_split_into_bounded_requests() {
     assert!(all == *s.data, "whole object differs");
     let mib = 1024 * 1024u64;
     let size = SIZE as u64;
+    // Windows after the first are fetched ahead, on their own connections, so they may
+    // finish in any order; each is asked for once.
+    let mut ranges = s.ranges("/data.bin");
+    ranges.sort_by_key(|r| bounds(r).0);
     assert_eq!(
-        s.ranges("/data.bin"),
+        ranges,
         vec![
             range(0, mib - 1),
             range(mib, 2 * mib - 1),
@@ -188,7 +192,7 @@ fn reads_without_a_limit_are_split_into_bounded_requests() {
             range(3 * mib, size - 1),
         ]
     );
-    assert_eq!(s.connections(), 1);
+    assert!(s.connections() <= 3, "{} connections", s.connections());
 }
 
 #[test]

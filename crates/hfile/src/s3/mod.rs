@@ -51,6 +51,9 @@ pub struct S3Backend {
     signer: Arc<S3Signer>,
     inner: HttpBackend,
     limit: Option<u64>,
+    /// The advice given, passed on again after a redirect to a new transport.
+    advice: Vec<std::ops::Range<u64>>,
+    tail: Option<u64>,
     /// A region redirect is followed once per backend.
     redirected: bool,
 }
@@ -101,6 +104,8 @@ impl S3Backend {
             signer,
             inner,
             limit: None,
+            advice: Vec::new(),
+            tail: None,
             redirected: false,
         })
     }
@@ -130,8 +135,21 @@ impl S3Backend {
             &self.options,
             Some(&region),
         )?;
-        inner.seek(self.inner.position())?;
+        let position = self.inner.position();
+        inner.seek(position)?;
         inner.set_readahead_limit(self.limit);
+        let still: Vec<_> = self
+            .advice
+            .iter()
+            .filter(|r| r.end > position)
+            .cloned()
+            .collect();
+        if !still.is_empty() {
+            inner.advise(&still);
+        }
+        if let Some(len) = self.tail {
+            inner.advise_tail(len);
+        }
         self.inner = inner;
         self.signer = signer;
         op(&mut self.inner).map_err(|e| e.renamed(&self.name))
@@ -185,7 +203,21 @@ impl Backend for S3Backend {
     }
 
     fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.advice = ranges.to_vec();
         self.inner.advise(ranges);
+    }
+
+    fn advise_tail(&mut self, len: u64) {
+        self.tail = Some(len);
+        self.inner.advise_tail(len);
+    }
+
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.with_redirect(|inner| inner.read_tail(len))
+    }
+
+    fn object_info(&mut self) -> crate::ObjectInfo {
+        self.inner.object_info()
     }
 
     fn name(&self) -> &str {

@@ -63,6 +63,7 @@ pub fn demo(hts: &Path, stack: &S3Stack, bucket: &str, region: &str) -> Result<S
         args.join(" "),
         String::from_utf8_lossy(&out).lines().count()
     );
+    stack.proxy.settled_summary();
     for entry in stack.proxy.log() {
         text += &log_line(&entry);
         text.push('\n');
@@ -111,7 +112,7 @@ pub fn byte_totals(
             &plain,
         ),
     ];
-    let mut rows: Vec<(&str, Summary)> = Vec::new();
+    let mut rows: Vec<(&str, Summary, u64)> = Vec::new();
     for (label, args, env, server) in &runs {
         server.reset();
         let (got, _) = run(hts, args, env)?;
@@ -120,15 +121,17 @@ pub fn byte_totals(
                 "{label}: the output differs from the local query's"
             ));
         }
-        rows.push((label, server.summary()));
+        // Requests still running when hts exits end with it: wait until the log is still.
+        let summary = server.settled_summary();
+        rows.push((label, summary, needed_bytes(&server.log())));
     }
     let mut table = format!(
-        "{} on rand.bam: what each server sent\n\n| transport | requests | GETs | body bytes | bytes on the wire | connections | ranges |\n|---|---|---|---|---|---|---|\n",
+        "{} on rand.bam: what each server sent\n\n| transport | requests | GETs | body bytes | needed body bytes | bytes on the wire | connections | ranges |\n|---|---|---|---|---|---|---|---|\n",
         regions.join(" ")
     );
-    for (label, s) in &rows {
+    for (label, s, needed) in &rows {
         table += &format!(
-            "| {label} | {} | {} | {} | {} | {} | {} |\n",
+            "| {label} | {} | {} | {} | {needed} | {} | {} | {} |\n",
             s.requests,
             s.gets,
             s.advertised,
@@ -141,13 +144,72 @@ pub fn byte_totals(
             }
         );
     }
-    let differ = rows
-        .windows(2)
-        .any(|w| w[0].1.advertised != w[1].1.advertised);
-    if differ || rows.iter().any(|(_, s)| s.unbounded > 0) {
-        return Err(format!(
-            "the transports moved different body bytes:\n{table}"
-        ));
+    table += "\n(needed: the body bytes of the requests that no other request's range contains; \
+              a span that an earlier window already holds may be asked for and cancelled, or \
+              not, depending on timing)\n";
+    let differ = rows.windows(2).any(|w| w[0].2 != w[1].2);
+    if differ || rows.iter().any(|(_, s, _)| s.unbounded > 0) {
+        return Err(format!("the transports moved different bytes:\n{table}"));
     }
     Ok(table)
+}
+
+/// The GETs whose range no other request for the same object contains (an identical earlier
+/// one counts as containing): what the query needed, whatever requests for bytes already held
+/// were made on the side (a span an earlier window holds may be asked for and cancelled, or not,
+/// depending on timing).
+pub fn needed_requests(log: &[LogEntry]) -> Vec<&LogEntry> {
+    let gets: Vec<&LogEntry> = log.iter().filter(|e| e.method == "GET").collect();
+    let contained = |i: usize, e: &LogEntry| {
+        let Some((a, b)) = e.bounded_range() else {
+            return false;
+        };
+        gets.iter().enumerate().any(|(j, o)| {
+            j != i
+                && o.path == e.path
+                && o.bounded_range()
+                    .is_some_and(|(c, d)| c <= a && b <= d && ((c, d) != (a, b) || j < i))
+        })
+    };
+    gets.iter()
+        .enumerate()
+        .filter(|(i, e)| !contained(*i, e))
+        .map(|(_, e)| *e)
+        .collect()
+}
+
+/// The body bytes of [`needed_requests`].
+pub fn needed_bytes(log: &[LogEntry]) -> u64 {
+    needed_requests(log).iter().map(|e| e.content_length).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(path: &str, range: &str, len: u64) -> LogEntry {
+        LogEntry {
+            connection: 1,
+            method: "GET".into(),
+            path: path.into(),
+            query: None,
+            range: Some(range.into()),
+            headers: Vec::new(),
+            status: 206,
+            content_length: len,
+        }
+    }
+
+    #[test]
+    fn requests_inside_others_are_not_needed() {
+        let log = [
+            get("/x.bam", "bytes=0-65535", 65536),
+            get("/x.bam", "bytes=-28", 28),
+            get("/x.bam", "bytes=233-25465", 25233),
+            get("/x.bai", "bytes=0-100", 101),
+            get("/x.bam", "bytes=100000-100099", 100),
+            get("/x.bam", "bytes=100000-100099", 100),
+        ];
+        assert_eq!(needed_bytes(&log), 65536 + 28 + 101 + 100);
+    }
 }

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-pub use compare::{byte_totals, demo};
+pub use compare::{byte_totals, demo, needed_bytes, needed_requests};
 pub use tools::{boto3_python, presign, s3s_fs, tools_dir, BOTO3_VERSION, S3S_FS_VERSION};
 
 use crate::corpus::EnvChange;

@@ -72,6 +72,17 @@ impl LogEntry {
             .split_once('-')?;
         Some((a.parse().ok()?, b.parse().ok()?))
     }
+
+    /// True for a `Range` that names its end: `bytes=A-B`, or a suffix `bytes=-N` (the last N
+    /// bytes).
+    pub fn is_bounded(&self) -> bool {
+        self.bounded_range().is_some()
+            || self
+                .range
+                .as_deref()
+                .and_then(|r| r.strip_prefix("bytes=-"))
+                .is_some_and(|n| n.parse::<u64>().is_ok())
+    }
 }
 
 /// What the server counted.
@@ -267,13 +278,28 @@ impl Server {
         }
     }
 
+    /// The summary once nothing has changed for 200 ms (at most 5 s): a client that exits with
+    /// requests still running leaves them to end after it.
+    pub fn settled_summary(&self) -> Summary {
+        let mut last = self.summary();
+        for _ in 0..25 {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let now = self.summary();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        last
+    }
+
     /// A one-line summary: requests, bytes, connections, and whether every Range was bounded.
     pub fn summary(&self) -> Summary {
         let entries = self.log();
         let gets = entries.iter().filter(|e| e.method == "GET").count();
         let unbounded = entries
             .iter()
-            .filter(|e| e.method == "GET" && e.bounded_range().is_none())
+            .filter(|e| e.method == "GET" && !e.is_bounded())
             .count();
         Summary {
             requests: entries.len(),

@@ -158,13 +158,7 @@ pub fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 }
 
 /// The five regions of the demo (on the fixture `rand.bam`).
-const FIVE_REGIONS: [&str; 5] = [
-    "chr1:10000-10500",
-    "chr1:150000-150600",
-    "chr2:5000-5400",
-    "chr3:20000-20100",
-    "chrM:100-300",
-];
+use testkit::FIVE_REGIONS;
 
 const DEMO_HELP: &str = "\
 cargo xtask demo

@@ -3,7 +3,9 @@
 
 use testkit::s3::{self, S3Stack};
 
-use crate::{release_hts, FIVE_REGIONS};
+use testkit::FIVE_REGIONS;
+
+use crate::release_hts;
 
 pub const HELP: &str = "\
 cargo xtask s3 [REGION]

@@ -9,17 +9,9 @@ use std::time::Duration;
 
 use testkit::corpus::{self, apply_env, EnvChange, Run};
 use testkit::s3::{self, S3Stack};
+use testkit::FIVE_REGIONS;
 
 const BUCKET: &str = "corpus";
-
-/// The 5-region query of the demo and of the byte totals (on `rand.bam`).
-const FIVE_REGIONS: [&str; 5] = [
-    "chr1:10000-10500",
-    "chr1:150000-150600",
-    "chr2:5000-5400",
-    "chr3:20000-20100",
-    "chrM:100-300",
-];
 
 fn hts() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_hts"))
@@ -106,6 +98,13 @@ fn no_aws() -> Vec<EnvChange> {
             ),
         ])
         .collect()
+}
+
+/// boto3's pre-signed URLs for `rand.bam` and its index, valid for an hour.
+fn presigned_pair(stack: &S3Stack, python: &Path) -> (String, String) {
+    let keys = ["data/rand.bam", "data/rand.bam.bai"];
+    let urls = s3::presign(python, &stack.endpoint(), BUCKET, &keys, 3600).unwrap();
+    (urls[0].clone(), urls[1].clone())
 }
 
 fn signature_of(url: &str) -> &str {
@@ -261,15 +260,7 @@ fn virtual_hosted_addressing() {
 fn presigned_urls_from_boto3_with_and_without_idx() {
     let stack = stack();
     let python = boto3();
-    let urls = s3::presign(
-        &python,
-        &stack.endpoint(),
-        BUCKET,
-        &["data/rand.bam", "data/rand.bam.bai"],
-        3600,
-    )
-    .unwrap();
-    let (bam, bai) = (&urls[0], &urls[1]);
+    let (bam, bai) = &presigned_pair(&stack, &python);
     let secrets = [signature_of(bam), signature_of(bai)];
     let env = no_aws();
     let expected = ok(&query_args(&local("rand.bam"), &local("rand.bam.bai")), &[]);
@@ -313,15 +304,7 @@ fn altered_or_expired_presigned_urls_give_one_clear_line() {
     let stack = stack();
     let python = boto3();
     let env = no_aws();
-    let urls = s3::presign(
-        &python,
-        &stack.endpoint(),
-        BUCKET,
-        &["data/rand.bam", "data/rand.bam.bai"],
-        3600,
-    )
-    .unwrap();
-    let (bam, bai) = (&urls[0], &urls[1]);
+    let (bam, bai) = &presigned_pair(&stack, &python);
     let at = bam.rfind("X-Amz-Signature=").expect("a SigV4 URL") + "X-Amz-Signature=".len();
     let flipped = if bam.as_bytes()[at] == b'0' { '1' } else { '0' };
     let altered = format!("{}{flipped}{}", &bam[..at], &bam[at + 1..]);

@@ -25,6 +25,15 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The five regions of the demo and of the remote checks, on the corpus's `data/rand.bam`.
+pub const FIVE_REGIONS: [&str; 5] = [
+    "chr1:10000-10500",
+    "chr1:150000-150600",
+    "chr2:5000-5400",
+    "chr3:20000-20100",
+    "chrM:100-300",
+];
+
 /// The project's copy of the samtools-made conformance corpus.
 pub fn corpus_dir() -> PathBuf {
     workspace_root().join("fixtures/conformance")

@@ -151,6 +151,22 @@ mod tests {
     use super::super::sigv4::Secret;
     use super::*;
 
+    /// The headers for a request, and its `Authorization` header.
+    fn authorization(
+        signer: &S3Signer,
+        method: &str,
+        url: &str,
+        range: Option<&str>,
+    ) -> (Vec<(String, String)>, String) {
+        let headers = signer.headers(&Request { method, url, range }).unwrap();
+        let auth = headers
+            .iter()
+            .find(|(n, _)| n == "Authorization")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        (headers, auth)
+    }
+
     fn example_time() -> SigningTime {
         SigningTime::parse("20130524T000000Z").unwrap_or(SigningTime { unix: 0 })
     }
@@ -171,18 +187,12 @@ mod tests {
             false,
         )
         .with_clock(example_time);
-        let headers = signer
-            .headers(&Request {
-                method: "GET",
-                url: "https://examplebucket.s3.amazonaws.com/test.txt",
-                range: Some("bytes=0-9"),
-            })
-            .unwrap();
-        let auth = &headers
-            .iter()
-            .find(|(n, _)| n == "Authorization")
-            .unwrap()
-            .1;
+        let (headers, auth) = authorization(
+            &signer,
+            "GET",
+            "https://examplebucket.s3.amazonaws.com/test.txt",
+            Some("bytes=0-9"),
+        );
         assert_eq!(
             auth,
             "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, \
@@ -222,18 +232,12 @@ mod tests {
             "b.s3.amazonaws.com",
             true,
         );
-        let headers = signer
-            .headers(&Request {
-                method: "HEAD",
-                url: "https://b.s3.amazonaws.com/k?versionId=3",
-                range: None,
-            })
-            .unwrap();
-        let auth = &headers
-            .iter()
-            .find(|(n, _)| n == "Authorization")
-            .unwrap()
-            .1;
+        let (_, auth) = authorization(
+            &signer,
+            "HEAD",
+            "https://b.s3.amazonaws.com/k?versionId=3",
+            None,
+        );
         assert!(
             auth.contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-request-payer;x-amz-security-token,"),
             "{auth}"

@@ -5,6 +5,7 @@ mod bench_data;
 mod bench_local;
 mod bench_minimum;
 mod bench_remote;
+mod bench_table;
 mod conformance;
 mod nginx;
 mod s3;

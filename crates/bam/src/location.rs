@@ -2,6 +2,8 @@
 //! location of its index (htslib's syntax for an index whose name cannot be derived, as with
 //! pre-signed URLs).
 
+use crate::IndexHint;
+
 /// htslib's delimiter between a file and its index (`HTS_IDX_DELIM`).
 pub const INDEX_DELIMITER: &str = "##idx##";
 
@@ -23,14 +25,13 @@ pub fn split_index(location: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.
-/// `None` for a pre-signed URL: its signature covers the path, so no other name can be made
-/// from it, and the index must be given (`-X`, or `URL##idx##INDEX_URL`).
-pub fn derived_index(location: &str, ext: &str) -> Option<String> {
-    if hfile::is_presigned(location) {
-        return None;
+/// The index to use: one named with `##idx##` takes the place of a derived one; one given on
+/// its own (`-X`) wins over both; a read that needs none stays without.
+pub(crate) fn index_hint(hint: &IndexHint, from_location: Option<&str>) -> IndexHint {
+    match (hint, from_location) {
+        (IndexHint::Auto, Some(at)) => IndexHint::At(at.to_string()),
+        _ => hint.clone(),
     }
-    Some(crate::sibling(location, ext))
 }
 
 #[cfg(test)]
@@ -51,22 +52,11 @@ mod tests {
     }
 
     #[test]
-    fn signed_urls_are_never_altered() {
-        assert_eq!(
-            derived_index(
-                "https://h/x.bam?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=a",
-                ".bai"
-            ),
-            None
-        );
-        assert_eq!(
-            derived_index("https://h/x.bam?v=1", ".bai").as_deref(),
-            Some("https://h/x.bam.bai?v=1")
-        );
-        assert_eq!(
-            derived_index("s3://b/x.bam", ".csi").as_deref(),
-            Some("s3://b/x.bam.csi")
-        );
-        assert_eq!(derived_index("x.bam", ".bai").as_deref(), Some("x.bam.bai"));
+    fn the_named_index_replaces_a_derived_one_only() {
+        let at = |s: &str| IndexHint::At(s.to_string());
+        assert_eq!(index_hint(&IndexHint::Auto, Some("i.bai")), at("i.bai"));
+        assert_eq!(index_hint(&at("x.bai"), Some("i.bai")), at("x.bai"));
+        assert_eq!(index_hint(&IndexHint::None, Some("i.bai")), IndexHint::None);
+        assert_eq!(index_hint(&IndexHint::Auto, None), IndexHint::Auto);
     }
 }

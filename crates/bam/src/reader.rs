@@ -4,6 +4,7 @@ use bgzf::VirtualOffset;
 use index::Index;
 
 use crate::header::Header;
+use crate::index_source::{IndexHint, Pending};
 use crate::query::FetchPlan;
 use crate::record::Record;
 use crate::{Error, RecordError, Result};
@@ -19,11 +20,18 @@ pub struct OpenOptions {
     pub fetch_plan: FetchPlan,
     /// The limits of a query's plan (gap merging, span cap, tight ends).
     pub plan: index::plan::Options,
+    /// The index queries will use: for a remote file its first bytes are fetched while the
+    /// header is, and [`Reader::load_index`] with the same choice uses them.
+    pub index: IndexHint,
 }
 
-/// The bytes of the header's first read: one BGZF block at most, which holds most headers; a
-/// larger one costs further bounded requests, never an open-ended one.
-const HEADER_READAHEAD: u64 = 64 * 1024;
+/// The bytes of the header's first read: the first block of a typical header (a BGZF block is
+/// at most 64 KiB, and writers end the header's blocks before the first record). A longer
+/// header costs further bounded requests, growing in size, never an open-ended one.
+const HEADER_READAHEAD: u64 = 16 * 1024;
+
+/// The 28-byte BGZF EOF marker, fetched ahead so its check costs no round trip of its own.
+const EOF_MARKER_LEN: u64 = 28;
 
 /// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
 /// the file before it meets an allocation.
@@ -45,6 +53,8 @@ pub struct Reader {
     /// Every block start the index knows, for the span planner.
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
+    /// The index of [`OpenOptions::index`], being fetched.
+    pending_index: Option<Pending>,
 }
 
 impl Reader {
@@ -54,6 +64,12 @@ impl Reader {
         let (source, index_hint) = crate::split_index(location);
         let display = hfile::redact_url(source);
         let mut file = hfile::open(source, &options.transport)?;
+        // Three requests at once for a remote file: the header, the EOF marker, the index.
+        file.advise_tail(EOF_MARKER_LEN);
+        let pending_index = match crate::location::index_hint(&options.index, index_hint) {
+            IndexHint::None => None,
+            ref hint => Some(Pending::start(source, hint, &options.transport)),
+        };
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
         let header = Header::read(&mut bgzf, &display)?;
@@ -77,6 +93,7 @@ impl Reader {
             first_record,
             block_starts: Arc::default(),
             options: options.clone(),
+            pending_index,
         })
     }
 
@@ -97,39 +114,21 @@ impl Reader {
     }
 
     /// Loads the index: `explicit` if given, else the one named with `##idx##`, else
-    /// `LOCATION.csi` then `LOCATION.bai` (samtools' order; for a URL the suffix goes on the path,
-    /// before any query string). A pre-signed URL's index is never derived: it must be given.
+    /// `LOCATION.csi` then `LOCATION.bai` (samtools' order; for a URL the suffix goes on the
+    /// path, before any query string). A pre-signed URL's index is never derived: it must be
+    /// given.
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
         let explicit = explicit
             .map(str::to_string)
             .or_else(|| self.index_hint.clone());
-        let index = match explicit.as_deref() {
-            Some(loc) => load_index_at(loc, &self.options.transport)?,
-            None => {
-                let mut found = None;
-                for ext in [".csi", ".bai"] {
-                    let loc = crate::derived_index(&self.source, ext).ok_or_else(|| {
-                        Error::IndexNotGiven {
-                            name: self.location.clone(),
-                        }
-                    })?;
-                    match load_index_at(&loc, &self.options.transport) {
-                        Ok(idx) => {
-                            found = Some(idx);
-                            break;
-                        }
-                        Err(e) if e.is_not_found() => continue,
-                        // An object store that hides absence answers 403 for a missing key
-                        // (S3 without list permission): the .bai may still be there.
-                        Err(e) if ext == ".csi" && hidden_absence(&loc, &e) => continue,
-                        Err(e) => return Err(e),
-                    }
-                }
-                found.ok_or_else(|| Error::NoIndex {
-                    name: self.location.clone(),
-                })?
+        let pending = match self.pending_index.take() {
+            Some(p) if p.matches(explicit.as_deref()) => p,
+            _ => {
+                let hint = explicit.map_or(IndexHint::Auto, IndexHint::At);
+                Pending::start(&self.source, &hint, &self.options.transport)
             }
         };
+        let index = pending.load(&self.location)?;
         self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
         self.index = Some(index);
         Ok(())
@@ -210,41 +209,9 @@ impl Reader {
         &mut self.bgzf
     }
 
-    pub(crate) fn virtual_offset(&self) -> VirtualOffset {
+    /// The virtual offset of the next byte the reader will read (just past the last record
+    /// read).
+    pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
-    }
-}
-
-/// Fetches a whole index into memory (for a URL: bounded requests, nothing written to disk).
-fn load_index_at(location: &str, transport: &hfile::OpenOptions) -> Result<Index> {
-    // No limit: the transport reads in bounded requests of its request size, and the first
-    // response tells the size, so a small index costs one request and no HEAD.
-    let mut file = hfile::open(location, transport)?;
-    let bytes = file.read_to_end_vec()?;
-    let name = hfile::redact_url(location);
-    Index::from_bytes(&name, &bytes).map_err(|source| Error::Index { name, source })
-}
-
-/// A 403 from `s3://` or `gs://`, which is what a missing key looks like without list permission.
-fn hidden_absence(location: &str, error: &Error) -> bool {
-    let object_store = matches!(
-        hfile::scheme_of(location).as_deref(),
-        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
-    );
-    let forbidden = matches!(
-        error,
-        Error::Transport(hfile::Error::Status { status: 403, .. })
-            | Error::Bgzf(bgzf::Error::Io(hfile::Error::Status { status: 403, .. }))
-    );
-    object_store && forbidden
-}
-
-/// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.
-pub fn sibling(location: &str, ext: &str) -> String {
-    if hfile::scheme_of(location).is_some() {
-        let cut = location.find(['?', '#']).unwrap_or(location.len());
-        format!("{}{}{}", &location[..cut], ext, &location[cut..])
-    } else {
-        format!("{location}{ext}")
     }
 }

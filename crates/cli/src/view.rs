@@ -66,8 +66,14 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         (None, &args.positional[1..])
     };
 
+    let index = match (regions.is_empty(), index_location) {
+        (true, _) => bam::IndexHint::None,
+        (false, Some(at)) => bam::IndexHint::At(at.to_string()),
+        (false, None) => bam::IndexHint::Auto,
+    };
     let mut options = bam::OpenOptions {
         threads: args.threads,
+        index,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
@@ -79,12 +85,12 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n.max(1);
     }
-    match args.range_mode.as_deref() {
-        Some("unbounded") => {
+    match args.fetch_mode.as_deref() {
+        Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
             options.fetch_plan = bam::FetchPlan::PerChunk;
         }
-        Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
 

@@ -125,6 +125,7 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     };
     let mut line = Vec::with_capacity(1 << 16);
     let mut count: u64 = 0;
+    let mut pace = Pace::new();
     let mut emit = |record: &Record, out: &mut W, header: &bam::Header| -> Result<(), Failure> {
         if !filter.keeps(record) {
             return Ok(());
@@ -135,6 +136,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
             bam::write_sam(record, header, &mut line)
                 .map_err(|e| format!("{}: {e}", bam::hfile::redact_url(file)))?;
             out.write_all(&line)?;
+            if pace.due() {
+                out.flush()?;
+            }
         }
         Ok(())
     };
@@ -175,6 +179,40 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         writeln!(out, "{count}")?;
     }
     Ok(())
+}
+
+/// When to hand buffered output on: records come slowly from a slow link, and a reader of the
+/// output should not wait for a full buffer. The clock is read every few records only.
+struct Pace {
+    records: u32,
+    last: std::time::Instant,
+}
+
+impl Pace {
+    const EVERY: u32 = 64;
+    const AFTER: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn new() -> Pace {
+        Pace {
+            records: 0,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// True when the output should be flushed now.
+    fn due(&mut self) -> bool {
+        self.records += 1;
+        if self.records < Pace::EVERY {
+            return false;
+        }
+        self.records = 0;
+        let now = std::time::Instant::now();
+        if now.duration_since(self.last) >= Pace::AFTER {
+            self.last = now;
+            return true;
+        }
+        false
+    }
 }
 
 /// The @PG line samtools would add, with our name: a unique ID and PP chained to the last @PG.

@@ -199,6 +199,7 @@ fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
             filter: &[],
             timeout: Duration::from_secs(60),
             extra_args: &extra,
+            env: &[],
         })
         .unwrap();
         println!("--fetchers {fetchers}: {}", report.summary());

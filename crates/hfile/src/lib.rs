@@ -26,6 +26,7 @@ pub mod hook;
 mod http;
 mod memory;
 mod named;
+mod prefix;
 mod redact;
 mod registry;
 pub mod s3;
@@ -37,8 +38,11 @@ pub use handle::HFile;
 pub use hook::RequestHook;
 pub use http::HttpBackend;
 pub use memory::MemoryBackend;
+pub use prefix::PrefixBackend;
 pub use redact::{is_presigned, redact_header, redact_text, redact_url};
-pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
+pub use registry::{
+    open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
+};
 pub use s3::{S3Backend, S3Options};
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
 

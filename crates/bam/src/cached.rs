@@ -54,7 +54,7 @@ impl Cached {
         if transport.verbosity >= 1 && from_cache > 0 {
             eprintln!(
                 "[hts] {}: {from_cache} bytes from the cache",
-                hfile::redact(name)
+                hfile::redact_url(name)
             );
         }
         let cached = Cached {
@@ -109,11 +109,11 @@ impl Cached {
             if self.verbosity >= 1 {
                 eprintln!(
                     "[hts] {}: cache entry dropped: {reason}",
-                    hfile::redact(&self.name)
+                    hfile::redact_url(&self.name)
                 );
             }
             return Err(Error::Changed {
-                name: hfile::redact(&self.name),
+                name: hfile::redact_url(&self.name),
                 reason,
             });
         }
@@ -143,8 +143,8 @@ impl Cached {
         let stored = cache.store(&self.name, &v, &[(0, &prefix[..len as usize])]);
         if self.verbosity >= 1 {
             match stored {
-                Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact(&self.name)),
-                Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact(&self.name)),
+                Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&self.name)),
+                Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact_url(&self.name)),
             }
         }
     }

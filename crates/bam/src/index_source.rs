@@ -40,8 +40,12 @@ pub fn sibling(location: &str, ext: &str) -> String {
 }
 
 /// The names an index of `location` may have, in the order samtools tries them
-/// ([`crate::index_name::candidates`]).
+/// ([`crate::index_name::candidates`]). None for a pre-signed URL: its signature covers the
+/// path, so no other name can be made from it, and a signed URL is never altered.
 pub(crate) fn candidates(location: &str) -> Vec<String> {
+    if hfile::is_presigned(location) {
+        return Vec::new();
+    }
     crate::index_name::candidates(location)
 }
 
@@ -103,11 +107,20 @@ impl Pending {
         header: &Header,
     ) -> Result<IndexSource> {
         let explicit = self.explicit;
-        for (_, opened) in self.tried {
+        if !explicit && self.tried.is_empty() {
+            return Err(Error::IndexNotGiven {
+                name: location.to_string(),
+            });
+        }
+        let last = self.tried.len().saturating_sub(1);
+        for (i, (name, opened)) in self.tried.into_iter().enumerate() {
             let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
             match loaded {
                 Ok(source) => return Ok(source),
                 Err(e) if !explicit && e.is_not_found() => continue,
+                // An object store that hides absence answers 403 for a missing key (S3
+                // without list permission): the next name may still be there.
+                Err(e) if !explicit && i < last && hidden_absence(&name, &e) => continue,
                 Err(e) => return Err(e),
             }
         }
@@ -183,7 +196,7 @@ fn read(
     header: &Header,
 ) -> Result<(Index, Option<u64>)> {
     let total = cached.size(file)?;
-    let name = hfile::redact(&cached.name);
+    let name = hfile::redact_url(&cached.name);
     // A local index, or one whose first request holds it all, is read whole, as htslib reads
     // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
     // than that is read as far as the query needs.
@@ -205,6 +218,19 @@ fn read(
         .map_err(|source| Error::Index { name, source })?;
     file.set_readahead_limit(None);
     Ok((loaded.index, loaded.consumed_input))
+}
+
+fn hidden_absence(location: &str, error: &Error) -> bool {
+    let object_store = matches!(
+        hfile::scheme_of(location).as_deref(),
+        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
+    );
+    let forbidden = matches!(
+        error,
+        Error::Transport(hfile::Error::Status { status: 403, .. })
+            | Error::Bgzf(bgzf::Error::Io(hfile::Error::Status { status: 403, .. }))
+    );
+    object_store && forbidden
 }
 
 /// Where the data of the last wanted reference probably ends in an index of `total` bytes.

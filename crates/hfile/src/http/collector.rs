@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use curl::easy::{Handler, WriteError};
+use curl::easy::{Handler, InfoType, WriteError};
 
 use super::check::{self, Asked, Verdict};
 use super::transfer::{Told, Transfer};
@@ -35,6 +35,8 @@ pub(crate) struct Response {
     pub last_modified: Option<String>,
     /// The start of an error page's body (for messages, e.g. S3's XML).
     pub error_body: Vec<u8>,
+    /// Every header (the first 100), for a hook reading a refusal (`x-amz-bucket-region`).
+    pub headers: Vec<(String, String)>,
 }
 
 /// The state libcurl's callbacks fill during one attempt.
@@ -179,6 +181,9 @@ impl Handler for Collector {
         } else if let Some((key, value)) = line.split_once(':') {
             let value = value.trim().to_string();
             let r = &mut self.response;
+            if r.headers.len() < 100 {
+                r.headers.push((key.trim().to_string(), value.clone()));
+            }
             match key.trim().to_ascii_lowercase().as_str() {
                 "content-range" => r.content_range = Some(value),
                 "content-length" => r.content_length = value.parse().ok(),
@@ -189,6 +194,22 @@ impl Handler for Collector {
             }
         }
         true
+    }
+
+    /// libcurl's trace (verbosity 3 and up), without credentials: libcurl's own printer would
+    /// show `Authorization` headers and signed query strings.
+    fn debug(&mut self, kind: InfoType, data: &[u8]) {
+        let prefix = match kind {
+            InfoType::Text => "*",
+            InfoType::HeaderIn => "<",
+            InfoType::HeaderOut => ">",
+            _ => {
+                eprintln!("{{ ({} bytes of data)", data.len());
+                return;
+            }
+        };
+        let text = crate::redact::redact_text(&String::from_utf8_lossy(data));
+        eprint!("{prefix} {text}");
     }
 
     fn progress(&mut self, _dltotal: f64, _dlnow: f64, _ultotal: f64, _ulnow: f64) -> bool {

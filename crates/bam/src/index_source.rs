@@ -185,13 +185,12 @@ impl IndexSource {
     }
 
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
-    /// what was read in the cache.
-    pub(crate) fn confirm_and_store(&mut self) -> Result<()> {
+    /// what was read in the cache (on the thread returned).
+    pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
         self.cached.confirm(&mut self.file)?;
-        if let Some(n) = self.consumed_input {
-            self.cached.store(&mut self.file, n);
-        }
-        Ok(())
+        Ok(self
+            .consumed_input
+            .and_then(|n| self.cached.store(&mut self.file, n)))
     }
 }
 

@@ -21,6 +21,8 @@ pub(crate) enum Stop {
     Protocol(String),
     /// The reader no longer wants the bytes.
     Cancelled,
+    /// No byte arrived for the stall time: the transfer is given up (and retried).
+    Stalled(std::time::Duration),
 }
 
 /// The response of one attempt.
@@ -55,6 +57,10 @@ pub(crate) struct Collector {
     pub accepted: u64,
     /// Body bytes that arrived in this attempt, kept or not.
     pub arrived: u64,
+    /// Give up when no byte arrives for this long (`None`: never).
+    pub stall_after: Option<std::time::Duration>,
+    /// When `arrived` last grew (or the attempt began).
+    last_progress: Option<(u64, std::time::Instant)>,
 }
 
 impl Collector {
@@ -217,6 +223,21 @@ impl Handler for Collector {
         if self.transfer.as_ref().is_some_and(|t| t.is_cancelled()) {
             self.stop = Some(Stop::Cancelled);
             return false;
+        }
+        // A stall: libcurl calls this about once a second while nothing arrives, which is a
+        // steadier clock for it than libcurl's own low-speed check.
+        if let Some(limit) = self.stall_after {
+            let now = std::time::Instant::now();
+            match self.last_progress {
+                Some((bytes, at)) if bytes == self.arrived => {
+                    let quiet = now.duration_since(at);
+                    if quiet >= limit && self.accepted < self.want {
+                        self.stop = Some(Stop::Stalled(quiet));
+                        return false;
+                    }
+                }
+                _ => self.last_progress = Some((self.arrived, now)),
+            }
         }
         true
     }

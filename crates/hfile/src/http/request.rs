@@ -136,14 +136,11 @@ fn configure(
     easy.signal(false)?;
     easy.progress(true)?;
     easy.verbose(options.verbosity >= 3)?;
-    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
-        .iter()
-        .filter_map(std::env::var_os)
-        .find(|v| !v.is_empty());
+    let (bundle, dir) = trust();
     if let Some(bundle) = bundle {
         easy.cainfo(bundle)?;
     }
-    if let Some(dir) = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty()) {
+    if let Some(dir) = dir {
         easy.capath(dir)?;
     }
     let mut list = List::new();
@@ -162,6 +159,34 @@ fn configure(
     easy.fresh_connect(job.fresh_connection)?;
     easy.forbid_reuse(job.fresh_connection)?;
     Ok(())
+}
+
+/// The certificates TLS trusts: `CURL_CA_BUNDLE` or `SSL_CERT_FILE`, and `SSL_CERT_DIR`, as
+/// curl reads them; else the system's bundle where Linux distributions keep it (libcurl is built
+/// into `hts`, without a bundle path of its own).
+fn trust() -> (Option<std::ffi::OsString>, Option<std::ffi::OsString>) {
+    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty());
+    let dir = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty());
+    if bundle.is_some() || dir.is_some() {
+        return (bundle, dir);
+    }
+    const SYSTEM: [&str; 4] = [
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/ssl/ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+    ];
+    let bundle = SYSTEM
+        .iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .map(std::ffi::OsString::from);
+    let dir = Some("/etc/ssl/certs")
+        .filter(|d| std::path::Path::new(d).is_dir())
+        .map(std::ffi::OsString::from);
+    (bundle, dir)
 }
 
 /// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
@@ -206,6 +231,9 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     }
     let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
     easy.get_mut().begin(transfer, asked, want);
+    // The low-speed rule, checked by us (see `Collector::progress`).
+    easy.get_mut().stall_after =
+        (job.options.low_speed_limit > 0).then_some(job.options.low_speed_time);
     let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
     // Made for each attempt: a signature covers this attempt's range and time.
     let hooked = match &job.options.hook {
@@ -287,6 +315,9 @@ fn judge_attempt(
         }
         Some(Stop::Enough) => return Attempt::Done,
         Some(Stop::Cancelled) => return Attempt::Fail(cancelled(job)),
+        Some(Stop::Stalled(quiet)) => {
+            return Attempt::Retry(format!("no byte arrived for {:.1} s", quiet.as_secs_f64()))
+        }
         None => {}
     }
     let status = c.response.status;

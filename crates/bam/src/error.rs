@@ -57,6 +57,8 @@ pub enum Error {
     },
     /// The input is not BAM (SAM, CRAM, VCF, an index, ...); `format` names what it is.
     NotBam { name: String, format: String },
+    /// The index of a pre-signed URL cannot be derived from it and was not given.
+    IndexNotGiven { name: String },
 }
 
 impl Error {
@@ -72,7 +74,8 @@ impl Error {
             | Error::Changed { name, .. }
             | Error::Write { name, .. }
             | Error::Unwritable { name, .. }
-            | Error::NotBam { name, .. } => name,
+            | Error::NotBam { name, .. }
+            | Error::IndexNotGiven { name } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -185,6 +188,11 @@ impl fmt::Display for Error {
                 write!(f, "{name}: cannot write {what}: {reason}")
             }
             Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
+            Error::IndexNotGiven { name } => write!(
+                f,
+                "{name}: the index of a pre-signed URL cannot be derived from it (its signature \
+                 covers the path): give the index's own URL with -X, or as URL##idx##INDEX_URL"
+            ),
         }
     }
 }
@@ -201,7 +209,10 @@ impl std::error::Error for Error {
             Error::Index { source, .. } => Some(source),
             Error::Write { source, .. } => Some(source),
             Error::Unwritable { reason, .. } => Some(reason.as_ref()),
-            Error::NoIndex { .. } | Error::NotBam { .. } | Error::Changed { .. } => None,
+            Error::NoIndex { .. }
+            | Error::NotBam { .. }
+            | Error::Changed { .. }
+            | Error::IndexNotGiven { .. } => None,
         }
     }
 }

@@ -71,6 +71,8 @@ pub enum Opt {
     FetchMode,
     Fetchers,
     NoCache,
+    S3Endpoint,
+    RequesterPays,
 }
 
 /// Whether hts does what the option asks.
@@ -167,6 +169,8 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
     opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
+    opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
+    opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
 ];
 
 /// Which of the header and the records to print.
@@ -218,6 +222,10 @@ pub struct ViewArgs {
     pub fetchers: Option<usize>,
     /// `--no-cache`: neither read nor write the index cache.
     pub no_cache: bool,
+    /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
+    pub s3_endpoint: Option<String>,
+    /// `--requester-pays`: the reader pays for `s3://` requests.
+    pub requester_pays: bool,
     pub output: Option<String>,
     /// `-b` ('b') or `-C` ('c'), the last given.
     pub out_format: Option<char>,
@@ -390,6 +398,8 @@ impl ViewArgs {
                 self.fetchers = Some(n as usize);
             }
             Opt::NoCache => self.no_cache = true,
+            Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
+            Opt::RequesterPays => self.requester_pays = true,
             _ => {
                 return Err(UsageError(format!(
                     "hts view does not support option {spelled} yet"

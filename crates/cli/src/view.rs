@@ -102,11 +102,13 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
     }
 }
 
-/// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces.
+/// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
+/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, so query
+/// strings are hidden.
 fn command_line(program: &str, argv: &[String]) -> String {
     let mut words = vec![program.to_string(), "view".to_string()];
     words.extend(argv.iter().cloned());
-    words.join(" ").replace('\t', " ")
+    bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 
 /// samtools' `process_aln` for the filters hts has: keep when all `-f` bits are set, no `-F`
@@ -165,6 +167,10 @@ fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
+    options.transport.s3 = bam::hfile::S3Options {
+        endpoint: args.s3_endpoint.clone(),
+        requester_pays: args.requester_pays,
+    };
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n;
     }

@@ -150,7 +150,7 @@ fn check_table(cohort: &Cohort, out: &Path) -> Vec<BTreeMap<String, String>> {
     rows
 }
 
-/// No signature in what the workflow writes for people to read.
+/// No signature in what the workflow writes for people to read, nor in the BAMs.
 fn check_no_secrets(work: &Path, run: &WorkflowRun) {
     assert!(
         !run.output.contains(cohort::FAKE_SIGNATURE),
@@ -165,6 +165,20 @@ fn check_no_secrets(work: &Path, run: &WorkflowRun) {
     for f in files {
         let text = fs::read_to_string(&f).unwrap();
         assert!(!text.contains(cohort::FAKE_SIGNATURE), "{}", f.display());
+    }
+    // Nor in the outputs' @PG command lines.
+    for e in fs::read_dir(work.join("out/bams")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "bam") {
+            let header = samtools(&["view", "-H", &path.display().to_string()]);
+            let header = String::from_utf8_lossy(&header);
+            assert!(header.contains("@PG\tID:hts\t"), "{}", path.display());
+            assert!(
+                !header.contains(cohort::FAKE_SIGNATURE),
+                "{}",
+                path.display()
+            );
+        }
     }
 }
 

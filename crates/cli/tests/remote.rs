@@ -5,7 +5,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use testkit::{Fault, Link, Rule, Server};
@@ -35,7 +35,11 @@ fn hts() -> &'static Path {
 }
 
 fn view(args: &[String]) -> (Vec<u8>, String) {
-    let out = Command::new(hts()).arg("view").args(args).output().unwrap();
+    let out = testkit::command(hts())
+        .arg("view")
+        .args(args)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "hts view {args:?} failed: {err}");
     (out.stdout, err)
@@ -166,7 +170,7 @@ fn the_first_record_comes_before_the_span_has_arrived() {
     let server = Server::start_with(&testkit::corpus_dir(), 0, link).unwrap();
     let url = server.url("data/rand.bam");
     let start = Instant::now();
-    let mut child = Command::new(hts())
+    let mut child = testkit::command(hts())
         .args(["view", "--no-cache", &url])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -199,6 +203,7 @@ fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
             filter: &[],
             timeout: Duration::from_secs(60),
             extra_args: &extra,
+            env: &[],
         })
         .unwrap();
         println!("--fetchers {fetchers}: {}", report.summary());

@@ -23,7 +23,7 @@ pub fn tools_dir() -> PathBuf {
 }
 
 /// Installs are serialised within a process (tests run on several threads).
-static INSTALLING: Mutex<()> = Mutex::new(());
+pub(crate) static INSTALLING: Mutex<()> = Mutex::new(());
 
 fn succeeds(cmd: &mut Command) -> bool {
     cmd.stdout(Stdio::null())

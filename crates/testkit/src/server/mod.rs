@@ -21,6 +21,7 @@
 mod chaos;
 mod faults;
 mod link;
+mod proxy;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -155,6 +156,27 @@ impl Server {
 
     /// Serves `root` on 127.0.0.1 at `port` (0: any free port) through an emulated link.
     pub fn start_with(root: &Path, port: u16, link: Link) -> Result<Server, String> {
+        let files = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(root));
+        Server::start_routes(files, root, port, link)
+    }
+
+    /// Forwards every request to `upstream` (another HTTP server on this machine), unchanged and
+    /// `Host` included, with this server's log, counters, faults and link in front of it.
+    pub fn start_proxy(
+        upstream: std::net::SocketAddr,
+        port: u16,
+        link: Link,
+    ) -> Result<Server, String> {
+        Server::start_routes(proxy::routes(upstream), Path::new(""), port, link)
+    }
+
+    /// Serves `routes` behind the log, the faults (whose files come from `root`) and the link.
+    fn start_routes(
+        routes: axum::Router,
+        root: &Path,
+        port: u16,
+        link: Link,
+    ) -> Result<Server, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -174,9 +196,7 @@ impl Server {
             connections: Connections::default(),
             wrote: Notify::new(),
         });
-        let app = axum::Router::new()
-            .fallback_service(tower_http::services::ServeDir::new(root))
-            .layer(middleware::from_fn_with_state(shared.clone(), handle));
+        let app = routes.layer(middleware::from_fn_with_state(shared.clone(), handle));
         let listener = CountingListener {
             inner: listener,
             shared: shared.clone(),
@@ -199,6 +219,11 @@ impl Server {
     /// `http://127.0.0.1:PORT/path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}/{}", self.addr, path.trim_start_matches('/'))
+    }
+
+    /// The address the server listens on (127.0.0.1).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT`, without a final slash.
@@ -272,6 +297,21 @@ impl Server {
         if let Ok(mut l) = c.log.lock() {
             l.clear();
         }
+    }
+
+    /// The summary once nothing has changed for 200 ms (at most 5 s): a client that exits with
+    /// requests still running leaves them to end after it.
+    pub fn settled_summary(&self) -> Summary {
+        let mut last = self.summary();
+        for _ in 0..25 {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let now = self.summary();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        last
     }
 
     /// A one-line summary: requests, bytes, connections, and whether every Range was bounded.

@@ -99,7 +99,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         &server,
         &format!("snakemake -j {jobs}, hts"),
         || {
-            let run = cohort::run_workflow(&snakemake, &work, jobs, limit, &[])?;
+            let run = cohort::run_workflow(&snakemake, &work, jobs, limit, &[], &[])?;
             if run.success {
                 Ok(())
             } else {

@@ -3,7 +3,8 @@
 //! in four gets a transient fault, and one object stays unavailable longer than hts's own
 //! retries last. Every per-sample BAM, decompressed, must equal what samtools writes for the same
 //! regions from the local file, its index what `samtools index` makes of it, and the table's
-//! counts `samtools view -c`; a rerun after deleting two outputs must redo only those two.
+//! counts `samtools view -c`; a rerun after deleting two outputs must redo only those two. Two
+//! samples are `s3://` objects of a real S3 (s3s-fs, as the S3 tests use it).
 //! Needs samtools and python3 (3.11+, with venv), which CI installs.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use testkit::cohort::{self, Cohort, Setup, Spec, WorkflowRun};
+use testkit::s3::{self, S3Stack};
 use testkit::{Chaos, Fault, Rule, Server};
 
 const SAMPLES: usize = 20;
@@ -23,6 +25,10 @@ const REGIONS: usize = 12;
 const DOWN: &str = "s006";
 /// Deleted before the rerun.
 const DELETED: [&str; 2] = ["s003", "s017"];
+/// Read from a real S3 (s3s-fs, which checks every signature) as `s3://` URLs, one with an
+/// index column, one with `##idx##`.
+const S3_SAMPLES: [&str; 2] = ["s009", "s010"];
+const BUCKET: &str = "cohort";
 /// Bound on each Snakemake run.
 const LIMIT: Duration = Duration::from_secs(300);
 
@@ -152,8 +158,9 @@ fn check_table(cohort: &Cohort, out: &Path) -> Vec<BTreeMap<String, String>> {
 
 /// No signature in what the workflow writes for people to read, nor in the BAMs.
 fn check_no_secrets(work: &Path, run: &WorkflowRun) {
+    let secrets = [cohort::FAKE_SIGNATURE, s3::SECRET_KEY];
     assert!(
-        !run.output.contains(cohort::FAKE_SIGNATURE),
+        secrets.iter().all(|s| !run.output.contains(s)),
         "Snakemake's output"
     );
     let mut files = vec![work.join("out/summary.tsv")];
@@ -164,7 +171,7 @@ fn check_no_secrets(work: &Path, run: &WorkflowRun) {
     }
     for f in files {
         let text = fs::read_to_string(&f).unwrap();
-        assert!(!text.contains(cohort::FAKE_SIGNATURE), "{}", f.display());
+        assert!(secrets.iter().all(|s| !text.contains(s)), "{}", f.display());
     }
     // Nor in the outputs' @PG command lines.
     for e in fs::read_dir(work.join("out/bams")).unwrap() {
@@ -180,6 +187,44 @@ fn check_no_secrets(work: &Path, run: &WorkflowRun) {
             );
         }
     }
+}
+
+/// The S3 test bed with [`S3_SAMPLES`] (BAM and index) in [`BUCKET`], and the manifest's lines
+/// for them made `s3://` URLs.
+fn s3_samples(cohort: &Cohort, work: &Path) -> S3Stack {
+    let mut objects = Vec::new();
+    for sample in S3_SAMPLES {
+        for source in [cohort.bam(sample), cohort.index(sample)] {
+            let key = source.file_name().unwrap().to_string_lossy().into_owned();
+            objects.push(s3::Object { source, key });
+        }
+    }
+    let stack = S3Stack::start(&[(BUCKET, objects)], testkit::Link::default())
+        .unwrap_or_else(|e| panic!("the S3 test bed: {e}"));
+    let manifest = work.join("manifest.tsv");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let sample = line.split('\t').next().unwrap_or_default();
+            if !S3_SAMPLES.contains(&sample) {
+                return line.to_string();
+            }
+            let index = cohort.index(sample);
+            let index = index.file_name().unwrap().to_string_lossy();
+            let (bam, index) = (
+                format!("s3://{BUCKET}/{sample}.bam"),
+                format!("s3://{BUCKET}/{index}"),
+            );
+            if sample == S3_SAMPLES[0] {
+                format!("{sample}\t{bam}\t{index}")
+            } else {
+                format!("{sample}\t{bam}##idx##{index}\t")
+            }
+        })
+        .collect();
+    fs::write(&manifest, lines.join("\n") + "\n").unwrap();
+    stack
 }
 
 fn modified(out: &Path) -> BTreeMap<String, SystemTime> {
@@ -240,8 +285,26 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
         region_file: false,
     };
     cohort::write_setup(&work, &cohort, &setup).unwrap();
-    let run = cohort::run_workflow(&snakemake, &work, 4, LIMIT, &[]).unwrap();
+    let stack = s3_samples(&cohort, &work);
+    stack.proxy.add_chaos(Chaos::transient("/", 4, 7));
+    let env = stack.env(s3::SECRET_KEY);
+    let run = cohort::run_workflow(&snakemake, &work, 4, LIMIT, &[], &env).unwrap();
     assert!(run.success, "{}", run.output);
+    // The S3 samples came from the bucket, every request signed.
+    let s3_log = stack.proxy.log();
+    for sample in S3_SAMPLES {
+        let signed = s3_log
+            .iter()
+            .filter(|e| e.path == format!("/{BUCKET}/{sample}.bam"))
+            .filter(|e| e.header("authorization").is_some())
+            .count();
+        assert!(signed >= 2, "{sample}: {signed} signed requests");
+    }
+    println!(
+        "S3: {} requests, {} faults served",
+        s3_log.len(),
+        stack.proxy.faults_served()
+    );
     let served = server.faults_served();
     println!(
         "first run: {:.1} s, {} requests, {served} faults served",
@@ -289,7 +352,7 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
     server.clear_rules();
     server.reset();
     faults();
-    let rerun = cohort::run_workflow(&snakemake, &work, 4, LIMIT, &[]).unwrap();
+    let rerun = cohort::run_workflow(&snakemake, &work, 4, LIMIT, &[], &env).unwrap();
     assert!(rerun.success, "{}", rerun.output);
     println!("rerun: {:.1} s", rerun.elapsed.as_secs_f64());
     let mut redone = rerun.extracted.clone();

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+use crate::corpus::{apply_env, EnvChange};
+
 /// What to make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spec {
@@ -250,21 +252,25 @@ pub struct WorkflowRun {
     pub extracted: Vec<String>,
 }
 
-/// Runs the cohort workflow in `workdir` (set up by [`write_setup`]) with `-j jobs` and
-/// `extra` arguments; killed after `limit`. hts's cache (and Snakemake's) is `workdir/.cache`:
-/// a new folder starts cold, a rerun in the same folder finds what the first run kept.
+/// Runs the cohort workflow in `workdir` (set up by [`write_setup`]) with `-j jobs`, `extra`
+/// arguments and `env` (e.g. an S3 stack's); killed after `limit`. hts's cache (and
+/// Snakemake's) is `workdir/.cache`: a new folder starts cold, a rerun in the same folder finds
+/// what the first run kept.
 pub fn run_workflow(
     snakemake: &Path,
     workdir: &Path,
     jobs: usize,
     limit: Duration,
     extra: &[&str],
+    env: &[EnvChange],
 ) -> Result<WorkflowRun, String> {
     let snakefile = crate::workspace_root().join("workflows/cohort/Snakefile");
     let log_path = workdir.join("snakemake.out");
     let log = fs::File::create(&log_path).map_err(|e| e.to_string())?;
     let started = Instant::now();
-    let mut child = Command::new(snakemake)
+    let mut command = Command::new(snakemake);
+    apply_env(&mut command, env);
+    let mut child = command
         .arg("-s")
         .arg(&snakefile)
         .arg("-d")

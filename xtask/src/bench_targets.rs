@@ -103,7 +103,10 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                 // A fresh working directory (samtools' index download) and cache (ours).
                 let cwd = fresh_dir("cold")?;
                 let cache = fresh_dir("cache")?;
-                let env = [("XDG_CACHE_HOME", cache.as_path())];
+                let env = [(
+                    "XDG_CACHE_HOME".to_string(),
+                    Some(cache.display().to_string()),
+                )];
                 server.reset();
                 let argv = vec![
                     "view".to_string(),

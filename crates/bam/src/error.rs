@@ -59,6 +59,8 @@ pub enum Error {
     NotBam { name: String, format: String },
     /// A query htslib refuses to start (its words in `reason`).
     Query { name: String, reason: String },
+    /// The index of a pre-signed URL cannot be derived from it and was not given.
+    IndexNotGiven { name: String },
 }
 
 impl Error {
@@ -76,6 +78,7 @@ impl Error {
             | Error::Unwritable { name, .. }
             | Error::NotBam { name, .. }
             | Error::Query { name, .. } => name,
+            Error::IndexNotGiven { name } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -189,6 +192,11 @@ impl fmt::Display for Error {
             }
             Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
             Error::Query { name, reason } => write!(f, "{name}: {reason}"),
+            Error::IndexNotGiven { name } => write!(
+                f,
+                "{name}: the index of a pre-signed URL cannot be derived from it (its signature \
+                 covers the path): give the index's own URL with -X, or as URL##idx##INDEX_URL"
+            ),
         }
     }
 }
@@ -209,6 +217,7 @@ impl std::error::Error for Error {
             | Error::NotBam { .. }
             | Error::Changed { .. }
             | Error::Query { .. } => None,
+            Error::IndexNotGiven { .. } => None,
         }
     }
 }

@@ -14,6 +14,15 @@ use crate::{Error, Result};
 /// of a large BAM (chr1 of a whole genome takes about 0.2 MB), or all of a small one.
 const FIRST_PIECE: u64 = 256 * 1024;
 
+/// [`FIRST_PIECE`], or `HTS_INDEX_FIRST_PIECE` bytes (at least 1 KiB) when set: a tuning knob,
+/// and how the tests make a small index behave like a large one.
+fn first_piece() -> u64 {
+    std::env::var("HTS_INDEX_FIRST_PIECE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(FIRST_PIECE, |n| n.max(1024))
+}
+
 /// The most of an index kept in memory (and in the cache) as its raw prefix.
 const PREFIX_CAP: usize = 256 << 20;
 
@@ -40,8 +49,12 @@ pub fn sibling(location: &str, ext: &str) -> String {
 }
 
 /// The names an index of `location` may have, in the order samtools tries them
-/// ([`crate::index_name::candidates`]).
+/// ([`crate::index_name::candidates`]). None for a pre-signed URL: its signature covers the
+/// path, so no other name can be made from it, and a signed URL is never altered.
 pub(crate) fn candidates(location: &str) -> Vec<String> {
+    if hfile::is_presigned(location) {
+        return Vec::new();
+    }
     crate::index_name::candidates(location)
 }
 
@@ -76,7 +89,7 @@ impl Pending {
                             // The request that will show the cached prefix still current.
                             file.advise_tail(1);
                         } else {
-                            file.advise(std::slice::from_ref(&(0..FIRST_PIECE)));
+                            file.advise(std::slice::from_ref(&(0..first_piece())));
                         }
                         (c, file)
                     },
@@ -103,11 +116,20 @@ impl Pending {
         header: &Header,
     ) -> Result<IndexSource> {
         let explicit = self.explicit;
-        for (_, opened) in self.tried {
+        if !explicit && self.tried.is_empty() {
+            return Err(Error::IndexNotGiven {
+                name: location.to_string(),
+            });
+        }
+        let last = self.tried.len().saturating_sub(1);
+        for (i, (name, opened)) in self.tried.into_iter().enumerate() {
             let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
             match loaded {
                 Ok(source) => return Ok(source),
                 Err(e) if !explicit && e.is_not_found() => continue,
+                // An object store that hides absence answers 403 for a missing key (S3
+                // without list permission): the next name may still be there.
+                Err(e) if !explicit && i < last && hidden_absence(&name, &e) => continue,
                 Err(e) => return Err(e),
             }
         }
@@ -163,13 +185,12 @@ impl IndexSource {
     }
 
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
-    /// what was read in the cache.
-    pub(crate) fn confirm_and_store(&mut self) -> Result<()> {
+    /// what was read in the cache (on the thread returned).
+    pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
         self.cached.confirm(&mut self.file)?;
-        if let Some(n) = self.consumed_input {
-            self.cached.store(&mut self.file, n);
-        }
-        Ok(())
+        Ok(self
+            .consumed_input
+            .and_then(|n| self.cached.store(&mut self.file, n)))
     }
 }
 
@@ -183,13 +204,13 @@ fn read(
     header: &Header,
 ) -> Result<(Index, Option<u64>)> {
     let total = cached.size(file)?;
-    let name = hfile::redact(&cached.name);
+    let name = hfile::redact_url(&cached.name);
     // A local index, or one whose first request holds it all, is read whole, as htslib reads
     // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
     // than that is read as far as the query needs.
     let held = cached.prefix.lock().map_or(0, |p| p.len() as u64);
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = if !remote || total <= FIRST_PIECE.max(held) {
+    let wanted = if !remote || total <= first_piece().max(held) {
         Wanted::all()
     } else {
         wanted.clone()
@@ -207,13 +228,26 @@ fn read(
     Ok((loaded.index, loaded.consumed_input))
 }
 
+fn hidden_absence(location: &str, error: &Error) -> bool {
+    let object_store = matches!(
+        hfile::scheme_of(location).as_deref(),
+        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
+    );
+    let forbidden = matches!(
+        error,
+        Error::Transport(hfile::Error::Status { status: 403, .. })
+            | Error::Bgzf(bgzf::Error::Io(hfile::Error::Status { status: 403, .. }))
+    );
+    object_store && forbidden
+}
+
 /// Where the data of the last wanted reference probably ends in an index of `total` bytes.
 fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
     let Some(tids) = wanted.tids() else {
         return total;
     };
     let Some(&last) = tids.last() else {
-        return FIRST_PIECE.min(total);
+        return first_piece().min(total);
     };
     let lens: Vec<u64> = header
         .refs()
@@ -226,8 +260,8 @@ fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
     }
     let through: u64 = lens[..=last].iter().sum();
     let share = through as f64 / all as f64;
-    let guess = (total as f64 * share * 1.1) as u64 + 64 * 1024;
-    guess.max(FIRST_PIECE).min(total)
+    let guess = (total as f64 * share * 1.1) as u64 + 16 * 1024;
+    guess.max(first_piece()).min(total)
 }
 
 #[cfg(test)]
@@ -247,8 +281,8 @@ mod tests {
         let total = 10_000_000;
         let e0 = estimate_end(total, &Wanted::refs([0]), &header);
         let e4 = estimate_end(total, &Wanted::refs([4, 1]), &header);
-        assert_eq!(e0, 1_100_000 + 65_536);
-        assert_eq!(e4, 5_500_000 + 65_536);
+        assert_eq!(e0, 1_100_000 + 16_384);
+        assert_eq!(e4, 5_500_000 + 16_384);
         assert_eq!(estimate_end(total, &Wanted::refs([9]), &header), total);
         assert_eq!(estimate_end(total, &Wanted::all(), &header), total);
         assert_eq!(estimate_end(100, &Wanted::refs([0]), &header), 100);

@@ -47,7 +47,13 @@ const RECORD_READ_STEP: usize = 1 << 20;
 
 /// An open BAM file: its header, and records in file order or by region.
 pub struct Reader {
+    /// The BAM's location for messages (a signed URL's query string hidden).
     location: String,
+    /// The BAM's location as given (before any `##idx##`), for opening and deriving index
+    /// names.
+    source: String,
+    /// The index named with `##idx##`, used verbatim.
+    index_hint: Option<String>,
     bgzf: bgzf::Reader,
     header: Header,
     index: Option<Index>,
@@ -65,6 +71,8 @@ pub struct Reader {
     cache: Option<Cache>,
     /// Set once cached parts are shown current ([`Reader::confirm`]).
     confirmed: bool,
+    /// Cache entries being written; waited for when the reader is dropped.
+    storing: Vec<std::thread::JoinHandle<()>>,
     /// Read from a pipe: no seeking, no size, no index.
     stream: bool,
 }
@@ -72,32 +80,36 @@ pub struct Reader {
 impl Reader {
     /// Opens a local path or URL (or `-`, standard input: read in order, no index) and reads
     /// its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
+    /// `FILE##idx##INDEX` names the index too (see [`crate::split_index`]).
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
         if location == "-" {
             let stdin = hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()));
             let cached = Cached::detached(location);
-            return Reader::from_hfile(stdin, location, options, None, cached, None, true);
+            let at = (location, None);
+            return Reader::from_hfile(stdin, at, options, None, cached, None, true);
         }
-        let cache = if options.no_cache || hfile::scheme_of(location).is_none() {
+        let (source, index_hint) = crate::split_index(location);
+        let cache = if options.no_cache || hfile::scheme_of(source).is_none() {
             None
         } else {
             Cache::from_env()
         };
         let (cached, mut file) =
-            Cached::open(location, &options.transport, cache.clone(), HEADER_CAP)?;
+            Cached::open(source, &options.transport, cache.clone(), HEADER_CAP)?;
         // Three requests at once for a remote file: the header (unless cached), the EOF marker
         // (which also shows a cached header current), the index.
         file.advise_tail(EOF_MARKER_LEN);
-        let pending_index = match options.index {
+        let pending_index = match crate::location::index_hint(&options.index, index_hint) {
             IndexHint::None => None,
             ref hint => Some(Pending::start(
-                location,
+                source,
                 hint,
                 &options.transport,
                 cache.as_ref(),
             )),
         };
-        Reader::from_hfile(file, location, options, pending_index, cached, cache, false)
+        let at = (source, index_hint);
+        Reader::from_hfile(file, at, options, pending_index, cached, cache, false)
     }
 
     /// Reads a BAM file held in memory.
@@ -106,7 +118,7 @@ impl Reader {
         let options = OpenOptions::default();
         Reader::from_hfile(
             file,
-            name,
+            (name, None),
             &options,
             None,
             Cached::detached(name),
@@ -116,18 +128,21 @@ impl Reader {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// `at`: the location as given and the index named with `##idx##`.
     fn from_hfile(
         mut file: hfile::HFile,
-        location: &str,
+        at: (&str, Option<&str>),
         options: &OpenOptions,
         pending_index: Option<Pending>,
         cached: Cached,
         cache: Option<Cache>,
         stream: bool,
     ) -> Result<Reader> {
+        let (source, index_hint) = at;
+        let display = hfile::redact_url(source);
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
-        let header = crate::format::read_header(&mut bgzf, location)?;
+        let header = crate::format::read_header(&mut bgzf, &display)?;
         let first_record = bgzf.virtual_offset();
         // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
         // seek is lazy, and for a remote file its bytes are still in the response window.
@@ -139,7 +154,9 @@ impl Reader {
             bgzf.set_threads(options.threads + 1);
         }
         Ok(Reader {
-            location: location.to_string(),
+            location: display,
+            source: source.to_string(),
+            index_hint: index_hint.map(str::to_string),
             bgzf,
             header,
             index: None,
@@ -152,11 +169,13 @@ impl Reader {
             cache,
             // Nothing came from the cache for a pipe or bytes in memory.
             confirmed: stream,
+            storing: Vec::new(),
             stream,
         })
     }
 
-    /// The path or URL this reader was opened on.
+    /// The path or URL this reader was opened on, as shown in messages (without a query string
+    /// that may hold a signature).
     pub fn location(&self) -> &str {
         &self.location
     }
@@ -183,21 +202,25 @@ impl Reader {
         self.ensure_index(&Wanted::all())
     }
 
-    /// Finds the index (as [`Reader::load_index`]) but loads only what queries ask for: the
-    /// references they name, read from the start of the file as far as the last of them. For a
-    /// remote index that is usually a small part of it.
+    /// Finds the index (as [`Reader::load_index`]: `explicit` if given, else the one named with
+    /// `##idx##`, else the names samtools looks for; a pre-signed URL's index is never derived)
+    /// but loads only what queries ask for: the references they name, read from the start of
+    /// the file as far as the last of them. For a remote index that is usually a small part.
     pub fn select_index(&mut self, explicit: Option<&str>) -> Result<()> {
         if self.stream {
             return Err(Error::NoIndex {
                 name: self.location.clone(),
             });
         }
+        let explicit = explicit
+            .map(str::to_string)
+            .or_else(|| self.index_hint.clone());
         let pending = match self.pending_index.take() {
-            Some(p) if p.matches(explicit) => p,
+            Some(p) if p.matches(explicit.as_deref()) => p,
             _ => {
-                let hint = explicit.map_or(IndexHint::Auto, |at| IndexHint::At(at.to_string()));
+                let hint = explicit.map_or(IndexHint::Auto, IndexHint::At);
                 Pending::start(
-                    &self.location,
+                    &self.source,
                     &hint,
                     &self.options.transport,
                     self.cache.as_ref(),
@@ -246,11 +269,12 @@ impl Reader {
         }
         self.cached.confirm(self.bgzf.get_mut())?;
         if let Some(source) = &mut self.index_source {
-            source.confirm_and_store()?;
+            self.storing.extend(source.confirm_and_store()?);
         }
         // The header's blocks: to the end of the block holding the first record.
         let header_end = bgzf::byte_end(self.first_record, &[], u64::MAX);
-        self.cached.store(self.bgzf.get_mut(), header_end);
+        self.storing
+            .extend(self.cached.store(self.bgzf.get_mut(), header_end));
         self.confirmed = true;
         Ok(())
     }
@@ -323,6 +347,11 @@ impl Reader {
 
     /// The size of the file (for a remote file, as the server told it).
     pub(crate) fn size(&mut self) -> Result<u64> {
+        // A header from the cache comes with the size its entry recorded (shown current by
+        // [`Reader::confirm`]); asking the file would wait for a response.
+        if let Some(v) = &self.cached.entry {
+            return Ok(v.size);
+        }
         Ok(self.bgzf.size()?)
     }
 
@@ -338,5 +367,13 @@ impl Reader {
     /// read).
     pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        for handle in self.storing.drain(..) {
+            let _ = handle.join();
+        }
     }
 }

@@ -72,6 +72,8 @@ pub enum Opt {
     FetchMode,
     Fetchers,
     NoCache,
+    S3Endpoint,
+    RequesterPays,
 }
 
 /// Whether hts does what the option asks.
@@ -163,11 +165,13 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Help, Some('?'), &["help"], Flag, Yes, "Print this help"),
     opt(Opt::Ignored, Some('S'), &[], Flag, Yes, "Ignored (input format is auto-detected)"),
     opt(Opt::Threads, Some('@'), &["threads"], Arg, Yes, "INT  Number of additional threads to use [0]"),
-    opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request on stderr"),
+    opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request, then a summary line, on stderr"),
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
     opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
+    opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
+    opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
 ];
 
 /// Which of the header and the records to print.
@@ -219,6 +223,10 @@ pub struct ViewArgs {
     pub fetchers: Option<usize>,
     /// `--no-cache`: neither read nor write the index cache.
     pub no_cache: bool,
+    /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
+    pub s3_endpoint: Option<String>,
+    /// `--requester-pays`: the reader pays for `s3://` requests.
+    pub requester_pays: bool,
     pub output: Option<String>,
     /// `-b` ('b') or `-C` ('c'), the last given.
     pub out_format: Option<char>,
@@ -404,6 +412,8 @@ impl ViewArgs {
                 self.fetchers = Some(n as usize);
             }
             Opt::NoCache => self.no_cache = true,
+            Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
+            Opt::RequesterPays => self.requester_pays = true,
             _ => match self.select.apply(id, v) {
                 Ok(true) => {}
                 Ok(false) => {

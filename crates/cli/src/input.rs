@@ -67,6 +67,10 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
+    options.transport.s3 = bam::hfile::S3Options {
+        endpoint: args.s3_endpoint.clone(),
+        requester_pays: args.requester_pays,
+    };
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n;
     }

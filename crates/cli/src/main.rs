@@ -11,6 +11,7 @@ mod output;
 mod quickcheck;
 mod select;
 mod sink;
+mod summary;
 mod view;
 
 use std::process::ExitCode;

@@ -15,6 +15,7 @@ use crate::input::{self, Records};
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output, Pace};
+use crate::summary;
 
 /// The status samtools ends with when its output pipe closes: killed by SIGPIPE, which a shell
 /// reports as 128 + 13.
@@ -84,6 +85,7 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let command_line = command_line(program, argv);
+    let started = std::time::Instant::now();
     let mut result = view(&args, &command_line);
     if let Err(Failure::Stale(why)) = &result {
         eprintln!("[W::hts] {why}; reading the file again without the cache");
@@ -92,6 +94,10 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
             ..args.clone()
         };
         result = view(&fresh, &command_line);
+    }
+    if args.verbosity >= 1 {
+        let stats = bam::hfile::settled_transfer_stats(summary::SETTLE);
+        eprintln!("{}", summary::line(&stats, started.elapsed()));
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -103,11 +109,13 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
     }
 }
 
-/// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces.
+/// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
+/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, so query
+/// strings are hidden.
 fn command_line(program: &str, argv: &[String]) -> String {
     let mut words = vec![program.to_string(), "view".to_string()];
     words.extend(argv.iter().cloned());
-    words.join(" ").replace('\t', " ")
+    bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 
 /// Where selected (and unselected) records go: the outputs, or only a count.

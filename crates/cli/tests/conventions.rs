@@ -4,10 +4,10 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn hts(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hts"))
+    testkit::command(env!("CARGO_BIN_EXE_hts"))
         .args(args)
         .current_dir(fixtures())
         .stdin(Stdio::null())
@@ -116,7 +116,7 @@ fn inputs_that_are_not_bam_are_named() {
 #[test]
 fn sam_on_standard_input_is_named_too() {
     let sam = std::fs::File::open(fixtures().join("conformance-extra/data/small.sam")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hts"))
+    let out = testkit::command(env!("CARGO_BIN_EXE_hts"))
         .args(["view", "-"])
         .stdin(sam)
         .output()
@@ -140,7 +140,7 @@ fn closed_pipe_ends_quietly_with_samtools_status() {
         &["view", "conformance/data/rand.bam"][..],
         &["view", "-u", "conformance/data/rand.bam"],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hts"))
+        let mut child = testkit::command(env!("CARGO_BIN_EXE_hts"))
             .args(args)
             .current_dir(fixtures())
             .stdout(Stdio::piped())

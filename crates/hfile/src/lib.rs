@@ -1,7 +1,8 @@
 //! Byte sources behind one trait, in the manner of htslib's `hFILE`.
 //!
 //! A [`Backend`] is a seekable source of bytes with a known size: a local file, a buffer in memory,
-//! an HTTP(S) object or an `s3://` object. The layer above (BGZF) tells the backend how far it
+//! an HTTP(S) object, an `s3://` object (signed with AWS Signature Version 4, see [`s3`]) or a
+//! `gs://` object. The layer above (BGZF) tells the backend how far it
 //! expects to read with [`Backend::set_readahead_limit`]; a remote backend turns that hint into a
 //! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
 //! request), and the end of file is always the object's real size.
@@ -23,24 +24,32 @@
 pub mod cache;
 mod error;
 mod file;
+pub mod gcs;
 mod handle;
+pub mod hook;
 mod http;
 mod memory;
+mod named;
 mod prefix;
+mod redact;
 mod registry;
+pub mod s3;
 mod stats;
 mod stream;
 
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
-pub use http::{redact, HttpBackend};
+pub use hook::RequestHook;
+pub use http::HttpBackend;
 pub use memory::MemoryBackend;
 pub use prefix::{Prefix, PrefixBackend};
+pub use redact::{is_presigned, redact_header, redact_text, redact_url};
 pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
-pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use s3::{S3Backend, S3Options};
+pub use stats::{reset_transfer_stats, settled_transfer_stats, transfer_stats, TransferStats};
 pub use stream::StreamBackend;
 
 /// The libcurl version in use (as libcurl reports it at run time).

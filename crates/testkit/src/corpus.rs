@@ -76,6 +76,21 @@ pub struct Run<'a> {
     pub timeout: Duration,
     /// Extra arguments put right after `view` (e.g. `--fetchers 8`).
     pub extra_args: &'a [String],
+    /// Changes to each run's environment (credentials for `s3://`).
+    pub env: &'a [EnvChange],
+}
+
+/// A change to a child's environment: set (`Some`) or remove (`None`).
+pub type EnvChange = (String, Option<String>);
+
+/// Applies `env` to a command.
+pub fn apply_env(command: &mut Command, env: &[EnvChange]) {
+    for (key, value) in env {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
 }
 
 /// The outcome of a corpus run.
@@ -130,7 +145,7 @@ fn check(r: &Run, case: &Case, args: &[String]) -> Result<(), String> {
         .map_err(|_| format!("golden file {} missing", case.expected))?;
     let mut full = vec!["view".to_string()];
     full.extend(args.iter().cloned());
-    let outcome = run_with_timeout(r.program, r.dir, &full, r.timeout)?;
+    let outcome = run_with_timeout(r.program, r.dir, &full, r.env, r.timeout)?;
     judge(case, &expected, &outcome)
 }
 
@@ -222,6 +237,7 @@ pub fn run_with_timeout(
     program: &Path,
     dir: &Path,
     args: &[String],
+    env: &[EnvChange],
     timeout: Duration,
 ) -> Result<Outcome, String> {
     // Output goes to files, not pipes: a pipe nobody reads while waiting could block the child.
@@ -229,7 +245,9 @@ pub fn run_with_timeout(
     let (out_path, err_path) = (tmp.join("out"), tmp.join("err"));
     let out_file = fs::File::create(&out_path).map_err(|e| e.to_string())?;
     let err_file = fs::File::create(&err_path).map_err(|e| e.to_string())?;
-    let mut child = Command::new(program)
+    let mut command = crate::command(program);
+    apply_env(&mut command, env);
+    let mut child = command
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())

@@ -169,7 +169,7 @@ pub fn run_hts(
     };
     let out_path = scratch.join(".stdout");
     let err_path = scratch.join(".stderr");
-    let mut child = Command::new(hts)
+    let mut child = testkit::command(hts)
         .arg0("hts")
         .args(&args)
         .current_dir(dir)

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-pub use check::redact;
+pub(crate) use connections::wait_idle;
 use connections::Priority;
 use request::{Ask, Job};
 use transfer::{Available, Told, Transfer};
@@ -94,7 +94,7 @@ impl HttpBackend {
     pub fn open(url: &str, options: &OpenOptions) -> Result<HttpBackend> {
         Ok(HttpBackend {
             url: Arc::from(url),
-            name: redact(url),
+            name: crate::redact_url(url),
             options: Arc::new(options.clone()),
             pos: 0,
             limit: None,
@@ -468,7 +468,17 @@ impl Backend for HttpBackend {
         if !self.bounded() {
             return;
         }
-        let wanted = window::split(ranges, self.options.request_size);
+        // Bytes the current window holds or is receiving are not asked for again.
+        let current = self.current.as_ref().map(|w| w.range.clone());
+        let trimmed: Vec<Range<u64>> = ranges
+            .iter()
+            .map(|r| match &current {
+                Some(c) if c.contains(&r.start) => c.end.min(r.end)..r.end,
+                _ => r.clone(),
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        let wanted = window::split(&trimmed, self.options.request_size);
         let mut old: Vec<Window> = self.ahead.drain(..).collect();
         for range in wanted {
             // A window already being fetched for the same bytes is kept.

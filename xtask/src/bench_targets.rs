@@ -16,8 +16,9 @@ cargo xtask bench-targets [--lines N] [--profile ec2|home|loopback] [--runs N]
   through the emulated link (default ec2: 35 MB/s, 20 ms) and runs `view -L BED` (samtools
   reads the whole file; hts plans the BED's lines through the index) and `view --region-file
   BED` (both through the index) with the release hts and with samtools (cold: fresh folder,
-  so htslib downloads its index; fresh cache for hts), comparing outputs.
-  Prints wall time (median of --runs, default 3), bytes sent by the server, GETs, connections.";
+  so htslib downloads its index; fresh cache for hts), comparing outputs. The two programs'
+  runs alternate; each run's wall time and bytes are printed, then the medians (of --runs,
+  default 3), GETs and connections, the median of the runs' samtools/hts ratios and the load.";
 
 /// `lines` intervals over the references (weighted by length), as BED text.
 fn bed(refs: &[(String, u64)], lines: usize, seed: u64) -> String {
@@ -92,14 +93,23 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     if cases.is_empty() {
         return Err(format!("--only takes L or region-file, not {only:?}"));
     }
+    let modes = [("samtools", samtools.as_path()), ("hts", hts.as_path())];
     for (case, option) in cases {
+        println!("load before {case}: {}", loadavg());
+        let argv = vec![
+            "view".to_string(),
+            option.to_string(),
+            bed_path.display().to_string(),
+            url.clone(),
+        ];
+        let mut tallies: Vec<Tally> = modes.iter().map(|_| Tally::default()).collect();
         let mut reference: Option<Vec<u8>> = None;
-        for (mode, program) in [("samtools", samtools.as_path()), ("hts", hts.as_path())] {
-            let mut walls = Vec::new();
-            let mut sums = Vec::new();
-            let mut same = true;
-            let mut failed: Option<String> = None;
-            for _ in 0..runs {
+        // Alternated (samtools, hts, samtools, hts, ...), so both see the same machine load.
+        for round in 1..=runs {
+            for ((mode, program), tally) in modes.iter().zip(tallies.iter_mut()) {
+                if tally.failed.is_some() {
+                    continue;
+                }
                 // A fresh working directory (samtools' index download) and cache (ours).
                 let cwd = fresh_dir("cold")?;
                 let cache = fresh_dir("cache")?;
@@ -108,12 +118,6 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                     Some(cache.display().to_string()),
                 )];
                 server.reset();
-                let argv = vec![
-                    "view".to_string(),
-                    option.to_string(),
-                    bed_path.display().to_string(),
-                    url.clone(),
-                ];
                 let run = timed(program, &argv, &cwd, &env);
                 let _ = std::fs::remove_dir_all(&cwd);
                 let _ = std::fs::remove_dir_all(&cache);
@@ -122,33 +126,86 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                 let run = match run {
                     Ok(r) => r,
                     Err(e) => {
-                        failed = Some(e.lines().nth(1).unwrap_or(&e).chars().take(120).collect());
-                        break;
+                        let why: String =
+                            e.lines().nth(1).unwrap_or(&e).chars().take(120).collect();
+                        println!("{pname:>8} {case:>13} {mode:>9} run {round}: FAILED: {why}");
+                        tally.failed = Some(why);
+                        continue;
                     }
                 };
                 match &reference {
                     None => reference = Some(run.stdout),
-                    Some(r) => same &= *r == run.stdout,
+                    Some(r) => tally.same &= *r == run.stdout,
                 }
-                walls.push(run.wall);
-                sums.push(server.summary());
+                let sum = server.summary();
+                println!(
+                    "{pname:>8} {case:>13} {mode:>9} run {round}: {:>8.3} s {:>12} B sent",
+                    run.wall, sum.written
+                );
+                tally.walls.push(run.wall);
+                tally.sums.push(sum);
             }
-            if let Some(why) = failed {
+        }
+        for ((mode, _), tally) in modes.iter().zip(&tallies) {
+            if let Some(why) = &tally.failed {
                 println!("{pname:>8} {case:>13} {mode:>9}: FAILED: {why}");
                 continue;
             }
             println!(
                 "{pname:>8} {case:>13} {mode:>9}: {:>8.3} s {:>12} B sent {:>6} GETs {:>4} conns{}",
-                median_f(walls),
-                median_u(sums.iter().map(|s| s.written).collect()),
-                median_u(sums.iter().map(|s| s.gets as u64).collect()),
-                median_u(sums.iter().map(|s| s.connections).collect()),
-                if same { "" } else { "  OUTPUT DIFFERS" }
+                median_f(tally.walls.clone()),
+                median_u(tally.sums.iter().map(|s| s.written).collect()),
+                median_u(tally.sums.iter().map(|s| s.gets as u64).collect()),
+                median_u(tally.sums.iter().map(|s| s.connections).collect()),
+                if tally.same { "" } else { "  OUTPUT DIFFERS" }
             );
         }
+        if let [sam, ours] = &tallies[..] {
+            if sam.failed.is_none() && ours.failed.is_none() {
+                let ratios: Vec<f64> = sam
+                    .walls
+                    .iter()
+                    .zip(&ours.walls)
+                    .map(|(s, h)| s / h)
+                    .collect();
+                let bytes = |t: &Tally| median_u(t.sums.iter().map(|s| s.written).collect()) as f64;
+                println!(
+                    "{pname:>8} {case:>13}: samtools/hts wall {:.2}x (median of the runs' ratios), bytes {:.1}x",
+                    median_f(ratios),
+                    bytes(sam) / bytes(ours).max(1.0)
+                );
+            }
+        }
+        println!("load after {case}: {}", loadavg());
     }
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// One program's runs of one case.
+struct Tally {
+    walls: Vec<f64>,
+    sums: Vec<testkit::Summary>,
+    same: bool,
+    failed: Option<String>,
+}
+
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally {
+            walls: Vec::new(),
+            sums: Vec::new(),
+            same: true,
+            failed: None,
+        }
+    }
+}
+
+/// The machine's load averages (1, 5, 15 minutes): the machine may be shared.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_string())
 }
 
 /// For tests: the BED generator's first line is stable.

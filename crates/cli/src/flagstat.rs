@@ -4,7 +4,6 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use bam::flagstat::{FlagStat, Format};
-use bam::Reader;
 
 use crate::getopt::{Spec, Value};
 use crate::opts;
@@ -47,12 +46,11 @@ pub fn run(argv: &[String]) -> ExitCode {
         threads,
         ..Default::default()
     };
-    let mut reader = match Reader::open(file, &options) {
+    let mut reader = match opts::open(file, &options, |e| {
+        format!("hts flagstat: Cannot open input file \"{file}\": {e}")
+    }) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("hts flagstat: Cannot open input file \"{file}\": {e}");
-            return ExitCode::from(1);
-        }
+        Err(status) => return status,
     };
     let mut stats = FlagStat::default();
     loop {

@@ -35,12 +35,11 @@ pub fn run(argv: &[String]) -> ExitCode {
         index: bam::IndexHint::Auto,
         ..Default::default()
     };
-    let mut reader = match Reader::open(file, &open) {
+    let mut reader = match opts::open(file, &open, |e| {
+        format!("hts idxstats: failed to open \"{file}\": {e}")
+    }) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("hts idxstats: failed to open \"{file}\": {e}");
-            return ExitCode::from(1);
-        }
+        Err(status) => return status,
     };
     let stats = match reader.load_index(None) {
         Ok(()) => IdxStats::from_index(&reader),

@@ -65,6 +65,18 @@ pub fn last(options: &[Found<char>], id: char) -> Option<&str> {
         .and_then(|o| o.value.as_deref())
 }
 
+/// Opens `file`, or prints `message` (the subcommand's words for the error) and gives status 1.
+pub fn open(
+    file: &str,
+    options: &bam::OpenOptions,
+    message: impl FnOnce(&bam::Error) -> String,
+) -> Result<bam::Reader, ExitCode> {
+    bam::Reader::open(file, options).map_err(|e| {
+        eprintln!("{}", message(&e));
+        ExitCode::from(1)
+    })
+}
+
 /// The last `-@` value (0 when none).
 pub fn threads(options: &[Found<char>]) -> usize {
     last(options, '@').map_or(0, |v| atoi(v).max(0) as usize)

@@ -453,6 +453,20 @@ impl Backend for HttpBackend {
         for t in &told {
             self.learn(t)?;
         }
+        // A request already refused (an index name that does not exist) answers for the
+        // object: a HEAD would only cost one more round trip to hear the same.
+        if self.size.is_none() {
+            let refused = self
+                .current
+                .iter()
+                .chain(self.ahead.iter())
+                .filter_map(|w| w.transfer.as_ref())
+                .chain(self.tail.as_ref().map(|(_, t)| t))
+                .find_map(|t| t.refusal());
+            if let Some(e) = refused {
+                return Err(e);
+            }
+        }
         match self.size {
             Some(size) => Ok(size),
             None => self.probe_size(),

@@ -174,6 +174,16 @@ impl Transfer {
         s.told.clone()
     }
 
+    /// The status a finished request was refused with (its retries already spent): the
+    /// answer for the whole object, such as a 404, that no other request needs to ask again.
+    pub(crate) fn refusal(&self) -> Option<Error> {
+        match &self.lock().outcome {
+            // A 416 may only say the object is shorter than the range: the size is still due.
+            Some(Err(e @ Error::Status { status, .. })) if *status != 416 => Some(e.duplicate()),
+            _ => None,
+        }
+    }
+
     /// Waits for the end of the transfer, whatever its outcome.
     pub(crate) fn wait_finished(&self) {
         let mut s = self.lock();

@@ -109,6 +109,12 @@ impl Pending {
     }
 
     /// The first candidate that exists, with the references in `wanted` loaded.
+    ///
+    /// When a later candidate came from the cache, it is used at once, while the answers for
+    /// the names before it (usually 404s) are still on their way: the query's spans then go
+    /// out beside those requests instead of a round trip after them. Those names are checked
+    /// absent before any output ([`IndexSource::confirm_and_store`]); one that exists after
+    /// all makes the query start again without the cache.
     pub(crate) fn open(
         self,
         location: &str,
@@ -121,8 +127,39 @@ impl Pending {
                 name: location.to_string(),
             });
         }
-        let last = self.tried.len().saturating_sub(1);
-        for (i, (name, opened)) in self.tried.into_iter().enumerate() {
+        let mut tried = self.tried;
+        let cached_at = tried
+            .iter()
+            .position(|(_, opened)| matches!(opened, Ok((c, _)) if c.from_cache > 0));
+        let speculate = !explicit
+            && cached_at.is_some_and(|k| k > 0 && tried[..k].iter().all(|(_, o)| o.is_ok()));
+        let mut failed = None;
+        if let (true, Some(k)) = (speculate, cached_at) {
+            let rest = tried.split_off(k);
+            let mut rest = rest.into_iter();
+            if let Some((_, Ok((c, f)))) = rest.next() {
+                match IndexSource::load(c, f, wanted, header) {
+                    Ok(mut source) => {
+                        source.unverified = tried
+                            .into_iter()
+                            .filter_map(|(name, o)| o.ok().map(|(_, f)| (name, f)))
+                            .collect();
+                        return Ok(source);
+                    }
+                    // The names before it decide whether this error is the answer.
+                    Err(e) => failed = Some(e),
+                }
+            }
+            tried.extend(rest);
+        }
+        let last = tried.len().saturating_sub(1);
+        for (i, (name, opened)) in tried.into_iter().enumerate() {
+            if failed.is_some() && i == cached_at.unwrap_or(usize::MAX) {
+                // The cached candidate's turn: its error stands.
+                if let Some(e) = failed.take() {
+                    return Err(e);
+                }
+            }
             let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
             match loaded {
                 Ok(source) => return Ok(source),
@@ -132,6 +169,9 @@ impl Pending {
                 Err(e) if !explicit && i < last && hidden_absence(&name, &e) => continue,
                 Err(e) => return Err(e),
             }
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         Err(Error::NoIndex {
             name: location.to_string(),
@@ -147,6 +187,8 @@ pub(crate) struct IndexSource {
     wanted: Wanted,
     /// Stored bytes the loaded references took (what to cache).
     consumed_input: Option<u64>,
+    /// Names samtools would try before this one, whose absence is still to be shown.
+    unverified: Vec<(String, hfile::HFile)>,
 }
 
 impl IndexSource {
@@ -163,6 +205,7 @@ impl IndexSource {
             index,
             wanted: wanted.clone(),
             consumed_input,
+            unverified: Vec::new(),
         })
     }
 
@@ -187,6 +230,23 @@ impl IndexSource {
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
     /// what was read in the cache (on the thread returned).
     pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
+        for (name, mut file) in std::mem::take(&mut self.unverified) {
+            let error = match file.size() {
+                Ok(_) => {
+                    return Err(Error::Changed {
+                        name: hfile::redact_url(&self.cached.name),
+                        reason: format!(
+                            "{} exists now, and samtools would use it",
+                            hfile::redact_url(&name)
+                        ),
+                    })
+                }
+                Err(e) => Error::Transport(e),
+            };
+            if !(error.is_not_found() || hidden_absence(&name, &error)) {
+                return Err(error);
+            }
+        }
         self.cached.confirm(&mut self.file)?;
         Ok(self
             .consumed_input

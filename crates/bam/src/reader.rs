@@ -227,7 +227,11 @@ impl Reader {
                 )
             }
         };
-        let source = pending.open(&self.location, &Wanted::none(), &self.header)?;
+        let mut source = pending.open(&self.location, &Wanted::none(), &self.header)?;
+        if self.confirmed {
+            // Output has begun: what the index's choice rests on is shown now.
+            self.storing.extend(source.confirm_and_store()?);
+        }
         self.set_index(source.index().clone());
         self.index_source = Some(source);
         Ok(())

@@ -314,3 +314,56 @@ fn partial_index_reads_fetch_what_the_query_needs() {
         println!("{what}: {fetched} of {size} index bytes");
     }
 }
+
+#[test]
+fn a_cached_index_under_a_later_name_lets_the_spans_go_out_at_once() {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let cache = scratch("cache");
+    let url = site.url("x.bam");
+    let mut args = vec![url.as_str()];
+    args.extend(REGIONS);
+    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    view(&args, &cache, &[]);
+
+    // The names samtools tries before x.bam.bai answer late: the spans, planned from the
+    // cached index, must not wait for those answers (the log records a request when it is
+    // answered).
+    site.server.reset();
+    for name in ["/x.bam.csi", "/x.csi"] {
+        site.server.add_rule(testkit::Rule {
+            path: name.into(),
+            fault: testkit::Fault::Delay(Duration::from_millis(800)),
+            times: None,
+        });
+    }
+    let (warm, err) = view(&args, &cache, &[]);
+    assert!(warm == expected, "warm output differs: {err}");
+    let log = site.server.log();
+    let first_absent = log
+        .iter()
+        .position(|e| e.path.ends_with(".csi"))
+        .expect("the .csi names were asked for");
+    let first_span = log
+        .iter()
+        .position(|e| e.path == "/x.bam" && e.bounded_range().is_some_and(|(a, _)| a > 0))
+        .expect("a span was fetched");
+    assert!(first_span < first_absent, "{log:#?}");
+
+    // An index appearing under an earlier name is the one samtools would use: the run
+    // starts again without the cache and reads it.
+    site.server.clear_rules();
+    site.server.reset();
+    site.replace("rand.bam.csi", "x.bam.csi");
+    let (got, err) = view(&args, &cache, &[]);
+    assert!(got == expected, "output differs: {err}");
+    assert!(err.contains("exists now"), "{err}");
+    let csi = requests_for(&site.server.log(), "x.bam.csi")
+        .iter()
+        .filter(|e| e.status == 206)
+        .count();
+    assert!(
+        csi > 0,
+        "the new index was not read: {:#?}",
+        site.server.log()
+    );
+}

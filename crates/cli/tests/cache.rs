@@ -99,14 +99,26 @@ fn fetched_header(log: &[LogEntry]) -> bool {
         .any(|e| e.range.as_deref() == Some("bytes=0-16383"))
 }
 
+/// x.bam (rand.bam) and its BAI served, an empty cache folder, and the local output of
+/// [`REGIONS`].
+fn bai_site() -> (Site, PathBuf, Vec<u8>) {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    (site, scratch("cache"), expected)
+}
+
+/// `hts view URL REGIONS...`'s arguments.
+fn query_args(url: &str) -> Vec<&str> {
+    let mut args = vec![url];
+    args.extend(REGIONS);
+    args
+}
+
 #[test]
 fn a_second_run_takes_header_and_index_from_the_cache() {
-    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
-    let cache = scratch("cache");
+    let (site, cache, expected) = bai_site();
     let url = site.url("x.bam");
-    let mut args = vec![url.as_str()];
-    args.extend(REGIONS);
-    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    let args = query_args(&url);
 
     let (cold, _) = view(&args, &cache, &[]);
     assert!(cold == expected, "cold output differs");
@@ -139,11 +151,9 @@ fn a_second_run_takes_header_and_index_from_the_cache() {
 /// and checks the second run read the file anew (no stale header or index) with the right
 /// output.
 fn changed_object_is_read_anew(change: impl Fn(&Site)) {
-    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
-    let cache = scratch("cache");
+    let (site, cache, _) = bai_site();
     let url = site.url("x.bam");
-    let mut args = vec![url.as_str()];
-    args.extend(REGIONS);
+    let args = query_args(&url);
     view(&args, &cache, &[]);
     change(&site);
     site.server.reset();
@@ -317,12 +327,9 @@ fn partial_index_reads_fetch_what_the_query_needs() {
 
 #[test]
 fn a_cached_index_under_a_later_name_lets_the_spans_go_out_at_once() {
-    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
-    let cache = scratch("cache");
+    let (site, cache, expected) = bai_site();
     let url = site.url("x.bam");
-    let mut args = vec![url.as_str()];
-    args.extend(REGIONS);
-    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    let args = query_args(&url);
     view(&args, &cache, &[]);
 
     // The names samtools tries before x.bam.bai answer late: the spans, planned from the

@@ -276,7 +276,14 @@ fn read(
         wanted.clone()
     };
     file.seek_to(0)?;
-    file.set_readahead_limit(Some(estimate_end(total, &wanted, header)));
+    let end = estimate_end(total, &wanted, header);
+    file.set_readahead_limit(Some(end));
+    let piece = first_piece();
+    if remote && end > piece {
+        // The rest is asked for now, beside the first piece still arriving, rather than once
+        // the first piece has been read: that saves a round trip's wait.
+        file.advise(&[0..piece, piece..end]);
+    }
     let mut loader = Loader::new(name.clone()).wanted(wanted);
     if total > 0 {
         loader = loader.file_len(total);

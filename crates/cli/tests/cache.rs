@@ -374,3 +374,40 @@ fn a_cached_index_under_a_later_name_lets_the_spans_go_out_at_once() {
         site.server.log()
     );
 }
+
+#[test]
+fn the_rest_of_an_index_is_asked_for_before_its_first_piece_has_arrived() {
+    let site = Site::new(&[("manyrefs.bam", "m.bam"), ("manyrefs.bam.bai", "m.bam.bai")]);
+    let url = site.url("m.bam");
+    let knob = [("HTS_INDEX_FIRST_PIECE", "4096")];
+    // The first piece's body arrives slowly (0.5 s; its headers, with the size, at once);
+    // the rest (the query names the last reference) must be asked for without waiting for it.
+    site.server.add_rule(testkit::Rule {
+        path: "/m.bam.bai".into(),
+        fault: testkit::Fault::OnRange {
+            start: 0,
+            fault: Box::new(testkit::Fault::Trickle {
+                bytes_per_sec: 8 * 1024,
+            }),
+        },
+        times: None,
+    });
+    let args = ["--no-cache", url.as_str(), "*"];
+    let (got, _) = view(&args, &scratch("c"), &knob);
+    assert!(
+        got == local(&["*"], &site.dir.join("m.bam")),
+        "output differs"
+    );
+    let log = site.server.log();
+    let at = |start: u64| {
+        log.iter()
+            .find(|e| e.path == "/m.bam.bai" && e.bounded_range().is_some_and(|(a, _)| a == start))
+            .map(|e| e.arrived)
+            .unwrap_or_else(|| panic!("no index request from {start}: {log:#?}"))
+    };
+    let waited = at(4096).duration_since(at(0));
+    assert!(
+        waited < Duration::from_millis(300),
+        "the rest waited {waited:?}"
+    );
+}

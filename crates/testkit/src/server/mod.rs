@@ -56,6 +56,8 @@ pub struct LogEntry {
     pub content_length: u64,
     /// The fault served in place of the file server's answer, if any.
     pub fault: Option<Fault>,
+    /// When the request arrived (entries are logged in the order they were answered).
+    pub arrived: std::time::Instant,
 }
 
 impl LogEntry {
@@ -363,6 +365,7 @@ async fn handle(
     request: Request,
     next: Next,
 ) -> Response {
+    let arrived = std::time::Instant::now();
     let method = request.method().to_string();
     let path = request.uri().path().to_string();
     let query = request.uri().query().map(str::to_string);
@@ -421,6 +424,7 @@ async fn handle(
         status: response.status().as_u16(),
         content_length,
         fault,
+        arrived,
     };
     if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);

@@ -267,10 +267,10 @@ fn read(
     let name = hfile::redact_url(&cached.name);
     // A local index, or one whose first request holds it all, is read whole, as htslib reads
     // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
-    // than that is read as far as the query needs.
-    let held = cached.prefix.lock().map_or(0, |p| p.len() as u64);
+    // than that is read as far as the query needs, also when the cache holds all of it (the
+    // same bytes give the same answer, warm or cold).
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = if !remote || total <= first_piece().max(held) {
+    let wanted = if !remote || total <= first_piece() {
         Wanted::all()
     } else {
         wanted.clone()

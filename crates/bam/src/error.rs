@@ -233,6 +233,9 @@ pub enum HeaderError {
     BadNameLength { index: usize, l_name: i32 },
     /// A header text line (1-based) does not start with `@` (htslib: "Malformed SAM header").
     MalformedText { line: u32 },
+    /// The memory for `len` bytes of the named field could not be had (htslib: "Out of
+    /// memory").
+    OutOfMemory { field: &'static str, len: usize },
 }
 
 impl fmt::Display for HeaderError {
@@ -250,6 +253,9 @@ impl fmt::Display for HeaderError {
             ),
             HeaderError::MalformedText { line } => {
                 write!(f, "malformed SAM header text at line {line}")
+            }
+            HeaderError::OutOfMemory { field, len } => {
+                write!(f, "out of memory for the {len} bytes of the {field}")
             }
         }
     }
@@ -281,6 +287,8 @@ pub enum RecordError {
     /// The aux data is corrupt (unknown type, or a value running past the record); `offset` is
     /// the byte of the aux field within the record data.
     CorruptAux { read_name: String, offset: usize },
+    /// The memory for a record of `block_size` bytes could not be had.
+    OutOfMemory { block_size: usize },
 }
 
 impl fmt::Display for RecordError {
@@ -311,6 +319,9 @@ impl fmt::Display for RecordError {
                 f,
                 "corrupted aux data for read {read_name} (at byte {offset} of the record)"
             ),
+            RecordError::OutOfMemory { block_size } => {
+                write!(f, "out of memory for a record of {block_size} bytes")
+            }
         }
     }
 }

@@ -79,6 +79,16 @@ impl Header {
                 ref_name.truncate(nul);
             }
             let len = src.u32("reference length")?;
+            crate::lengths::room_for(&mut refs, 1).map_err(|_| {
+                let len = n_ref.saturating_mul(std::mem::size_of::<Reference>());
+                src.header_error(
+                    n_ref_at,
+                    HeaderError::OutOfMemory {
+                        field: "reference list",
+                        len,
+                    },
+                )
+            })?;
             refs.push(Reference {
                 name: ref_name,
                 len,
@@ -273,7 +283,9 @@ impl<R: Read> Source<'_, R> {
         while out.len() < len {
             let start = out.len();
             let piece = (len - start).min(READ_PIECE);
-            out.resize(start + piece, 0);
+            crate::lengths::grow(&mut out, start + piece).map_err(|_| {
+                self.header_error(self.offset, HeaderError::OutOfMemory { field, len })
+            })?;
             self.exact(&mut out[start..], field)?;
         }
         Ok(out)

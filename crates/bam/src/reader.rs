@@ -7,6 +7,7 @@ use index::{Index, Wanted};
 use crate::cached::Cached;
 use crate::header::Header;
 use crate::index_source::{IndexHint, IndexSource, Pending};
+use crate::lengths;
 use crate::query::FetchPlan;
 use crate::record::Record;
 use crate::{Error, RecordError, Result};
@@ -310,7 +311,13 @@ impl Reader {
         while data.len() < block_size {
             let step = (block_size - data.len()).min(RECORD_READ_STEP);
             let start = data.len();
-            data.resize(start + step, 0);
+            let record_error = |kind| Error::Record {
+                name: self.location.clone(),
+                offset: at,
+                kind,
+            };
+            lengths::grow(&mut data, start + step)
+                .map_err(|_| record_error(RecordError::OutOfMemory { block_size }))?;
             if let Err(source) = self.bgzf.read_exact(&mut data[start..]) {
                 return Err(Error::TruncatedRecord {
                     name: self.location.clone(),
@@ -318,6 +325,10 @@ impl Reader {
                     block_size,
                     source,
                 });
+            }
+            if start == 0 {
+                // What the fixed fields promise must fit before the rest is read.
+                lengths::check_fixed(&data, block_size).map_err(record_error)?;
             }
         }
         let record =

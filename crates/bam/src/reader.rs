@@ -332,7 +332,7 @@ impl Reader {
             }
         }
         let record =
-            Record::decode(data, self.header.refs().len()).map_err(|kind| Error::Record {
+            Record::decode(data, self.header.targets().len()).map_err(|kind| Error::Record {
                 name: self.location.clone(),
                 offset: at,
                 kind,

@@ -120,6 +120,36 @@ impl Error {
         }
     }
 
+    /// A writer's refusal of a record whose aux data is corrupt, as an error about the record in
+    /// its input file (`name`, the record's virtual offset `at`); other errors unchanged.
+    pub fn about_record(self, name: &str, at: VirtualOffset) -> Error {
+        let Error::Unwritable {
+            name: output,
+            what,
+            reason,
+        } = self
+        else {
+            return self;
+        };
+        match reason.downcast::<RecordError>() {
+            Ok(kind) if matches!(*kind, RecordError::CorruptAux { .. }) => Error::Record {
+                name: name.to_string(),
+                offset: at,
+                kind: *kind,
+            },
+            Ok(kind) => Error::Unwritable {
+                name: output,
+                what,
+                reason: kind,
+            },
+            Err(reason) => Error::Unwritable {
+                name: output,
+                what,
+                reason,
+            },
+        }
+    }
+
     /// True when a cached part of the file turned out stale ([`Error::Changed`]): open it again.
     pub fn is_changed(&self) -> bool {
         matches!(self, Error::Changed { .. })
@@ -215,6 +245,24 @@ impl std::error::Error for Error {
             | Error::IndexNotGiven { .. } => None,
         }
     }
+}
+
+/// Bytes from a file (a read name, say) for a one-line message: invalid UTF-8 replaced, and
+/// control characters (a newline would split the message) escaped as `\n`, `\t`, `\u{1b}`.
+pub(crate) fn printable(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.chars().any(char::is_control) {
+        return text.into_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// What is wrong with a BAM header (the causes htslib's `bam_hdr_read` and `sam_hdr_sanitise`
@@ -337,5 +385,21 @@ impl From<bgzf::Error> for Error {
 impl From<hfile::Error> for Error {
     fn from(e: hfile::Error) -> Error {
         Error::Transport(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        assert_eq!(printable(b"read1"), "read1");
+        assert_eq!(printable(b"r\nx\t\x1b\xff"), "r\\nx\\t\\u{1b}\u{fffd}");
+        let e = RecordError::CorruptAux {
+            read_name: printable(b"two\nlines"),
+            offset: 3,
+        };
+        assert!(!e.to_string().contains('\n'), "{e}");
     }
 }

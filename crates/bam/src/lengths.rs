@@ -19,12 +19,16 @@ use crate::error::RecordError;
 /// Bytes of a record's fixed fields, from `refID` to `tlen`.
 pub(crate) const FIXED: usize = 32;
 
-/// Grows `buf` to `len` bytes (zeros), or says the memory could not be had.
+/// Grows `buf` to `len` bytes (zeros), or says the memory could not be had. On failure the
+/// buffer is released, so that the error can still be reported with memory nearly exhausted.
 pub(crate) fn grow(buf: &mut Vec<u8>, len: usize) -> Result<(), TryReserveError> {
     let extra = len.saturating_sub(buf.len());
     // Doubling first (amortised); if that much cannot be had, exactly what is needed.
     if buf.try_reserve(extra).is_err() {
-        buf.try_reserve_exact(extra)?;
+        if let Err(e) = buf.try_reserve_exact(extra) {
+            *buf = Vec::new();
+            return Err(e);
+        }
     }
     buf.resize(len, 0);
     Ok(())
@@ -108,9 +112,9 @@ mod tests {
         grow(&mut v, 5).unwrap();
         assert_eq!(v, [1, 2, 0, 0, 0]);
         // More than any allocator gives: an error, not an abort.
-        let mut huge: Vec<u8> = Vec::new();
+        let mut huge: Vec<u8> = vec![7; 100];
         assert!(grow(&mut huge, usize::MAX / 2).is_err());
-        assert!(huge.is_empty());
+        assert_eq!(huge.capacity(), 0, "released");
         let mut items: Vec<u64> = Vec::new();
         assert!(room_for(&mut items, usize::MAX / 16).is_err());
         room_for(&mut items, 3).unwrap();

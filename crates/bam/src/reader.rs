@@ -60,6 +60,8 @@ pub struct Reader {
     index: Option<Index>,
     /// Where the first record starts (just after the header).
     first_record: VirtualOffset,
+    /// Where the last record read starts, for messages about it.
+    last_record: VirtualOffset,
     /// Every block start the index knows, for the span planner.
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
@@ -160,6 +162,7 @@ impl Reader {
             header,
             index: None,
             first_record,
+            last_record: first_record,
             block_starts: Arc::default(),
             options: options.clone(),
             pending_index,
@@ -176,6 +179,12 @@ impl Reader {
     /// that may hold a signature).
     pub fn location(&self) -> &str {
         &self.location
+    }
+
+    /// The virtual offset of the last record read (of the first, before any), so that a
+    /// problem found later (corrupt aux data met while printing) can say where the record is.
+    pub fn last_record_offset(&self) -> VirtualOffset {
+        self.last_record
     }
 
     /// The header.
@@ -294,6 +303,7 @@ impl Reader {
             self.confirm()?;
         }
         let at = self.bgzf.virtual_offset();
+        self.last_record = at;
         let mut size = [0u8; 4];
         if !self.bgzf.read_exact_or_eof(&mut size)? {
             return Ok(None);
@@ -309,8 +319,13 @@ impl Reader {
         let block_size = block_size as usize;
         let mut data = Vec::with_capacity(block_size.min(RECORD_READ_STEP));
         while data.len() < block_size {
-            let step = (block_size - data.len()).min(RECORD_READ_STEP);
             let start = data.len();
+            // The fixed fields first: what they promise must fit before the rest is read.
+            let step = if start == 0 {
+                lengths::FIXED
+            } else {
+                (block_size - start).min(RECORD_READ_STEP)
+            };
             let record_error = |kind| Error::Record {
                 name: self.location.clone(),
                 offset: at,
@@ -327,7 +342,6 @@ impl Reader {
                 });
             }
             if start == 0 {
-                // What the fixed fields promise must fit before the rest is read.
                 lengths::check_fixed(&data, block_size).map_err(record_error)?;
             }
         }

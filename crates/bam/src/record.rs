@@ -209,7 +209,7 @@ impl Record {
     }
 
     fn name_lossy(&self) -> String {
-        String::from_utf8_lossy(self.name()).into_owned()
+        crate::error::printable(self.name())
     }
 
     /// CIGAR operations (the real ones when they were stored in a `CG` tag).

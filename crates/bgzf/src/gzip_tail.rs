@@ -245,11 +245,12 @@ impl GzipTail {
                     self.consume(used);
                     match status {
                         Status::StreamEnd => self.state = State::Trailer,
-                        _ if used == 0 && out.len() == out_before => {
-                            // Nothing moved: the inflater needs input that is not there yet.
-                            if !self.refill(input, name)? {
-                                return Err(self.truncated(name, TRAILER_LEN + 1));
-                            }
+                        // Nothing moved: the inflater needs input that is not there yet.
+                        _ if used == 0
+                            && out.len() == out_before
+                            && !self.refill(input, name)? =>
+                        {
+                            return Err(self.truncated(name, TRAILER_LEN + 1));
                         }
                         _ => {}
                     }

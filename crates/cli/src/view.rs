@@ -204,6 +204,14 @@ impl Records<'_> {
         }
     }
 
+    /// The input and where its last record read starts, for messages about that record.
+    fn last_record(&self) -> (&str, bam::bgzf::VirtualOffset) {
+        match self {
+            Records::File(r) => (r.location(), r.last_record_offset()),
+            Records::Query(q) => q.last_record(),
+        }
+    }
+
     fn next(&mut self) -> bam::Result<Option<Record>> {
         match self {
             Records::File(r) => r.read_record(),
@@ -382,7 +390,10 @@ fn write_records(
         }
         *count += 1;
         if let Sink::Records { writer, .. } = sink {
-            writer.write_record(&record)?;
+            writer.write_record(&record).map_err(|e| {
+                let (input, at) = records.last_record();
+                e.about_record(input, at)
+            })?;
             if pace.due() {
                 writer.flush_text()?;
             }

@@ -2,6 +2,8 @@
 //!
 //! - [`Server`]: the one HTTP/1.1 test server (tower-http's `ServeDir` on 127.0.0.1) with a
 //!   request log, an emulated link for benchmarks, and [`Fault`]s for the remote fault tests;
+//! - [`RawServer`]: a small file server on plain TCP for the protocol faults hyper will not
+//!   produce ([`RawFault`]: cut chunked bodies, lying lengths, endless headers, ...);
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
 //! - [`s3`]: a real S3 (s3s-fs, which checks signatures) behind the server in proxy mode, and
@@ -13,9 +15,11 @@
 pub mod builders;
 pub mod corpus;
 pub mod layering;
+mod raw;
 pub mod s3;
 mod server;
 
+pub use raw::{RawEntry, RawFault, RawServer};
 pub use server::{ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 
 use std::path::{Path, PathBuf};

@@ -49,7 +49,8 @@ pub enum Fault {
     Delay(Duration),
     /// `400` to `HEAD` (pre-signed URLs are signed for one method); other methods are served.
     RefuseHead,
-    /// `fault`, only for requests whose `Range` starts at byte `start`; others are served.
+    /// `fault`, only for requests whose `Range` starts at byte `start`; others are served (and
+    /// do not count against the rule's `times`).
     OnRange { start: u64, fault: Box<Fault> },
 }
 
@@ -124,7 +125,7 @@ fn partial(first: u64, last: u64, total: u64, body: Body) -> Response {
 }
 
 /// The first byte a `Range: bytes=A-...` asks for.
-fn range_start(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn range_start(headers: &HeaderMap) -> Option<u64> {
     let value = headers.get(header::RANGE)?.to_str().ok()?;
     value
         .trim()

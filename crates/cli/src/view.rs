@@ -77,6 +77,11 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let command_line = command_line(program, argv);
+    // The time limit runs from here, over a second reading as well.
+    let args = ViewArgs {
+        deadline: args.timeout.map(bam::hfile::Deadline::after),
+        ..args
+    };
     let mut result = view(&args, &command_line);
     if let Err(Failure::Stale(why)) = &result {
         eprintln!("[W::hts] {why}; reading the file again without the cache");
@@ -168,6 +173,7 @@ fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n;
     }
+    options.transport.deadline = args.deadline;
     match args.fetch_mode.as_deref() {
         Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;

@@ -37,13 +37,8 @@ fn run(args: &[String], env: &[(&str, &str)]) -> Run {
         .iter()
         .map(|(k, v)| (k.to_string(), Some(v.to_string())))
         .collect();
-    let out = testkit::corpus::run_with_timeout(
-        hts(),
-        &std::env::temp_dir(),
-        &full,
-        &env,
-        CASE_LIMIT,
-    );
+    let out =
+        testkit::corpus::run_with_timeout(hts(), &std::env::temp_dir(), &full, &env, CASE_LIMIT);
     match out {
         Ok(o) => Run {
             code: o.code,
@@ -293,7 +288,11 @@ fn fault_matrix() {
         "trickle at 2 bytes/s, --timeout 4",
         Expect::Error(&["rand.bam", "time limit of 4 s"]),
         run(
-            &[&["--timeout".to_string(), "4".to_string()][..], &query(&s.base(), "rand.bam")].concat(),
+            &[
+                &["--timeout".to_string(), "4".to_string()][..],
+                &query(&s.base(), "rand.bam"),
+            ]
+            .concat(),
             no_env,
         ),
         &q_local,
@@ -355,7 +354,12 @@ fn fault_matrix() {
         run(&query(&s.base(), "rand.bam"), no_env),
         &q_local,
     );
-    let s = server(&[(on_span(Fault::RangeNotSatisfiable { total: Some(SIZE + 1) }), None)]);
+    let s = server(&[(
+        on_span(Fault::RangeNotSatisfiable {
+            total: Some(SIZE + 1),
+        }),
+        None,
+    )]);
     add(
         "416 whose size contradicts the known one",
         Expect::Error(&["rand.bam", "size changed"]),
@@ -369,7 +373,10 @@ fn fault_matrix() {
         run(&query(&s.base(), "rand.bam"), no_env),
         &q_local,
     );
-    let s = server(&[(xml(404, "NoSuchKey", "The specified key does not exist."), None)]);
+    let s = server(&[(
+        xml(404, "NoSuchKey", "The specified key does not exist."),
+        None,
+    )]);
     add(
         "404 with an XML body",
         Expect::Error(&["rand.bam", "NoSuchKey"]),
@@ -387,8 +394,16 @@ fn fault_matrix() {
     if r.took < Duration::from_secs(2) {
         also.push(format!("Retry-After was not waited for: {:?}", r.took));
     }
-    add("429 with Retry-After: 1 (twice)", Expect::Complete(&[]), r, &q_local);
-    let s = server(&[(on_span(Fault::status(500)), Some(1)), (on_span(Fault::status(503)), Some(1))]);
+    add(
+        "429 with Retry-After: 1 (twice)",
+        Expect::Complete(&[]),
+        r,
+        &q_local,
+    );
+    let s = server(&[
+        (on_span(Fault::status(500)), Some(1)),
+        (on_span(Fault::status(503)), Some(1)),
+    ]);
     add(
         "500 then 503 then success",
         Expect::Complete(&[]),
@@ -406,8 +421,16 @@ fn fault_matrix() {
     // Redirects.
     let other = Server::start(&testkit::corpus_dir()).unwrap();
     let elsewhere = format!("http://localhost:{}/data/rand.bam", other.addr().port());
-    let s = server(&[(Fault::Redirect { location: elsewhere }, None)]);
-    let mut args = vec!["--header".to_string(), "Authorization: Bearer s3cr3t".to_string()];
+    let s = server(&[(
+        Fault::Redirect {
+            location: elsewhere,
+        },
+        None,
+    )]);
+    let mut args = vec![
+        "--header".to_string(),
+        "Authorization: Bearer s3cr3t".to_string(),
+    ];
     args.extend(query(&s.base(), "rand.bam"));
     add(
         "redirect to another host",
@@ -527,7 +550,11 @@ fn fault_matrix() {
         .status()
         .unwrap();
     assert!(made.success());
-    std::fs::rename(dir.join("data/newer.bam.csi"), dir.join("data/rand.bam.csi")).unwrap();
+    std::fs::rename(
+        dir.join("data/newer.bam.csi"),
+        dir.join("data/rand.bam.csi"),
+    )
+    .unwrap();
     std::fs::remove_file(dir.join("data/rand.bam.bai")).unwrap();
     let s = Server::start(&dir).unwrap();
     let mut args = vec![format!("{}/data/rand.bam", s.base())];
@@ -538,10 +565,11 @@ fn fault_matrix() {
         run(&args, no_env),
         &q_local,
     );
-    let _ = std::fs::remove_dir_all(dir.parent().unwrap().join(format!(
-        "hts-faults-{}-truncated",
-        std::process::id()
-    )));
+    let _ = std::fs::remove_dir_all(
+        dir.parent()
+            .unwrap()
+            .join(format!("hts-faults-{}-truncated", std::process::id())),
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     println!("| fault | expected | observed |");

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod cache;
+mod deadline;
 mod error;
 mod file;
 pub mod gcs;
@@ -37,6 +38,7 @@ pub mod s3;
 mod stats;
 mod stream;
 
+pub use deadline::Deadline;
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;

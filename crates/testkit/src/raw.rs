@@ -264,7 +264,11 @@ fn answer(
     let body_only = req.method != "HEAD";
     if let Some(RawFault::LyingLength { claimed }) = fault {
         stream.write_all(&head("200 OK", &[("Content-Length", claimed.to_string())]))?;
-        return if body_only { stream.write_all(&data) } else { Ok(()) };
+        return if body_only {
+            stream.write_all(&data)
+        } else {
+            Ok(())
+        };
     }
     let (status, first, last) = match req.range.as_deref() {
         None => ("200 OK", 0, len.saturating_sub(1)),
@@ -355,7 +359,11 @@ mod tests {
 
     fn get(server: &RawServer, path: &str, range: &str) -> Vec<u8> {
         let mut s = TcpStream::connect(server.addr).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nRange: {range}\r\n\r\n").unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nRange: {range}\r\n\r\n"
+        )
+        .unwrap();
         let mut out = Vec::new();
         let _ = s.read_to_end(&mut out);
         out
@@ -376,7 +384,10 @@ mod tests {
         assert!(cut.ends_with("\r\n\r\n3\r\n234\r\n1\r\n5\r\n"), "{cut:?}");
         s.add_rule("/f", RawFault::LongContentLength { extra: 5 }, Some(1));
         let long = String::from_utf8_lossy(&get(&s, "/f", "bytes=0-1")).into_owned();
-        assert!(long.contains("Content-Length: 7") && long.ends_with("01"), "{long}");
+        assert!(
+            long.contains("Content-Length: 7") && long.ends_with("01"),
+            "{long}"
+        );
         assert_eq!(s.log().len(), 3);
         let _ = std::fs::remove_dir_all(&dir);
     }

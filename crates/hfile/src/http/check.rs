@@ -106,6 +106,19 @@ pub(crate) fn check(
     }
 }
 
+/// The body must be the object's own bytes: no `Accept-Encoding` is sent, so a
+/// `Content-Encoding` other than `identity` means bytes of another representation.
+pub(crate) fn check_encoding(content_encoding: Option<&str>) -> Result<(), String> {
+    match content_encoding.map(str::trim) {
+        None | Some("") => Ok(()),
+        Some(e) if e.eq_ignore_ascii_case("identity") => Ok(()),
+        Some(e) => Err(format!(
+            "the body came with Content-Encoding {e}, which was not asked for: its bytes are \
+             not the object's"
+        )),
+    }
+}
+
 fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, String> {
     let header = content_range.ok_or("206 response without Content-Range")?;
     let (first, last, total) = parse_content_range(header)
@@ -246,6 +259,15 @@ mod tests {
         assert!(check(206, Some("bytes 10-19/100"), None, &a)
             .unwrap_err()
             .contains("changed"));
+    }
+
+    #[test]
+    fn only_identity_bodies() {
+        assert!(check_encoding(None).is_ok());
+        assert!(check_encoding(Some("identity")).is_ok());
+        let e = check_encoding(Some("gzip")).unwrap_err();
+        assert!(e.contains("Content-Encoding gzip"), "{e}");
+        assert!(check_encoding(Some("br")).is_err());
     }
 
     #[test]

@@ -12,6 +12,10 @@ use super::transfer::{Told, Transfer};
 /// Error pages are read (and dropped) up to this size; beyond it the transfer is abandoned.
 const ERROR_BODY_CAP: u64 = 64 * 1024;
 
+/// The most header bytes an attempt takes in (redirects included); a server that goes on is
+/// cut off.
+const HEADER_CAP: usize = 256 * 1024;
+
 /// What the write callback decided on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stop {
@@ -33,6 +37,7 @@ pub(crate) struct Response {
     pub retry_after: Option<u64>,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    pub content_encoding: Option<String>,
     /// The start of an error page's body (for messages, e.g. S3's XML).
     pub error_body: Vec<u8>,
     /// Every header (the first 100), for a hook reading a refusal (`x-amz-bucket-region`).
@@ -55,6 +60,8 @@ pub(crate) struct Collector {
     pub accepted: u64,
     /// Body bytes that arrived in this attempt, kept or not.
     pub arrived: u64,
+    /// Header bytes that arrived in this attempt.
+    pub header_bytes: usize,
 }
 
 impl Collector {
@@ -90,12 +97,14 @@ impl Collector {
             return;
         };
         let r = &self.response;
-        let verdict = check::check(
-            r.status,
-            r.content_range.as_deref(),
-            r.content_length,
-            &asked,
-        );
+        let verdict = check::check_encoding(r.content_encoding.as_deref()).and_then(|()| {
+            check::check(
+                r.status,
+                r.content_range.as_deref(),
+                r.content_length,
+                &asked,
+            )
+        });
         if let Ok(Verdict::Data { first, len, .. }) = verdict {
             self.want = self.want.min(len);
             if let Some(t) = &self.transfer {
@@ -169,6 +178,14 @@ impl Handler for Collector {
     }
 
     fn header(&mut self, data: &[u8]) -> bool {
+        self.header_bytes += data.len();
+        if self.header_bytes > HEADER_CAP {
+            self.stop = Some(Stop::Protocol(format!(
+                "the response headers go on past {} KiB",
+                HEADER_CAP / 1024
+            )));
+            return false;
+        }
         let line = String::from_utf8_lossy(data);
         let line = line.trim_end();
         if line.starts_with("HTTP/") {
@@ -190,6 +207,7 @@ impl Handler for Collector {
                 "retry-after" => r.retry_after = value.parse().ok(),
                 "etag" => r.etag = Some(value),
                 "last-modified" => r.last_modified = Some(value),
+                "content-encoding" => r.content_encoding = Some(value),
                 _ => {}
             }
         }

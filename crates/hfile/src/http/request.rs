@@ -9,6 +9,7 @@ use curl::easy::{Easy2, List};
 use super::check::{Asked, Verdict};
 use super::collector::{Collector, Stop};
 use super::transfer::Transfer;
+use crate::deadline::{self, seconds};
 use crate::hook::{explain_refusal, Refusal, Request};
 use crate::stats::{self, TransferStats};
 use crate::{Error, OpenOptions};
@@ -73,11 +74,19 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
             Ask::Range { start, .. } => start + kept,
             _ => 0,
         };
+        if let Some(d) = job.options.deadline.filter(|d| d.remaining().is_none()) {
+            return Err(remote(job, from, d.to_string()));
+        }
         match attempt(easy, job, kept) {
             Attempt::Done => return Ok(()),
             Attempt::Fail(e) => return Err(e),
             Attempt::Retry(message) => {
                 failures += 1;
+                // The next attempt resumes after the bytes this one delivered.
+                let from = match job.ask {
+                    Ask::Range { start, .. } => start + job.transfer.received(),
+                    _ => 0,
+                };
                 let options = &job.options;
                 let mut delay = options
                     .retry_backoff
@@ -92,6 +101,11 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                         offset: from,
                         message: format!("{message} (gave up after {failures} attempts)"),
                     });
+                }
+                if let Some(d) = options.deadline {
+                    if d.remaining().is_none_or(|left| left <= delay) {
+                        return Err(remote(job, from, format!("{message}; {d} before a retry")));
+                    }
                 }
                 if options.verbosity >= 1 {
                     eprintln!(
@@ -121,6 +135,7 @@ fn configure(
     job: &Job,
     range: Option<&str>,
     hooked: &[(String, String)],
+    limit: Duration,
 ) -> Result<(), curl::Error> {
     let options = &job.options;
     // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
@@ -129,7 +144,13 @@ fn configure(
     // Off when no redirect may be followed: a store that signs requests answers its own.
     easy.follow_location(options.max_redirects > 0)?;
     easy.max_redirections(options.max_redirects)?;
-    easy.connect_timeout(options.connect_timeout)?;
+    easy.connect_timeout(options.connect_timeout.min(limit))?;
+    // 0: none (a handle is reused, so the bound is always set).
+    easy.timeout(if limit == Duration::MAX {
+        Duration::ZERO
+    } else {
+        limit.max(Duration::from_millis(1))
+    })?;
     easy.low_speed_limit(options.low_speed_limit)?;
     easy.low_speed_time(options.low_speed_time)?;
     easy.useragent(concat!("hfile/", env!("CARGO_PKG_VERSION")))?;
@@ -204,6 +225,16 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     if want == 0 && job.ask != Ask::Head {
         return Attempt::Done;
     }
+    let options = &job.options;
+    let Some(limit) = deadline::attempt_limit(
+        want,
+        options.request_time,
+        options.min_rate,
+        options.deadline.as_ref(),
+    ) else {
+        let message = options.deadline.map_or_else(String::new, |d| d.to_string());
+        return Attempt::Fail(remote(job, from, message));
+    };
     let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
     easy.get_mut().begin(transfer, asked, want);
     let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
@@ -220,7 +251,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
         Ok(headers) => headers,
         Err(message) => return Attempt::Fail(remote(job, from, message)),
     };
-    if let Err(e) = configure(easy, job, range.as_deref(), &hooked) {
+    if let Err(e) = configure(easy, job, range.as_deref(), &hooked, limit) {
         return Attempt::Fail(remote(job, from, format!("cannot set up the request: {e}")));
     }
     let shown = format!(
@@ -234,6 +265,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     if job.options.verbosity >= 1 {
         eprintln!("[hfile] {shown}");
     }
+    let started = Instant::now();
     let result = easy.perform();
     let connects = easy.num_connects().unwrap_or(0);
     let c = easy.get_mut();
@@ -267,7 +299,41 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             c.accepted
         );
     }
-    judge_attempt(job, from, want, result, c)
+    let timing = Timing {
+        took: started.elapsed(),
+        limit,
+    };
+    judge_attempt(job, from, want, result, c, timing)
+}
+
+/// How long an attempt took, and the most it was allowed.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    took: Duration,
+    limit: Duration,
+}
+
+/// What a timeout of libcurl's was: the query's deadline (final), the attempt's own limit, or
+/// the low-speed limit (both retried).
+fn timed_out(job: &Job, from: u64, want: u64, e: &curl::Error, timing: Timing) -> Attempt {
+    let options = &job.options;
+    if let Some(d) = options.deadline.filter(|d| d.remaining().is_none()) {
+        // Where the transfer stood when the time ran out.
+        let at = match job.ask {
+            Ask::Range { start, .. } => start + job.transfer.received(),
+            _ => from,
+        };
+        return Attempt::Fail(remote(job, at, d.to_string()));
+    }
+    if timing.took + Duration::from_millis(20) >= timing.limit {
+        return Attempt::Retry(format!(
+            "no complete answer within {} for {want} bytes (the least rate allowed is {} \
+             bytes/s)",
+            seconds(timing.limit),
+            options.min_rate
+        ));
+    }
+    Attempt::Retry(e.to_string())
 }
 
 fn judge_attempt(
@@ -276,6 +342,7 @@ fn judge_attempt(
     want: u64,
     result: Result<(), curl::Error>,
     c: &Collector,
+    timing: Timing,
 ) -> Attempt {
     match &c.stop {
         Some(Stop::Protocol(message)) => {
@@ -312,6 +379,9 @@ fn judge_attempt(
         let aborted_error_page = e.is_write_error() && status >= 300;
         let complete = matches!(status, 200 | 206) && c.accepted >= deliverable;
         if !aborted_error_page && !complete {
+            if e.is_operation_timedout() {
+                return timed_out(job, from, want, &e, timing);
+            }
             let transient = e.is_couldnt_connect()
                 || e.is_operation_timedout()
                 || e.is_partial_file()

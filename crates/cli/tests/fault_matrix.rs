@@ -89,7 +89,7 @@ impl Case {
             .stderr
             .lines()
             .filter(|l| !l.starts_with("[hfile]"))
-            .last()
+            .next_back()
             .unwrap_or("")
             .to_string();
         let complete = self.run.code == Some(0) && self.run.stdout == self.local;

@@ -88,8 +88,7 @@ impl Case {
             .run
             .stderr
             .lines()
-            .filter(|l| !l.starts_with("[hfile]"))
-            .next_back()
+            .rfind(|l| !l.starts_with("[hfile]"))
             .unwrap_or("")
             .to_string();
         let complete = self.run.code == Some(0) && self.run.stdout == self.local;

@@ -43,6 +43,13 @@ pub enum Error {
     Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
+    /// The index names data at `offset`, at or past the end of the file (`size` bytes): the
+    /// index is another file's, or the file is truncated. Nothing was output.
+    IndexPastEnd {
+        name: String,
+        offset: VirtualOffset,
+        size: u64,
+    },
     /// A cached copy of part of the file (header, index prefix) no longer describes it: the
     /// entry was dropped; reading again without it gives the right answer. Nothing was output.
     Changed { name: String, reason: String },
@@ -71,6 +78,7 @@ impl Error {
             | Error::TruncatedRecord { name, .. }
             | Error::Index { name, .. }
             | Error::NoIndex { name }
+            | Error::IndexPastEnd { name, .. }
             | Error::Changed { name, .. }
             | Error::Write { name, .. }
             | Error::Unwritable { name, .. }
@@ -210,6 +218,11 @@ impl fmt::Display for Error {
                 "{name}: no index found (looked for {}); region queries need an index",
                 crate::index_name::candidates(name).join(", ")
             ),
+            Error::IndexPastEnd { name, offset, size } => write!(
+                f,
+                "{name}: the index points to virtual offset {offset}, past the end of the file \
+                 ({size} bytes): the index is not this file's, or the file is truncated"
+            ),
             Error::Changed { name, reason } => {
                 write!(f, "{name}: cached copy dropped: {reason}")
             }
@@ -240,6 +253,7 @@ impl std::error::Error for Error {
             Error::Write { source, .. } => Some(source),
             Error::Unwritable { reason, .. } => Some(reason.as_ref()),
             Error::NoIndex { .. }
+            | Error::IndexPastEnd { .. }
             | Error::NotBam { .. }
             | Error::Changed { .. }
             | Error::IndexNotGiven { .. } => None,

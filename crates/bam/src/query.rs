@@ -111,6 +111,20 @@ impl Reader {
             }
             FetchPlan::PerChunk => per_chunk(index, &regions, starts_known, size),
         };
+        // Every chunk holds a record, so one that starts at or past the end of the file shows
+        // an index that does not fit it (samtools reads nothing there and exits 0).
+        let past_end = plan
+            .regions
+            .iter()
+            .flat_map(|r| r.chunks.iter())
+            .find(|c| c.start.coffset() >= size);
+        if let Some(c) = past_end {
+            return Err(Error::IndexPastEnd {
+                name: self.location().to_string(),
+                offset: c.start,
+                size,
+            });
+        }
         if fetch == FetchPlan::Planned {
             self.bgzf_mut().advise(&plan.read_order());
         }

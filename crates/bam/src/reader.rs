@@ -198,7 +198,12 @@ impl Reader {
         if self.stream {
             return Ok(true);
         }
-        Ok(self.bgzf.check_eof_marker()?)
+        match self.bgzf.check_eof_marker() {
+            // A server that ignores Range cannot give the last bytes alone: as for a pipe,
+            // there is no telling (htslib then says nothing either).
+            Err(bgzf::Error::Io(e)) if e.is_range_ignored() => Ok(true),
+            other => Ok(other?),
+        }
     }
 
     /// Loads the whole index: `explicit` if given, else the first of

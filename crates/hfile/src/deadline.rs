@@ -70,7 +70,8 @@ pub(crate) fn attempt_limit(
     let own = if min_rate == 0 {
         Duration::MAX
     } else {
-        base.saturating_add(Duration::from_secs_f64(bytes as f64 / min_rate as f64))
+        let at_rate = Duration::try_from_secs_f64(bytes as f64 / min_rate as f64);
+        base.saturating_add(at_rate.unwrap_or(Duration::MAX))
     };
     match deadline {
         Some(d) => d.remaining().map(|left| left.min(own)),

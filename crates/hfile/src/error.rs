@@ -34,6 +34,11 @@ pub enum Error {
         offset: u64,
         message: String,
     },
+    /// The server ignores `Range` (it answered a request for bytes from `offset`, or for the
+    /// last bytes, with `200` and the whole object): the object can only be read as one stream
+    /// from its start. The HTTP backend switches to that by itself; this error reaches callers
+    /// only where a stream cannot serve (the last bytes of the object, asked for alone).
+    RangeIgnored { name: String, offset: u64 },
 }
 
 impl Error {
@@ -45,7 +50,8 @@ impl Error {
             | Error::UnsupportedScheme { name, .. }
             | Error::Remote { name, .. }
             | Error::Status { name, .. }
-            | Error::Protocol { name, .. } => name,
+            | Error::Protocol { name, .. }
+            | Error::RangeIgnored { name, .. } => name,
         }
     }
 
@@ -58,7 +64,8 @@ impl Error {
             | Error::UnsupportedScheme { name, .. }
             | Error::Remote { name, .. }
             | Error::Status { name, .. }
-            | Error::Protocol { name, .. } => *name = new_name.to_string(),
+            | Error::Protocol { name, .. }
+            | Error::RangeIgnored { name, .. } => *name = new_name.to_string(),
         }
         self
     }
@@ -114,7 +121,16 @@ impl Error {
                 offset: *offset,
                 message: message.clone(),
             },
+            Error::RangeIgnored { name, offset } => Error::RangeIgnored {
+                name: name.clone(),
+                offset: *offset,
+            },
         }
+    }
+
+    /// True when the server ignores `Range` requests ([`Error::RangeIgnored`]).
+    pub fn is_range_ignored(&self) -> bool {
+        matches!(self, Error::RangeIgnored { .. })
     }
 
     /// True when the source does not exist (a missing file, HTTP 404).
@@ -161,6 +177,11 @@ impl fmt::Display for Error {
             } => {
                 write!(f, "{name}: bad response at byte {offset}: {message}")
             }
+            Error::RangeIgnored { offset, .. } => write!(
+                f,
+                "{name}: the server ignores Range requests (200 and the whole object for bytes \
+                 from {offset}); the object can only be read from its start"
+            ),
         }
     }
 }

@@ -479,11 +479,28 @@ fn mismatched_ranges_are_protocol_errors() {
 }
 
 #[test]
-fn ignored_range_is_an_error_except_at_offset_zero() {
+fn a_server_that_ignores_range_is_read_as_one_stream() {
     let _g = serial();
-    let (_s, r, _) = fault_read(Fault::IgnoreRange, None, 1000, 2000);
-    let e = r.unwrap_err();
-    assert!(e.to_string().contains("ignored the Range"), "{e}");
+    let s = Server::with_fault(Fault::IgnoreRange, None);
+    let mut b = HttpBackend::open(&s.url("/data.bin"), &fast_options()).unwrap();
+    assert_eq!(read_span(&mut b, 1000, 2000).unwrap(), &s.data[1000..2000]);
+    // The ranged request showed it; the object then came as one stream, without Range.
+    assert_eq!(s.ranges("/data.bin"), vec![range(1000, 1999), None]);
+    // Forward: the same stream reads on.
+    let far = SIZE as u64 - 5000;
+    assert_eq!(
+        read_span(&mut b, far, far + 100).unwrap(),
+        &s.data[SIZE - 5000..SIZE - 4900]
+    );
+    assert_eq!(s.ranges("/data.bin").len(), 2);
+    // Back before what the stream holds: read again from the start.
+    assert_eq!(read_span(&mut b, 10, 20).unwrap(), &s.data[10..20]);
+    assert_eq!(s.ranges("/data.bin"), vec![range(1000, 1999), None, None]);
+    assert_eq!(b.size().unwrap(), SIZE as u64);
+    // The last bytes alone cannot be had: a typed error, not data.
+    let e = b.read_tail(28).unwrap_err();
+    assert!(e.is_range_ignored(), "{e}");
+    // At offset 0 a 200 is the answer itself, and only what was asked is kept.
     let s = Server::with_fault(Fault::IgnoreRange, None);
     let mut b = HttpBackend::open(&s.url("/data.bin"), &fast_options()).unwrap();
     assert_eq!(read_span(&mut b, 0, 1000).unwrap(), &s.data[..1000]);

@@ -3,6 +3,7 @@
 //! shared [`Transfer`], where the reader can take them.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use curl::easy::{Handler, InfoType, WriteError};
 
@@ -25,6 +26,10 @@ pub(crate) enum Stop {
     Protocol(String),
     /// The reader no longer wants the bytes.
     Cancelled,
+    /// The server answered a range with the whole object.
+    RangeIgnored,
+    /// A streamed body brought nothing for this long while there was room for it.
+    Stalled(Duration),
 }
 
 /// The response of one attempt.
@@ -62,6 +67,12 @@ pub(crate) struct Collector {
     pub arrived: u64,
     /// Header bytes that arrived in this attempt.
     pub header_bytes: usize,
+    /// Body bytes to drop before keeping any (a streamed object read again from its start).
+    pub skip: u64,
+    /// For a streamed body: how long it may bring nothing (libcurl's own low-speed limit is
+    /// off for it, since the connection thread waits while the reader is behind).
+    pub stall_after: Option<Duration>,
+    last_data: Option<Instant>,
 }
 
 impl Collector {
@@ -71,6 +82,7 @@ impl Collector {
             transfer,
             asked: Some(asked),
             want,
+            last_data: Some(Instant::now()),
             ..Collector::default()
         };
     }
@@ -78,7 +90,11 @@ impl Collector {
     /// What this response told about the object.
     pub(crate) fn told(&self) -> Told {
         let total = match &self.verdict {
-            Some(Ok(Verdict::Data { total, .. } | Verdict::PastEnd { total })) => *total,
+            Some(Ok(
+                Verdict::Data { total, .. }
+                | Verdict::PastEnd { total }
+                | Verdict::RangeIgnored { total },
+            )) => *total,
             _ => None,
         };
         Told {
@@ -117,7 +133,11 @@ impl Collector {
             // Tell the reader what the response says as soon as it is known.
             let told = Told {
                 total: match verdict {
-                    Ok(Verdict::Data { total, .. } | Verdict::PastEnd { total }) => total,
+                    Ok(
+                        Verdict::Data { total, .. }
+                        | Verdict::PastEnd { total }
+                        | Verdict::RangeIgnored { total },
+                    ) => total,
                     Err(_) => None,
                 },
                 etag: self.response.etag.clone(),
@@ -150,15 +170,30 @@ impl Handler for Collector {
             });
         }
         self.judge();
-        if let Some(Err(message)) = &self.verdict {
-            self.stop = Some(Stop::Protocol(message.clone()));
-            return Ok(0);
+        match &self.verdict {
+            Some(Err(message)) => {
+                self.stop = Some(Stop::Protocol(message.clone()));
+                return Ok(0);
+            }
+            Some(Ok(Verdict::RangeIgnored { .. })) => {
+                self.stop = Some(Stop::RangeIgnored);
+                return Ok(0);
+            }
+            _ => {}
         }
+        let whole = data.len();
+        let skipped = (data.len() as u64).min(self.skip) as usize;
+        self.skip -= skipped as u64;
+        // Skipped bytes were handed on by an earlier attempt: they count as delivered.
+        self.accepted += skipped as u64;
+        let data = &data[skipped..];
         let room = self.want - self.accepted;
         let keep = (data.len() as u64).min(room) as usize;
         if let Some(t) = &self.transfer {
             t.append(&data[..keep]);
         }
+        // After a wait for room: the time without data counts from now.
+        self.last_data = Some(Instant::now());
         self.accepted += keep as u64;
         if keep < data.len() {
             let bounded =
@@ -174,7 +209,7 @@ impl Handler for Collector {
             });
             return Ok(0);
         }
-        Ok(data.len())
+        Ok(whole)
     }
 
     fn header(&mut self, data: &[u8]) -> bool {
@@ -236,6 +271,12 @@ impl Handler for Collector {
             self.stop = Some(Stop::Cancelled);
             return false;
         }
+        if let (Some(limit), Some(last)) = (self.stall_after, self.last_data) {
+            if last.elapsed() > limit {
+                self.stop = Some(Stop::Stalled(limit));
+                return false;
+            }
+        }
         true
     }
 }
@@ -243,6 +284,7 @@ impl Handler for Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::transfer::Available;
 
     fn collector(start: u64, end: u64, status: u32, range: Option<&str>) -> Collector {
         let mut c = Collector::default();
@@ -279,9 +321,25 @@ mod tests {
         assert_eq!(c.stop, Some(Stop::Enough));
         assert_eq!(c.accepted, 4);
         assert_eq!(c.told().total, Some(10));
+        // Elsewhere, a 200 shows a server that ignores Range: nothing is kept.
         let mut c = collector(5, 9, 200, None);
         assert_eq!(c.write(b"abcdef").ok(), Some(0));
-        assert!(matches!(c.stop, Some(Stop::Protocol(_))));
+        assert_eq!(c.stop, Some(Stop::RangeIgnored));
+        assert_eq!(c.accepted, 0);
+    }
+
+    #[test]
+    fn a_stream_read_again_skips_what_was_handed_on() {
+        let mut c = collector(0, 100, 200, None);
+        c.skip = 4;
+        assert_eq!(c.write(b"abc").ok(), Some(3));
+        assert_eq!(c.write(b"defgh").ok(), Some(5));
+        let t = c.transfer.clone().unwrap();
+        let mut buf = [0u8; 8];
+        // Bytes 4.. of this response are the transfer's first bytes.
+        assert!(matches!(t.read_at(0, &mut buf), Ok(Available::Copied(4))));
+        assert_eq!(&buf[..4], b"efgh");
+        assert_eq!(c.accepted, 8);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub(crate) enum Ask {
     Suffix(u64),
     /// A `HEAD`, for the size.
     Head,
+    /// The whole object, without a `Range` (a server that ignores ranges): a retry reads it
+    /// again from the start and drops what was already handed on.
+    Stream,
 }
 
 /// A request, with where its bytes go.
@@ -72,6 +75,7 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
         let kept = job.transfer.received();
         let from = match job.ask {
             Ask::Range { start, .. } => start + kept,
+            Ask::Stream => kept,
             _ => 0,
         };
         if let Some(d) = job.options.deadline.filter(|d| d.remaining().is_none()) {
@@ -85,6 +89,7 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                 // The next attempt resumes after the bytes this one delivered.
                 let from = match job.ask {
                     Ask::Range { start, .. } => start + job.transfer.received(),
+                    Ask::Stream => job.transfer.received(),
                     _ => 0,
                 };
                 let options = &job.options;
@@ -151,7 +156,10 @@ fn configure(
     } else {
         limit.max(Duration::from_millis(1))
     })?;
-    easy.low_speed_limit(options.low_speed_limit)?;
+    // A stream's connection thread waits while the reader is behind: libcurl would take that
+    // for a slow server, so the collector watches streams itself.
+    let stream = job.ask == Ask::Stream;
+    easy.low_speed_limit(if stream { 0 } else { options.low_speed_limit })?;
     easy.low_speed_time(options.low_speed_time)?;
     easy.useragent(concat!("hfile/", env!("CARGO_PKG_VERSION")))?;
     easy.signal(false)?;
@@ -221,6 +229,15 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             };
             (None, asked, 0, 0)
         }
+        Ask::Stream => {
+            let asked = Asked {
+                start: Some(0),
+                end: None,
+                suffix: None,
+                known_size: job.known_size,
+            };
+            (None, asked, u64::MAX, kept)
+        }
     };
     if want == 0 && job.ask != Ask::Head {
         return Attempt::Done;
@@ -237,6 +254,11 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     };
     let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
     easy.get_mut().begin(transfer, asked, want);
+    if job.ask == Ask::Stream {
+        let c = easy.get_mut();
+        c.skip = kept;
+        c.stall_after = Some(job.options.low_speed_time);
+    }
     let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
     // Made for each attempt: a signature covers this attempt's range and time.
     let hooked = match &job.options.hook {
@@ -321,6 +343,7 @@ fn timed_out(job: &Job, from: u64, want: u64, e: &curl::Error, timing: Timing) -
         // Where the transfer stood when the time ran out.
         let at = match job.ask {
             Ask::Range { start, .. } => start + job.transfer.received(),
+            Ask::Stream => job.transfer.received(),
             _ => from,
         };
         return Attempt::Fail(remote(job, at, d.to_string()));
@@ -354,6 +377,15 @@ fn judge_attempt(
         }
         Some(Stop::Enough) => return Attempt::Done,
         Some(Stop::Cancelled) => return Attempt::Fail(cancelled(job)),
+        Some(Stop::RangeIgnored) => {
+            return Attempt::Fail(Error::RangeIgnored {
+                name: job.name(),
+                offset: from,
+            })
+        }
+        Some(Stop::Stalled(limit)) => {
+            return Attempt::Retry(format!("no data for {}", seconds(*limit)))
+        }
         None => {}
     }
     let status = c.response.status;

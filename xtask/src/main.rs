@@ -6,6 +6,7 @@ mod bench_local;
 mod bench_minimum;
 mod bench_remote;
 mod bench_table;
+mod cohort_demo;
 mod conformance;
 mod nginx;
 mod s3;
@@ -19,6 +20,7 @@ cargo xtask <command> [--help]
   test           every test: fmt, clippy, cargo test (unit, integration, the conformance corpus
                  locally and over HTTP), doc tests, cargo doc, and the corpus over nginx
   demo           a 5-region query on the bundled fixture, served over local HTTP
+  cohort-demo    the Snakemake cohort workflow over 50 served BAMs (and --compare: samtools loops)
   conformance    run the conformance corpus on a release build (locally, --http or --nginx)
   serve          serve a folder on 127.0.0.1, optionally through an emulated link
   bench-data     generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
@@ -46,6 +48,11 @@ const COMMANDS: &[Cmd] = &[
         name: "demo",
         help: DEMO_HELP,
         run: cmd_demo,
+    },
+    Cmd {
+        name: "cohort-demo",
+        help: cohort_demo::HELP,
+        run: cohort_demo::cmd,
     },
     Cmd {
         name: "conformance",

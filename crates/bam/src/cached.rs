@@ -4,6 +4,8 @@
 //! (docs/ARCHITECTURE.md, "The index cache").
 
 use hfile::cache::{Cache, Validators};
+use std::sync::Arc;
+
 use hfile::{HFile, Prefix, PrefixBackend};
 
 use crate::{Error, Result};
@@ -121,31 +123,38 @@ impl Cached {
     }
 
     /// Stores the first `len` bytes (when more than the entry held), with the validators the
-    /// server gave. A refusal (no validators, over the cap) only means the next run is cold.
-    pub(crate) fn store(&self, file: &mut HFile, len: u64) {
-        let Some(cache) = &self.cache else {
-            return;
+    /// server gave, on another thread (joined by the caller). A refusal (no validators, over
+    /// the cap) only means the next run is cold.
+    pub(crate) fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
+        let cache = self.cache.clone()?;
+        let len = {
+            let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
+            len.min(prefix.len() as u64)
         };
-        let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
-        let len = len.min(prefix.len() as u64);
         if len <= self.from_cache {
-            return;
+            return None;
         }
         let info = file.object_info();
-        let Some(size) = info.size else {
-            return;
-        };
         let v = Validators {
-            size,
+            size: info.size?,
             etag: info.etag,
             last_modified: info.last_modified,
         };
-        let stored = cache.store(&self.name, &v, &[(0, &prefix[..len as usize])]);
-        if self.verbosity >= 1 {
-            match stored {
-                Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&self.name)),
-                Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact_url(&self.name)),
-            }
-        }
+        // Written beside the query, not before its output; the reader waits for it when done.
+        let (name, prefix, verbosity) =
+            (self.name.clone(), Arc::clone(&self.prefix), self.verbosity);
+        std::thread::Builder::new()
+            .name("hts-cache-store".into())
+            .spawn(move || {
+                let prefix = prefix.lock().unwrap_or_else(|p| p.into_inner());
+                let stored = cache.store(&name, &v, &[(0, &prefix[..len as usize])]);
+                if verbosity >= 1 {
+                    match stored {
+                        Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&name)),
+                        Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact_url(&name)),
+                    }
+                }
+            })
+            .ok()
     }
 }

@@ -14,6 +14,15 @@ use crate::{Error, Result};
 /// of a large BAM (chr1 of a whole genome takes about 0.2 MB), or all of a small one.
 const FIRST_PIECE: u64 = 256 * 1024;
 
+/// [`FIRST_PIECE`], or `HTS_INDEX_FIRST_PIECE` bytes (at least 1 KiB) when set: a tuning knob,
+/// and how the tests make a small index behave like a large one.
+fn first_piece() -> u64 {
+    std::env::var("HTS_INDEX_FIRST_PIECE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(FIRST_PIECE, |n| n.max(1024))
+}
+
 /// The most of an index kept in memory (and in the cache) as its raw prefix.
 const PREFIX_CAP: usize = 256 << 20;
 
@@ -80,7 +89,7 @@ impl Pending {
                             // The request that will show the cached prefix still current.
                             file.advise_tail(1);
                         } else {
-                            file.advise(std::slice::from_ref(&(0..FIRST_PIECE)));
+                            file.advise(std::slice::from_ref(&(0..first_piece())));
                         }
                         (c, file)
                     },
@@ -176,13 +185,12 @@ impl IndexSource {
     }
 
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
-    /// what was read in the cache.
-    pub(crate) fn confirm_and_store(&mut self) -> Result<()> {
+    /// what was read in the cache (on the thread returned).
+    pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
         self.cached.confirm(&mut self.file)?;
-        if let Some(n) = self.consumed_input {
-            self.cached.store(&mut self.file, n);
-        }
-        Ok(())
+        Ok(self
+            .consumed_input
+            .and_then(|n| self.cached.store(&mut self.file, n)))
     }
 }
 
@@ -202,7 +210,7 @@ fn read(
     // than that is read as far as the query needs.
     let held = cached.prefix.lock().map_or(0, |p| p.len() as u64);
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = if !remote || total <= FIRST_PIECE.max(held) {
+    let wanted = if !remote || total <= first_piece().max(held) {
         Wanted::all()
     } else {
         wanted.clone()
@@ -239,7 +247,7 @@ fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
         return total;
     };
     let Some(&last) = tids.last() else {
-        return FIRST_PIECE.min(total);
+        return first_piece().min(total);
     };
     let lens: Vec<u64> = header
         .refs()
@@ -252,8 +260,8 @@ fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
     }
     let through: u64 = lens[..=last].iter().sum();
     let share = through as f64 / all as f64;
-    let guess = (total as f64 * share * 1.1) as u64 + 64 * 1024;
-    guess.max(FIRST_PIECE).min(total)
+    let guess = (total as f64 * share * 1.1) as u64 + 16 * 1024;
+    guess.max(first_piece()).min(total)
 }
 
 #[cfg(test)]
@@ -273,8 +281,8 @@ mod tests {
         let total = 10_000_000;
         let e0 = estimate_end(total, &Wanted::refs([0]), &header);
         let e4 = estimate_end(total, &Wanted::refs([4, 1]), &header);
-        assert_eq!(e0, 1_100_000 + 65_536);
-        assert_eq!(e4, 5_500_000 + 65_536);
+        assert_eq!(e0, 1_100_000 + 16_384);
+        assert_eq!(e4, 5_500_000 + 16_384);
         assert_eq!(estimate_end(total, &Wanted::refs([9]), &header), total);
         assert_eq!(estimate_end(total, &Wanted::all(), &header), total);
         assert_eq!(estimate_end(100, &Wanted::refs([0]), &header), 100);

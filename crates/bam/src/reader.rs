@@ -74,6 +74,8 @@ pub struct Reader {
     cache: Option<Cache>,
     /// Set once cached parts are shown current ([`Reader::confirm`]).
     confirmed: bool,
+    /// Cache entries being written; waited for when the reader is dropped.
+    storing: Vec<std::thread::JoinHandle<()>>,
     /// Read from a pipe: no seeking, no size, no index.
     stream: bool,
 }
@@ -171,6 +173,7 @@ impl Reader {
             cache,
             // Nothing came from the cache for a pipe or bytes in memory.
             confirmed: stream,
+            storing: Vec::new(),
             stream,
         })
     }
@@ -281,11 +284,12 @@ impl Reader {
         }
         self.cached.confirm(self.bgzf.get_mut())?;
         if let Some(source) = &mut self.index_source {
-            source.confirm_and_store()?;
+            self.storing.extend(source.confirm_and_store()?);
         }
         // The header's blocks: to the end of the block holding the first record.
         let header_end = bgzf::byte_end(self.first_record, &[], u64::MAX);
-        self.cached.store(self.bgzf.get_mut(), header_end);
+        self.storing
+            .extend(self.cached.store(self.bgzf.get_mut(), header_end));
         self.confirmed = true;
         Ok(())
     }
@@ -373,6 +377,11 @@ impl Reader {
 
     /// The size of the file (for a remote file, as the server told it).
     pub(crate) fn size(&mut self) -> Result<u64> {
+        // A header from the cache comes with the size its entry recorded (shown current by
+        // [`Reader::confirm`]); asking the file would wait for a response.
+        if let Some(v) = &self.cached.entry {
+            return Ok(v.size);
+        }
         Ok(self.bgzf.size()?)
     }
 
@@ -388,5 +397,13 @@ impl Reader {
     /// read).
     pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        for handle in self.storing.drain(..) {
+            let _ = handle.join();
+        }
     }
 }

@@ -165,7 +165,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Help, Some('?'), &["help"], Flag, Yes, "Print this help"),
     opt(Opt::Ignored, Some('S'), &[], Flag, Yes, "Ignored (input format is auto-detected)"),
     opt(Opt::Threads, Some('@'), &["threads"], Arg, Yes, "INT  Number of additional threads to use [0]"),
-    opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request on stderr"),
+    opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request, then a summary line, on stderr"),
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
     opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),

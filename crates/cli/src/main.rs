@@ -4,6 +4,7 @@ mod args;
 mod getopt;
 mod numbers;
 mod output;
+mod summary;
 mod view;
 
 use std::process::ExitCode;

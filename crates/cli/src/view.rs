@@ -12,6 +12,7 @@ use bam::{parse_region, Header, Reader, Record, Writer, WriterOptions};
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
 use crate::output::{self, Plan};
+use crate::summary;
 
 /// The status samtools ends with when its output pipe closes: killed by SIGPIPE, which a shell
 /// reports as 128 + 13.
@@ -82,6 +83,7 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         deadline: args.timeout.map(bam::hfile::Deadline::after),
         ..args
     };
+    let started = std::time::Instant::now();
     let mut result = view(&args, &command_line);
     if let Err(Failure::Stale(why)) = &result {
         eprintln!("[W::hts] {why}; reading the file again without the cache");
@@ -90,6 +92,10 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
             ..args.clone()
         };
         result = view(&fresh, &command_line);
+    }
+    if args.verbosity >= 1 {
+        let stats = bam::hfile::settled_transfer_stats(summary::SETTLE);
+        eprintln!("{}", summary::line(&stats, started.elapsed()));
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -51,7 +51,7 @@ pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
 pub use s3::{S3Backend, S3Options};
-pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use stats::{reset_transfer_stats, settled_transfer_stats, transfer_stats, TransferStats};
 pub use stream::StreamBackend;
 
 /// The libcurl version in use (as libcurl reports it at run time).

@@ -48,12 +48,17 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// One measurement at a time: the counters are global.
+/// One test at a time: the counters are global, and a test allocating beside a measurement
+/// would count in its peak.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Runs `f` and returns its result with the peak heap growth it caused and its duration.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` and returns its result with the peak heap growth it caused and its duration
+/// (callers hold [`serial`]).
 fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, Duration) {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let t = Instant::now();
@@ -119,6 +124,7 @@ fn assert_truncated(e: &Error, field: &str) {
 
 #[test]
 fn huge_counts_with_short_streams() {
+    let _serial = serial();
     let pad = vec![0u8; 100];
     for wanted in [Wanted::all(), Wanted::refs([0])] {
         // n_bin 2^31-1, then 1000 empty bins.
@@ -160,6 +166,7 @@ fn huge_counts_with_short_streams() {
 
 #[test]
 fn many_empty_references_cost_nothing() {
+    let _serial = serial();
     // n_ref 2^31-1 followed by 16 MiB of zeros: two million empty references, all loaded.
     let mut head = b"BAI\x01".to_vec();
     head.extend(le(0x7fff_ffff));
@@ -175,6 +182,7 @@ fn many_empty_references_cost_nothing() {
 
 #[test]
 fn endless_and_compressed_streams_stop_at_the_limit() {
+    let _serial = serial();
     // An endless stream of empty references ends at the limit, not at the end of memory.
     let mut head = b"BAI\x01".to_vec();
     head.extend(le(0x7fff_ffff));
@@ -228,6 +236,7 @@ fn endless_and_compressed_streams_stop_at_the_limit() {
 
 #[test]
 fn not_an_index_fails_after_four_bytes() {
+    let _serial = serial();
     // /dev/zero as an index: the magic is wrong, nothing more is read.
     let (r, peak, took) = measure(|| index::read("/dev/zero").map(|_| ()));
     match r {

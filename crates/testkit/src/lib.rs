@@ -8,19 +8,23 @@
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
 //! - [`s3`]: a real S3 (s3s-fs, which checks signatures) behind the server in proxy mode, and
 //!   boto3 for pre-signed URLs, both installed on first use;
-//! - [`layering`]: the check that each crate names only the crates below it.
+//! - [`layering`]: the check that each crate names only the crates below it;
+//! - [`tools`]: tools from package registries (Snakemake from PyPI), installed on first use;
+//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs.
 //!
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
 pub mod builders;
+pub mod cohort;
 pub mod corpus;
 pub mod layering;
 mod raw;
 pub mod s3;
 mod server;
+pub mod tools;
 
 pub use raw::{RawEntry, RawFault, RawServer};
-pub use server::{ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
+pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 
 use std::path::{Path, PathBuf};
 

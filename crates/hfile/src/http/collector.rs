@@ -3,7 +3,6 @@
 //! shared [`Transfer`], where the reader can take them.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use curl::easy::{Handler, InfoType, WriteError};
 
@@ -28,8 +27,8 @@ pub(crate) enum Stop {
     Cancelled,
     /// The server answered a range with the whole object.
     RangeIgnored,
-    /// A streamed body brought nothing for this long while there was room for it.
-    Stalled(Duration),
+    /// No byte arrived for the stall time: the transfer is given up (and retried).
+    Stalled(std::time::Duration),
 }
 
 /// The response of one attempt.
@@ -69,10 +68,10 @@ pub(crate) struct Collector {
     pub header_bytes: usize,
     /// Body bytes to drop before keeping any (a streamed object read again from its start).
     pub skip: u64,
-    /// For a streamed body: how long it may bring nothing (libcurl's own low-speed limit is
-    /// off for it, since the connection thread waits while the reader is behind).
-    pub stall_after: Option<Duration>,
-    last_data: Option<Instant>,
+    /// Give up when no byte arrives for this long (`None`: never).
+    pub stall_after: Option<std::time::Duration>,
+    /// When `arrived` last grew (or the attempt began).
+    last_progress: Option<(u64, std::time::Instant)>,
 }
 
 impl Collector {
@@ -82,7 +81,6 @@ impl Collector {
             transfer,
             asked: Some(asked),
             want,
-            last_data: Some(Instant::now()),
             ..Collector::default()
         };
     }
@@ -192,8 +190,6 @@ impl Handler for Collector {
         if let Some(t) = &self.transfer {
             t.append(&data[..keep]);
         }
-        // After a wait for room: the time without data counts from now.
-        self.last_data = Some(Instant::now());
         self.accepted += keep as u64;
         if keep < data.len() {
             let bounded =
@@ -271,10 +267,19 @@ impl Handler for Collector {
             self.stop = Some(Stop::Cancelled);
             return false;
         }
-        if let (Some(limit), Some(last)) = (self.stall_after, self.last_data) {
-            if last.elapsed() > limit {
-                self.stop = Some(Stop::Stalled(limit));
-                return false;
+        // A stall: libcurl calls this about once a second while nothing arrives, which is a
+        // steadier clock for it than libcurl's own low-speed check.
+        if let Some(limit) = self.stall_after {
+            let now = std::time::Instant::now();
+            match self.last_progress {
+                Some((bytes, at)) if bytes == self.arrived => {
+                    let quiet = now.duration_since(at);
+                    if quiet >= limit && self.accepted < self.want {
+                        self.stop = Some(Stop::Stalled(quiet));
+                        return false;
+                    }
+                }
+                _ => self.last_progress = Some((self.arrived, now)),
             }
         }
         true

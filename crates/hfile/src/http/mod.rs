@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+pub(crate) use connections::wait_idle;
 use connections::Priority;
 use request::{Ask, Job};
 use transfer::{Available, Told, Transfer};

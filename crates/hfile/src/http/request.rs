@@ -112,6 +112,14 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                         return Err(remote(job, from, format!("{message}; {d} before a retry")));
                     }
                 }
+                let retry = TransferStats {
+                    retries: 1,
+                    ..TransferStats::default()
+                };
+                if let Ok(mut s) = job.stats.lock() {
+                    s.add(&retry);
+                }
+                stats::record(&retry);
                 if options.verbosity >= 1 {
                     eprintln!(
                         "[hfile] {}: {message}; retry {failures} in {} ms from byte {from}",
@@ -165,14 +173,11 @@ fn configure(
     easy.signal(false)?;
     easy.progress(true)?;
     easy.verbose(options.verbosity >= 3)?;
-    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
-        .iter()
-        .filter_map(std::env::var_os)
-        .find(|v| !v.is_empty());
+    let (bundle, dir) = trust();
     if let Some(bundle) = bundle {
         easy.cainfo(bundle)?;
     }
-    if let Some(dir) = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty()) {
+    if let Some(dir) = dir {
         easy.capath(dir)?;
     }
     let mut list = List::new();
@@ -193,6 +198,34 @@ fn configure(
     Ok(())
 }
 
+/// The certificates TLS trusts: `CURL_CA_BUNDLE` or `SSL_CERT_FILE`, and `SSL_CERT_DIR`, as
+/// curl reads them; else the system's bundle where Linux distributions keep it (libcurl is built
+/// into `hts`, without a bundle path of its own).
+fn trust() -> (Option<std::ffi::OsString>, Option<std::ffi::OsString>) {
+    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty());
+    let dir = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty());
+    if bundle.is_some() || dir.is_some() {
+        return (bundle, dir);
+    }
+    const SYSTEM: [&str; 4] = [
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/ssl/ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+    ];
+    let bundle = SYSTEM
+        .iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .map(std::ffi::OsString::from);
+    let dir = Some("/etc/ssl/certs")
+        .filter(|d| std::path::Path::new(d).is_dir())
+        .map(std::ffi::OsString::from);
+    (bundle, dir)
+}
+
 /// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
 fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     let (range, asked, want, from) = match job.ask {
@@ -211,7 +244,11 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             (Some(range), asked, want - kept, from)
         }
         Ask::Suffix(n) => {
-            // A suffix cannot be resumed: a retry asks again from scratch.
+            // A suffix cannot be resumed: a retry asks again from scratch, and what an earlier
+            // attempt kept would otherwise stand before the new bytes.
+            if kept > 0 {
+                job.transfer.discard();
+            }
             let asked = Asked {
                 start: None,
                 end: None,
@@ -254,10 +291,11 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     };
     let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
     easy.get_mut().begin(transfer, asked, want);
+    // The low-speed rule, checked by us (see `Collector::progress`).
+    easy.get_mut().stall_after =
+        (job.options.low_speed_limit > 0).then_some(job.options.low_speed_time);
     if job.ask == Ask::Stream {
-        let c = easy.get_mut();
-        c.skip = kept;
-        c.stall_after = Some(job.options.low_speed_time);
+        easy.get_mut().skip = kept;
     }
     let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
     // Made for each attempt: a signature covers this attempt's range and time.
@@ -299,6 +337,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
         new_connections: connects,
         reused_connections: u64::from(connects == 0 && status != 0),
         unbounded_requests: u64::from(matches!(job.ask, Ask::Range { end: None, .. })),
+        retries: 0,
     };
     if let Ok(mut s) = job.stats.lock() {
         s.add(&one);
@@ -383,8 +422,8 @@ fn judge_attempt(
                 offset: from,
             })
         }
-        Some(Stop::Stalled(limit)) => {
-            return Attempt::Retry(format!("no data for {}", seconds(*limit)))
+        Some(Stop::Stalled(quiet)) => {
+            return Attempt::Retry(format!("no byte arrived for {:.1} s", quiet.as_secs_f64()))
         }
         None => {}
     }

@@ -120,6 +120,12 @@ impl Transfer {
         s.dropped + s.data.len() as u64
     }
 
+    /// Forgets the bytes received, for a request that cannot resume (a suffix is asked again
+    /// whole). Only for a transfer read after it is over ([`Transfer::wait_all`]).
+    pub(crate) fn discard(&self) {
+        self.lock().data.clear();
+    }
+
     pub(crate) fn set_start(&self, start: u64) {
         self.lock().start = Some(start);
     }

@@ -198,6 +198,7 @@ mod tests {
             headers: Vec::new(),
             status: 206,
             content_length: len,
+            fault: None,
         }
     }
 

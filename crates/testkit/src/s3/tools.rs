@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
 use super::{ACCESS_KEY, REGION, SECRET_KEY};
 
@@ -12,21 +11,8 @@ pub const S3S_FS_VERSION: &str = "0.14.1";
 /// The boto3 release the pre-signed URL checks were written against.
 pub const BOTO3_VERSION: &str = "1.44.8";
 
-/// Where installed tools are kept between runs.
-pub fn tools_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("HTS_TOOLS_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    cache.join("hts-tools")
-}
-
-/// Installs are serialised within a process (tests run on several threads).
-static INSTALLING: Mutex<()> = Mutex::new(());
+pub use crate::tools::tools_dir;
+use crate::tools::INSTALLING;
 
 /// The s3s-fs binary, installed with `cargo install` (about 3 minutes) when not yet cached.
 pub fn s3s_fs() -> Result<PathBuf, String> {
@@ -86,55 +72,12 @@ pub fn s3s_fs() -> Result<PathBuf, String> {
 
 /// A Python with boto3, in a virtual environment made (from PyPI) when not yet cached.
 pub fn boto3_python() -> Result<PathBuf, String> {
-    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|p| p.into_inner());
-    let venv = tools_dir().join(format!("boto3-{BOTO3_VERSION}"));
-    let python = venv.join("bin/python");
-    let works = |p: &Path| {
-        Command::new(p)
-            .args(["-c", "import boto3"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if works(&python) {
-        return Ok(python);
-    }
-    eprintln!(
-        "testkit: installing boto3 {BOTO3_VERSION} into {}",
-        venv.display()
-    );
-    let run = |program: &Path, args: &[&str]| -> Result<(), String> {
-        let status = Command::new(program)
-            .args(args)
-            .status()
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} {} failed ({status})",
-                program.display(),
-                args.join(" ")
-            ))
-        }
-    };
-    let venv_text = venv.display().to_string();
-    run(Path::new("python3"), &["-m", "venv", &venv_text])?;
-    run(
-        &venv.join("bin/pip"),
-        &[
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            &format!("boto3=={BOTO3_VERSION}"),
-        ],
+    let venv = crate::tools::python_venv(
+        &format!("boto3-{BOTO3_VERSION}"),
+        &[&format!("boto3=={BOTO3_VERSION}")],
+        "import boto3",
     )?;
-    if works(&python) {
-        Ok(python)
-    } else {
-        Err(format!("boto3 does not import in {}", venv.display()))
-    }
+    Ok(venv.join("bin/python"))
 }
 
 /// Pre-signed GET URLs made by boto3 (an independent SigV4 implementation) for `keys` of

@@ -18,6 +18,7 @@
 //! println!("{}", server.url("conformance/data/rand.bam"));
 //! ```
 
+mod chaos;
 mod faults;
 mod link;
 mod proxy;
@@ -32,6 +33,7 @@ use axum::response::Response;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+pub use chaos::Chaos;
 pub use faults::{Fault, Rule};
 pub use link::{ConnId, Link};
 
@@ -52,6 +54,8 @@ pub struct LogEntry {
     pub status: u16,
     /// The `Content-Length` the server advertised (0 when there was none).
     pub content_length: u64,
+    /// The fault served in place of the file server's answer, if any.
+    pub fault: Option<Fault>,
 }
 
 impl LogEntry {
@@ -131,6 +135,7 @@ pub(crate) struct Shared {
     bucket: Option<Mutex<Bucket>>,
     root: PathBuf,
     rules: Mutex<Vec<Armed>>,
+    chaos: Mutex<Vec<chaos::Armed>>,
     connections: Connections,
     /// Notified whenever bytes are written on any connection.
     wrote: Notify,
@@ -187,6 +192,7 @@ impl Server {
             bucket: link.bandwidth.map(|rate| Mutex::new(Bucket::new(rate))),
             root: root.to_path_buf(),
             rules: Mutex::new(Vec::new()),
+            chaos: Mutex::new(Vec::new()),
             connections: Connections::default(),
             wrote: Notify::new(),
         });
@@ -232,11 +238,26 @@ impl Server {
         }
     }
 
-    /// Removes every fault rule.
+    /// Adds scattered faults, tried after the rules.
+    pub fn add_chaos(&self, chaos: Chaos) {
+        if let Ok(mut all) = self.shared.chaos.lock() {
+            all.push(chaos::Armed::new(chaos));
+        }
+    }
+
+    /// Removes every fault rule and every [`Chaos`].
     pub fn clear_rules(&self) {
         if let Ok(mut rules) = self.shared.rules.lock() {
             rules.clear();
         }
+        if let Ok(mut all) = self.shared.chaos.lock() {
+            all.clear();
+        }
+    }
+
+    /// How many requests so far were answered by a fault (see [`LogEntry::fault`]).
+    pub fn faults_served(&self) -> usize {
+        self.log().iter().filter(|e| e.fault.is_some()).count()
     }
 
     /// Every request so far, in the order they were answered.
@@ -321,19 +342,25 @@ impl Drop for Server {
 }
 
 /// The fault of the first rule matching `path` (and, for [`Fault::OnRange`], the request's
-/// first byte), counting the hit.
+/// first byte), counting the hit; else a [`Chaos`] draw.
 fn matching_fault(shared: &Shared, path: &str, headers: &axum::http::HeaderMap) -> Option<Fault> {
-    let mut rules = shared.rules.lock().ok()?;
     let start = faults::range_start(headers);
-    let armed = rules.iter_mut().find(|a| {
-        let range_fits = match &a.rule.fault {
-            Fault::OnRange { start: s, .. } => start == Some(*s),
-            _ => true,
-        };
-        a.rule.path == path && range_fits && a.rule.times.is_none_or(|n| a.hits < n)
-    })?;
-    armed.hits += 1;
-    Some(armed.rule.fault.clone())
+    let ruled = shared.rules.lock().ok().and_then(|mut rules| {
+        let armed = rules.iter_mut().find(|a| {
+            let range_fits = match &a.rule.fault {
+                Fault::OnRange { start: s, .. } => start == Some(*s),
+                _ => true,
+            };
+            a.rule.path == path && range_fits && a.rule.times.is_none_or(|n| a.hits < n)
+        })?;
+        armed.hits += 1;
+        Some(armed.rule.fault.clone())
+    });
+    if ruled.is_some() {
+        return ruled;
+    }
+    let mut all = shared.chaos.lock().ok()?;
+    all.iter_mut().find_map(|c| c.draw(path))
 }
 
 async fn handle(
@@ -378,9 +405,11 @@ async fn handle(
         )
         .await;
     }
-    let response = match response {
-        Some(r) => r,
-        None => next.run(request).await,
+    // A fault that let the file server answer (a delay, a range it does not apply to) is
+    // not logged as one.
+    let (response, fault) = match response {
+        Some(r) => (r, fault),
+        None => (next.run(request).await, None),
     };
     let content_length = response
         .headers()
@@ -397,6 +426,7 @@ async fn handle(
         headers,
         status: response.status().as_u16(),
         content_length,
+        fault,
     };
     if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);

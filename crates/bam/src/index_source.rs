@@ -26,8 +26,8 @@ fn first_piece() -> u64 {
 /// The most of an index kept in memory (and in the cache) as its raw prefix.
 const PREFIX_CAP: usize = 256 << 20;
 
-/// Which index a reader will use.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which index a reader will use. `Debug` shows a URL without its query string (a signature).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub enum IndexHint {
     /// None is needed (a whole-file read): nothing is fetched ahead.
     #[default]
@@ -36,6 +36,16 @@ pub enum IndexHint {
     Auto,
     /// This path or URL.
     At(String),
+}
+
+impl std::fmt::Debug for IndexHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IndexHint::None => f.write_str("None"),
+            IndexHint::Auto => f.write_str("Auto"),
+            IndexHint::At(at) => f.debug_tuple("At").field(&hfile::redact_url(at)).finish(),
+        }
+    }
 }
 
 /// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.

@@ -108,11 +108,19 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
 }
 
 /// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
-/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, so query
-/// strings are hidden.
+/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, and a
+/// `--header 'Authorization: ...'` its credential, so query strings and the values of
+/// credential headers are hidden.
 fn command_line(program: &str, argv: &[String]) -> String {
     let mut words = vec![program.to_string(), "view".to_string()];
-    words.extend(argv.iter().cloned());
+    words.extend(argv.iter().map(|word| {
+        // `--header=Name: value` as well as `--header` `Name: value`.
+        let (option, value) = match word.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (format!("{o}="), v),
+            _ => (String::new(), word.as_str()),
+        };
+        format!("{option}{}", bam::hfile::redact_text(value))
+    }));
     bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 

@@ -43,7 +43,7 @@ pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
 pub use hook::RequestHook;
-pub use http::HttpBackend;
+pub use http::{shutdown, HttpBackend};
 pub use memory::MemoryBackend;
 pub use prefix::{Prefix, PrefixBackend};
 pub use redact::{is_presigned, redact_header, redact_text, redact_url};

@@ -4,6 +4,7 @@
 //!   request log, an emulated link for benchmarks, and [`Fault`]s for the remote fault tests;
 //! - [`RawServer`]: a small file server on plain TCP for the protocol faults hyper will not
 //!   produce ([`RawFault`]: cut chunked bodies, lying lengths, endless headers, ...);
+//! - [`TlsFront`]: HTTPS in front of a test server, with a self-signed certificate;
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
 //! - [`s3`]: a real S3 (s3s-fs, which checks signatures) behind the server in proxy mode, and
@@ -21,10 +22,12 @@ pub mod layering;
 mod raw;
 pub mod s3;
 mod server;
+mod tls;
 pub mod tools;
 
 pub use raw::{RawEntry, RawFault, RawServer};
 pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
+pub use tls::TlsFront;
 
 use std::path::{Path, PathBuf};
 

@@ -44,6 +44,8 @@ const SEQUENTIAL_AHEAD: usize = 2;
 /// first rather than being shared by spans it will read later.
 const IN_FLIGHT_AHEAD: u64 = 4 * 1024 * 1024;
 
+pub use connections::shutdown;
+
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(HttpBackend::open(location, options)?))
 }

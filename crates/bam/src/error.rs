@@ -163,6 +163,15 @@ impl Error {
         matches!(self, Error::Changed { .. })
     }
 
+    /// True when the server does not tell the file's size (it can still be read to its end).
+    pub fn is_size_unknown(&self) -> bool {
+        match self {
+            Error::Transport(e) => e.is_size_unknown(),
+            Error::Bgzf(bgzf::Error::Io(e)) => e.is_size_unknown(),
+            _ => false,
+        }
+    }
+
     /// True when a file or URL does not exist (used to try the next index name).
     pub fn is_not_found(&self) -> bool {
         match self {

@@ -213,22 +213,25 @@ fn read(
     wanted: &Wanted,
     header: &Header,
 ) -> Result<(Index, Option<u64>)> {
-    let total = cached.size(file)?;
+    // An index whose server does not tell its size is read whole, to its end.
+    let total = match cached.size(file) {
+        Err(e) if e.is_size_unknown() => None,
+        other => Some(other?),
+    };
     let name = hfile::redact_url(&cached.name);
     // A local index, or one whose first request holds it all, is read whole, as htslib reads
     // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
     // than that is read as far as the query needs.
     let held = cached.prefix.lock().map_or(0, |p| p.len() as u64);
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = if !remote || total <= first_piece().max(held) {
-        Wanted::all()
-    } else {
-        wanted.clone()
+    let wanted = match total {
+        Some(total) if remote && total > first_piece().max(held) => wanted.clone(),
+        _ => Wanted::all(),
     };
     file.seek_to(0)?;
-    file.set_readahead_limit(Some(estimate_end(total, &wanted, header)));
+    file.set_readahead_limit(total.map(|t| estimate_end(t, &wanted, header)));
     let mut loader = Loader::new(name.clone()).wanted(wanted);
-    if total > 0 {
+    if let Some(total) = total.filter(|&t| t > 0) {
         loader = loader.file_len(total);
     }
     let loaded = loader

@@ -350,6 +350,13 @@ fn fault_matrix() {
         run(&query(&s.base(), "rand.bam"), no_env),
         &q_local,
     );
+    let s = server(&[(on_span(Fault::IgnoreRange), None)]);
+    add(
+        "200 instead of 206 above byte 0 (one span)",
+        Expect::Complete(&["ignores Range"]),
+        run(&query(&s.base(), "rand.bam"), no_env),
+        &q_local,
+    );
     let s = server(&[(Fault::IgnoreRange, None)]);
     add(
         "200 instead of 206 everywhere (query)",
@@ -495,6 +502,35 @@ fn fault_matrix() {
     let r = raw(RawFault::ChunkedNoLastChunk { chunk: 4096 }, None);
     add(
         "chunked body closed before its last chunk",
+        Expect::Complete(&[]),
+        run(&query(&r.base(), "rand.bam"), no_env),
+        &q_local,
+    );
+    // A size never told (`bytes A-B/*`, HEAD refused): the 416 to the first request at or past
+    // the end is the end of the object, not an error.
+    let r = raw(RawFault::UnknownTotal, None);
+    let past_end = run(&whole(&r.base()), no_env);
+    let saw_416 = r.log().iter().any(|e| {
+        e.range
+            .as_deref()
+            .and_then(|v| v.strip_prefix("bytes="))
+            .and_then(|v| v.split('-').next())
+            .and_then(|a| a.parse::<u64>().ok())
+            .is_some_and(|a| a >= SIZE)
+    });
+    if !saw_416 {
+        also.push("416 past the size: no request reached the end of the object".into());
+    }
+    add(
+        "416 past the size (size never told; whole file)",
+        Expect::Complete(&[]),
+        past_end,
+        &w_local,
+    );
+    let r = raw(RawFault::UnknownTotal, None);
+    r.add_rule("/data/rand.bam.bai", RawFault::UnknownTotal, None);
+    add(
+        "size never told (query: BAM and index)",
         Expect::Complete(&[]),
         run(&query(&r.base(), "rand.bam"), no_env),
         &q_local,

@@ -39,6 +39,10 @@ pub enum Error {
     /// from its start. The HTTP backend switches to that by itself; this error reaches callers
     /// only where a stream cannot serve (the last bytes of the object, asked for alone).
     RangeIgnored { name: String, offset: u64 },
+    /// The server does not tell the object's size (`Content-Range: bytes A-B/*`, no usable
+    /// `HEAD`): the object can still be read to its end (a `416` at the end says where it
+    /// is), but nothing that needs the size beforehand can be done.
+    SizeUnknown { name: String },
 }
 
 impl Error {
@@ -51,7 +55,8 @@ impl Error {
             | Error::Remote { name, .. }
             | Error::Status { name, .. }
             | Error::Protocol { name, .. }
-            | Error::RangeIgnored { name, .. } => name,
+            | Error::RangeIgnored { name, .. }
+            | Error::SizeUnknown { name } => name,
         }
     }
 
@@ -65,7 +70,8 @@ impl Error {
             | Error::Remote { name, .. }
             | Error::Status { name, .. }
             | Error::Protocol { name, .. }
-            | Error::RangeIgnored { name, .. } => *name = new_name.to_string(),
+            | Error::RangeIgnored { name, .. }
+            | Error::SizeUnknown { name } => *name = new_name.to_string(),
         }
         self
     }
@@ -125,12 +131,18 @@ impl Error {
                 name: name.clone(),
                 offset: *offset,
             },
+            Error::SizeUnknown { name } => Error::SizeUnknown { name: name.clone() },
         }
     }
 
     /// True when the server ignores `Range` requests ([`Error::RangeIgnored`]).
     pub fn is_range_ignored(&self) -> bool {
         matches!(self, Error::RangeIgnored { .. })
+    }
+
+    /// True when the server does not tell the object's size ([`Error::SizeUnknown`]).
+    pub fn is_size_unknown(&self) -> bool {
+        matches!(self, Error::SizeUnknown { .. })
     }
 
     /// True when the source does not exist (a missing file, HTTP 404).
@@ -182,6 +194,9 @@ impl fmt::Display for Error {
                 "{name}: the server ignores Range requests (200 and the whole object for bytes \
                  from {offset}); the object can only be read from its start"
             ),
+            Error::SizeUnknown { .. } => {
+                write!(f, "{name}: the server does not tell the object's size")
+            }
         }
     }
 }

@@ -34,6 +34,10 @@ pub enum RawFault {
     LyingLength { claimed: u64 },
     /// A status line, then header lines without end.
     EndlessHeaders,
+    /// The right bytes, with `Content-Range: bytes A-B/*` (a size the server does not tell)
+    /// and `405` to `HEAD`: a reader learns the size only from the `416` (`bytes */N`) its
+    /// first request at or past the end gets.
+    UnknownTotal,
 }
 
 /// One request as the raw server read it.
@@ -262,6 +266,12 @@ fn answer(
     };
     let len = data.len() as u64;
     let body_only = req.method != "HEAD";
+    if fault == Some(RawFault::UnknownTotal) && !body_only {
+        return stream.write_all(&head(
+            "405 Method Not Allowed",
+            &[("Content-Length", "0".into())],
+        ));
+    }
     if let Some(RawFault::LyingLength { claimed }) = fault {
         stream.write_all(&head("200 OK", &[("Content-Length", claimed.to_string())]))?;
         return if body_only {
@@ -292,7 +302,12 @@ fn answer(
     };
     let mut headers = Vec::new();
     if status.starts_with("206") {
-        headers.push(("Content-Range", format!("bytes {first}-{last}/{len}")));
+        let total = if fault == Some(RawFault::UnknownTotal) {
+            "*".to_string()
+        } else {
+            len.to_string()
+        };
+        headers.push(("Content-Range", format!("bytes {first}-{last}/{total}")));
     }
     match fault {
         Some(RawFault::Chunked { chunk } | RawFault::ChunkedNoLastChunk { chunk }) => {

@@ -143,7 +143,10 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
             ));
         }
     }
-    let clamped = total.is_some_and(|t| last + 1 == t);
+    // Short of what was asked only at the end of the object. Where the server does not tell
+    // the size (`bytes A-B/*`), a short span is taken as it comes: the reader asks again from
+    // where it ends, and only a 416 there is the end.
+    let clamped = total.map_or(true, |t| last + 1 == t);
     match (asked.start, asked.suffix) {
         (Some(start), _) => {
             if first != start {
@@ -167,7 +170,8 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
             }
         }
         (None, Some(n)) => {
-            // A suffix: the last n bytes (or the whole object if smaller).
+            // A suffix: the last n bytes (or the whole object if smaller). A server that does
+            // not tell the size (`bytes A-B/*`) still resolved the suffix to the object's end.
             if !clamped || last + 1 - first != n.min(last + 1) {
                 return Err(format!(
                     "Content-Range '{header}' is not the last {n} bytes of the object"
@@ -291,6 +295,12 @@ mod tests {
         );
         assert!(check(206, Some("bytes 70-99/100"), None, &a).is_err());
         assert!(check(206, Some("bytes 72-98/100"), None, &a).is_err());
+        // A size the server does not tell: the span it resolved the suffix to.
+        assert_eq!(
+            check(206, Some("bytes 72-99/*"), None, &a),
+            data(72, 28, None)
+        );
+        assert!(check(206, Some("bytes 70-99/*"), None, &a).is_err());
         assert_eq!(
             check(200, None, Some(100), &a),
             Ok(Verdict::RangeIgnored { total: Some(100) })

@@ -360,11 +360,20 @@ impl Backend for HttpBackend {
                         return Ok(n);
                     }
                     Available::Ended => {
-                        // The response ended short of this byte: the object ends there.
                         let end = t.start().unwrap_or(self.pos) + t.received();
-                        if self.size.is_none() {
-                            self.size = Some(end);
+                        if self.size.is_none() && end > t.start().unwrap_or(end) {
+                            // The response ended short of this byte and the server does not
+                            // tell the size: only a 416 for a request from here shows the end
+                            // (a response may also end short for other reasons).
+                            if let Some(old) = self.current.take() {
+                                HttpBackend::retire(old);
+                            }
+                            if !self.open_window() {
+                                return Ok(0);
+                            }
+                            continue;
                         }
+                        // The response ended short of this byte: the object ends there.
                         if self.size.is_some_and(|s| self.pos >= s) {
                             return Ok(0);
                         }

@@ -77,7 +77,9 @@ impl HttpBackend {
                 self.size = Some(0);
                 Ok(0)
             }
-            None => Err(self.protocol(0, "the server does not tell the object's size".into())),
+            None => Err(Error::SizeUnknown {
+                name: self.name.clone(),
+            }),
         }
     }
 }

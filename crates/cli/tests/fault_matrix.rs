@@ -242,8 +242,27 @@ fn far_chunk_bai() -> Vec<u8> {
     b
 }
 
+/// Cases that wait out a default time limit (30 s), each on its own thread beside the others.
+fn slow_cases() -> Vec<std::thread::JoinHandle<(&'static str, Expect, Run)>> {
+    let one = |fault: &'static str, rule: Fault| {
+        std::thread::spawn(move || {
+            let s = server(&[(on_span(rule), Some(1))]);
+            let r = run(&query(&s.base(), "rand.bam"), &[]);
+            (fault, Expect::Complete(&[]), r)
+        })
+    };
+    vec![
+        one("stall (once), no --timeout", Fault::Stall { after: None }),
+        one(
+            "trickle at 2 bytes/s (once), no --timeout",
+            Fault::Trickle { bytes_per_sec: 2 },
+        ),
+    ]
+}
+
 #[test]
 fn fault_matrix() {
+    let slow = slow_cases();
     let q_local = local_query();
     let w_local = local(&["DATA/rand.bam"]);
     let mut cases: Vec<Case> = Vec::new();
@@ -629,7 +648,7 @@ fn fault_matrix() {
     args.extend(REGIONS.iter().map(|r| r.to_string()));
     add(
         "index newer than the BAM",
-        Expect::Error(&["rand.bam"]),
+        Expect::Error(&["rand.bam", "at offset"]),
         run(&args, no_env),
         &q_local,
     );
@@ -639,6 +658,16 @@ fn fault_matrix() {
             .join(format!("hts-faults-{}-truncated", std::process::id())),
     );
     let _ = std::fs::remove_dir_all(&dir);
+
+    for (fault, expect, r) in slow.into_iter().map(|t| t.join().unwrap()) {
+        if r.took < Duration::from_secs(20) {
+            also.push(format!(
+                "{fault}: ended before the time limit: {:?}",
+                r.took
+            ));
+        }
+        add(fault, expect, r, &q_local);
+    }
 
     println!("| fault | expected | observed |");
     println!("|---|---|---|");

@@ -5,6 +5,7 @@
 //! - [`RawServer`]: a small file server on plain TCP for the protocol faults hyper will not
 //!   produce ([`RawFault`]: cut chunked bodies, lying lengths, endless headers, ...);
 //! - [`TlsFront`]: HTTPS in front of a test server, with a self-signed certificate;
+//! - [`peak`]: a program's peak resident memory, for the memory-bound tests;
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
 //! - [`s3`]: a real S3 (s3s-fs, which checks signatures) behind the server in proxy mode, and
@@ -19,6 +20,7 @@ pub mod builders;
 pub mod cohort;
 pub mod corpus;
 pub mod layering;
+pub mod peak;
 mod raw;
 pub mod s3;
 mod server;

@@ -146,7 +146,7 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
     // Short of what was asked only at the end of the object. Where the server does not tell
     // the size (`bytes A-B/*`), a short span is taken as it comes: the reader asks again from
     // where it ends, and only a 416 there is the end.
-    let clamped = total.map_or(true, |t| last + 1 == t);
+    let clamped = total.is_none_or(|t| last + 1 == t);
     match (asked.start, asked.suffix) {
         (Some(start), _) => {
             if first != start {

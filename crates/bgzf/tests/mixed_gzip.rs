@@ -16,6 +16,20 @@ fn reader(file: &[u8]) -> Reader {
     Reader::new(HFile::from_bytes("mixed.bgz", file.to_vec())).unwrap()
 }
 
+/// Reads `file` until an error, which it must meet before the end: what came, and the error.
+fn read_to_error(file: &[u8]) -> (Vec<u8>, Error) {
+    let mut r = reader(file);
+    let mut all = Vec::new();
+    loop {
+        let mut buf = [0u8; 4096];
+        match r.read(&mut buf) {
+            Ok(0) => panic!("read to the end without an error"),
+            Ok(n) => all.extend_from_slice(&buf[..n]),
+            Err(e) => return (all, e),
+        }
+    }
+}
+
 fn gzip_member(data: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
     e.write_all(data).unwrap();
@@ -93,16 +107,7 @@ fn damage_after_the_switch_is_reported_where_it_is() {
     let mut bad = file.clone();
     let crc_at = member_at as usize + member_len - 8;
     bad[crc_at] ^= 1;
-    let mut r = reader(&bad);
-    let mut sink = Vec::new();
-    let e = loop {
-        let mut buf = [0u8; 4096];
-        match r.read(&mut buf) {
-            Ok(0) => panic!("no error"),
-            Ok(n) => sink.extend_from_slice(&buf[..n]),
-            Err(e) => break e,
-        }
-    };
+    let (_, e) = read_to_error(&bad);
     assert!(
         matches!(e, Error::CrcMismatch { offset, .. } if offset == member_at),
         "{e}"
@@ -119,16 +124,7 @@ fn damage_after_the_switch_is_reported_where_it_is() {
     // Garbage after the member: not gzip, an error naming its offset.
     let mut junk = file[..member_at as usize + member_len].to_vec();
     junk.extend_from_slice(b"this is not gzip");
-    let mut r = reader(&junk);
-    let mut all = Vec::new();
-    let e = loop {
-        let mut buf = [0u8; 4096];
-        match r.read(&mut buf) {
-            Ok(0) => panic!("garbage read as the end"),
-            Ok(n) => all.extend_from_slice(&buf[..n]),
-            Err(e) => break e,
-        }
-    };
+    let (_, e) = read_to_error(&junk);
     let at = member_at + member_len as u64;
     assert!(
         matches!(e, Error::BadMagic { offset, .. } if offset == at),

@@ -242,6 +242,138 @@ fn far_chunk_bai() -> Vec<u8> {
     b
 }
 
+/// The five-region query against the test server with these rules on rand.bam.
+type QueryCase = (&'static str, Vec<(Fault, Option<usize>)>, Expect);
+
+fn query_cases() -> Vec<QueryCase> {
+    let once = |f: Fault, n: usize| vec![(on_span(f), Some(n))];
+    let always = |f: Fault| vec![(on_span(f), None)];
+    vec![
+        // Connection-level faults.
+        (
+            "reset before headers (once)",
+            once(Fault::ResetBeforeHeaders, 1),
+            Expect::Complete(&[]),
+        ),
+        (
+            "reset before headers (always)",
+            always(Fault::ResetBeforeHeaders),
+            Expect::Error(&["rand.bam", "gave up after 6 attempts"]),
+        ),
+        (
+            "reset mid-body (twice)",
+            once(Fault::ResetMidBody { after: None }, 2),
+            Expect::Complete(&[]),
+        ),
+        (
+            "short body (once)",
+            once(Fault::ShortBody { after: None }, 1),
+            Expect::Complete(&[]),
+        ),
+        // Responses that do not answer the request.
+        (
+            "wrong Content-Range start",
+            always(Fault::ShiftedRange { shift: 100 }),
+            Expect::Error(&["rand.bam", "does not start at the requested byte 101138"]),
+        ),
+        (
+            "size change between requests",
+            always(Fault::WrongTotal { total: SIZE + 5000 }),
+            Expect::Error(&["rand.bam", "size changed from 389340 to 394340"]),
+        ),
+        (
+            "200 instead of 206 at byte 0",
+            vec![(
+                Fault::OnRange {
+                    start: 0,
+                    fault: Box::new(Fault::IgnoreRange),
+                },
+                None,
+            )],
+            Expect::Complete(&[]),
+        ),
+        (
+            "200 instead of 206 above byte 0 (one span)",
+            always(Fault::IgnoreRange),
+            Expect::Complete(&["ignores Range"]),
+        ),
+        (
+            "200 instead of 206 everywhere (query)",
+            vec![(Fault::IgnoreRange, None)],
+            Expect::Complete(&["ignores Range"]),
+        ),
+        (
+            "416 inside the size",
+            always(Fault::RangeNotSatisfiable { total: None }),
+            Expect::Error(&["rand.bam", "416", "inside the object"]),
+        ),
+        (
+            "416 whose size contradicts the known one",
+            always(Fault::RangeNotSatisfiable {
+                total: Some(SIZE + 1),
+            }),
+            Expect::Error(&["rand.bam", "size changed"]),
+        ),
+        (
+            "403 with an XML body",
+            always(xml(403, "AccessDenied", "Access Denied")),
+            Expect::Error(&["rand.bam", "403", "AccessDenied: Access Denied"]),
+        ),
+        (
+            "404 with an XML body",
+            vec![(
+                xml(404, "NoSuchKey", "The specified key does not exist."),
+                None,
+            )],
+            Expect::Error(&["rand.bam", "NoSuchKey"]),
+        ),
+        (
+            "500 then 503 then success",
+            vec![
+                (on_span(Fault::status(500)), Some(1)),
+                (on_span(Fault::status(503)), Some(1)),
+            ],
+            Expect::Complete(&[]),
+        ),
+        (
+            "503 always",
+            always(Fault::status(503)),
+            Expect::Error(&["rand.bam", "503", "gave up after 6 attempts"]),
+        ),
+    ]
+}
+
+/// The five-region query against the raw server with this fault on rand.bam.
+fn raw_cases() -> Vec<(&'static str, RawFault, Expect)> {
+    vec![
+        (
+            "chunked encoding",
+            RawFault::Chunked { chunk: 1000 },
+            Expect::Complete(&[]),
+        ),
+        (
+            "chunked body closed before its last chunk",
+            RawFault::ChunkedNoLastChunk { chunk: 4096 },
+            Expect::Complete(&[]),
+        ),
+        (
+            "Content-Encoding gzip",
+            RawFault::GzipEncoded,
+            Expect::Error(&["rand.bam", "Content-Encoding gzip"]),
+        ),
+        (
+            "huge Content-Length (all asked bytes sent)",
+            RawFault::LongContentLength { extra: 1 << 40 },
+            Expect::Complete(&[]),
+        ),
+        (
+            "endless headers",
+            RawFault::EndlessHeaders,
+            Expect::Error(&["rand.bam", "headers"]),
+        ),
+    ]
+}
+
 /// Cases that wait out a default time limit (30 s), each on its own thread beside the others.
 fn slow_cases() -> Vec<std::thread::JoinHandle<(&'static str, Expect, Run)>> {
     let one = |fault: &'static str, rule: Fault| {
@@ -291,27 +423,16 @@ fn fault_matrix() {
             &q_local,
         );
     }
-    let s = server(&[(on_span(Fault::ResetBeforeHeaders), Some(1))]);
-    add(
-        "reset before headers (once)",
-        Expect::Complete(&[]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(on_span(Fault::ResetBeforeHeaders), None)]);
-    add(
-        "reset before headers (always)",
-        Expect::Error(&["rand.bam", "gave up after 6 attempts"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(on_span(Fault::ResetMidBody { after: None }), Some(2))]);
-    add(
-        "reset mid-body (twice)",
-        Expect::Complete(&[]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
+    for (fault, rules, expect) in query_cases() {
+        let s = server(&rules);
+        add(
+            fault,
+            expect,
+            run(&query(&s.base(), "rand.bam"), no_env),
+            &q_local,
+        );
+    }
+    // The time limit of the whole query, from the environment and from the option.
     let s = server(&[(on_span(Fault::Stall { after: None }), None)]);
     add(
         "stall (always), HTS_TIMEOUT=4",
@@ -320,67 +441,12 @@ fn fault_matrix() {
         &q_local,
     );
     let s = server(&[(on_span(Fault::Trickle { bytes_per_sec: 2 }), None)]);
+    let mut args = vec!["--timeout".to_string(), "4".to_string()];
+    args.extend(query(&s.base(), "rand.bam"));
     add(
         "trickle at 2 bytes/s, --timeout 4",
         Expect::Error(&["rand.bam", "time limit of 4 s"]),
-        run(
-            &[
-                &["--timeout".to_string(), "4".to_string()][..],
-                &query(&s.base(), "rand.bam"),
-            ]
-            .concat(),
-            no_env,
-        ),
-        &q_local,
-    );
-    let s = server(&[(on_span(Fault::ShortBody { after: None }), Some(1))]);
-    add(
-        "short body (once)",
-        Expect::Complete(&[]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-
-    // Responses that do not answer the request.
-    let s = server(&[(on_span(Fault::ShiftedRange { shift: 100 }), None)]);
-    add(
-        "wrong Content-Range start",
-        Expect::Error(&["rand.bam", "does not start at the requested byte 101138"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(on_span(Fault::WrongTotal { total: SIZE + 5000 }), None)]);
-    add(
-        "size change between requests",
-        Expect::Error(&["rand.bam", "size changed from 389340 to 394340"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(
-        Fault::OnRange {
-            start: 0,
-            fault: Box::new(Fault::IgnoreRange),
-        },
-        None,
-    )]);
-    add(
-        "200 instead of 206 at byte 0",
-        Expect::Complete(&[]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(on_span(Fault::IgnoreRange), None)]);
-    add(
-        "200 instead of 206 above byte 0 (one span)",
-        Expect::Complete(&["ignores Range"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(Fault::IgnoreRange, None)]);
-    add(
-        "200 instead of 206 everywhere (query)",
-        Expect::Complete(&["ignores Range"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
+        run(&args, no_env),
         &q_local,
     );
     let s = server(&[(Fault::IgnoreRange, None)]);
@@ -389,42 +455,6 @@ fn fault_matrix() {
         Expect::Complete(&[]),
         run(&whole(&s.base()), no_env),
         &w_local,
-    );
-    let s = server(&[(on_span(Fault::RangeNotSatisfiable { total: None }), None)]);
-    add(
-        "416 inside the size",
-        Expect::Error(&["rand.bam", "416", "inside the object"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(
-        on_span(Fault::RangeNotSatisfiable {
-            total: Some(SIZE + 1),
-        }),
-        None,
-    )]);
-    add(
-        "416 whose size contradicts the known one",
-        Expect::Error(&["rand.bam", "size changed"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(on_span(xml(403, "AccessDenied", "Access Denied")), None)]);
-    add(
-        "403 with an XML body",
-        Expect::Error(&["rand.bam", "403", "AccessDenied: Access Denied"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(
-        xml(404, "NoSuchKey", "The specified key does not exist."),
-        None,
-    )]);
-    add(
-        "404 with an XML body",
-        Expect::Error(&["rand.bam", "NoSuchKey"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
     );
     let slow_down = Fault::Status {
         status: 429,
@@ -441,23 +471,6 @@ fn fault_matrix() {
         "429 with Retry-After: 1 (twice)",
         Expect::Complete(&[]),
         r,
-        &q_local,
-    );
-    let s = server(&[
-        (on_span(Fault::status(500)), Some(1)),
-        (on_span(Fault::status(503)), Some(1)),
-    ]);
-    add(
-        "500 then 503 then success",
-        Expect::Complete(&[]),
-        run(&query(&s.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let s = server(&[(on_span(Fault::status(503)), None)]);
-    add(
-        "503 always",
-        Expect::Error(&["rand.bam", "503", "gave up after 6 attempts"]),
-        run(&query(&s.base(), "rand.bam"), no_env),
         &q_local,
     );
 
@@ -511,20 +524,15 @@ fn fault_matrix() {
         r.add_rule("/data/rand.bam", fault, times);
         r
     };
-    let r = raw(RawFault::Chunked { chunk: 1000 }, None);
-    add(
-        "chunked encoding",
-        Expect::Complete(&[]),
-        run(&query(&r.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let r = raw(RawFault::ChunkedNoLastChunk { chunk: 4096 }, None);
-    add(
-        "chunked body closed before its last chunk",
-        Expect::Complete(&[]),
-        run(&query(&r.base(), "rand.bam"), no_env),
-        &q_local,
-    );
+    for (fault, raw_fault, expect) in raw_cases() {
+        let r = raw(raw_fault, None);
+        add(
+            fault,
+            expect,
+            run(&query(&r.base(), "rand.bam"), no_env),
+            &q_local,
+        );
+    }
     // A size never told (`bytes A-B/*`, HEAD refused): the 416 to the first request at or past
     // the end is the end of the object, not an error.
     let r = raw(RawFault::UnknownTotal, None);
@@ -551,27 +559,6 @@ fn fault_matrix() {
     add(
         "size never told (query: BAM and index)",
         Expect::Complete(&[]),
-        run(&query(&r.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let r = raw(RawFault::GzipEncoded, None);
-    add(
-        "Content-Encoding gzip",
-        Expect::Error(&["rand.bam", "Content-Encoding gzip"]),
-        run(&query(&r.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let r = raw(RawFault::LongContentLength { extra: 1 << 40 }, None);
-    add(
-        "huge Content-Length (all asked bytes sent)",
-        Expect::Complete(&[]),
-        run(&query(&r.base(), "rand.bam"), no_env),
-        &q_local,
-    );
-    let r = raw(RawFault::EndlessHeaders, None);
-    add(
-        "endless headers",
-        Expect::Error(&["rand.bam", "headers"]),
         run(&query(&r.base(), "rand.bam"), no_env),
         &q_local,
     );

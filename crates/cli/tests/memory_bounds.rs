@@ -80,106 +80,89 @@ fn fixed(l_read_name: u8, n_cigar: u16, l_seq: i32) -> Vec<u8> {
     f
 }
 
+fn cat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
 /// The hostile BAM files: (what, file bytes, the words the error must hold).
 fn hostile_bams() -> Vec<(&'static str, Vec<u8>, &'static str)> {
-    let mut out = Vec::new();
-    // l_text 0x7fffff00.
-    let mut h = b"BAM\x01".to_vec();
-    h.extend(le32(0x7fff_ff00));
-    out.push((
-        "l_text 0x7fffff00",
-        short_bam(&h),
-        "truncated BAM header (in header text)",
-    ));
-    // n_ref 0x7fffffff, and ten sound references.
-    let mut h = b"BAM\x01".to_vec();
-    h.extend(le32(0));
-    h.extend(le32(0x7fff_ffff));
-    for _ in 0..10 {
-        h.extend(le32(2));
-        h.extend(b"c\0");
-        h.extend(le32(100));
-    }
-    out.push((
-        "n_ref 0x7fffffff",
-        bgzf(&h, 65280),
-        "truncated BAM header (in reference",
-    ));
-    // l_name 0x7fffffff for the first reference.
-    let mut h = b"BAM\x01".to_vec();
-    h.extend(le32(0));
-    h.extend(le32(1));
-    h.extend(le32(0x7fff_ffff));
-    out.push((
-        "l_name 0x7fffffff",
-        short_bam(&h),
-        "truncated BAM header (in reference name)",
-    ));
-    // block_size 0x7ffffff0 with fixed fields that fit it (a long SEQ).
-    let mut h = header();
-    h.extend(le32(0x7fff_fff0));
-    h.extend(fixed(2, 0, 1 << 30));
-    out.push((
-        "block_size 0x7ffffff0",
-        short_bam(&h),
-        "2147483632 bytes announced, the data ends first",
-    ));
-    // n_cigar_op 65535 in a record of 40 bytes.
-    let mut h = header();
-    h.extend(le32(40));
-    h.extend(fixed(2, 65535, 0));
-    h.extend(b"r\0\0\0\0\0\0\0");
-    out.push((
-        "n_cigar_op 65535",
-        short_bam(&h),
-        "need 262142 bytes but the record has 8",
-    ));
+    let magic: &[u8] = b"BAM\x01";
+    let ten_refs = cat(&[&le32(2), b"c\0", &le32(100)]).repeat(10);
     // An aux B array claiming 0x7fffffff elements.
-    let mut aux = b"XBBi".to_vec();
-    aux.extend(le32(0x7fff_ffff));
-    aux.extend(le32(7));
-    let bam = BamBuilder::new(b"@SQ\tSN:c\tLN:100\n", &[("c", 100)])
+    let aux_bam = BamBuilder::new(b"@SQ\tSN:c\tLN:100\n", &[("c", 100)])
         .record(&Rec {
             name: "r",
             cigar: "4M",
             seq: "ACGT",
-            aux,
+            aux: cat(&[b"XBBi", &le32(0x7fff_ffff), &le32(7)]),
             ..Rec::default()
         })
         .bytes();
-    out.push((
-        "aux B array count 0x7fffffff",
-        bgzf(&bam, 65280),
-        "corrupted aux data",
-    ));
-    out
+    vec![
+        (
+            "l_text 0x7fffff00",
+            short_bam(&cat(&[magic, &le32(0x7fff_ff00)])),
+            "truncated BAM header (in header text)",
+        ),
+        (
+            "n_ref 0x7fffffff",
+            bgzf(
+                &cat(&[magic, &le32(0), &le32(0x7fff_ffff), &ten_refs]),
+                65280,
+            ),
+            "truncated BAM header (in reference",
+        ),
+        (
+            "l_name 0x7fffffff",
+            short_bam(&cat(&[magic, &le32(0), &le32(1), &le32(0x7fff_ffff)])),
+            "truncated BAM header (in reference name)",
+        ),
+        // Fixed fields that fit the block (a long SEQ).
+        (
+            "block_size 0x7ffffff0",
+            short_bam(&cat(&[
+                &header(),
+                &le32(0x7fff_fff0),
+                &fixed(2, 0, 1 << 30),
+            ])),
+            "2147483632 bytes announced, the data ends first",
+        ),
+        // In a record of 40 bytes.
+        (
+            "n_cigar_op 65535",
+            short_bam(&cat(&[
+                &header(),
+                &le32(40),
+                &fixed(2, 65535, 0),
+                b"r\0\0\0\0\0\0\0",
+            ])),
+            "need 262142 bytes but the record has 8",
+        ),
+        (
+            "aux B array count 0x7fffffff",
+            bgzf(&aux_bam, 65280),
+            "corrupted aux data",
+        ),
+    ]
 }
 
-/// rand.bam's index with reference 0 replaced by `first`, the other four empty.
-fn bai(first: &[u8]) -> Vec<u8> {
-    let mut b = b"BAI\x01".to_vec();
-    b.extend(le32(5));
-    b.extend_from_slice(first);
-    b.extend([0u8; 100]);
-    b
+/// An index for `n_ref` references whose first is `first`, then 100 zero bytes.
+fn bai(n_ref: u32, first: &[u8]) -> Vec<u8> {
+    cat(&[b"BAI\x01", &le32(n_ref), first, &[0u8; 100]])
 }
 
 fn hostile_indexes() -> Vec<(&'static str, Vec<u8>)> {
-    let mut n_chunk = le32(1).to_vec();
-    n_chunk.extend(le32(4681));
-    n_chunk.extend(le32(0x7fff_ffff));
-    let mut n_intv = le32(0).to_vec();
-    n_intv.extend(le32(u32::MAX));
     vec![
-        ("index n_ref 0x7fffffff", {
-            let mut b = b"BAI\x01".to_vec();
-            b.extend(le32(0x7fff_ffff));
-            b.extend([0u8; 100]);
-            b
-        }),
-        ("index n_bin 0x7fffffff", bai(&le32(0x7fff_ffff))),
-        ("index n_chunk 0x7fffffff", bai(&n_chunk)),
-        ("index n_intv 0xffffffff", bai(&n_intv)),
+        ("index n_ref 0x7fffffff", bai(0x7fff_ffff, &[])),
+        ("index n_bin 0x7fffffff", bai(5, &le32(0x7fff_ffff))),
+        (
+            "index n_chunk 0x7fffffff",
+            bai(5, &cat(&[&le32(1), &le32(4681), &le32(0x7fff_ffff)])),
+        ),
+        (
+            "index n_intv 0xffffffff",
+            bai(5, &cat(&[&le32(0), &le32(u32::MAX)])),
+        ),
     ]
 }
 

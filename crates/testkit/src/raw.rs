@@ -188,10 +188,11 @@ fn read_request(stream: &TcpStream) -> Option<Request> {
     })
 }
 
-/// `bytes=A-B`, `bytes=A-` or `bytes=-N` against `len` bytes, as an inclusive pair.
-fn resolve(range: &str, len: u64) -> Option<(u64, u64)> {
-    let spec = range.trim().strip_prefix("bytes=")?;
-    let (a, b) = spec.split_once('-')?;
+/// `bytes=A-B`, `bytes=A-` or `bytes=-N` against `len` bytes, as an inclusive pair (both
+/// servers resolve ranges with this).
+pub(crate) fn resolve(range: &str, len: u64) -> Option<(u64, u64)> {
+    let (a, b) = range.trim().strip_prefix("bytes=")?.split_once('-')?;
+    let (a, b) = (a.trim(), b.trim());
     let last = len.checked_sub(1)?;
     if a.is_empty() {
         let n: u64 = b.parse().ok()?;
@@ -360,17 +361,6 @@ fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_resolve_as_a_file_server_would() {
-        assert_eq!(resolve("bytes=0-9", 100), Some((0, 9)));
-        assert_eq!(resolve("bytes=90-200", 100), Some((90, 99)));
-        assert_eq!(resolve("bytes=50-", 100), Some((50, 99)));
-        assert_eq!(resolve("bytes=-28", 100), Some((72, 99)));
-        assert_eq!(resolve("bytes=-500", 100), Some((0, 99)));
-        assert_eq!(resolve("bytes=100-", 100), None);
-        assert_eq!(resolve("items=0-1", 100), None);
-    }
 
     fn get(server: &RawServer, path: &str, range: &str) -> Vec<u8> {
         let mut s = TcpStream::connect(server.addr).unwrap();

@@ -95,5 +95,24 @@ fn https_with_a_trusted_self_signed_certificate() {
         server.log().is_empty(),
         "a request passed an untrusted certificate"
     );
+
+    // Trusted, but made for another name than the one connected to.
+    let other = TlsFront::start_for(server.addr(), &dir, &["localhost"]).unwrap();
+    let (code, out, err, took) = view(
+        &query(&other.url("data/rand.bam"), &other.url("data/rand.bam.bai")),
+        Some(other.cert_file()),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.is_empty());
+    let line = err.trim_end();
+    assert_eq!(line.lines().count(), 1, "{err}");
+    assert!(line.contains(&other.url("data/rand.bam")), "{line}");
+    assert!(line.contains("name"), "{line}");
+    println!("wrong name: {line}");
+    assert!(took < Duration::from_secs(5), "retried: {took:?}");
+    assert!(
+        server.log().is_empty(),
+        "a request passed a certificate for another name"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -23,10 +23,17 @@ impl TlsFront {
     /// Serves TLS on 127.0.0.1 at a free port, relaying to `upstream`; the certificate's PEM
     /// is written into `dir`.
     pub fn start(upstream: SocketAddr, dir: &Path) -> Result<TlsFront, String> {
-        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        TlsFront::start_for(upstream, dir, &["localhost", "127.0.0.1"])
+    }
+
+    /// As [`TlsFront::start`], with a certificate for `names` only (a certificate for another
+    /// name than the one a client connects to).
+    pub fn start_for(upstream: SocketAddr, dir: &Path, names: &[&str]) -> Result<TlsFront, String> {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let file_name = format!("testkit-tls-{}.pem", names.join("+"));
         let made = rcgen::generate_simple_self_signed(names).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        let cert_file = dir.join("testkit-tls-cert.pem");
+        let cert_file = dir.join(file_name);
         std::fs::write(&cert_file, made.cert.pem()).map_err(|e| e.to_string())?;
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.signing_key.serialize_der()));
         let chain = vec![CertificateDer::from(made.cert.der().to_vec())];

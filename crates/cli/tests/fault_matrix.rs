@@ -266,6 +266,12 @@ fn query_cases() -> Vec<QueryCase> {
             Expect::Complete(&[]),
         ),
         (
+            // Every attempt brings half of what is left: each resumes where the last broke.
+            "reset mid-body (every response, after half its bytes)",
+            always(Fault::ResetMidBody { after: None }),
+            Expect::Complete(&[]),
+        ),
+        (
             "short body (once)",
             once(Fault::ShortBody { after: None }, 1),
             Expect::Complete(&[]),

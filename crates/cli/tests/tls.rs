@@ -42,6 +42,21 @@ fn query(bam: &str, bai: &str) -> Vec<String> {
     vec!["-X".into(), bam.into(), bai.into(), REGION.into()]
 }
 
+/// A query through `front` trusting `bundle` fails at once with one line naming the URL and
+/// holding `word`, and no request reaches the server.
+fn refused(server: &Server, front: &TlsFront, bundle: Option<&Path>, word: &str) {
+    let bam = front.url("data/rand.bam");
+    let (code, out, err, took) = view(&query(&bam, &front.url("data/rand.bam.bai")), bundle);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.is_empty());
+    let line = err.trim_end();
+    assert_eq!(line.lines().count(), 1, "{err}");
+    assert!(line.contains(&bam) && line.contains(word), "{line}");
+    println!("refused: {line}");
+    assert!(took < Duration::from_secs(5), "retried: {took:?}");
+    assert!(server.log().is_empty(), "a request passed: {line}");
+}
+
 #[test]
 fn https_with_a_trusted_self_signed_certificate() {
     let data = testkit::corpus_dir().join("data");
@@ -76,43 +91,9 @@ fn https_with_a_trusted_self_signed_certificate() {
 
     // Not trusted: one clear line, no retries, no output.
     server.reset();
-    let (code, out, err, took) = view(
-        &query(&front.url("data/rand.bam"), &front.url("data/rand.bam.bai")),
-        None,
-    );
-    assert_eq!(code, Some(1), "{err}");
-    assert!(out.is_empty());
-    let line = err.trim_end();
-    assert_eq!(line.lines().count(), 1, "{err}");
-    assert!(line.contains(&front.url("data/rand.bam")), "{line}");
-    assert!(line.contains("certificate"), "{line}");
-    println!("untrusted: {line}");
-    assert!(
-        took < Duration::from_secs(5),
-        "retried a refused certificate: {took:?}"
-    );
-    assert!(
-        server.log().is_empty(),
-        "a request passed an untrusted certificate"
-    );
-
+    refused(&server, &front, None, "certificate");
     // Trusted, but made for another name than the one connected to.
     let other = TlsFront::start_for(server.addr(), &dir, &["localhost"]).unwrap();
-    let (code, out, err, took) = view(
-        &query(&other.url("data/rand.bam"), &other.url("data/rand.bam.bai")),
-        Some(other.cert_file()),
-    );
-    assert_eq!(code, Some(1), "{err}");
-    assert!(out.is_empty());
-    let line = err.trim_end();
-    assert_eq!(line.lines().count(), 1, "{err}");
-    assert!(line.contains(&other.url("data/rand.bam")), "{line}");
-    assert!(line.contains("name"), "{line}");
-    println!("wrong name: {line}");
-    assert!(took < Duration::from_secs(5), "retried: {took:?}");
-    assert!(
-        server.log().is_empty(),
-        "a request passed a certificate for another name"
-    );
+    refused(&server, &other, Some(other.cert_file()), "name");
     let _ = std::fs::remove_dir_all(&dir);
 }

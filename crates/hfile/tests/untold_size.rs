@@ -14,7 +14,7 @@ const SIZE: usize = 300_000;
 fn a_size_the_server_does_not_tell_ends_at_its_416() {
     let dir = std::env::temp_dir().join(format!("hfile-untold-size-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let data: Vec<u8> = (0..SIZE as u64).map(|i| (i * 7919 >> 5) as u8).collect();
+    let data: Vec<u8> = (0..SIZE as u64).map(|i| ((i * 7919) >> 5) as u8).collect();
     std::fs::write(dir.join("data.bin"), &data).unwrap();
     let raw = RawServer::start(&dir).unwrap();
     raw.add_rule("/data.bin", RawFault::UnknownTotal, None);

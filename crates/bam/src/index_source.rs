@@ -26,8 +26,8 @@ fn first_piece() -> u64 {
 /// The most of an index kept in memory (and in the cache) as its raw prefix.
 const PREFIX_CAP: usize = 256 << 20;
 
-/// Which index a reader will use.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which index a reader will use. `Debug` shows a URL without its query string (a signature).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub enum IndexHint {
     /// None is needed (a whole-file read): nothing is fetched ahead.
     #[default]
@@ -36,6 +36,16 @@ pub enum IndexHint {
     Auto,
     /// This path or URL.
     At(String),
+}
+
+impl std::fmt::Debug for IndexHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IndexHint::None => f.write_str("None"),
+            IndexHint::Auto => f.write_str("Auto"),
+            IndexHint::At(at) => f.debug_tuple("At").field(&hfile::redact_url(at)).finish(),
+        }
+    }
 }
 
 /// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.
@@ -232,7 +242,9 @@ impl IndexSource {
     pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
         for (name, mut file) in std::mem::take(&mut self.unverified) {
             let error = match file.size() {
-                Ok(_) => {
+                // A server that answers without telling the size has the object.
+                Err(e) if !e.is_size_unknown() => Error::Transport(e),
+                _ => {
                     return Err(Error::Changed {
                         name: hfile::redact_url(&self.cached.name),
                         reason: format!(
@@ -241,7 +253,6 @@ impl IndexSource {
                         ),
                     })
                 }
-                Err(e) => Error::Transport(e),
             };
             if !(error.is_not_found() || hidden_absence(&name, &error)) {
                 return Err(error);
@@ -263,29 +274,32 @@ fn read(
     wanted: &Wanted,
     header: &Header,
 ) -> Result<(Index, Option<u64>)> {
-    let total = cached.size(file)?;
+    // An index whose server does not tell its size is read whole, to its end.
+    let total = match cached.size(file) {
+        Err(e) if e.is_size_unknown() => None,
+        other => Some(other?),
+    };
     let name = hfile::redact_url(&cached.name);
     // A local index, or one whose first request holds it all, is read whole, as htslib reads
     // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
     // than that is read as far as the query needs, also when the cache holds all of it (the
     // same bytes give the same answer, warm or cold).
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = if !remote || total <= first_piece() {
-        Wanted::all()
-    } else {
-        wanted.clone()
+    let wanted = match total {
+        Some(total) if remote && total > first_piece() => wanted.clone(),
+        _ => Wanted::all(),
     };
     file.seek_to(0)?;
-    let end = estimate_end(total, &wanted, header);
-    file.set_readahead_limit(Some(end));
+    let end = total.map(|t| estimate_end(t, &wanted, header));
+    file.set_readahead_limit(end);
     let piece = first_piece();
-    if remote && end > piece {
+    if let Some(end) = end.filter(|&e| remote && e > piece) {
         // The rest is asked for now, beside the first piece still arriving, rather than once
         // the first piece has been read: that saves a round trip's wait.
         file.advise(&[0..piece, piece..end]);
     }
     let mut loader = Loader::new(name.clone()).wanted(wanted);
-    if total > 0 {
+    if let Some(total) = total.filter(|&t| t > 0) {
         loader = loader.file_len(total);
     }
     let loaded = loader

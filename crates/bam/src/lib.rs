@@ -34,6 +34,7 @@ mod header_lines;
 pub mod index_name;
 mod index_source;
 mod iter;
+mod lengths;
 mod location;
 pub mod pg;
 mod query;

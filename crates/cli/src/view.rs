@@ -78,6 +78,11 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let command_line = command_line(program, argv);
+    // The time limit runs from here, over a second reading as well.
+    let args = ViewArgs {
+        deadline: args.timeout.map(bam::hfile::Deadline::after),
+        ..args
+    };
     let started = std::time::Instant::now();
     let mut result = view(&args, &command_line);
     if let Err(Failure::Stale(why)) = &result {
@@ -103,11 +108,19 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
 }
 
 /// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
-/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, so query
-/// strings are hidden.
+/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, and a
+/// `--header 'Authorization: ...'` its credential, so query strings and the values of
+/// credential headers are hidden.
 fn command_line(program: &str, argv: &[String]) -> String {
     let mut words = vec![program.to_string(), "view".to_string()];
-    words.extend(argv.iter().cloned());
+    words.extend(argv.iter().map(|word| {
+        // `--header=Name: value` as well as `--header` `Name: value`.
+        let (option, value) = match word.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (format!("{o}="), v),
+            _ => (String::new(), word.as_str()),
+        };
+        format!("{option}{}", bam::hfile::redact_text(value))
+    }));
     bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 
@@ -174,6 +187,7 @@ fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n;
     }
+    options.transport.deadline = args.deadline;
     match args.fetch_mode.as_deref() {
         Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
@@ -207,6 +221,14 @@ impl Records<'_> {
         match self {
             Records::File(r) => r.header(),
             Records::Query(q) => q.header(),
+        }
+    }
+
+    /// The input and where its last record read starts, for messages about that record.
+    fn last_record(&self) -> (&str, bam::bgzf::VirtualOffset) {
+        match self {
+            Records::File(r) => (r.location(), r.last_record_offset()),
+            Records::Query(q) => q.last_record(),
         }
     }
 
@@ -388,7 +410,10 @@ fn write_records(
         }
         *count += 1;
         if let Sink::Records { writer, .. } = sink {
-            writer.write_record(&record)?;
+            writer.write_record(&record).map_err(|e| {
+                let (input, at) = records.last_record();
+                e.about_record(input, at)
+            })?;
             if pace.due() {
                 writer.flush_text()?;
             }

@@ -169,6 +169,12 @@ impl ItrMulti<'_> {
         self.reader.header()
     }
 
+    /// The file's location and the virtual offset of the last record read (see
+    /// [`Reader::last_record_offset`]).
+    pub fn last_record(&self) -> (&str, VirtualOffset) {
+        (self.reader.location(), self.reader.last_record_offset())
+    }
+
     /// [`Reader::has_eof_marker`] of the file being read.
     pub fn has_eof_marker(&mut self) -> Result<bool> {
         self.reader.has_eof_marker()

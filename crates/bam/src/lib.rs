@@ -38,6 +38,7 @@ pub mod index_name;
 mod index_source;
 mod iter;
 pub mod itr_multi;
+mod lengths;
 mod location;
 pub mod multi;
 pub mod pairs;

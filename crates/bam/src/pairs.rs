@@ -102,6 +102,11 @@ impl PairQuery<'_> {
         self.query.header()
     }
 
+    /// The file's location and the virtual offset of the last record read.
+    pub fn last_record(&self) -> (&str, bgzf::VirtualOffset) {
+        self.query.last_record()
+    }
+
     /// [`Reader::has_eof_marker`] of the file being read.
     pub fn has_eof_marker(&mut self) -> Result<bool> {
         self.query.has_eof_marker()

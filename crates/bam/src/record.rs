@@ -47,11 +47,7 @@ impl Record {
     /// only when printed ([`crate::sam::write_sam`]) or by [`Record::check_aux`], as samtools
     /// does, so that `view -c` counts a record with bad aux data.
     pub fn decode(data: Vec<u8>, n_ref: usize) -> Result<Record, RecordError> {
-        if data.len() < FIXED {
-            return Err(RecordError::TooShort {
-                block_size: data.len() as u32,
-            });
-        }
+        crate::lengths::check_fixed(&data, data.len())?;
         let word = |i: usize| u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
         let ref_id = word(0) as i32;
         let pos = word(4) as i32;
@@ -64,21 +60,7 @@ impl Record {
 
         let l_read_name = (bin_mq_nl & 0xff) as usize;
         let n_cigar = (flag_nc & 0xffff) as usize;
-        if l_seq < 0 {
-            return Err(RecordError::NegativeSeqLength(l_seq));
-        }
-        if l_read_name == 0 {
-            return Err(RecordError::EmptyReadName);
-        }
         let seq_len = l_seq as usize;
-        let needed = (n_cigar as u64) * 4
-            + l_read_name as u64
-            + (seq_len as u64).div_ceil(2)
-            + seq_len as u64;
-        let available = (data.len() - FIXED) as u64;
-        if needed > available {
-            return Err(RecordError::FieldsPastEnd { needed, available });
-        }
         // htslib adds a NUL to an unterminated name, so then every stored byte is printed.
         let name_len = if data[FIXED + l_read_name - 1] == 0 {
             l_read_name - 1
@@ -231,7 +213,7 @@ impl Record {
     }
 
     fn name_lossy(&self) -> String {
-        String::from_utf8_lossy(self.name()).into_owned()
+        crate::error::printable(self.name())
     }
 
     /// CIGAR operations (the real ones when they were stored in a `CG` tag).

@@ -8,6 +8,7 @@ use crossbeam_channel::Receiver;
 use libdeflater::Decompressor;
 
 use crate::fetch::{fetch, Cursor, Fetched, Input};
+use crate::gzip_tail::GzipTail;
 use crate::workers::{Inflated, Workers};
 use crate::{Error, Result, Source, VirtualOffset};
 
@@ -20,6 +21,8 @@ enum Ahead {
     },
     Failed(Error),
     Eof,
+    /// A gzip member that is not BGZF starts here: plain gzip from then on.
+    Gzip(u64),
 }
 
 pub(crate) struct BgzfState<S> {
@@ -42,6 +45,8 @@ pub(crate) struct BgzfState<S> {
     queue: VecDeque<Ahead>,
     /// Read-ahead reached the end or an error; it resumes once the consumer gets there.
     halted: bool,
+    /// After a gzip member that is not BGZF: the rest of the file as plain gzip.
+    tail: Option<GzipTail>,
 }
 
 impl<S: Source> BgzfState<S> {
@@ -60,6 +65,7 @@ impl<S: Source> BgzfState<S> {
             workers: None,
             queue: VecDeque::new(),
             halted: false,
+            tail: None,
         }
     }
 
@@ -126,6 +132,9 @@ impl<S: Source> BgzfState<S> {
 
     /// The next block's (coffset, compressed size, data), from the read-ahead queue or read now.
     fn take_next(&mut self) -> Result<Option<(u64, u64, Vec<u8>)>> {
+        if let Some(tail) = &mut self.tail {
+            return tail.next_chunk(&mut self.input, &self.name);
+        }
         self.fill_queue();
         if let Some(front) = self.queue.pop_front() {
             return match front {
@@ -159,6 +168,10 @@ impl<S: Source> BgzfState<S> {
                     self.halted = false;
                     Ok(None)
                 }
+                Ahead::Gzip(coffset) => {
+                    self.start_tail(coffset);
+                    self.take_next()
+                }
             };
         }
         // Single-threaded, or past the read-ahead limit: read just this block, on demand.
@@ -174,7 +187,19 @@ impl<S: Source> BgzfState<S> {
                 }
             }
             Fetched::Eof | Fetched::Stopped => Ok(None),
+            Fetched::Gzip { coffset, .. } => {
+                self.start_tail(coffset);
+                self.take_next()
+            }
         }
+    }
+
+    /// From `coffset` on, the file is read as plain gzip (htslib's `is_gzip`): read-ahead is
+    /// dropped and no seek is allowed any more.
+    fn start_tail(&mut self, coffset: u64) {
+        self.rewind_to(coffset);
+        self.halted = true;
+        self.tail = Some(GzipTail::new(coffset));
     }
 
     /// Reads blocks ahead for the workers, up to twice their number, inside the limit.
@@ -182,6 +207,9 @@ impl<S: Source> BgzfState<S> {
         let Some(workers) = &self.workers else {
             return;
         };
+        if self.tail.is_some() {
+            return;
+        }
         let capacity = 2 * workers.threads();
         while !self.halted && self.queue.len() < capacity {
             match fetch(&mut self.input, &self.name, &mut self.cursor, self.limit) {
@@ -192,6 +220,10 @@ impl<S: Source> BgzfState<S> {
                 }
                 Err(e) => {
                     self.queue.push_back(Ahead::Failed(e));
+                    self.halted = true;
+                }
+                Ok(Fetched::Gzip { coffset, .. }) => {
+                    self.queue.push_back(Ahead::Gzip(coffset));
                     self.halted = true;
                 }
                 Ok(Fetched::Block(raw)) => {
@@ -237,6 +269,14 @@ impl<S: Source> BgzfState<S> {
     }
 
     pub(crate) fn seek(&mut self, target: VirtualOffset) -> Result<()> {
+        if let Some(tail) = &self.tail {
+            return Err(Error::SeekUnsupported {
+                name: self.name.to_string(),
+                format: crate::Format::Gzip,
+                target,
+                since: tail.start(),
+            });
+        }
         let coffset = target.coffset();
         let uoffset = target.uoffset();
         if self.pending_uoffset.is_none() && self.block_clen > 0 && coffset == self.block_coffset {

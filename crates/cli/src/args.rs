@@ -72,6 +72,7 @@ pub enum Opt {
     FetchMode,
     Fetchers,
     NoCache,
+    Timeout,
     S3Endpoint,
     RequesterPays,
 }
@@ -170,6 +171,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
     opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
+    opt(Opt::Timeout, None, &["timeout"], Arg, Yes, "SECS  Remote files: fail if the query is not over after SECS seconds [$HTS_TIMEOUT, else none]"),
     opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
     opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
 ];
@@ -223,6 +225,10 @@ pub struct ViewArgs {
     pub fetchers: Option<usize>,
     /// `--no-cache`: neither read nor write the index cache.
     pub no_cache: bool,
+    /// `--timeout SECS` (else `HTS_TIMEOUT`): the time the whole query may take.
+    pub timeout: Option<std::time::Duration>,
+    /// When that time is up (set when the run starts).
+    pub deadline: Option<bam::hfile::Deadline>,
     /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
     pub s3_endpoint: Option<String>,
     /// `--requester-pays`: the reader pays for `s3://` requests.
@@ -352,7 +358,26 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
             found.value.as_deref().unwrap_or(""),
         )?;
     }
+    if out.timeout.is_none() {
+        if let Some(v) = std::env::var("HTS_TIMEOUT").ok().filter(|v| !v.is_empty()) {
+            out.timeout = Some(seconds("HTS_TIMEOUT", &v)?);
+        }
+    }
     Ok(out)
+}
+
+/// A time limit in seconds (`2`, `0.5`): positive and finite.
+fn seconds(spelled: &str, v: &str) -> Result<std::time::Duration, UsageError> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| {
+            UsageError::usage(format!(
+                "{spelled} needs a number of seconds above 0, not '{v}'"
+            ))
+        })
 }
 
 impl ViewArgs {
@@ -412,6 +437,7 @@ impl ViewArgs {
                 self.fetchers = Some(n as usize);
             }
             Opt::NoCache => self.no_cache = true,
+            Opt::Timeout => self.timeout = Some(seconds(spelled, v)?),
             Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
             Opt::RequesterPays => self.requester_pays = true,
             _ => match self.select.apply(id, v) {

@@ -67,6 +67,7 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
+    options.transport.deadline = args.deadline;
     options.transport.s3 = bam::hfile::S3Options {
         endpoint: args.s3_endpoint.clone(),
         requester_pays: args.requester_pays,
@@ -111,6 +112,17 @@ impl Records<'_> {
             Records::Multi(q) => q.has_eof_marker(),
             Records::Itr(q) => q.has_eof_marker(),
             Records::Pairs(q) => q.has_eof_marker(),
+        }
+    }
+
+    /// The input and where its last record read starts, for messages about that record.
+    pub fn last_record(&self) -> (&str, bam::bgzf::VirtualOffset) {
+        match self {
+            Records::File(r) => (r.location(), r.last_record_offset()),
+            Records::Query(q) => q.last_record(),
+            Records::Multi(q) => q.last_record(),
+            Records::Itr(q) => q.last_record(),
+            Records::Pairs(q) => q.last_record(),
         }
     }
 

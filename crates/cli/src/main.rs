@@ -41,6 +41,13 @@ fn version() -> String {
 }
 
 fn main() -> ExitCode {
+    let code = run();
+    // No request may still be inside libcurl when the process exits (see hfile::shutdown).
+    bam::hfile::shutdown(std::time::Duration::from_secs(2));
+    code
+}
+
+fn run() -> ExitCode {
     let mut argv = std::env::args();
     let program = argv.next().unwrap_or_else(|| "hts".to_string());
     let argv: Vec<String> = argv.collect();

@@ -93,8 +93,8 @@ impl Output {
     }
 
     /// Writes a record: its stored bytes as they are, or as an edit left them.
-    pub fn write(&mut self, record: &Record) -> Result<(), Failure> {
-        Ok(self.writer.write_record(record)?)
+    pub fn write(&mut self, record: &Record) -> bam::Result<()> {
+        self.writer.write_record(record)
     }
 
     /// Hands buffered SAM text on.

@@ -85,6 +85,11 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let command_line = command_line(program, argv);
+    // The time limit runs from here, over a second reading as well.
+    let args = ViewArgs {
+        deadline: args.timeout.map(bam::hfile::Deadline::after),
+        ..args
+    };
     let started = std::time::Instant::now();
     let mut result = view(&args, &command_line);
     if let Err(Failure::Stale(why)) = &result {
@@ -110,11 +115,19 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
 }
 
 /// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
-/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, so query
-/// strings are hidden.
+/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, and a
+/// `--header 'Authorization: ...'` its credential, so query strings and the values of
+/// credential headers are hidden.
 fn command_line(program: &str, argv: &[String]) -> String {
     let mut words = vec![program.to_string(), "view".to_string()];
-    words.extend(argv.iter().cloned());
+    words.extend(argv.iter().map(|word| {
+        // `--header=Name: value` as well as `--header` `Name: value`.
+        let (option, value) = match word.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (format!("{o}="), v),
+            _ => (String::new(), word.as_str()),
+        };
+        format!("{option}{}", bam::hfile::redact_text(value))
+    }));
     bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 
@@ -225,11 +238,16 @@ fn write_records(
         let Sink::Records { main, unselected } = sink else {
             continue;
         };
-        match (fate, unselected.as_mut()) {
-            (Fate::Selected | Fate::Unmapped, _) => main.write(&record)?,
-            (Fate::Unselected, Some(u)) => u.write(&record)?,
-            (Fate::Unselected | Fate::Dropped, _) => {}
-        }
+        let written = match (fate, unselected.as_mut()) {
+            (Fate::Selected | Fate::Unmapped, _) => main.write(&record),
+            (Fate::Unselected, Some(u)) => u.write(&record),
+            (Fate::Unselected | Fate::Dropped, _) => Ok(()),
+        };
+        // A record the writer refuses (corrupt aux data) is named by where it is in the input.
+        written.map_err(|e| {
+            let (input, at) = records.last_record();
+            e.about_record(input, at)
+        })?;
         if pace.due() {
             main.flush_text()?;
             if let Some(u) = unselected {

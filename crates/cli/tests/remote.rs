@@ -474,3 +474,27 @@ fn scattered_transient_faults_are_retried_and_counted() {
     }
     assert!(faults > 0, "no fault was served");
 }
+
+#[test]
+fn missing_index_names_cost_no_round_trip_of_their_own() {
+    // aux.bam has only a .bai: the .csi names are asked for beside it and refused.
+    let data = testkit::corpus_dir().join("data");
+    let (expected, _) = view(&[
+        "--no-cache".into(),
+        data.join("aux.bam").display().to_string(),
+        "a1".into(),
+    ]);
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    let (got, _) = view(&["--no-cache".into(), server.url("data/aux.bam"), "a1".into()]);
+    assert!(got == expected, "remote output differs from local");
+    let log = server.log();
+    // The refusal of each missing name's first request answers for it: no HEAD (or other
+    // second request) asks again, which would add a round trip before the query can start.
+    for e in &log {
+        assert_eq!(e.method, "GET", "{e:?}\n{log:#?}");
+    }
+    for missing in ["/data/aux.bam.csi", "/data/aux.csi"] {
+        let asked = log.iter().filter(|e| e.path == missing).count();
+        assert_eq!(asked, 1, "{missing} asked {asked} times\n{log:#?}");
+    }
+}

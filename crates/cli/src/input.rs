@@ -26,6 +26,13 @@ pub fn index_and_regions(args: &ViewArgs) -> Result<(Option<&str>, &[String]), F
     }
 }
 
+/// Whether samtools looks a reference name up for this command (regions, `-M`,
+/// `--region-file`, `-P`), which makes htslib parse the header text.
+pub fn looks_up_names(args: &ViewArgs) -> bool {
+    args.header != HeaderMode::Only
+        && (args.select.multi_region || index_and_regions(args).is_ok_and(|(_, r)| !r.is_empty()))
+}
+
 /// The input file (`-` when none is named).
 fn input_name(args: &ViewArgs) -> &str {
     args.positional.first().map_or("-", String::as_str)

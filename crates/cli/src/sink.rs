@@ -24,6 +24,12 @@ pub fn create(path: Option<&str>) -> Result<Box<dyn Write>, Failure> {
     }
 }
 
+/// Whether samtools edits the header (`-r`/`-R`, an `@PG` line), which makes htslib parse its
+/// text.
+pub fn edits_header(args: &ViewArgs) -> bool {
+    args.select.read_groups.is_some() || !(args.no_pg || args.count)
+}
+
 /// The header records are selected with and written with: the input's, without the `@RG`
 /// lines of other groups (`-r`/`-R`), then with hts's `@PG` line when records are written
 /// (not with `-c` or `--no-PG`), as samtools edits its header before it opens the outputs.

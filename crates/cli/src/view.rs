@@ -168,6 +168,13 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         eprintln!("[view] Warning option -u ignored due to filename suffix");
     }
     let mut reader = input::open(args)?;
+    // htslib parses the header text when a reference name is looked up or a line is added (@PG,
+    // -r/-R); from then on the text's @SQ lines are references too (`Header::targets`), for
+    // the records read and the names written. samtools has one header object: the input's is
+    // parsed before the output's is made from it.
+    if sink::edits_header(args) || input::looks_up_names(args) {
+        let _ = reader.header().text_error();
+    }
     let header = sink::header(args, reader.header(), command_line)?;
     let mut records = input::plan(args, &mut reader, &header, &mut selection)?;
     if !records.has_eof_marker()? {

@@ -17,7 +17,7 @@ use index::Wanted;
 use crate::multi::RegionSet;
 use crate::reader::Reader;
 use crate::record::Record;
-use crate::{Error, Header, Result};
+use crate::{Error, Result};
 
 /// htslib's multi-region iterator over one reader.
 pub struct ItrMulti<'r> {
@@ -164,15 +164,9 @@ impl ItrMulti<'_> {
         &self.spans
     }
 
-    /// The header of the file being read.
-    pub fn header(&self) -> &Header {
-        self.reader.header()
-    }
-
-    /// The file's location and the virtual offset of the last record read (see
-    /// [`Reader::last_record_offset`]).
-    pub fn last_record(&self) -> (&str, VirtualOffset) {
-        (self.reader.location(), self.reader.last_record_offset())
+    /// The reader being queried: its header, location and last record read.
+    pub fn reader(&self) -> &Reader {
+        self.reader
     }
 
     /// [`Reader::has_eof_marker`] of the file being read.

@@ -253,15 +253,9 @@ impl MultiQuery<'_> {
         self.chunks.iter().map(|c| c.chunk).collect()
     }
 
-    /// The header of the file being read.
-    pub fn header(&self) -> &Header {
-        self.reader.header()
-    }
-
-    /// The file's location and the virtual offset of the last record read (see
-    /// [`Reader::last_record_offset`]).
-    pub fn last_record(&self) -> (&str, VirtualOffset) {
-        (self.reader.location(), self.reader.last_record_offset())
+    /// The reader being queried: its header, location and last record read.
+    pub fn reader(&self) -> &Reader {
+        self.reader
     }
 
     /// [`Reader::has_eof_marker`] of the file being read.

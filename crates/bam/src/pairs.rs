@@ -99,12 +99,13 @@ impl PairQuery<'_> {
 
     /// The header of the file being read.
     pub fn header(&self) -> &Header {
-        self.query.header()
+        self.query.reader().header()
     }
 
     /// The file's location and the virtual offset of the last record read.
     pub fn last_record(&self) -> (&str, bgzf::VirtualOffset) {
-        self.query.last_record()
+        let reader = self.query.reader();
+        (reader.location(), reader.last_record_offset())
     }
 
     /// [`Reader::has_eof_marker`] of the file being read.

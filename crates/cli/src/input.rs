@@ -127,8 +127,8 @@ impl Records<'_> {
         match self {
             Records::File(r) => (r.location(), r.last_record_offset()),
             Records::Query(q) => q.last_record(),
-            Records::Multi(q) => q.last_record(),
-            Records::Itr(q) => q.last_record(),
+            Records::Multi(q) => (q.reader().location(), q.reader().last_record_offset()),
+            Records::Itr(q) => (q.reader().location(), q.reader().last_record_offset()),
             Records::Pairs(q) => q.last_record(),
         }
     }

@@ -64,6 +64,8 @@ pub enum Error {
     },
     /// The input is not BAM (SAM, CRAM, VCF, an index, ...); `format` names what it is.
     NotBam { name: String, format: String },
+    /// A query htslib refuses to start (its words in `reason`).
+    Query { name: String, reason: String },
     /// The index of a pre-signed URL cannot be derived from it and was not given.
     IndexNotGiven { name: String },
 }
@@ -83,7 +85,8 @@ impl Error {
             | Error::Write { name, .. }
             | Error::Unwritable { name, .. }
             | Error::NotBam { name, .. }
-            | Error::IndexNotGiven { name } => name,
+            | Error::Query { name, .. } => name,
+            Error::IndexNotGiven { name } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -240,6 +243,7 @@ impl fmt::Display for Error {
                 write!(f, "{name}: cannot write {what}: {reason}")
             }
             Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
+            Error::Query { name, reason } => write!(f, "{name}: {reason}"),
             Error::IndexNotGiven { name } => write!(
                 f,
                 "{name}: the index of a pre-signed URL cannot be derived from it (its signature \
@@ -265,7 +269,8 @@ impl std::error::Error for Error {
             | Error::IndexPastEnd { .. }
             | Error::NotBam { .. }
             | Error::Changed { .. }
-            | Error::IndexNotGiven { .. } => None,
+            | Error::Query { .. } => None,
+            Error::IndexNotGiven { .. } => None,
         }
     }
 }

@@ -1,8 +1,12 @@
 //! One BAM alignment record, decoded and checked as htslib 1.16's `bam_read1` and `sam_read1` do.
 
 use crate::aux;
+
+mod edit;
+
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;
+pub use edit::TagEditError;
 
 /// Bytes of the fixed fields, from `refID` to `tlen`.
 const FIXED: usize = 32;

@@ -12,7 +12,8 @@
 //!   boto3 for pre-signed URLs, both installed on first use;
 //! - [`layering`]: the check that each crate names only the crates below it;
 //! - [`tools`]: tools from package registries (Snakemake from PyPI), installed on first use;
-//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs.
+//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs;
+//! - [`Rng`]: a seeded generator for generated inputs.
 //!
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
@@ -22,12 +23,14 @@ pub mod corpus;
 pub mod layering;
 pub mod peak;
 mod raw;
+mod rng;
 pub mod s3;
 mod server;
 mod tls;
 pub mod tools;
 
 pub use raw::{RawEntry, RawFault, RawServer};
+pub use rng::Rng;
 pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 pub use tls::TlsFront;
 

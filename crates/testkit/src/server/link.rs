@@ -210,8 +210,14 @@ impl AsyncWrite for MeteredStream {
                 Ok(n) => allowed = n,
                 Err(wait) => {
                     let mut sleep = Box::pin(tokio::time::sleep(wait));
-                    let _ = sleep.as_mut().poll(cx);
-                    self.sleep = Some(sleep);
+                    if sleep.as_mut().poll(cx).is_ready() {
+                        // Already over (a short wait on a busy machine): a Pending without a
+                        // registered wake-up would leave this response stalled until the
+                        // client gives up on it.
+                        cx.waker().wake_by_ref();
+                    } else {
+                        self.sleep = Some(sleep);
+                    }
                     return Poll::Pending;
                 }
             }

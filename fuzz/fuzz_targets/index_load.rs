@@ -24,10 +24,9 @@ fn exercise(index: &Index, size: u64) {
         let _ = index.mapped_unmapped(tid);
         let _ = index.reference_span(tid);
         for &(beg, end) in &RANGES {
+            // A chunk may end before it starts in a damaged index: htslib keeps it (and reads
+            // nothing from it), and so do we; what matters is that planning copes.
             let chunks = index.query(tid, beg, end);
-            for c in &chunks {
-                assert!(c.start <= c.end, "chunk {c:?} ends before it starts");
-            }
             let spans = index::span::plan(&chunks, &starts, size, &Default::default());
             for s in &spans {
                 assert!(s.start <= s.end, "span {s:?} ends before it starts");

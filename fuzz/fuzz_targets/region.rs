@@ -1,7 +1,7 @@
 //! Region strings resolved against a header: the first line of the input is the region, the
 //! other lines are more reference names (with names holding `:`, `-`, `,` and braces already
 //! there). A resolved region names a reference of the header with `beg <= end`; the messages of
-//! a refused one are one line each; a braced `{name}:beg-end` of a known name resolves to it.
+//! a refused one are one line each; a braced `{name}:beg-end` of a known name (without `}`) resolves to it.
 #![no_main]
 
 use bam::header::{Header, Reference};
@@ -68,7 +68,8 @@ fuzz_target!(|data: &[u8]| {
     // Coordinates taken from the input, on a name the header surely holds.
     let a = u64::from(data.first().copied().unwrap_or(1)) * 977 + 1;
     let b = a + u64::from(data.last().copied().unwrap_or(0)) * 31;
-    for (tid, name) in NAMES.iter().enumerate() {
+    // (A name holding `}` cannot be braced: htslib's brace ends at the first `}`.)
+    for (tid, name) in NAMES.iter().enumerate().filter(|(_, n)| !n.contains('}')) {
         let braced = format!("{{{name}}}:{a}-{b}");
         // A name given twice (a line of the input repeating it) resolves to its first entry.
         assert_eq!(

@@ -26,11 +26,21 @@ fuzz_target!(|data: &[u8]| {
         line.clear();
         if bam::write_sam(&record, &header, &mut line).is_ok() {
             assert_eq!(line.last(), Some(&b'\n'), "a SAM line ends with a newline");
-            // Names and `Z` strings are printed as stored (newlines and tabs too), as samtools
-            // does; no other field adds any.
+            // Names and `Z` strings are printed as stored (newlines and tabs too), and qualities
+            // wrap (233 + 33 is a newline), as in samtools; no other field adds any.
             let count = |b: &[u8], c: u8| b.iter().filter(|&&x| x == c).count();
-            let own = |c: u8| count(record.name(), c) + count(record.aux(), c);
-            assert!(count(&line, b'\n') <= 1 + own(b'\n'), "one record, one line");
+            let own = |c: u8| {
+                let qual = record
+                    .qual()
+                    .iter()
+                    .filter(|&&q| q.wrapping_add(33) == c)
+                    .count();
+                count(record.name(), c) + count(record.aux(), c) + qual
+            };
+            assert!(
+                count(&line, b'\n') <= 1 + own(b'\n'),
+                "one record, one line"
+            );
             assert!(
                 count(&line, b'\t') + 1 >= 11,
                 "a SAM line has 11 mandatory fields"

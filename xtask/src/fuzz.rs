@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use testkit::tools::run_command;
+
 use crate::{flag_value, root};
 
 pub const HELP: &str = "\
@@ -57,6 +59,12 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         let n = write_seeds(t, &fuzz.join("seeds").join(t))?;
         println!("==> {t}: {n} seeds");
     }
+    run_command(
+        Command::new("cargo")
+            .args(["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"])
+            .current_dir(root()),
+    )?;
+    // Release with debug assertions: an overflow that would wrap silently is a crash here.
     run(&["fuzz", "build", "-O", "-a"])?;
     let mut outcomes = Vec::new();
     for t in targets {
@@ -95,7 +103,7 @@ fn ensure_tools() -> Result<(), String> {
         .is_ok_and(|o| o.status.success());
     if !nightly {
         println!("==> rustup toolchain install nightly --profile minimal");
-        status(Command::new("rustup").args([
+        run_command(Command::new("rustup").args([
             "toolchain",
             "install",
             "nightly",
@@ -109,26 +117,15 @@ fn ensure_tools() -> Result<(), String> {
         .is_ok_and(|o| o.status.success());
     if !have_fuzz {
         println!("==> cargo install cargo-fuzz --locked");
-        status(Command::new("cargo").args(["install", "cargo-fuzz", "--locked"]))?;
+        run_command(Command::new("cargo").args(["install", "cargo-fuzz", "--locked"]))?;
     }
     Ok(())
-}
-
-fn status(cmd: &mut Command) -> Result<(), String> {
-    let s = cmd
-        .status()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if s.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd:?} failed ({s})"))
-    }
 }
 
 /// `cargo +nightly ARGS` in the workspace root (cargo-fuzz finds `fuzz/` there).
 fn run(args: &[&str]) -> Result<(), String> {
     println!("==> cargo +nightly {}", args.join(" "));
-    status(
+    run_command(
         Command::new("cargo")
             .arg("+nightly")
             .args(args)

@@ -123,11 +123,13 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         if last_report.elapsed() >= Duration::from_secs(10) {
             last_report = Instant::now();
             println!(
-                "  {:>4.0} s: {} queries, {} faults, VmRSS {} kB",
+                "  {:>4.0} s: {} queries, {} faults, VmRSS {} kB, VmHWM {} kB, {} threads",
                 begin.elapsed().as_secs_f64(),
                 totals.queries.load(Ordering::Relaxed),
                 faults,
-                vm("VmRSS")
+                vm("VmRSS"),
+                vm("VmHWM"),
+                vm("Threads")
             );
         }
     }

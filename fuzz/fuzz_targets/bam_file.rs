@@ -26,16 +26,27 @@ fuzz_target!(|data: &[u8]| {
         line.clear();
         if bam::write_sam(&record, &header, &mut line).is_ok() {
             assert_eq!(line.last(), Some(&b'\n'), "a SAM line ends with a newline");
-            // Names and `Z` strings are printed as stored (newlines and tabs too), and qualities
-            // wrap (233 + 33 is a newline), as in samtools; no other field adds any.
+            // Read and reference names and `Z` strings are printed as stored (newlines and tabs
+            // too), and qualities wrap (233 + 33 is a newline), as in samtools; no other field
+            // adds any.
             let count = |b: &[u8], c: u8| b.iter().filter(|&&x| x == c).count();
+            let ref_name = |tid: i32| {
+                usize::try_from(tid)
+                    .ok()
+                    .and_then(|t| header.ref_name(t))
+                    .unwrap_or_default()
+            };
             let own = |c: u8| {
                 let qual = record
                     .qual()
                     .iter()
                     .filter(|&&q| q.wrapping_add(33) == c)
                     .count();
-                count(record.name(), c) + count(record.aux(), c) + qual
+                count(record.name(), c)
+                    + count(record.aux(), c)
+                    + qual
+                    + count(ref_name(record.ref_id()), c)
+                    + count(ref_name(record.next_ref_id()), c)
             };
             assert!(
                 count(&line, b'\n') <= 1 + own(b'\n'),

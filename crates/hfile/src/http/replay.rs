@@ -123,7 +123,12 @@ mod tests {
     #[test]
     fn fuzz_crash_suffix_with_a_total_of_zero() {
         let head = b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 72-9190/0\r\n\r\n";
-        let r = replay(Asking::Suffix(28), None, head, &[b"01234567890123", b"45678901234567"]);
+        let r = replay(
+            Asking::Suffix(28),
+            None,
+            head,
+            &[b"01234567890123", b"45678901234567"],
+        );
         assert_eq!(r.status, 206);
         assert!(r.data.is_none());
         assert!(r.kept.1.is_empty(), "{r:?}");

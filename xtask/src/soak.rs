@@ -19,8 +19,8 @@ cargo xtask soak [--seconds N] [--threads T] [--every K] [--seed S]
   corpus BAMs over HTTP (index loaded as far as queries need, 5 queries per open) and query
   random regions for N seconds (default 60); every answer is compared with the local file's.
   Prints queries answered, faults served, retries, mismatches, failed queries, the longest
-  query, and the peak RSS (VmHWM) before, at 10%, at the middle and at the end. Fails on any mismatch,
-  failed query, or query running past the 60 s watchdog.";
+  query, and the peak RSS (VmHWM) before, at 10%, at the middle and at the end. Fails on any
+  mismatch, failed query, or query running past the 60 s watchdog.";
 
 /// The BAMs queried (each has a `.bai` beside it).
 const FILES: [&str; 4] = ["rand.bam", "long.bam", "manyrefs.bam", "ce1000.bam"];

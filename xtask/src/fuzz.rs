@@ -19,10 +19,11 @@ cargo xtask fuzz [--seconds N] [--target T]
   to fuzz/artifacts/T. Prints per target: seconds, executions, crashes. Fails if any crashed.";
 
 /// The targets, in the order they run (`fuzz/fuzz_targets/T.rs`).
-pub const TARGETS: [&str; 7] = [
+pub const TARGETS: [&str; 8] = [
     "bgzf_block",
     "bgzf_reader",
     "index_load",
+    "bam_query",
     "bam_file",
     "bam_record",
     "region",
@@ -153,6 +154,14 @@ fn run_target(target: &'static str, seconds: u64, fuzz: &Path) -> Result<Outcome
         .output()
         .map_err(|e| format!("cannot run cargo fuzz: {e}"))?;
     let secs = started.elapsed().as_secs_f64();
+    // bam_query's index file, one per fuzzing process.
+    if let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) {
+        for e in dir.flatten() {
+            if e.file_name().to_string_lossy().starts_with("hts-fuzz-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     let log = String::from_utf8_lossy(&out.stderr);
     let execs = log
         .lines()

@@ -23,6 +23,11 @@ pub fn seeds(target: &str) -> Result<Seeds, String> {
     Ok(match target {
         "bgzf_block" | "bgzf_reader" => with_ext(&[".bam", ".csi", ".gz"]),
         "index_load" => with_ext(&[".bai", ".csi"]),
+        // The indexes of rand.bam, the file bam_query reads, good and damaged.
+        "bam_query" => with_ext(&[".bai", ".csi"])
+            .into_iter()
+            .filter(|(n, _)| n.contains("_rand."))
+            .collect(),
         "bam_file" => {
             let mut s = with_ext(&[".bam"]);
             // Uncompressed too, so mutations reach the decoder past the CRC checks.

@@ -9,8 +9,11 @@ mod bench_table;
 mod bench_targets;
 mod cohort_demo;
 mod conformance;
+mod fuzz;
+mod fuzz_seeds;
 mod nginx;
 mod s3;
+mod soak;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +34,8 @@ cargo xtask <command> [--help]
   s3             hts over s3:// against s3s-fs with the server's request log, and the byte
                  totals of s3://, pre-signed and plain HTTP
   s3-serve       serve the conformance corpus from s3s-fs until killed
+  fuzz           run each fuzz target of fuzz/ (cargo-fuzz, nightly) for a fixed time
+  soak           many threads querying random regions over HTTP with faults, checked locally
 `cargo xtask <command> --help` tells a command's options.";
 
 /// A command: its help text and what it does with its arguments.
@@ -95,6 +100,16 @@ const COMMANDS: &[Cmd] = &[
         name: "s3-serve",
         help: s3::SERVE_HELP,
         run: s3::serve,
+    },
+    Cmd {
+        name: "fuzz",
+        help: fuzz::HELP,
+        run: fuzz::cmd,
+    },
+    Cmd {
+        name: "soak",
+        help: soak::HELP,
+        run: soak::cmd,
     },
 ];
 

@@ -43,6 +43,9 @@ pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
 pub use hook::RequestHook;
+/// For the fuzz targets (`fuzz/`): a response replayed through the HTTP checks.
+#[doc(hidden)]
+pub use http::replay as http_replay;
 pub use http::{shutdown, HttpBackend};
 pub use memory::MemoryBackend;
 pub use prefix::{Prefix, PrefixBackend};

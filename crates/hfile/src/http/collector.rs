@@ -177,6 +177,15 @@ impl Handler for Collector {
                 self.stop = Some(Stop::RangeIgnored);
                 return Ok(0);
             }
+            Some(Ok(Verdict::PastEnd { .. })) => {
+                // Nothing of the object lies there (`bytes 0-0/0`, `bytes 72-99/0`): a body is
+                // not its bytes, and is read only as far as an error page would be.
+                return Ok(if self.arrived > ERROR_BODY_CAP {
+                    0
+                } else {
+                    data.len()
+                });
+            }
             _ => {}
         }
         let whole = data.len();
@@ -345,6 +354,21 @@ mod tests {
         assert!(matches!(t.read_at(0, &mut buf), Ok(Available::Copied(4))));
         assert_eq!(&buf[..4], b"efgh");
         assert_eq!(c.accepted, 8);
+    }
+
+    /// Found by the `http_response` fuzz target: a 206 saying the object is empty had its
+    /// body kept as the object's bytes.
+    #[test]
+    fn a_body_past_the_end_of_an_empty_object_is_not_kept() {
+        for range in ["bytes 0-0/0", "bytes 72-9190/0"] {
+            let mut c = collector(0, 28, 206, Some(range));
+            assert_eq!(c.write(b"0123456789").ok(), Some(10), "{range}");
+            assert_eq!(c.accepted, 0, "{range}");
+            assert_eq!(c.verdict, Some(Ok(Verdict::PastEnd { total: Some(0) })));
+            let t = c.transfer.clone().unwrap();
+            t.finish(Ok(()));
+            assert!(t.wait_all().unwrap().1.is_empty(), "{range}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod check;
 mod collector;
 mod connections;
 mod object;
+pub mod replay;
 mod request;
 mod transfer;
 mod whole;

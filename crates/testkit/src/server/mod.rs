@@ -272,6 +272,17 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// Every request since the last call (or the start), removed from the log: for long runs
+    /// that count as they go and must not hold every entry.
+    pub fn take_log(&self) -> Vec<LogEntry> {
+        self.shared
+            .counters
+            .log
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default()
+    }
+
     /// The `Range` headers of the requests for `path`, in order.
     pub fn ranges(&self, path: &str) -> Vec<Option<String>> {
         self.log()

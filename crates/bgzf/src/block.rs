@@ -164,7 +164,8 @@ pub fn inflate(
     let stored_crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let stored_isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
 
-    out.clear();
+    // Only the bytes past what the buffer already holds need initialising: a reused buffer
+    // (the reader keeps one per block in flight) costs no memset.
     out.resize(MAX_BLOCK_SIZE, 0);
     let n = match decompressor.deflate_decompress(&block[header_len..body_end], out) {
         Ok(n) => n,

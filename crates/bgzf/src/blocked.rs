@@ -8,7 +8,7 @@ use crossbeam_channel::Receiver;
 use libdeflater::Decompressor;
 
 use crate::fetch::{fetch, Cursor, Fetched, Input};
-use crate::workers::{Inflated, Workers};
+use crate::workers::{inflate_job, Inflated, Workers};
 use crate::{Error, Result, Source, VirtualOffset};
 
 /// A block handed to the workers, or the outcome that stopped read-ahead.
@@ -42,7 +42,14 @@ pub(crate) struct BgzfState<S> {
     queue: VecDeque<Ahead>,
     /// Read-ahead reached the end or an error; it resumes once the consumer gets there.
     halted: bool,
+    /// Used buffers for inflated data and for compressed blocks, kept for the next blocks.
+    spare_data: Vec<Vec<u8>>,
+    spare_raw: Vec<Vec<u8>>,
 }
+
+/// Blocks read ahead per worker: enough that a worker never waits for the reader thread, few
+/// enough that memory stays small (two 64 KiB buffers a block).
+const AHEAD_PER_WORKER: usize = 4;
 
 impl<S: Source> BgzfState<S> {
     pub(crate) fn new(src: S, name: Arc<str>, start: u64) -> BgzfState<S> {
@@ -60,6 +67,8 @@ impl<S: Source> BgzfState<S> {
             workers: None,
             queue: VecDeque::new(),
             halted: false,
+            spare_data: Vec::new(),
+            spare_raw: Vec::new(),
         }
     }
 
@@ -78,21 +87,36 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    pub(crate) fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+    /// The unread data of the current block, after loading the next block with data if the
+    /// current one is used up; empty at the end of the file.
+    pub(crate) fn fill_buf(&mut self) -> Result<&[u8]> {
         if self.pos >= self.block.len() && !self.load_next_block()? {
-            return Ok(0);
+            return Ok(&[]);
         }
-        let avail = &self.block[self.pos..];
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.pos += n;
-        Ok(n)
+        Ok(self.buffer())
+    }
+
+    /// The unread data of the current block, without loading anything.
+    pub(crate) fn buffer(&self) -> &[u8] {
+        self.block.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Marks `n` bytes of the current block as read (at most what is left of it).
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.pos += n.min(self.block.len().saturating_sub(self.pos));
+    }
+
+    /// Consumes up to `n` bytes of the current block and returns them.
+    pub(crate) fn take_buffered(&mut self, n: usize) -> &[u8] {
+        let start = self.pos;
+        self.consume(n);
+        self.block.get(start..self.pos).unwrap_or_default()
     }
 
     /// Makes the next block with data current; false at the end of the file.
     fn load_next_block(&mut self) -> Result<bool> {
         loop {
-            let Some((coffset, clen, data)) = self.take_next()? else {
+            let Some((coffset, clen)) = self.take_next()? else {
                 if let Some(u) = self.pending_uoffset.filter(|&u| u > 0) {
                     return Err(Error::SeekPastBlock {
                         name: self.name.to_string(),
@@ -102,7 +126,6 @@ impl<S: Source> BgzfState<S> {
                 }
                 return Ok(false);
             };
-            self.block = data;
             self.block_coffset = coffset;
             self.block_clen = clen;
             self.pos = 0;
@@ -124,8 +147,16 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    /// The next block's (coffset, compressed size, data), from the read-ahead queue or read now.
-    fn take_next(&mut self) -> Result<Option<(u64, u64, Vec<u8>)>> {
+    /// Makes `data` the current block's data, keeping the old buffer for a later block.
+    fn install(&mut self, data: Vec<u8>) {
+        let old = std::mem::replace(&mut self.block, data);
+        self.spare_data.push(old);
+    }
+
+    /// Loads the next block's data (from the read-ahead queue, or read now) into `self.block`
+    /// and returns its (coffset, compressed size); `None` at the end of the file. On an error
+    /// the current block is left as it was.
+    fn take_next(&mut self) -> Result<Option<(u64, u64)>> {
         self.fill_queue();
         if let Some(front) = self.queue.pop_front() {
             return match front {
@@ -137,10 +168,19 @@ impl<S: Source> BgzfState<S> {
                     // Keep the workers busy while this thread waits.
                     self.fill_queue();
                     match answer.recv() {
-                        Ok(Ok(data)) => Ok(Some((coffset, clen, data))),
-                        Ok(Err(e)) => {
-                            self.rewind_to(coffset);
-                            Err(e)
+                        Ok(Inflated { result, data, raw }) => {
+                            self.spare_raw.push(raw);
+                            match result {
+                                Ok(()) => {
+                                    self.install(data);
+                                    Ok(Some((coffset, clen)))
+                                }
+                                Err(e) => {
+                                    self.spare_data.push(data);
+                                    self.rewind_to(coffset);
+                                    Err(e)
+                                }
+                            }
                         }
                         Err(_) => {
                             self.rewind_to(coffset);
@@ -162,13 +202,22 @@ impl<S: Source> BgzfState<S> {
             };
         }
         // Single-threaded, or past the read-ahead limit: read just this block, on demand.
+        self.cursor.supply(&mut self.spare_raw);
         match fetch(&mut self.input, &self.name, &mut self.cursor, None)? {
             Fetched::Block(raw) => {
-                let clen = raw.bytes.len() as u64;
-                match raw.inflate(&mut self.decompressor, &self.name) {
-                    Ok(data) => Ok(Some((raw.coffset, clen, data))),
+                let (coffset, clen) = (raw.coffset, raw.bytes.len() as u64);
+                let out = self.spare_data.pop().unwrap_or_default();
+                let Inflated { result, data, raw } =
+                    inflate_job(raw, out, &mut self.decompressor, &self.name);
+                self.spare_raw.push(raw);
+                match result {
+                    Ok(()) => {
+                        self.install(data);
+                        Ok(Some((coffset, clen)))
+                    }
                     Err(e) => {
-                        self.rewind_to(raw.coffset);
+                        self.spare_data.push(data);
+                        self.rewind_to(coffset);
                         Err(e)
                     }
                 }
@@ -177,13 +226,14 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    /// Reads blocks ahead for the workers, up to twice their number, inside the limit.
+    /// Reads blocks ahead for the workers, up to [`AHEAD_PER_WORKER`] each, inside the limit.
     fn fill_queue(&mut self) {
         let Some(workers) = &self.workers else {
             return;
         };
-        let capacity = 2 * workers.threads();
+        let capacity = AHEAD_PER_WORKER * workers.threads();
         while !self.halted && self.queue.len() < capacity {
+            self.cursor.supply(&mut self.spare_raw);
             match fetch(&mut self.input, &self.name, &mut self.cursor, self.limit) {
                 Ok(Fetched::Stopped) => break,
                 Ok(Fetched::Eof) => {
@@ -197,12 +247,14 @@ impl<S: Source> BgzfState<S> {
                 Ok(Fetched::Block(raw)) => {
                     let coffset = raw.coffset;
                     let clen = raw.bytes.len() as u64;
-                    let answer = match workers.submit(raw) {
+                    let out = self.spare_data.pop().unwrap_or_default();
+                    let answer = match workers.submit(raw, out) {
                         Ok(answer) => answer,
-                        Err(raw) => {
+                        Err((raw, out)) => {
                             // No worker left: inflate here, keeping the order.
                             let (tx, rx) = crossbeam_channel::bounded(1);
-                            let _ = tx.send(raw.inflate(&mut self.decompressor, &self.name));
+                            let _ =
+                                tx.send(inflate_job(raw, out, &mut self.decompressor, &self.name));
                             rx
                         }
                     };

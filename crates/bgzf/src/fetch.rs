@@ -114,7 +114,10 @@ pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Resu
 /// stay inside the limit).
 pub(crate) struct Cursor {
     pub(crate) coffset: u64,
+    /// The block's bytes in `bytes[..filled]`; what follows is left from an earlier block, so
+    /// that a reused buffer is not zeroed again before each read.
     bytes: Vec<u8>,
+    filled: usize,
     header_len: Option<usize>,
     total: Option<usize>,
 }
@@ -124,8 +127,19 @@ impl Cursor {
         Cursor {
             coffset,
             bytes: Vec::new(),
+            filled: 0,
             header_len: None,
             total: None,
+        }
+    }
+
+    /// Gives the cursor a used block buffer to read into, if it has none yet (so sequential
+    /// reading allocates nothing per block).
+    pub(crate) fn supply(&mut self, spare: &mut Vec<Vec<u8>>) {
+        if self.bytes.capacity() == 0 {
+            if let Some(buf) = spare.pop() {
+                self.bytes = buf;
+            }
         }
     }
 }
@@ -184,30 +198,26 @@ pub(crate) fn fetch<S: Source>(
             (Some(h), None) => h,
             (Some(_), Some(t)) => t,
         };
-        let have = cur.bytes.len();
+        let have = cur.filled;
         if have < target {
             if limit.is_some_and(|l| cur.coffset.saturating_add(target as u64) > l) {
                 return Ok(Fetched::Stopped);
             }
-            cur.bytes.resize(target, 0);
+            if cur.bytes.len() < target {
+                cur.bytes.resize(target, 0);
+            }
             let at = cur.coffset + have as u64;
-            let n = match input.read_at(at, &mut cur.bytes[have..], name) {
-                Ok(n) => n,
-                Err(e) => {
-                    cur.bytes.truncate(have);
-                    return Err(e);
-                }
-            };
-            cur.bytes.truncate(have + n);
-            if have + n < target {
-                if have + n == 0 {
+            let n = input.read_at(at, &mut cur.bytes[have..target], name)?;
+            cur.filled = have + n;
+            if cur.filled < target {
+                if cur.filled == 0 {
                     return Ok(Fetched::Eof);
                 }
                 return Err(Error::TruncatedBlock {
                     name: name.to_string(),
                     offset: cur.coffset,
                     needed: target,
-                    available: have + n,
+                    available: cur.filled,
                 });
             }
         }
@@ -224,7 +234,8 @@ pub(crate) fn fetch<S: Source>(
             }
             (Some(header_len), Some(total)) => {
                 let next = Cursor::at(cur.coffset + total as u64);
-                let done = std::mem::replace(cur, next);
+                let mut done = std::mem::replace(cur, next);
+                done.bytes.truncate(total);
                 return Ok(Fetched::Block(RawBlock {
                     coffset: done.coffset,
                     bytes: done.bytes,

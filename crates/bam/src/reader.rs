@@ -5,7 +5,7 @@ use index::Index;
 
 use crate::header::Header;
 use crate::query::FetchPlan;
-use crate::record::Record;
+use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
 
 /// How to open a BAM file.
@@ -38,6 +38,10 @@ pub struct Reader {
     /// Every block start the index knows, for the span planner.
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
+    /// A record that crosses a block boundary, copied whole.
+    straddling: Vec<u8>,
+    /// A long-CIGAR record rewritten with its real CIGAR.
+    rewritten: Vec<u8>,
 }
 
 impl Reader {
@@ -65,6 +69,8 @@ impl Reader {
             first_record,
             block_starts: Arc::default(),
             options: options.clone(),
+            straddling: Vec::new(),
+            rewritten: Vec::new(),
         })
     }
 
@@ -124,12 +130,52 @@ impl Reader {
 
     /// Reads the next record in file order; `None` at the end of the file.
     pub fn read_record(&mut self) -> Result<Option<Record>> {
+        Ok(self.read_record_ref()?.map(|r| r.to_owned_record()))
+    }
+
+    /// Reads the next record in file order in place: it borrows the block it lies in (a record
+    /// that crosses a block boundary is the one that is copied, into a buffer the reader keeps),
+    /// so reading allocates nothing. `None` at the end of the file.
+    ///
+    /// The record borrows the reader; take what you need from [`Reader::header`] before the
+    /// loop (e.g. a clone).
+    pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         let at = self.bgzf.virtual_offset();
-        let mut size = [0u8; 4];
-        if !self.bgzf.read_exact_or_eof(&mut size)? {
+        let n_ref = self.header.refs().len();
+        let buffered = self.bgzf.fill_buf()?;
+        let available = buffered.len();
+        if available == 0 {
             return Ok(None);
         }
-        let block_size = u32::from_le_bytes(size);
+        let block_size = buffered
+            .get(..4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let whole = match block_size {
+            Some(block_size) => {
+                self.check_block_size(block_size, at)?;
+                let len = 4 + block_size as usize;
+                (available >= len).then_some(len)
+            }
+            None => None,
+        };
+        let (data, scratch) = match whole {
+            Some(len) => (&self.bgzf.take_buffered(len)[4..], &mut self.rewritten),
+            None => {
+                self.read_straddling(at)?;
+                (self.straddling.as_slice(), &mut self.rewritten)
+            }
+        };
+        match Record::decode_in(data, n_ref, scratch) {
+            Ok(record) => Ok(Some(record)),
+            Err(kind) => Err(Error::Record {
+                name: self.location.clone(),
+                offset: at,
+                kind,
+            }),
+        }
+    }
+
+    fn check_block_size(&self, block_size: u32, at: VirtualOffset) -> Result<()> {
         if block_size < 32 || block_size > i32::MAX as u32 {
             return Err(Error::Record {
                 name: self.location.clone(),
@@ -137,8 +183,28 @@ impl Reader {
                 kind: RecordError::TooShort { block_size },
             });
         }
+        Ok(())
+    }
+
+    /// Reads a record that is not whole in the current block into `self.straddling` (without
+    /// its `block_size`).
+    fn read_straddling(&mut self, at: VirtualOffset) -> Result<()> {
+        let mut size = [0u8; 4];
+        if !self.bgzf.read_exact_or_eof(&mut size)? {
+            // fill_buf found data, so this cannot be a clean end.
+            return Err(Error::Bgzf(bgzf::Error::UnexpectedEof {
+                name: self.location.clone(),
+                at,
+                wanted: 4,
+                got: 0,
+            }));
+        }
+        let block_size = u32::from_le_bytes(size);
+        self.check_block_size(block_size, at)?;
         let block_size = block_size as usize;
-        let mut data = Vec::with_capacity(block_size.min(RECORD_READ_STEP));
+        let data = &mut self.straddling;
+        data.clear();
+        // A hostile block_size meets the end of the file before it meets an allocation.
         while data.len() < block_size {
             let step = (block_size - data.len()).min(RECORD_READ_STEP);
             let start = data.len();
@@ -152,13 +218,7 @@ impl Reader {
                 });
             }
         }
-        let record =
-            Record::decode(data, self.header.refs().len()).map_err(|kind| Error::Record {
-                name: self.location.clone(),
-                offset: at,
-                kind,
-            })?;
-        Ok(Some(record))
+        Ok(())
     }
 
     pub(crate) fn first_record(&self) -> VirtualOffset {

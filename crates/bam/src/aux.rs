@@ -1,7 +1,7 @@
 //! Optional fields ("aux" tags): walking them with htslib's bounds rules and printing them the way
 //! `sam_format1` does, including its two different float formats.
 
-use crate::sam::{push_i64, push_u64};
+use crate::sam::{push_i64, push_u32, push_u64};
 
 /// Size of a value of this type code, as htslib's `aux_type2size`: the type letter itself for the
 /// variable-length `Z`, `H` and `B`, and 0 for an unknown type.
@@ -139,6 +139,7 @@ impl<'a> Iterator for Fields<'a> {
 
 /// For the value whose type byte is at `t - 1` and data at `t`, checks it as
 /// `sam_format_aux1` does and returns (end of value data, start of next field).
+#[inline]
 fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
     let ty = aux[t - 1];
     let left = aux.len() - t;
@@ -185,96 +186,105 @@ fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
 /// Appends the aux fields as SAM text (each preceded by a tab), exactly as htslib 1.16's
 /// `sam_format1`. On corrupt data returns the offset of the bad field; `out` then holds a
 /// partial line that the caller discards.
+///
+/// This walks the fields itself rather than through [`Fields`] (same rules, one pass): it runs
+/// for every record of a SAM conversion.
 pub(crate) fn format(aux: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
-    for field in fields(aux) {
-        let f = field?;
-        out.push(b'\t');
-        out.extend_from_slice(&f.tag);
-        out.push(b':');
-        let v = f.value;
-        match f.ty {
-            b'A' => {
-                out.extend_from_slice(b"A:");
-                out.push(v[0]);
-            }
-            b'c' => {
-                out.extend_from_slice(b"i:");
-                push_i64(out, i64::from(v[0] as i8));
-            }
-            b'C' => {
-                out.extend_from_slice(b"i:");
-                push_u64(out, u64::from(v[0]));
-            }
-            b's' => {
-                out.extend_from_slice(b"i:");
-                push_i64(out, i64::from(i16::from_le_bytes([v[0], v[1]])));
-            }
-            b'S' => {
-                out.extend_from_slice(b"i:");
-                push_u64(out, u64::from(u16::from_le_bytes([v[0], v[1]])));
-            }
-            b'i' => {
-                out.extend_from_slice(b"i:");
-                push_i64(out, i64::from(le_u32(v) as i32));
-            }
-            b'I' => {
-                out.extend_from_slice(b"i:");
-                push_u64(out, u64::from(le_u32(v)));
-            }
-            b'f' => {
-                out.extend_from_slice(b"f:");
-                push_printf_g(out, f64::from(f32::from_bits(le_u32(v))));
-            }
-            b'd' => {
-                out.extend_from_slice(b"d:");
-                let b = [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]];
-                push_printf_g(out, f64::from_le_bytes(b));
-            }
-            b'Z' | b'H' => {
-                out.push(f.ty);
-                out.push(b':');
-                out.extend_from_slice(v);
-            }
-            _ => {
-                // B: subtype, count, elements (validated by `fields`).
-                let sub = v[0];
-                out.extend_from_slice(b"B:");
-                out.push(sub);
-                let data = &v[5..];
-                match sub {
-                    b'c' => data.iter().for_each(|&b| {
-                        out.push(b',');
-                        push_i64(out, i64::from(b as i8));
-                    }),
-                    b'C' => data.iter().for_each(|&b| {
-                        out.push(b',');
-                        push_u64(out, u64::from(b));
-                    }),
-                    b's' => data.chunks_exact(2).for_each(|b| {
-                        out.push(b',');
-                        push_i64(out, i64::from(i16::from_le_bytes([b[0], b[1]])));
-                    }),
-                    b'S' => data.chunks_exact(2).for_each(|b| {
-                        out.push(b',');
-                        push_u64(out, u64::from(u16::from_le_bytes([b[0], b[1]])));
-                    }),
-                    b'i' => data.chunks_exact(4).for_each(|b| {
-                        out.push(b',');
-                        push_i64(out, i64::from(le_u32(b) as i32));
-                    }),
-                    b'I' => data.chunks_exact(4).for_each(|b| {
-                        out.push(b',');
-                        push_u64(out, u64::from(le_u32(b)));
-                    }),
-                    _ => data.chunks_exact(4).for_each(|b| {
-                        out.push(b',');
-                        push_kputd(out, f64::from(f32::from_bits(le_u32(b))));
-                    }),
-                }
-            }
-        }
+    let mut start = 0;
+    // sam_format1 stops silently when fewer than 4 bytes are left.
+    while aux.len() - start >= 4 {
+        let Some((end, next)) = value_end(aux, start + 3) else {
+            return Err(start);
+        };
+        let ty = aux[start + 2];
+        out.extend_from_slice(&[b'\t', aux[start], aux[start + 1], b':']);
+        format_value(ty, &aux[start + 3..end], out);
+        start = next;
     }
     Ok(())
+}
+
+/// Appends `TYPE:VALUE` for a value that [`value_end`] has checked.
+#[inline]
+fn format_value(ty: u8, v: &[u8], out: &mut Vec<u8>) {
+    match ty {
+        b'C' => {
+            out.extend_from_slice(b"i:");
+            push_u32(out, u32::from(v[0]));
+        }
+        b'c' => {
+            out.extend_from_slice(b"i:");
+            push_i64(out, i64::from(v[0] as i8));
+        }
+        b'S' => {
+            out.extend_from_slice(b"i:");
+            push_u32(out, u32::from(u16::from_le_bytes([v[0], v[1]])));
+        }
+        b's' => {
+            out.extend_from_slice(b"i:");
+            push_i64(out, i64::from(i16::from_le_bytes([v[0], v[1]])));
+        }
+        b'i' => {
+            out.extend_from_slice(b"i:");
+            push_i64(out, i64::from(le_u32(v) as i32));
+        }
+        b'I' => {
+            out.extend_from_slice(b"i:");
+            push_u32(out, le_u32(v));
+        }
+        b'Z' | b'H' => {
+            out.extend_from_slice(&[ty, b':']);
+            out.extend_from_slice(v);
+        }
+        b'A' => out.extend_from_slice(&[b'A', b':', v[0]]),
+        b'f' => {
+            out.extend_from_slice(b"f:");
+            push_printf_g(out, f64::from(f32::from_bits(le_u32(v))));
+        }
+        b'd' => {
+            out.extend_from_slice(b"d:");
+            let b = [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]];
+            push_printf_g(out, f64::from_le_bytes(b));
+        }
+        _ => format_array(v, out),
+    }
+}
+
+/// `B:` arrays: subtype, count, elements (validated by [`value_end`]).
+fn format_array(v: &[u8], out: &mut Vec<u8>) {
+    let sub = v[0];
+    out.extend_from_slice(&[b'B', b':', sub]);
+    let data = &v[5..];
+    match sub {
+        b'c' => data.iter().for_each(|&b| {
+            out.push(b',');
+            push_i64(out, i64::from(b as i8));
+        }),
+        b'C' => data.iter().for_each(|&b| {
+            out.push(b',');
+            push_u32(out, u32::from(b));
+        }),
+        b's' => data.chunks_exact(2).for_each(|b| {
+            out.push(b',');
+            push_i64(out, i64::from(i16::from_le_bytes([b[0], b[1]])));
+        }),
+        b'S' => data.chunks_exact(2).for_each(|b| {
+            out.push(b',');
+            push_u32(out, u32::from(u16::from_le_bytes([b[0], b[1]])));
+        }),
+        b'i' => data.chunks_exact(4).for_each(|b| {
+            out.push(b',');
+            push_i64(out, i64::from(le_u32(b) as i32));
+        }),
+        b'I' => data.chunks_exact(4).for_each(|b| {
+            out.push(b',');
+            push_u32(out, le_u32(b));
+        }),
+        _ => data.chunks_exact(4).for_each(|b| {
+            out.push(b',');
+            push_kputd(out, f64::from(f32::from_bits(le_u32(b))));
+        }),
+    }
 }
 
 fn le_u32(b: &[u8]) -> u32 {

@@ -37,9 +37,9 @@ pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use query::{FetchPlan, Query};
 pub use reader::{sibling, OpenOptions, Reader};
-pub use record::Record;
+pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
-pub use sam::write_sam;
+pub use sam::{write_sam, SamWriteError, SamWriter};
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,5 +1,10 @@
-//! SAM text for one record, byte-identical to htslib 1.16's `sam_format1` (as used by
-//! `samtools view`).
+//! SAM text, byte-identical to htslib 1.16's `sam_format1` (as used by `samtools view`): one
+//! record with [`write_sam`], a stream of records with [`SamWriter`] (in large writes, formatted
+//! on worker threads when asked).
+
+mod writer;
+
+pub use writer::{SamWriteError, SamWriter};
 
 use crate::error::RecordError;
 use crate::header::Header;
@@ -19,7 +24,7 @@ static BASE_PAIRS: [[u8; 2]; 256] = {
     t
 };
 
-/// Appends one SAM line for `record`, ending in `\n`, to `out`.
+/// Appends one SAM line for `record` (owned or read in place), ending in `\n`, to `out`.
 ///
 /// The only failure is corrupt aux data (htslib: "Corrupted aux data for read ..."); `out` is then
 /// left as it was, so everything before this record can still be written.
@@ -45,30 +50,41 @@ static BASE_PAIRS: [[u8; 2]; 256] = {
 /// bam::sam::write_sam(&record, &header, &mut out).unwrap();
 /// assert_eq!(out, b"r\t0\tchr1\t10\t60\t2M\t*\t0\t0\tAC\t??\tNM:i:0\n");
 /// ```
-pub fn write_sam(record: &Record, header: &Header, out: &mut Vec<u8>) -> Result<(), RecordError> {
+pub fn write_sam<D: AsRef<[u8]>>(
+    record: &Record<D>,
+    header: &Header,
+    out: &mut Vec<u8>,
+) -> Result<(), RecordError> {
     let start = out.len();
     let seq_len = record.seq_len();
+    let cigar = record.cigar();
+    // One reservation for the whole line: the fixed fields take at most ~120 bytes beside the
+    // names, each CIGAR operation at most 11, each aux byte at most ~4 (a B:c array element).
     out.reserve(
-        record.name().len() + 2 * seq_len + 11 * record.cigar().len() + 3 * record.aux().len() + 96,
+        record.name().len()
+            + 2 * seq_len
+            + 11 * cigar.len()
+            + 4 * record.aux().len()
+            + 2 * header_name_len(header, record.ref_id())
+            + 128,
     );
 
     out.extend_from_slice(record.name());
     out.push(b'\t');
-    push_u64(out, u64::from(record.flag()));
+    push_u32(out, u32::from(record.flag()));
     out.push(b'\t');
     push_ref_name(out, header, record.ref_id());
     out.push(b'\t');
     push_i64(out, i64::from(record.pos()) + 1);
     out.push(b'\t');
-    push_u64(out, u64::from(record.mapq()));
+    push_u32(out, u32::from(record.mapq()));
     out.push(b'\t');
 
-    let cigar = record.cigar();
     if cigar.is_empty() {
         out.push(b'*');
     } else {
         for op in cigar.iter() {
-            push_u64(out, u64::from(op.len()));
+            push_u32(out, op.len());
             out.push(op.letter());
         }
     }
@@ -91,27 +107,13 @@ pub fn write_sam(record: &Record, header: &Header, out: &mut Vec<u8>) -> Result<
     if seq_len == 0 {
         out.extend_from_slice(b"*\t*");
     } else {
-        let packed = record.seq_packed();
-        let start = out.len();
-        out.resize(start + seq_len, 0);
-        let dst = &mut out[start..];
-        let (pair_dst, odd_dst) = dst.split_at_mut(seq_len / 2 * 2);
-        for (d, &b) in pair_dst.chunks_exact_mut(2).zip(packed) {
-            d.copy_from_slice(&BASE_PAIRS[usize::from(b)]);
-        }
-        if let (Some(d), Some(&b)) = (odd_dst.first_mut(), packed.get(seq_len / 2)) {
-            *d = BASES[usize::from(b >> 4)];
-        }
+        push_seq(out, record.seq_packed(), seq_len);
         out.push(b'\t');
         let qual = record.qual();
         if qual.first() == Some(&0xff) {
             out.push(b'*');
         } else {
-            let start = out.len();
-            out.resize(start + qual.len(), 0);
-            for (d, &q) in out[start..].iter_mut().zip(qual) {
-                *d = q.wrapping_add(33);
-            }
+            push_qual(out, qual);
         }
     }
 
@@ -126,6 +128,48 @@ pub fn write_sam(record: &Record, header: &Header, out: &mut Vec<u8>) -> Result<
     Ok(())
 }
 
+/// Appends `seq_len` bases decoded from their packed 4-bit form: two per table lookup, 16 at a
+/// time through a fixed buffer (constant-size copies, nothing zeroed first).
+fn push_seq(out: &mut Vec<u8>, packed: &[u8], seq_len: usize) {
+    let pairs = packed.get(..seq_len / 2).unwrap_or(packed);
+    let mut chunks = pairs.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut buf = [0u8; 16];
+        for (d, &b) in buf.chunks_exact_mut(2).zip(chunk) {
+            d.copy_from_slice(&BASE_PAIRS[usize::from(b)]);
+        }
+        out.extend_from_slice(&buf);
+    }
+    for &b in chunks.remainder() {
+        out.extend_from_slice(&BASE_PAIRS[usize::from(b)]);
+    }
+    if seq_len % 2 == 1 {
+        if let Some(&b) = packed.get(seq_len / 2) {
+            out.push(BASES[usize::from(b >> 4)]);
+        }
+    }
+}
+
+/// Appends base qualities as SAM text (+33 each).
+fn push_qual(out: &mut Vec<u8>, qual: &[u8]) {
+    let mut chunks = qual.chunks_exact(16);
+    for chunk in &mut chunks {
+        let mut buf = [0u8; 16];
+        for (d, &q) in buf.iter_mut().zip(chunk) {
+            *d = q.wrapping_add(33);
+        }
+        out.extend_from_slice(&buf);
+    }
+    out.extend(chunks.remainder().iter().map(|&q| q.wrapping_add(33)));
+}
+
+fn header_name_len(header: &Header, ref_id: i32) -> usize {
+    usize::try_from(ref_id)
+        .ok()
+        .and_then(|t| header.ref_name(t))
+        .map_or(1, <[u8]>::len)
+}
+
 /// RNAME/RNEXT for a reference id that `Record::decode` has already range-checked.
 fn push_ref_name(out: &mut Vec<u8>, header: &Header, ref_id: i32) {
     match usize::try_from(ref_id)
@@ -137,36 +181,74 @@ fn push_ref_name(out: &mut Vec<u8>, header: &Header, ref_id: i32) {
     }
 }
 
-/// Appends the decimal form of `n`.
-pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    // Most numbers in a SAM line (flags, MAPQ, CIGAR lengths) are short; avoid a copy call.
+/// "00" to "99": two digits per division, as fast integer printers do.
+static DIGIT_PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
+/// Appends the decimal form of `n`. The short numbers that fill a SAM line (flags, MAPQ, CIGAR
+/// lengths, tag values) take one fixed-size store each.
+#[inline]
+pub(crate) fn push_u32(out: &mut Vec<u8>, n: u32) {
     if n < 10 {
         out.push(b'0' + n as u8);
-        return;
+    } else if n < 100 {
+        out.extend_from_slice(&DIGIT_PAIRS[n as usize]);
+    } else if n < 1000 {
+        let [a, b] = DIGIT_PAIRS[(n % 100) as usize];
+        out.extend_from_slice(&[b'0' + (n / 100) as u8, a, b]);
+    } else {
+        push_digits(out, u64::from(n));
     }
-    if n < 100 {
-        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
-        return;
+}
+
+/// Appends the decimal form of `n`.
+#[inline]
+pub(crate) fn push_u64(out: &mut Vec<u8>, n: u64) {
+    match u32::try_from(n) {
+        Ok(n) => push_u32(out, n),
+        Err(_) => push_digits(out, n),
     }
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends the decimal form of `n`, with a `-` when negative.
+#[inline]
 pub(crate) fn push_i64(out: &mut Vec<u8>, n: i64) {
     if n < 0 {
         out.push(b'-');
     }
     push_u64(out, n.unsigned_abs());
+}
+
+/// The digits of `n`, two per division, placed at the start of a fixed buffer that is appended
+/// whole (a constant-size copy, no call) and then cut to length.
+fn push_digits(out: &mut Vec<u8>, mut n: u64) {
+    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let mut buf = [0u8; 20];
+    let mut i = len;
+    while n >= 100 {
+        let [a, b] = DIGIT_PAIRS[(n % 100) as usize];
+        n /= 100;
+        i -= 2;
+        buf[i] = a;
+        buf[i + 1] = b;
+    }
+    if n >= 10 {
+        let [a, b] = DIGIT_PAIRS[n as usize];
+        buf[0] = a;
+        buf[1] = b;
+    } else {
+        buf[0] = b'0' + n as u8;
+    }
+    let start = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(start + len);
 }
 
 #[cfg(test)]
@@ -188,6 +270,21 @@ mod tests {
             String::from_utf8(v).unwrap(),
             "0 -9223372036854775808 18446744073709551615 -7"
         );
+        // Every digit count, and the edges between them.
+        let mut n: u64 = 1;
+        for _ in 0..19 {
+            for m in [n - 1, n, n + 1, 2 * n - 1, 5 * n + 3] {
+                let mut v = Vec::new();
+                push_u64(&mut v, m);
+                assert_eq!(v, m.to_string().into_bytes(), "{m}");
+                if let Ok(m32) = u32::try_from(m) {
+                    let mut v = b"x".to_vec();
+                    push_u32(&mut v, m32);
+                    assert_eq!(v, format!("x{m}").into_bytes(), "{m}");
+                }
+            }
+            n *= 10;
+        }
     }
 
     fn header() -> Header {

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use bam::parse_region;
-use bam::{Reader, Record};
+use bam::{Reader, Record, SamWriteError, SamWriter};
 
 use crate::args::{parse_view, HeaderMode, ViewArgs};
 
@@ -47,9 +47,35 @@ struct Filter {
 }
 
 impl Filter {
-    fn keeps(&self, r: &Record) -> bool {
+    fn keeps<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {
         let flag = r.flag();
         flag & self.require == self.require && flag & self.exclude == 0 && r.mapq() >= self.min_mapq
+    }
+}
+
+/// Where the records that pass the filter go: counted (`-c`), or written as SAM.
+enum Output<W: Write> {
+    Count(u64),
+    Sam(SamWriter<W>),
+}
+
+impl<W: Write> Output<W> {
+    fn take<D: AsRef<[u8]>>(&mut self, record: &Record<D>) -> Result<(), SamWriteError> {
+        match self {
+            Output::Count(n) => {
+                *n += 1;
+                Ok(())
+            }
+            Output::Sam(w) => w.write_record(record),
+        }
+    }
+
+    /// Writes what is pending; the count for `-c`.
+    fn finish(self) -> Result<Option<u64>, SamWriteError> {
+        match self {
+            Output::Count(n) => Ok(Some(n)),
+            Output::Sam(w) => w.finish().map(|_| None),
+        }
     }
 }
 
@@ -110,49 +136,77 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         exclude: args.exclude_flags,
         min_mapq: args.min_mapq,
     };
-    let mut line = Vec::with_capacity(1 << 16);
-    let mut count: u64 = 0;
-    let mut emit = |record: &Record, out: &mut W, header: &bam::Header| -> Result<(), Failure> {
-        if !filter.keeps(record) {
-            return Ok(());
-        }
-        count += 1;
-        if !args.count {
-            line.clear();
-            bam::write_sam(record, header, &mut line).map_err(|e| format!("{file}: {e}"))?;
-            out.write_all(&line)?;
-        }
-        Ok(())
-    };
-
-    if regions.is_empty() {
-        while let Some(record) = reader.read_record()? {
-            emit(&record, out, reader.header())?;
-        }
+    let mut output = if args.count {
+        Output::Count(0)
     } else {
-        reader.load_index(index_location)?;
-        for region in regions {
-            let target = match parse_region(region, reader.header()) {
-                Ok(target) => target,
-                Err(e) => {
-                    if let Some(message) = e.htslib_message() {
-                        eprintln!("{message}");
-                    }
-                    eprintln!("{}", e.samtools_warning());
-                    continue;
-                }
-            };
-            let mut query = reader.query(target)?;
-            if query.is_invalid() {
-                eprintln!("{}", bam::region::invalid_region_warning(region));
-            }
-            while let Some(record) = query.next_record()? {
-                emit(&record, out, query.header())?;
+        let header = reader.header().clone();
+        Output::Sam(SamWriter::new(&mut *out, &header, args.threads))
+    };
+    let read = read_records(&mut reader, index_location, regions, &filter, &mut output);
+    // The records before a failure are written before it is reported. A record that cannot be
+    // formatted comes before any later read error, so its error is the one to report.
+    let formatting_error = |e: SamWriteError| -> Failure {
+        match e {
+            SamWriteError::Record(e) => format!("{file}: {e}").into(),
+            SamWriteError::Io(e) => e.into(),
+        }
+    };
+    let count = match (read, output.finish()) {
+        (_, Err(e @ SamWriteError::Record(_))) => return Err(formatting_error(e)),
+        (Err(e), _) => return Err(e),
+        (Ok(()), Err(e)) => return Err(formatting_error(e)),
+        (Ok(()), Ok(count)) => count,
+    };
+    if let Some(count) = count {
+        writeln!(out, "{count}")?;
+    }
+    Ok(())
+}
+
+/// Reads the whole file, or each region in turn, into `output`.
+fn read_records<W: Write>(
+    reader: &mut Reader,
+    index_location: Option<&str>,
+    regions: &[String],
+    filter: &Filter,
+    output: &mut Output<W>,
+) -> Result<(), Failure> {
+    let file = reader.location().to_string();
+    let formatting_error = |e: SamWriteError| -> Failure {
+        match e {
+            SamWriteError::Record(e) => format!("{file}: {e}").into(),
+            SamWriteError::Io(e) => e.into(),
+        }
+    };
+    if regions.is_empty() {
+        while let Some(record) = reader.read_record_ref()? {
+            if filter.keeps(&record) {
+                output.take(&record).map_err(formatting_error)?;
             }
         }
+        return Ok(());
     }
-    if args.count {
-        writeln!(out, "{count}")?;
+    reader.load_index(index_location)?;
+    for region in regions {
+        let target = match parse_region(region, reader.header()) {
+            Ok(target) => target,
+            Err(e) => {
+                if let Some(message) = e.htslib_message() {
+                    eprintln!("{message}");
+                }
+                eprintln!("{}", e.samtools_warning());
+                continue;
+            }
+        };
+        let mut query = reader.query(target)?;
+        if query.is_invalid() {
+            eprintln!("{}", bam::region::invalid_region_warning(region));
+        }
+        while let Some(record) = query.next_record()? {
+            if filter.keeps(&record) {
+                output.take(&record).map_err(formatting_error)?;
+            }
+        }
     }
     Ok(())
 }

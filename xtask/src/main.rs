@@ -7,6 +7,7 @@ mod bench_remote;
 mod conformance;
 mod layering;
 mod nginx;
+mod noodles_count;
 mod server;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +24,7 @@ cargo xtask <command>
   bench-data [--pairs=N]   generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
   bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N] [--json FILE]
                            the seed's remote benchmark: unbounded, bounded, hts, samtools, minimum
-  bench-local [--runs N] [--pairs N]
+  bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..] [--no-noodles]
                            whole-file and region decoding, hts vs samtools, 1 and 2 threads
   serve [DIR] [--port N] [--profile ec2|home|loopback]
                            serve DIR (default fixtures/) on 127.0.0.1 until killed";
@@ -567,15 +568,54 @@ fn cmd_bench_remote(args: &[String]) -> Result<(), String> {
 fn cmd_bench_local(args: &[String]) -> Result<(), String> {
     let bam = bench_bam(args)?;
     let hts = release_hts()?;
-    let samtools = bench_remote::which("samtools");
+    let samtools = bench_remote::which("samtools").ok_or("samtools is not on PATH")?;
+    let noodles = if args.iter().any(|a| a == "--no-noodles") {
+        None
+    } else {
+        Some(noodles_count::build()?)
+    };
     let runs = flag_value(args, "--runs")
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let mut cases = vec![("whole file".to_string(), Vec::new())];
-    for (name, regions) in bench_cases(Some("r10,chr22"))? {
-        cases.push((format!("regions {name}"), regions));
+    let threads: Vec<usize> = flag_value(args, "--threads")
+        .unwrap_or("1,2")
+        .split(',')
+        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
+        .collect::<Option<_>>()
+        .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
+    let mut cases = vec![
+        bench_local::Case {
+            name: "view -c".to_string(),
+            options: vec!["-c".to_string()],
+            regions: Vec::new(),
+        },
+        bench_local::Case {
+            name: "view (SAM)".to_string(),
+            options: Vec::new(),
+            regions: Vec::new(),
+        },
+    ];
+    for (name, regions) in bench_cases(Some("r5,chr22"))? {
+        cases.push(bench_local::Case {
+            name: format!("view {name} (SAM)"),
+            options: Vec::new(),
+            regions,
+        });
     }
-    let table = bench_local::run(&hts, samtools.as_deref(), &bam, runs, &cases)?;
-    println!("\n{table}\n(cargo xtask bench-local, median of {runs})");
+    if let Some(only) = flag_value(args, "--cases") {
+        let wanted: Vec<&str> = only.split(',').collect();
+        cases.retain(|c| wanted.iter().any(|w| c.name.contains(w)));
+    }
+    let tools = bench_local::Tools {
+        hts,
+        samtools,
+        noodles,
+    };
+    let table = bench_local::run(&tools, &bam, runs, &threads, &cases)?;
+    println!(
+        "\n{table}\n(cargo xtask bench-local {}: median of {runs}, {})",
+        args.join(" "),
+        bam.display()
+    );
     Ok(())
 }

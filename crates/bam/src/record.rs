@@ -600,6 +600,39 @@ mod tests {
     }
 
     #[test]
+    fn in_place_decoding_matches_owned() {
+        let real = [1 << 4, 1 << 4 | 1, 5 << 4 | 2, 2 << 4];
+        let mut plain = Raw::new();
+        plain.aux = b"NMC\x02".to_vec();
+        for raw in [plain, cg_raw(&real)] {
+            let bytes = raw.bytes();
+            let owned = Record::decode(bytes.clone(), 3).unwrap();
+            let mut scratch = Vec::new();
+            let borrowed = Record::decode_in(&bytes, 3, &mut scratch).unwrap();
+            assert_eq!(borrowed.data(), owned.data());
+            let ops = |c: Cigar<'_>| c.iter().map(|o| o.0).collect::<Vec<u32>>();
+            assert_eq!(ops(borrowed.cigar()), ops(owned.cigar()));
+            assert_eq!(borrowed.aux(), owned.aux());
+            assert_eq!(borrowed.bin(), owned.bin());
+            let copy = borrowed.to_owned_record();
+            assert_eq!(copy.data(), owned.data());
+            assert_eq!(copy.end_pos(), owned.end_pos());
+        }
+        // Only a rewritten record uses the scratch buffer.
+        let mut scratch = Vec::new();
+        let bytes = Raw::new().bytes();
+        Record::decode_in(&bytes, 3, &mut scratch).unwrap();
+        assert!(scratch.is_empty());
+        let mut bad = Raw::new();
+        bad.l_seq = -1;
+        let bytes = bad.bytes();
+        assert_eq!(
+            Record::decode_in(&bytes, 3, &mut scratch).unwrap_err(),
+            RecordError::NegativeSeqLength(-1)
+        );
+    }
+
+    #[test]
     fn cg_tag_left_alone_when_rules_do_not_match() {
         // Fewer real operations than the placeholder has.
         let r = cg_raw(&[4 << 4]).decode().unwrap();

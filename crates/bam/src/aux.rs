@@ -192,14 +192,34 @@ fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
 pub(crate) fn format(aux: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
     let mut start = 0;
     // sam_format1 stops silently when fewer than 4 bytes are left.
-    while aux.len() - start >= 4 {
-        let Some((end, next)) = value_end(aux, start + 3) else {
-            return Err(start);
+    while let Some(field) = aux.get(start..).filter(|f| f.len() >= 4) {
+        let (k0, k1, ty) = (field[0], field[1], field[2]);
+        let v = &field[3..];
+        // The commonest types first, each written with one fixed-size prefix.
+        let used = match ty {
+            b'C' => {
+                out.extend_from_slice(&[b'\t', k0, k1, b':', b'i', b':']);
+                push_u32(out, u32::from(v[0]));
+                1
+            }
+            b'Z' => {
+                let Some(n) = v.iter().position(|&b| b == 0) else {
+                    return Err(start);
+                };
+                out.extend_from_slice(&[b'\t', k0, k1, b':', b'Z', b':']);
+                out.extend_from_slice(&v[..n]);
+                n + 1
+            }
+            _ => {
+                let Some((end, next)) = value_end(aux, start + 3) else {
+                    return Err(start);
+                };
+                out.extend_from_slice(&[b'\t', k0, k1, b':']);
+                format_value(ty, &aux[start + 3..end], out);
+                next - (start + 3)
+            }
         };
-        let ty = aux[start + 2];
-        out.extend_from_slice(&[b'\t', aux[start], aux[start + 1], b':']);
-        format_value(ty, &aux[start + 3..end], out);
-        start = next;
+        start += 3 + used;
     }
     Ok(())
 }

@@ -193,8 +193,7 @@ impl<D: AsRef<[u8]>> Record<D> {
     /// reference ids; the bin is recomputed from the CIGAR as htslib does.
     fn check(&mut self, n_ref: usize) -> Result<(), RecordError> {
         if self.n_cigar > 0 {
-            let cigar = self.cigar();
-            let (rlen, qlen) = (cigar.reference_len(), cigar.query_len());
+            let (rlen, qlen) = self.cigar().lengths();
             let span = if self.flag & FLAG_UNMAPPED != 0 || rlen == 0 {
                 1
             } else {

@@ -145,22 +145,24 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
     let read = read_records(&mut reader, index_location, regions, &filter, &mut output);
     // The records before a failure are written before it is reported. A record that cannot be
     // formatted comes before any later read error, so its error is the one to report.
-    let formatting_error = |e: SamWriteError| -> Failure {
-        match e {
-            SamWriteError::Record(e) => format!("{file}: {e}").into(),
-            SamWriteError::Io(e) => e.into(),
-        }
-    };
     let count = match (read, output.finish()) {
-        (_, Err(e @ SamWriteError::Record(_))) => return Err(formatting_error(e)),
+        (_, Err(e @ SamWriteError::Record(_))) => return Err(write_failure(file, e)),
         (Err(e), _) => return Err(e),
-        (Ok(()), Err(e)) => return Err(formatting_error(e)),
+        (Ok(()), Err(e)) => return Err(write_failure(file, e)),
         (Ok(()), Ok(count)) => count,
     };
     if let Some(count) = count {
         writeln!(out, "{count}")?;
     }
     Ok(())
+}
+
+/// A record that cannot be formatted is reported with the file's name, as before any I/O error.
+fn write_failure(file: &str, e: SamWriteError) -> Failure {
+    match e {
+        SamWriteError::Record(e) => format!("{file}: {e}").into(),
+        SamWriteError::Io(e) => e.into(),
+    }
 }
 
 /// Reads the whole file, or each region in turn, into `output`.
@@ -172,12 +174,7 @@ fn read_records<W: Write>(
     output: &mut Output<W>,
 ) -> Result<(), Failure> {
     let file = reader.location().to_string();
-    let formatting_error = |e: SamWriteError| -> Failure {
-        match e {
-            SamWriteError::Record(e) => format!("{file}: {e}").into(),
-            SamWriteError::Io(e) => e.into(),
-        }
-    };
+    let formatting_error = |e| write_failure(&file, e);
     if regions.is_empty() {
         while let Some(record) = reader.read_record_ref()? {
             if filter.keeps(&record) {

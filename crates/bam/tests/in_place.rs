@@ -237,17 +237,20 @@ fn a_bad_record_mid_run_stops_the_output_exactly_before_it() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// A header with one reference, `c`, and a valid record on it.
+fn one_reference_and_a_good_record() -> (Header, Record) {
+    let reference = bam::Reference {
+        name: b"c".to_vec(),
+        len: 100_000,
+    };
+    let header = Header::from_parts(Vec::new(), vec![reference]).unwrap();
+    let good = Record::decode(record("good", 5, 150, b"NMC\x01")[4..].to_vec(), 1).unwrap();
+    (header, good)
+}
+
 #[test]
 fn threaded_error_output_is_the_text_before_the_bad_record() {
-    let header = Header::from_parts(
-        Vec::new(),
-        vec![bam::Reference {
-            name: b"c".to_vec(),
-            len: 100_000,
-        }],
-    )
-    .unwrap();
-    let good = Record::decode(record("good", 5, 150, b"NMC\x01")[4..].to_vec(), 1).unwrap();
+    let (header, good) = one_reference_and_a_good_record();
     let bad = Record::decode(record("bad", 6, 150, b"XQQ1234")[4..].to_vec(), 1).unwrap();
     let mut one = Vec::new();
     write_sam(&good, &header, &mut one).unwrap();
@@ -299,15 +302,7 @@ impl Write for Full {
 
 #[test]
 fn output_errors_stop_the_writer() {
-    let header = Header::from_parts(
-        Vec::new(),
-        vec![bam::Reference {
-            name: b"c".to_vec(),
-            len: 100_000,
-        }],
-    )
-    .unwrap();
-    let good = Record::decode(record("good", 5, 150, b"NMC\x01")[4..].to_vec(), 1).unwrap();
+    let (header, good) = one_reference_and_a_good_record();
     for threads in [0, 2] {
         let mut w = SamWriter::new(Full { left: 3 << 20 }, &header, threads);
         let mut failed = None;

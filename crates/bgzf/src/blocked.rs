@@ -147,10 +147,28 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    /// Makes `data` the current block's data, keeping the old buffer for a later block.
-    fn install(&mut self, data: Vec<u8>) {
-        let old = std::mem::replace(&mut self.block, data);
-        self.spare_data.push(old);
+    /// Makes an inflated block current (keeping the old buffer for a later block), or on a
+    /// failure leaves the current block as it was and rewinds the read-ahead to the bad block.
+    fn accept(
+        &mut self,
+        coffset: u64,
+        clen: u64,
+        inflated: Inflated,
+    ) -> Result<Option<(u64, u64)>> {
+        let Inflated { result, data, raw } = inflated;
+        self.spare_raw.push(raw);
+        match result {
+            Ok(()) => {
+                let old = std::mem::replace(&mut self.block, data);
+                self.spare_data.push(old);
+                Ok(Some((coffset, clen)))
+            }
+            Err(e) => {
+                self.spare_data.push(data);
+                self.rewind_to(coffset);
+                Err(e)
+            }
+        }
     }
 
     /// Loads the next block's data (from the read-ahead queue, or read now) into `self.block`
@@ -168,20 +186,7 @@ impl<S: Source> BgzfState<S> {
                     // Keep the workers busy while this thread waits.
                     self.fill_queue();
                     match answer.recv() {
-                        Ok(Inflated { result, data, raw }) => {
-                            self.spare_raw.push(raw);
-                            match result {
-                                Ok(()) => {
-                                    self.install(data);
-                                    Ok(Some((coffset, clen)))
-                                }
-                                Err(e) => {
-                                    self.spare_data.push(data);
-                                    self.rewind_to(coffset);
-                                    Err(e)
-                                }
-                            }
-                        }
+                        Ok(inflated) => self.accept(coffset, clen, inflated),
                         Err(_) => {
                             self.rewind_to(coffset);
                             Err(Error::Thread {
@@ -207,20 +212,8 @@ impl<S: Source> BgzfState<S> {
             Fetched::Block(raw) => {
                 let (coffset, clen) = (raw.coffset, raw.bytes.len() as u64);
                 let out = self.spare_data.pop().unwrap_or_default();
-                let Inflated { result, data, raw } =
-                    inflate_job(raw, out, &mut self.decompressor, &self.name);
-                self.spare_raw.push(raw);
-                match result {
-                    Ok(()) => {
-                        self.install(data);
-                        Ok(Some((coffset, clen)))
-                    }
-                    Err(e) => {
-                        self.spare_data.push(data);
-                        self.rewind_to(coffset);
-                        Err(e)
-                    }
-                }
+                let inflated = inflate_job(raw, out, &mut self.decompressor, &self.name);
+                self.accept(coffset, clen, inflated)
             }
             Fetched::Eof | Fetched::Stopped => Ok(None),
         }

@@ -105,3 +105,73 @@ pub fn run(root: &Path, pairs: u64) -> Result<PathBuf, String> {
     println!("{} is ready", bam.display());
     Ok(bam)
 }
+
+pub const HELP: &str = "\
+cargo xtask bench-data [--pairs N]
+  Generates the benchmark BAM (default 12500000 pairs: 2.2 GB, 27 M records, GRCh37 names; about
+  15 minutes on 2 cores) with its BAI and CSI into $HTS_BENCH_DIR or ~/.cache/hts-bench, from
+  ../shared/bench/gen_bam.py (or the copy in fixtures/bench) and samtools (installed with apt
+  when missing and running as root). Data already there is kept.";
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let pairs = match crate::flag_value(args, "--pairs") {
+        Some(p) => p
+            .parse()
+            .map_err(|_| format!("--pairs '{p}' is not a number"))?,
+        None => args
+            .iter()
+            .find_map(|a| a.strip_prefix("--pairs="))
+            .map(|p| {
+                p.parse()
+                    .map_err(|_| format!("--pairs '{p}' is not a number"))
+            })
+            .transpose()?
+            .unwrap_or(DEFAULT_PAIRS),
+    };
+    run(&crate::root(), pairs).map(|_| ())
+}
+
+/// The benchmark BAM for `--pairs N` (default the full one); an error saying how to make it
+/// when it is missing.
+pub fn existing_bam(args: &[String]) -> Result<PathBuf, String> {
+    let pairs = crate::flag_value(args, "--pairs")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(DEFAULT_PAIRS);
+    let bam = bam_path(pairs);
+    if !PathBuf::from(format!("{}.done", bam.display())).exists() {
+        return Err(format!(
+            "{} is missing: run `cargo xtask bench-data{}` first",
+            bam.display(),
+            if pairs == DEFAULT_PAIRS {
+                String::new()
+            } else {
+                format!(" --pairs {pairs}")
+            }
+        ));
+    }
+    Ok(bam)
+}
+
+/// The query cases of `regions.txt` (name and regions), only those named in `filter` if given.
+pub fn cases(filter: Option<&str>) -> Result<Vec<(String, Vec<String>)>, String> {
+    let path = bench_source(&crate::root()).join("regions.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let wanted: Option<Vec<&str>> = filter.map(|f| f.split(',').collect());
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let Some((name, regions)) = line.split_once('\t') else {
+            continue;
+        };
+        if wanted.as_ref().is_some_and(|w| !w.contains(&name)) {
+            continue;
+        }
+        out.push((
+            name.to_string(),
+            regions.split_whitespace().map(str::to_string).collect(),
+        ));
+    }
+    Ok(out)
+}

@@ -329,3 +329,68 @@ pub fn run(
     }
     Ok(table)
 }
+
+pub const HELP: &str = "\
+cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..] [--no-noodles]
+  Times local decoding of the benchmark BAM (cargo xtask bench-data makes it): view -c, view to
+  SAM, 5 small regions and chr22, at each thread count (default 1,2; -@ N = N + 1 threads), hts
+  against samtools view and, for counts, a noodles-bam 0.98 program (libdeflate) that the xtask
+  builds in its own project under ~/.cache/hts-tools. Outputs are compared first (counts, and a
+  digest of the whole SAM text), then whole processes alternate for N rounds (default 3); the
+  table gives medians of wall time, ratios hts / other (below 1: hts is faster), CPU time and
+  peak RSS. Run it on an idle machine: the load average is printed before and after.";
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let bam = crate::bench_data::existing_bam(args)?;
+    let hts = crate::release_hts()?;
+    let samtools = crate::bench_remote::which("samtools").ok_or("samtools is not on PATH")?;
+    let noodles = if args.iter().any(|a| a == "--no-noodles") {
+        None
+    } else {
+        Some(crate::noodles_count::build()?)
+    };
+    let runs = crate::flag_value(args, "--runs")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let threads: Vec<usize> = crate::flag_value(args, "--threads")
+        .unwrap_or("1,2")
+        .split(',')
+        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
+        .collect::<Option<_>>()
+        .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
+    let mut cases = vec![
+        Case {
+            name: "view -c".to_string(),
+            options: vec!["-c".to_string()],
+            regions: Vec::new(),
+        },
+        Case {
+            name: "view (SAM)".to_string(),
+            options: Vec::new(),
+            regions: Vec::new(),
+        },
+    ];
+    for (name, regions) in crate::bench_data::cases(Some("r5,chr22"))? {
+        cases.push(Case {
+            name: format!("view {name} (SAM)"),
+            options: Vec::new(),
+            regions,
+        });
+    }
+    if let Some(only) = crate::flag_value(args, "--cases") {
+        let wanted: Vec<&str> = only.split(',').collect();
+        cases.retain(|c| wanted.iter().any(|w| c.name.contains(w)));
+    }
+    let tools = Tools {
+        hts,
+        samtools,
+        noodles,
+    };
+    let table = run(&tools, &bam, runs, &threads, &cases)?;
+    println!(
+        "\n{table}\n(cargo xtask bench-local {}: median of {runs}, {})",
+        args.join(" "),
+        bam.display()
+    );
+    Ok(())
+}

@@ -1,30 +1,29 @@
-//! `cargo xtask bench-remote`: the seed's benchmark (htslib PR #1998) on a local emulated link,
-//! with samtools, our three range modes and the physical minimum side by side, in one run.
+//! `cargo xtask bench-remote`: the remote benchmark on a local emulated link (127.0.0.1), every
+//! mode side by side in one run: htslib's request pattern and PR #1998's (both reproduced by
+//! `hts --fetch-mode`), `hts` cold and warm (its index cache), a sweep of `--fetchers`, and
+//! samtools cold and warm, with the physical minimum of each query.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::server::{Link, Server, Summary};
+use testkit::{Link, Server, Summary};
 
-/// Link profiles of `../shared/bench/README.md`.
-pub fn profile(name: &str) -> Option<Link> {
-    let mb = 1e6;
-    match name {
-        "ec2" => Some(Link {
-            bandwidth: Some(35.0 * mb),
-            latency: Duration::from_millis(20),
-            connect_latency: Duration::from_millis(2),
-        }),
-        "home" => Some(Link {
-            bandwidth: Some(2.0 * mb),
-            latency: Duration::from_millis(60),
-            connect_latency: Duration::from_millis(60),
-        }),
-        "loopback" => Some(Link::default()),
-        _ => None,
-    }
-}
+use crate::bench_minimum::{Minimum, Needed};
+use crate::bench_table::{self, Cell};
+
+pub const HELP: &str = "\
+cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
+                         [--fetchers-sweep] [--json FILE]
+  Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
+  127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
+  PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
+  its cache), with --fetchers 1, 2, 4, 8 (--fetchers-sweep), and samtools view -X (cold, and
+  warm with the index it left in its working directory), comparing every output with
+  samtools'. Columns: wall time, time to the first record, bytes written by the server, index
+  bytes, GETs, connections. Profiles: ec2 (35 MB/s, 20 ms), home (2 MB/s, 60 ms), loopback.
+  Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1).";
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -33,80 +32,143 @@ pub struct Options {
     pub cases: Vec<(String, Vec<String>)>,
     pub json: PathBuf,
     pub threads: usize,
+    pub fetchers_sweep: bool,
 }
 
-/// One measured cell: medians over the runs.
-#[derive(Debug, Clone)]
-pub struct Cell {
-    pub profile: String,
-    pub case: String,
-    pub mode: String,
-    pub temperature: &'static str,
-    pub wall: f64,
-    pub written: u64,
-    pub advertised: u64,
-    pub gets: usize,
-    pub connections: u64,
-    pub unbounded: usize,
-    pub output_ok: bool,
+/// What one run of a command gave.
+struct Run {
+    stdout: Vec<u8>,
+    wall: f64,
+    first_record: Option<f64>,
 }
 
-fn median_f(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
-}
-
-fn median_u(mut v: Vec<u64>) -> u64 {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or(0)
-}
-
-/// Runs `program args` in `cwd`; returns (stdout, wall seconds).
-fn timed(program: &Path, args: &[String], cwd: &Path) -> Result<(Vec<u8>, f64), String> {
+/// Runs `program args` in `cwd` with `env`, timing the whole run and the first byte of output.
+fn timed(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[(&str, &Path)],
+) -> Result<Run, String> {
     let start = Instant::now();
-    let out = Command::new(program)
+    let mut child = Command::new(program)
         .args(args)
         .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    let mut stderr = child.stderr.take().ok_or("no stderr pipe")?;
+    let errors = std::thread::spawn(move || {
+        let mut e = Vec::new();
+        let _ = stderr.read_to_end(&mut e);
+        e
+    });
+    let mut out = child.stdout.take().ok_or("no stdout pipe")?;
+    let mut stdout = Vec::new();
+    let mut first_record = None;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = out.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        if first_record.is_none() {
+            first_record = Some(start.elapsed().as_secs_f64());
+        }
+        stdout.extend_from_slice(&buf[..n]);
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
     let wall = start.elapsed().as_secs_f64();
-    if !out.status.success() {
+    let errors = errors.join().unwrap_or_default();
+    if !status.success() {
         return Err(format!(
-            "{} {} failed ({}): {}",
+            "{} {} failed ({status}): {}",
             program.display(),
             args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&errors)
                 .chars()
                 .take(400)
                 .collect::<String>()
         ));
     }
-    Ok((out.stdout, wall))
+    Ok(Run {
+        stdout,
+        wall,
+        first_record,
+    })
 }
 
 fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let d = std::env::temp_dir().join(format!(
         "hts-bench-{}-{tag}-{}",
         std::process::id(),
-        rand_suffix()
+        NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
     Ok(d)
 }
 
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
-}
-
+/// A way of running a query, and whether a second (warm) run follows each cold one.
 struct Mode {
-    name: &'static str,
+    name: String,
     program: PathBuf,
     extra: Vec<String>,
+    warm: bool,
+}
+
+fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
+    let hts_mode = |name: &str, extra: &[&str], warm: bool| Mode {
+        name: name.to_string(),
+        program: hts.to_path_buf(),
+        extra: extra.iter().map(|s| s.to_string()).collect(),
+        warm,
+    };
+    let threads = opts.threads.to_string();
+    let mut modes = vec![
+        hts_mode(
+            "htslib",
+            &["--fetch-mode", "open-ended", "--no-cache"],
+            false,
+        ),
+        hts_mode(
+            "pr1998",
+            &["--fetch-mode", "per-chunk", "--no-cache"],
+            false,
+        ),
+        hts_mode("hts", &["-@", &threads], true),
+    ];
+    if opts.fetchers_sweep {
+        for f in ["1", "2", "4", "8"] {
+            modes.push(hts_mode(
+                &format!("hts f{f}"),
+                &["-@", &threads, "--fetchers", f],
+                false,
+            ));
+        }
+    }
+    if let Some(s) = samtools {
+        modes.push(Mode {
+            name: "samtools".to_string(),
+            program: s.to_path_buf(),
+            extra: Vec::new(),
+            warm: true,
+        });
+    }
+    modes
+}
+
+/// The bytes of index files served (the index is small: what was advertised was sent).
+fn index_bytes(server: &Server, index_size: u64) -> u64 {
+    server
+        .log()
+        .iter()
+        .filter(|e| e.method == "GET" && (e.path.ends_with(".bai") || e.path.ends_with(".csi")))
+        .map(|e| e.content_length.min(index_size))
+        .sum()
 }
 
 /// Measures every mode for every case under every profile.
@@ -117,55 +179,22 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
         .and_then(|n| n.to_str())
         .ok_or("bad benchmark file name")?
         .to_string();
+    let index_size = std::fs::metadata(format!("{}.bai", bam.display()))
+        .map_err(|e| e.to_string())?
+        .len();
     let samtools = which("samtools");
-    if let Some(s) = &samtools {
-        let v = Command::new(s)
-            .arg("--version")
-            .output()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .unwrap_or_default();
-        println!("samtools: {v} ({})", s.display());
-    } else {
-        println!("samtools: not on PATH: its rows are left out, outputs are checked against the local query");
+    match &samtools {
+        Some(s) => println!("samtools: {}", s.display()),
+        None => println!("samtools: not on PATH: its rows are left out"),
     }
-    let mut modes = vec![
-        Mode {
-            name: "unbounded",
-            program: hts.to_path_buf(),
-            extra: vec!["--range-mode".into(), "unbounded".into()],
-        },
-        Mode {
-            name: "bounded",
-            program: hts.to_path_buf(),
-            extra: vec!["--range-mode".into(), "bounded".into()],
-        },
-        Mode {
-            name: "hts",
-            program: hts.to_path_buf(),
-            extra: vec!["-@".into(), opts.threads.to_string()],
-        },
-    ];
-    if let Some(s) = &samtools {
-        modes.push(Mode {
-            name: "samtools",
-            program: s.clone(),
-            extra: vec![],
-        });
-    }
+    let modes = modes(hts, samtools.as_deref(), opts);
     let mut cells = Vec::new();
     for (pname, link) in &opts.profiles {
         let server = Server::start_with(dir, 0, *link)?;
         let url = server.url(&file);
         let idx_url = format!("{url}.bai");
         for (case, regions) in &opts.cases {
-            // The reference output: the local query (itself checked against samtools by the corpus).
-            let local_dir = fresh_dir("local")?;
+            // The reference output: the local query by samtools (or hts without samtools).
             let mut local_args = vec![
                 "view".to_string(),
                 "-X".to_string(),
@@ -173,64 +202,62 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
                 format!("{}.bai", bam.display()),
             ];
             local_args.extend(regions.iter().cloned());
-            let reference = match &samtools {
-                Some(s) => timed(s, &local_args, &local_dir)?.0,
-                None => timed(hts, &local_args, &local_dir)?.0,
-            };
+            let local_dir = fresh_dir("local")?;
+            let reference = timed(
+                samtools.as_deref().unwrap_or(hts),
+                &local_args,
+                &local_dir,
+                &[],
+            )?
+            .stdout;
             let _ = std::fs::remove_dir_all(&local_dir);
             for mode in &modes {
                 let mut args = vec!["view".to_string()];
                 args.extend(mode.extra.iter().cloned());
                 args.extend(["-X".to_string(), url.clone(), idx_url.clone()]);
                 args.extend(regions.iter().cloned());
-                let mut cold: Vec<(f64, Summary, bool)> = Vec::new();
-                let mut warm: Vec<(f64, Summary, bool)> = Vec::new();
+                let mut cold = Vec::new();
+                let mut warm = Vec::new();
                 for _ in 0..opts.runs {
+                    // A fresh working directory (samtools' index download) and cache (ours).
                     let cwd = fresh_dir("cold")?;
-                    server.counters.reset();
-                    let (out, wall) = timed(&mode.program, &args, &cwd)?;
-                    cold.push((wall, server.counters.summary(), out == reference));
-                    if mode.name == "samtools" {
-                        // Warm: again where htslib left the index it downloaded.
-                        server.counters.reset();
-                        let (out, wall) = timed(&mode.program, &args, &cwd)?;
-                        warm.push((wall, server.counters.summary(), out == reference));
+                    let cache = fresh_dir("cache")?;
+                    let env = [("XDG_CACHE_HOME", cache.as_path())];
+                    server.reset();
+                    let r = timed(&mode.program, &args, &cwd, &env)?;
+                    cold.push(measure(&r, &server, index_size, &reference));
+                    if mode.warm {
+                        server.reset();
+                        let r = timed(&mode.program, &args, &cwd, &env)?;
+                        warm.push(measure(&r, &server, index_size, &reference));
                     }
                     let _ = std::fs::remove_dir_all(&cwd);
+                    let _ = std::fs::remove_dir_all(&cache);
                 }
                 for (temperature, runs) in [("cold", cold), ("warm", warm)] {
                     if runs.is_empty() {
                         continue;
                     }
-                    let cell = Cell {
-                        profile: pname.clone(),
-                        case: case.clone(),
-                        mode: mode.name.to_string(),
-                        temperature,
-                        wall: median_f(runs.iter().map(|r| r.0).collect()),
-                        written: median_u(runs.iter().map(|r| r.1.written).collect()),
-                        advertised: median_u(runs.iter().map(|r| r.1.advertised).collect()),
-                        gets: median_u(runs.iter().map(|r| r.1.gets as u64).collect()) as usize,
-                        connections: median_u(runs.iter().map(|r| r.1.connections).collect()),
-                        unbounded: runs.iter().map(|r| r.1.unbounded).max().unwrap_or(0),
-                        output_ok: runs.iter().all(|r| r.2),
-                    };
-                    println!(
-                        "  {pname:>5} {case:>6} {:>10} {temperature}: {:>7.3} s {:>10} B written {:>12} B advertised {:>3} GETs {:>3} conns{}",
-                        cell.mode,
-                        cell.wall,
-                        cell.written,
-                        cell.advertised,
-                        cell.gets,
-                        cell.connections,
-                        if cell.output_ok { "" } else { "  OUTPUT DIFFERS (void)" }
-                    );
+                    let cell = Cell::median(pname, case, &mode.name, temperature, &runs);
+                    println!("  {}", cell.line());
                     cells.push(cell);
                 }
             }
         }
     }
     Ok(cells)
+}
+
+/// One run's figures: (wall, first record, summary, index bytes, output identical).
+fn measure(r: &Run, server: &Server, index_size: u64, reference: &[u8]) -> bench_table::Sample {
+    let summary: Summary = server.summary();
+    bench_table::Sample {
+        wall: r.wall,
+        first_record: r.first_record.unwrap_or(r.wall),
+        summary,
+        index_bytes: index_bytes(server, index_size),
+        output_ok: r.stdout == reference,
+    }
 }
 
 pub fn which(cmd: &str) -> Option<PathBuf> {
@@ -240,116 +267,52 @@ pub fn which(cmd: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn mb(b: u64) -> String {
-    format!("{:.2} MB", b as f64 / 1e6)
-}
-
-/// The seed's table (Query | Unbounded | Bounded | Bandwidth | Time) and the full table.
-pub fn print_tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<(u64, usize)>) -> String {
-    let mut s = String::new();
-    let mut profiles: Vec<&str> = cells.iter().map(|c| c.profile.as_str()).collect();
-    profiles.dedup();
-    for p in profiles {
-        let find = |case: &str, mode: &str, t: &str| {
-            cells
-                .iter()
-                .find(|c| c.profile == p && c.case == case && c.mode == mode && c.temperature == t)
-        };
-        let mut cases: Vec<&str> = cells
-            .iter()
-            .filter(|c| c.profile == p)
-            .map(|c| c.case.as_str())
-            .collect();
-        cases.dedup();
-        s += &format!("\nProfile {p}: the seed's table (htslib's open-ended requests vs bounded requests, ours)\n\n");
-        s += "| Query | Unbounded | Bounded | Bandwidth | Time |\n|---|---|---|---|---|\n";
-        for case in &cases {
-            if let (Some(u), Some(b)) = (
-                find(case, "unbounded", "cold"),
-                find(case, "bounded", "cold"),
-            ) {
-                s += &format!(
-                    "| {case} | {} / {:.2} s | {} / {:.2} s | {:+.0}% | {:+.0}% |\n",
-                    mb(u.written),
-                    u.wall,
-                    mb(b.written),
-                    b.wall,
-                    pct(b.written as f64, u.written as f64),
-                    pct(b.wall, u.wall)
-                );
-            }
-        }
-        s += &format!("\nProfile {p}: every mode (median of runs; bytes are what the server wrote to sockets)\n\n");
-        s += "| Query | mode | wall | written | advertised | GETs | conns | written / minimum | speed vs samtools |\n|---|---|---|---|---|---|---|---|---|\n";
-        for case in &cases {
-            let base = find(case, "samtools", "cold");
-            for c in cells.iter().filter(|c| c.profile == p && &c.case == case) {
-                let min = minimum(case);
-                let ratio = min
-                    .map(|(bytes, _)| format!("{:.2}x", c.written as f64 / bytes.max(1) as f64))
-                    .unwrap_or_default();
-                let vs = base
-                    .map(|b| format!("{:.2}x", b.wall / c.wall.max(1e-9)))
-                    .unwrap_or_default();
-                s += &format!(
-                    "| {case} | {}{} | {:.3} s | {} | {} | {} | {} | {ratio} | {vs}{} |\n",
-                    c.mode,
-                    if c.temperature == "warm" {
-                        " (warm)"
-                    } else {
-                        ""
-                    },
-                    c.wall,
-                    mb(c.written),
-                    mb(c.advertised),
-                    c.gets,
-                    c.connections,
-                    if c.output_ok {
-                        ""
-                    } else {
-                        " VOID: output differs"
-                    }
-                );
-            }
-            if let Some((bytes, spans)) = minimum(case) {
-                s += &format!(
-                    "| {case} | minimum | | {} | | {spans} spans | | 1.00x | |\n",
-                    mb(bytes)
-                );
-            }
-        }
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let bam = crate::bench_data::existing_bam(args)?;
+    let hts = crate::release_hts()?;
+    let mut profiles = Vec::new();
+    for p in crate::flag_value(args, "--profiles")
+        .unwrap_or("ec2,home")
+        .split(',')
+    {
+        let link = Link::profile(p)
+            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, loopback)"))?;
+        profiles.push((p.to_string(), link));
     }
-    s
-}
-
-fn pct(new: f64, old: f64) -> f64 {
-    if old == 0.0 {
-        0.0
-    } else {
-        (new - old) / old * 100.0
+    let opts = Options {
+        profiles,
+        runs: crate::flag_value(args, "--runs")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3),
+        cases: crate::bench_data::cases(Some(
+            crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
+        ))?,
+        json: PathBuf::from(
+            crate::flag_value(args, "--json").unwrap_or("target/bench-remote.json"),
+        ),
+        threads: 2,
+        fetchers_sweep: args.iter().any(|a| a == "--fetchers-sweep"),
+    };
+    let started = Instant::now();
+    let cells = run(&hts, &bam, &opts)?;
+    let mut minimum = Minimum::new(&bam)?;
+    let mut mins: Vec<(String, Needed)> = Vec::new();
+    for (case, regions) in &opts.cases {
+        mins.push((case.clone(), minimum.of(regions)?));
     }
-}
-
-pub fn to_json(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<(u64, usize)>) -> String {
-    let mut s = String::from("{\n  \"cells\": [\n");
-    for (i, c) in cells.iter().enumerate() {
-        s += &format!(
-            "    {{\"profile\": \"{}\", \"case\": \"{}\", \"mode\": \"{}\", \"temperature\": \"{}\", \"wall_s\": {:.4}, \"bytes_written\": {}, \"bytes_advertised\": {}, \"gets\": {}, \"connections\": {}, \"unbounded_requests\": {}, \"output_identical\": {}}}{}\n",
-            c.profile, c.case, c.mode, c.temperature, c.wall, c.written, c.advertised, c.gets, c.connections, c.unbounded, c.output_ok,
-            if i + 1 < cells.len() { "," } else { "" }
-        );
+    let min = |case: &str| mins.iter().find(|(c, _)| c == case).map(|(_, n)| *n);
+    println!("{}", bench_table::tables(&cells, &min));
+    println!(
+        "(cargo xtask bench-remote, {} run(s) a cell, {:.0} s in all)",
+        opts.runs,
+        started.elapsed().as_secs_f64()
+    );
+    let json = crate::root().join(&opts.json);
+    std::fs::write(&json, bench_table::to_json(&cells, &min))
+        .map_err(|e| format!("{}: {e}", json.display()))?;
+    println!("JSON: {}", json.display());
+    if cells.iter().any(|c| !c.output_ok) {
+        return Err("some outputs differ from samtools: those cells are void".to_string());
     }
-    s += "  ],\n  \"minimum\": {";
-    let mut cases: Vec<&str> = cells.iter().map(|c| c.case.as_str()).collect();
-    cases.sort_unstable();
-    cases.dedup();
-    let mins: Vec<String> = cases
-        .iter()
-        .filter_map(|c| {
-            minimum(c).map(|(b, n)| format!("\"{c}\": {{\"bytes\": {b}, \"spans\": {n}}}"))
-        })
-        .collect();
-    s += &mins.join(", ");
-    s += "}\n}\n";
-    s
+    Ok(())
 }

@@ -23,6 +23,7 @@ pub mod aux;
 pub mod cigar;
 pub mod error;
 pub mod header;
+mod index_source;
 mod query;
 mod reader;
 pub mod record;
@@ -35,8 +36,9 @@ pub use index;
 
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
+pub use index_source::{sibling, IndexHint};
 pub use query::{FetchPlan, Query};
-pub use reader::{sibling, OpenOptions, Reader};
+pub use reader::{OpenOptions, Reader};
 pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
 pub use sam::{write_sam, SamWriteError, SamWriter};

@@ -1,4 +1,9 @@
+//! Region queries: one plan for all the regions of a query ([`index::plan`]), the byte source
+//! told the spans in the order they will be read (so a remote one fetches them ahead, several
+//! at once), and records returned region by region with samtools' semantics.
+
 use bgzf::VirtualOffset;
+use index::plan::{self, Plan, Region};
 use index::Chunk;
 
 use crate::reader::Reader;
@@ -9,131 +14,155 @@ use crate::{Error, Result};
 /// How a query's chunks become requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FetchPlan {
-    /// Chunks with small gaps between them are fetched as one span (one bounded request).
+    /// One plan for the whole query: chunks a small gap apart fetched as one span, regions'
+    /// ends estimated from the index, spans fetched ahead in parallel.
     #[default]
-    Merged,
-    /// Each run of touching chunks is fetched on its own (htslib PR #1998's behaviour).
+    Planned,
+    /// Each run of touching chunks read on its own, one after another, to the end of its last
+    /// block (htslib PR #1998's behaviour; with [`hfile::RangeMode::Unbounded`], htslib's).
     PerChunk,
 }
 
-/// Records of one region, in file order, with samtools' semantics: a record is returned when it
-/// overlaps the region; reading stops at the first record past the region's end.
-pub struct Query<'r> {
-    reader: &'r mut Reader,
-    target: Target,
-    chunks: Vec<Chunk>,
-    /// For each chunk, the byte end of the request it is fetched with (the readahead limit).
-    fetch_ends: Vec<u64>,
-    /// Index of the chunk being read; `None` before the first.
-    current: Option<usize>,
+/// Where one target stands.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    /// The chunk being read; `None` before the first.
+    chunk: Option<usize>,
     /// Virtual offset after the last record read.
     position: VirtualOffset,
     started: bool,
-    done: bool,
-    invalid: bool,
+}
+
+/// Records of the targets of one query, in samtools' order: target by target as given, each
+/// the records overlapping it in file order; reading a target stops at its first record past
+/// the end. A target asked twice is read twice.
+pub struct Query<'r> {
+    reader: &'r mut Reader,
+    targets: Vec<Target>,
+    /// The plan of the `Ref` targets, in their order.
+    plan: Plan,
+    /// For each target, its region in the plan.
+    region_of: Vec<Option<usize>>,
+    /// For `*` and `.`: where reading starts.
+    starts: Vec<Option<VirtualOffset>>,
+    current: usize,
+    cursor: Cursor,
 }
 
 impl Reader {
-    /// Starts a query. The index must be loaded ([`Reader::load_index`]).
+    /// Starts a query of one target. The index must be loaded ([`Reader::load_index`]).
     pub fn query(&mut self, target: Target) -> Result<Query<'_>> {
+        self.query_all(&[target])
+    }
+
+    /// Starts a query of several targets, planned as one: their spans are known before the
+    /// first record is read, and a remote file fetches them ahead. The index must be loaded.
+    pub fn query_all(&mut self, targets: &[Target]) -> Result<Query<'_>> {
         let index = self.index().ok_or_else(|| Error::NoIndex {
             name: self.location().to_string(),
         })?;
-        let mut invalid = false;
-        let (chunks, done) = match target {
-            Target::Ref { tid, beg, end } => match index.query_checked(tid, beg, end) {
-                Some(chunks) => {
-                    let done = chunks.is_empty();
-                    (chunks, done)
+        let mut regions = Vec::new();
+        let mut region_of = Vec::with_capacity(targets.len());
+        let mut starts = Vec::with_capacity(targets.len());
+        for t in targets {
+            match *t {
+                Target::Ref { tid, beg, end } => {
+                    region_of.push(Some(regions.len()));
+                    regions.push(Region { tid, beg, end });
+                    starts.push(None);
                 }
-                None => {
-                    invalid = true;
-                    (Vec::new(), true)
+                // Offset 0 is htslib's "no seek": read on from the first record.
+                Target::Unplaced => {
+                    region_of.push(None);
+                    starts.push(index.unplaced_start().map(|s| {
+                        if s.raw() == 0 {
+                            self.first_record()
+                        } else {
+                            s
+                        }
+                    }));
                 }
-            },
-            // Offset 0 is htslib's "no seek": read on from the first record.
-            Target::Unplaced => match index.unplaced_start() {
-                Some(start) => {
-                    let start = if start.raw() == 0 {
-                        self.first_record()
-                    } else {
-                        start
-                    };
-                    (
-                        vec![Chunk {
-                            start,
-                            end: VirtualOffset::from_raw(u64::MAX),
-                        }],
-                        false,
-                    )
+                Target::All => {
+                    region_of.push(None);
+                    starts.push(Some(self.first_record()));
                 }
-                None => (Vec::new(), true),
-            },
-            Target::All => (
-                vec![Chunk {
-                    start: self.first_record(),
-                    end: VirtualOffset::from_raw(u64::MAX),
-                }],
-                false,
-            ),
-        };
+            }
+        }
+        let fetch = self.fetch_plan();
         let size = self.size()?;
-        let starts = self.block_starts();
-        let fetch_ends = match self.fetch_plan() {
-            FetchPlan::PerChunk => fetch_ends(&chunks)
-                .into_iter()
-                .map(|end| bgzf::byte_end(end, starts, size))
-                .collect(),
-            FetchPlan::Merged => span_ends(&chunks, starts, size),
+        let index = self.index().ok_or_else(|| Error::NoIndex {
+            name: self.location().to_string(),
+        })?;
+        let starts_known = self.block_starts();
+        let plan = match fetch {
+            FetchPlan::Planned => {
+                plan::plan(index, &regions, starts_known, size, &self.plan_options())
+            }
+            FetchPlan::PerChunk => per_chunk(index, &regions, starts_known, size),
         };
+        if fetch == FetchPlan::Planned {
+            self.bgzf_mut().advise(&plan.read_order());
+        }
         Ok(Query {
             reader: self,
-            target,
-            chunks,
-            fetch_ends,
-            current: None,
-            position: VirtualOffset::default(),
-            started: false,
-            done,
-            invalid,
+            targets: targets.to_vec(),
+            plan,
+            region_of,
+            starts,
+            current: 0,
+            cursor: Cursor {
+                chunk: None,
+                position: VirtualOffset::default(),
+                started: false,
+            },
         })
     }
 }
 
-/// Each chunk's limit is the end of the planned span that holds it: chunks a small gap apart are
-/// one bounded request, and a seek across the gap stays inside that response.
-fn span_ends(chunks: &[Chunk], starts: &[u64], size: u64) -> Vec<u64> {
-    let spans = index::span::plan(chunks, starts, size, &index::span::Options::default());
-    chunks
-        .iter()
-        .map(|c| {
-            spans
-                .iter()
-                .find(|s| s.contains(c.start.coffset()))
-                .map_or_else(|| bgzf::byte_end(c.end, starts, size), |s| s.end)
-        })
-        .collect()
-}
-
-/// Chunks that touch (one ends where the next starts) are read as one stream, so each chunk's
-/// limit is the end of its run: one request instead of one per chunk.
-fn fetch_ends(chunks: &[Chunk]) -> Vec<VirtualOffset> {
-    let mut ends = vec![VirtualOffset::default(); chunks.len()];
-    let mut run_end = VirtualOffset::default();
-    for i in (0..chunks.len()).rev() {
-        if i + 1 == chunks.len() || chunks[i].end != chunks[i + 1].start {
-            run_end = chunks[i].end;
+/// PR #1998's plan: no merging across gaps, no estimate, each run of touching chunks its own
+/// request to the end of its last block.
+fn per_chunk(index: &index::Index, regions: &[Region], starts: &[u64], size: u64) -> Plan {
+    let mut out = Plan::default();
+    for r in regions {
+        let Some(chunks) = index.query_checked(r.tid, r.beg, r.end) else {
+            out.regions.push(plan::RegionPlan {
+                chunks: Vec::new(),
+                limits: Vec::new(),
+                valid: false,
+            });
+            continue;
+        };
+        let mut limits = vec![0; chunks.len()];
+        let mut run_end = VirtualOffset::default();
+        for i in (0..chunks.len()).rev() {
+            if i + 1 == chunks.len() || chunks[i].end != chunks[i + 1].start {
+                run_end = chunks[i].end;
+            }
+            limits[i] = bgzf::byte_end(run_end, starts, size);
         }
-        ends[i] = run_end;
+        out.regions.push(plan::RegionPlan {
+            chunks,
+            limits,
+            valid: true,
+        });
     }
-    ends
+    out
 }
 
 impl Query<'_> {
-    /// True when the index cannot answer the region at all (a reference beyond the index, an end
-    /// before the start): samtools warns that the region is invalid and carries on.
-    pub fn is_invalid(&self) -> bool {
-        self.invalid
+    /// True when the index cannot answer target `i` at all (a reference beyond the index, an
+    /// end before the start): samtools warns that the region is invalid and carries on.
+    pub fn is_invalid(&self, i: usize) -> bool {
+        self.region_of
+            .get(i)
+            .copied()
+            .flatten()
+            .is_some_and(|r| !self.plan.regions[r].valid)
+    }
+
+    /// The plan of the query's regions.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// The header of the file being queried.
@@ -141,55 +170,82 @@ impl Query<'_> {
         self.reader.header()
     }
 
-    /// The next overlapping record, or `None` when the region is exhausted.
+    /// The index of the target the last record came from.
+    pub fn target_index(&self) -> usize {
+        self.current
+    }
+
+    fn next_target(&mut self) {
+        self.current += 1;
+        self.cursor = Cursor {
+            chunk: None,
+            position: VirtualOffset::default(),
+            started: false,
+        };
+    }
+
+    /// The next record, or `None` when every target is exhausted.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
-        loop {
-            if self.done {
-                return Ok(None);
-            }
-            if let Target::Unplaced | Target::All = self.target {
-                if !self.started {
-                    self.started = true;
-                    self.reader.bgzf_mut().seek(self.chunks[0].start)?;
-                }
-                let record = self.reader.read_record()?;
-                if record.is_none() {
-                    self.done = true;
-                }
-                return Ok(record);
-            }
-            let Target::Ref { tid, beg, end } = self.target else {
-                unreachable!()
+        while self.current < self.targets.len() {
+            let record = match self.targets[self.current] {
+                Target::Ref { tid, beg, end } => self.next_in_region(tid, beg, end)?,
+                Target::Unplaced | Target::All => self.next_from_start()?,
             };
-            let need_next = match self.current {
+            match record {
+                Some(r) => return Ok(Some(r)),
+                None => self.next_target(),
+            }
+        }
+        Ok(None)
+    }
+
+    /// `*` and `.`: every record from the start offset to the end of the file.
+    fn next_from_start(&mut self) -> Result<Option<Record>> {
+        let Some(start) = self.starts[self.current] else {
+            return Ok(None);
+        };
+        if !self.cursor.started {
+            self.cursor.started = true;
+            self.reader.bgzf_mut().seek(start)?;
+        }
+        self.reader.read_record()
+    }
+
+    /// htslib's `hts_itr_next` for one region.
+    fn next_in_region(&mut self, tid: usize, beg: u64, end: u64) -> Result<Option<Record>> {
+        let Some(r) = self.region_of[self.current] else {
+            return Ok(None);
+        };
+        let region = &self.plan.regions[r];
+        let chunks: &[Chunk] = &region.chunks;
+        loop {
+            let need_next = match self.cursor.chunk {
                 None => true,
-                Some(i) => self.position >= self.chunks[i].end,
+                Some(i) => self.cursor.position >= chunks[i].end,
             };
             if need_next {
-                let next = self.current.map_or(0, |i| i + 1);
-                if next >= self.chunks.len() {
-                    self.done = true;
+                let next = self.cursor.chunk.map_or(0, |i| i + 1);
+                if next >= chunks.len() {
                     return Ok(None);
                 }
                 let contiguous = self
-                    .current
-                    .is_some_and(|i| self.chunks[i].end == self.chunks[next].start);
+                    .cursor
+                    .chunk
+                    .is_some_and(|i| chunks[i].end == chunks[next].start);
                 if !contiguous {
-                    let (start, limit) = (self.chunks[next].start, self.fetch_ends[next]);
+                    let (start, limit) = (chunks[next].start, region.limits[next]);
                     self.reader.bgzf_mut().seek_limit(start, limit)?;
-                    self.position = start;
+                    self.cursor.position = start;
                 }
-                self.current = Some(next);
+                self.cursor.chunk = Some(next);
             }
             let Some(record) = self.reader.read_record()? else {
                 // htslib ends the iteration quietly when a chunk points past the end of the file.
-                self.done = true;
                 return Ok(None);
             };
-            self.position = self.reader.virtual_offset();
+            self.cursor.position = self.reader.virtual_offset();
             let pos = i64::from(record.pos());
             if record.ref_id() != tid as i32 || (pos >= 0 && pos as u64 >= end) {
-                self.done = true;
                 return Ok(None);
             }
             let rec_end = record.end_pos();
@@ -197,25 +253,5 @@ impl Query<'_> {
                 return Ok(Some(record));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn c(a: u64, b: u64) -> Chunk {
-        Chunk {
-            start: VirtualOffset::from_raw(a),
-            end: VirtualOffset::from_raw(b),
-        }
-    }
-
-    #[test]
-    fn touching_chunks_share_one_fetch_end() {
-        let chunks = [c(10, 20), c(20, 30), c(40, 50), c(50, 60), c(70, 80)];
-        let ends: Vec<u64> = fetch_ends(&chunks).iter().map(|v| v.raw()).collect();
-        assert_eq!(ends, vec![30, 30, 60, 60, 80]);
-        assert!(fetch_ends(&[]).is_empty());
     }
 }

@@ -4,6 +4,7 @@ use bgzf::VirtualOffset;
 use index::Index;
 
 use crate::header::Header;
+use crate::index_source::{IndexHint, Pending};
 use crate::query::FetchPlan;
 use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
@@ -17,11 +18,20 @@ pub struct OpenOptions {
     pub threads: usize,
     /// How region queries turn chunks into requests.
     pub fetch_plan: FetchPlan,
+    /// The limits of a query's plan (gap merging, span cap, tight ends).
+    pub plan: index::plan::Options,
+    /// The index queries will use: for a remote file its first bytes are fetched while the
+    /// header is, and [`Reader::load_index`] with the same choice uses them.
+    pub index: IndexHint,
 }
 
-/// The bytes of the header's first read: one BGZF block at most, which holds most headers; a
-/// larger one costs further bounded requests, never an open-ended one.
-const HEADER_READAHEAD: u64 = 64 * 1024;
+/// The bytes of the header's first read: the first block of a typical header (a BGZF block is
+/// at most 64 KiB, and writers end the header's blocks before the first record). A longer
+/// header costs further bounded requests, growing in size, never an open-ended one.
+const HEADER_READAHEAD: u64 = 16 * 1024;
+
+/// The 28-byte BGZF EOF marker, fetched ahead so its check costs no round trip of its own.
+const EOF_MARKER_LEN: u64 = 28;
 
 /// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
 /// the file before it meets an allocation.
@@ -38,6 +48,8 @@ pub struct Reader {
     /// Every block start the index knows, for the span planner.
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
+    /// The index of [`OpenOptions::index`], being fetched.
+    pending_index: Option<Pending>,
     /// A record that crosses a block boundary, copied whole.
     straddling: Vec<u8>,
     /// A long-CIGAR record rewritten with its real CIGAR.
@@ -48,6 +60,12 @@ impl Reader {
     /// Opens a local path or URL and reads its header.
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
         let mut file = hfile::open(location, &options.transport)?;
+        // Three requests at once for a remote file: the header, the EOF marker, the index.
+        file.advise_tail(EOF_MARKER_LEN);
+        let pending_index = match options.index {
+            IndexHint::None => None,
+            ref hint => Some(Pending::start(location, hint, &options.transport)),
+        };
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
         let header = Header::read(&mut bgzf, location)?;
@@ -69,6 +87,7 @@ impl Reader {
             first_record,
             block_starts: Arc::default(),
             options: options.clone(),
+            pending_index,
             straddling: Vec::new(),
             rewritten: Vec::new(),
         })
@@ -92,26 +111,14 @@ impl Reader {
     /// Loads the index: `explicit` if given, else `LOCATION.csi` then `LOCATION.bai` (samtools'
     /// order; for a URL the suffix goes on the path, before any query string).
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
-        let index = match explicit {
-            Some(loc) => load_index_at(loc, &self.options.transport)?,
-            None => {
-                let mut found = None;
-                for ext in [".csi", ".bai"] {
-                    let loc = sibling(&self.location, ext);
-                    match load_index_at(&loc, &self.options.transport) {
-                        Ok(idx) => {
-                            found = Some(idx);
-                            break;
-                        }
-                        Err(e) if e.is_not_found() => continue,
-                        Err(e) => return Err(e),
-                    }
-                }
-                found.ok_or_else(|| Error::NoIndex {
-                    name: self.location.clone(),
-                })?
+        let pending = match self.pending_index.take() {
+            Some(p) if p.matches(explicit) => p,
+            _ => {
+                let hint = explicit.map_or(IndexHint::Auto, |at| IndexHint::At(at.to_string()));
+                Pending::start(&self.location, &hint, &self.options.transport)
             }
         };
+        let index = pending.load(&self.location)?;
         self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
         self.index = Some(index);
         Ok(())
@@ -229,6 +236,10 @@ impl Reader {
         self.options.fetch_plan
     }
 
+    pub(crate) fn plan_options(&self) -> index::plan::Options {
+        self.options.plan
+    }
+
     /// The size of the file (for a remote file, as the server told it).
     pub(crate) fn size(&mut self) -> Result<u64> {
         Ok(self.bgzf.size()?)
@@ -242,29 +253,9 @@ impl Reader {
         &mut self.bgzf
     }
 
-    pub(crate) fn virtual_offset(&self) -> VirtualOffset {
+    /// The virtual offset of the next byte the reader will read (just past the last record
+    /// read).
+    pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
-    }
-}
-
-/// Fetches a whole index into memory (for a URL: bounded requests, nothing written to disk).
-fn load_index_at(location: &str, transport: &hfile::OpenOptions) -> Result<Index> {
-    // No limit: the transport reads in bounded requests of its request size, and the first
-    // response tells the size, so a small index costs one request and no HEAD.
-    let mut file = hfile::open(location, transport)?;
-    let bytes = file.read_to_end_vec()?;
-    Index::from_bytes(location, &bytes).map_err(|source| Error::Index {
-        name: location.to_string(),
-        source,
-    })
-}
-
-/// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.
-pub fn sibling(location: &str, ext: &str) -> String {
-    if hfile::scheme_of(location).is_some() {
-        let cut = location.find(['?', '#']).unwrap_or(location.len());
-        format!("{}{}{}", &location[..cut], ext, &location[cut..])
-    } else {
-        format!("{location}{ext}")
     }
 }

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use bam::{write_sam, Error, Header, HeaderError, Record, RecordError};
 use flate2::read::MultiGzDecoder;
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
-    dir.join("cases.tsv").exists().then_some(dir)
+/// The project's copy of the samtools-made corpus.
+fn corpus() -> PathBuf {
+    testkit::corpus_dir()
 }
 
 fn open(path: &Path) -> impl Read {
@@ -105,7 +105,7 @@ fn assert_same(case: &str, got: &[u8], want: &[u8]) {
 
 #[test]
 fn whole_file_cases() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     let cases: &[(&str, &str)] = &[
         ("ce1000_all", "data/ce1000.bam"),
         ("unmap2_all", "data/unmap2.bam"),
@@ -128,7 +128,7 @@ fn whole_file_cases() {
 
 #[test]
 fn flag_filtered_cases() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     let out = view(&dir.join("data/supp.bam"), |r| r.flag() & 2048 == 0).unwrap();
     assert_same("supp_F2048", &out.records, &golden(&dir, "supp_F2048"));
     let out = view(&dir.join("data/rand.bam"), |r| r.flag() & 2048 == 2048).unwrap();
@@ -151,7 +151,7 @@ fn flag_filtered_cases() {
 
 #[test]
 fn unplaced_reads_of_long_records() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     let out = view(&dir.join("data/long.bam"), |r| r.ref_id() == -1).unwrap();
     assert_same(
         "long_unplaced",
@@ -162,7 +162,7 @@ fn unplaced_reads_of_long_records() {
 
 #[test]
 fn header_cases() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     let cases: &[(&str, &str, bool)] = &[
         ("rand_header_only", "data/rand.bam", false),
         ("manyrefs_header_only", "data/manyrefs.bam", false),
@@ -192,7 +192,7 @@ fn header_cases() {
 /// whole-file output of its BAM: this checks formatting of the records reached by regions.
 #[test]
 fn regional_golden_lines_exist_in_whole_file() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     let tsv = std::fs::read_to_string(dir.join("cases.tsv")).unwrap();
     let mut checked = 0;
     for line in tsv.lines().filter(|l| !l.starts_with('#')) {
@@ -245,7 +245,7 @@ fn header_error(dir: &Path, file: &str) -> HeaderError {
 
 #[test]
 fn malformed_headers_fail() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     assert_eq!(
         header_error(&dir, "malformed/bam_magic.bam"),
         HeaderError::BadMagic
@@ -280,7 +280,7 @@ fn malformed_headers_fail() {
 
 #[test]
 fn truncated_header_fails() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     // The file is cut inside the header: the gzip decoder either reports the cut or the header
     // parser does; both must be errors.
     let path = dir.join("malformed/trunc_in_header.bam");
@@ -290,7 +290,7 @@ fn truncated_header_fails() {
 
 #[test]
 fn malformed_records_fail_after_the_good_ones() {
-    let Some(dir) = corpus() else { return };
+    let dir = corpus();
     let cases: &[(&str, &str)] = &[
         ("mf_l_read_name_zero", "malformed/l_read_name_zero.bam"),
         ("mf_l_read_name_big", "malformed/l_read_name_big.bam"),

@@ -361,42 +361,37 @@ impl<S: Source> Reader<S> {
     /// and returns to the current position. A file shorter than 28 bytes has no marker.
     pub fn check_eof_marker(&mut self) -> Result<bool> {
         let name = Arc::clone(&self.name);
-        let (src, limit) = match &mut self.inner {
+        let src = self.source_mut();
+        let tail = src
+            .read_tail(EOF_MARKER.len() as u64)
+            .map_err(|e| source_error(e, &name, 0))?;
+        Ok(tail == EOF_MARKER)
+    }
+
+    /// Tells the byte source to fetch the bytes [`Reader::check_eof_marker`] will read now,
+    /// beside whatever else it is fetching.
+    pub fn advise_eof_check(&mut self) {
+        self.source_mut().advise_tail(EOF_MARKER.len() as u64);
+    }
+
+    fn source_mut(&mut self) -> &mut S {
+        match &mut self.inner {
             Inner::Bgzf(s) => {
+                // Someone else moves the source: forget where it was.
                 s.input.moved();
-                (&mut s.input.src, s.limit)
+                &mut s.input.src
             }
-            Inner::Gzip(s) => (s.inner.get_mut(), None),
-            Inner::Raw(s) => (&mut s.inner, None),
-        };
-        let err = |e, at| source_error(e, &name, at);
-        let size = src.size().map_err(|e| err(e, 0))?;
-        if size < EOF_MARKER.len() as u64 {
-            return Ok(false);
+            Inner::Gzip(s) => s.inner.get_mut(),
+            Inner::Raw(s) => &mut s.inner,
         }
-        let saved = src.stream_position().map_err(|e| err(e, 0))?;
-        let at = size - EOF_MARKER.len() as u64;
-        src.set_readahead_limit(Some(size));
-        let mut tail = [0u8; EOF_MARKER.len()];
-        let read = src
-            .seek(SeekFrom::Start(at))
-            .and_then(|_| read_full(src, &mut tail));
-        src.set_readahead_limit(limit);
-        let restored = src.seek(SeekFrom::Start(saved));
-        let n = read.map_err(|e| err(e, at))?;
-        restored.map_err(|e| err(e, saved))?;
-        Ok(n == EOF_MARKER.len() && tail == EOF_MARKER)
     }
 
     /// The size of the file in bytes (compressed, as stored).
     pub fn size(&mut self) -> Result<u64> {
         let name = Arc::clone(&self.name);
-        let src = match &mut self.inner {
-            Inner::Bgzf(s) => &mut s.input.src,
-            Inner::Gzip(s) => s.inner.get_mut(),
-            Inner::Raw(s) => &mut s.inner,
-        };
-        src.size().map_err(|e| source_error(e, &name, 0))
+        self.source_mut()
+            .size()
+            .map_err(|e| source_error(e, &name, 0))
     }
 
     /// The byte source.

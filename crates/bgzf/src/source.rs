@@ -38,6 +38,22 @@ pub trait Source: Read + Seek {
     /// seek and limit; a source may fetch these ahead.
     fn advise(&mut self, _ranges: &[Range<u64>]) {}
 
+    /// Hints that [`Source::read_tail`] will be called: a remote source starts that request now.
+    fn advise_tail(&mut self, _len: u64) {}
+
+    /// The last `len` bytes of the source (all of it if shorter); the position is unchanged.
+    fn read_tail(&mut self, len: u64) -> io::Result<Vec<u8>> {
+        let here = self.stream_position()?;
+        let size = self.size()?;
+        let start = size.saturating_sub(len);
+        self.seek(SeekFrom::Start(start))?;
+        let mut out = vec![0u8; (size - start) as usize];
+        let read = crate::fetch::read_full(self, &mut out);
+        self.seek(SeekFrom::Start(here))?;
+        out.truncate(read?);
+        Ok(out)
+    }
+
     /// The size of the source in bytes.
     fn size(&mut self) -> io::Result<u64> {
         let here = self.stream_position()?;
@@ -55,6 +71,14 @@ pub trait Source: Read + Seek {
 impl Source for hfile::HFile {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         hfile::HFile::set_readahead_limit(self, limit);
+    }
+
+    fn advise_tail(&mut self, len: u64) {
+        hfile::HFile::advise_tail(self, len);
+    }
+
+    fn read_tail(&mut self, len: u64) -> io::Result<Vec<u8>> {
+        Ok(hfile::HFile::read_tail(self, len)?)
     }
 
     fn advise(&mut self, ranges: &[Range<u64>]) {
@@ -81,6 +105,14 @@ impl<S: Source + ?Sized> Source for Box<S> {
         (**self).set_readahead_limit(limit);
     }
 
+    fn advise_tail(&mut self, len: u64) {
+        (**self).advise_tail(len);
+    }
+
+    fn read_tail(&mut self, len: u64) -> io::Result<Vec<u8>> {
+        (**self).read_tail(len)
+    }
+
     fn advise(&mut self, ranges: &[Range<u64>]) {
         (**self).advise(ranges);
     }
@@ -97,6 +129,14 @@ impl<S: Source + ?Sized> Source for Box<S> {
 impl<S: Source + ?Sized> Source for &mut S {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         (**self).set_readahead_limit(limit);
+    }
+
+    fn advise_tail(&mut self, len: u64) {
+        (**self).advise_tail(len);
+    }
+
+    fn read_tail(&mut self, len: u64) -> io::Result<Vec<u8>> {
+        (**self).read_tail(len)
     }
 
     fn advise(&mut self, ranges: &[Range<u64>]) {

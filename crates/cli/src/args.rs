@@ -28,7 +28,12 @@ pub struct ViewArgs {
     pub threads: usize,
     pub verbosity: u8,
     pub request_headers: Vec<(String, String)>,
-    pub range_mode: Option<String>,
+    /// `--fetch-mode`: planned (default), per-chunk (PR #1998) or open-ended (htslib).
+    pub fetch_mode: Option<String>,
+    /// `--no-cache`: neither read nor write the index cache.
+    pub no_cache: bool,
+    /// `--fetchers N`: requests in flight at once for a remote file.
+    pub fetchers: Option<usize>,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
     /// The command line, for the @PG line.
@@ -58,8 +63,11 @@ Usage: hts view [options] FILE [INDEX] [REGION ...]
   --no-PG       do not add a @PG line to the header
   -v, --verbosity INT   1 and up: log every remote request on stderr
   --header 'Name: value'  add a request header for remote files (repeatable)
-  --range-mode MODE       planned (default: merged spans), bounded (a request per chunk)
-                          or unbounded (htslib's open-ended requests, a connection per seek)
+  --fetchers N            remote files: up to N requests in flight at once (default 6)
+  --fetch-mode MODE       planned (default: one plan per query, spans fetched in parallel),
+                          per-chunk (PR #1998: a bounded request per run of chunks, in turn) or
+                          open-ended (htslib: bytes=X- requests, a new connection per seek)
+  --no-cache              do not use the index cache ($XDG_CACHE_HOME/hts)
 FILE and INDEX may be local paths, http(s):// URLs or other registered schemes.
 REGION: chr, chr:beg, chr:beg-end, {name}:beg-end, or * for unplaced reads.";
 
@@ -170,14 +178,21 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
                     out.request_headers
                         .push((k.trim().to_string(), val.trim().to_string()));
                 }
-                "range-mode" => {
-                    let v = value_of(&mut i, "--range-mode", inline)?;
-                    if !matches!(v.as_str(), "bounded" | "unbounded" | "planned") {
+                "fetch-mode" => {
+                    let v = value_of(&mut i, "--fetch-mode", inline)?;
+                    if !matches!(v.as_str(), "planned" | "per-chunk" | "open-ended") {
                         return Err(UsageError(format!(
-                            "--range-mode must be planned, bounded or unbounded, not '{v}'"
+                            "--fetch-mode must be planned, per-chunk or open-ended, not '{v}'"
                         )));
                     }
-                    out.range_mode = Some(v);
+                    out.fetch_mode = Some(v);
+                }
+                "no-cache" => out.no_cache = true,
+                "fetchers" => {
+                    out.fetchers = Some(parse_count(
+                        "--fetchers",
+                        &value_of(&mut i, "--fetchers", inline)?,
+                    )?)
                 }
                 "count" => out.count = true,
                 "help" => return Err(UsageError(USAGE.to_string())),
@@ -259,7 +274,7 @@ mod tests {
         assert!(parse_view(&["-F".to_string()]).is_err());
         assert!(parse_view(&["-F".to_string(), "BOGUS".to_string()]).is_err());
         assert!(parse_view(&["-Z".to_string()]).is_err());
-        assert!(parse_view(&["--range-mode=sideways".to_string()]).is_err());
+        assert!(parse_view(&["--fetch-mode=sideways".to_string()]).is_err());
     }
 
     #[test]

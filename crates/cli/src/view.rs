@@ -92,18 +92,27 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         (None, &args.positional[1..])
     };
 
+    let index = match (regions.is_empty(), index_location) {
+        (true, _) => bam::IndexHint::None,
+        (false, Some(at)) => bam::IndexHint::At(at.to_string()),
+        (false, None) => bam::IndexHint::Auto,
+    };
     let mut options = bam::OpenOptions {
         threads: args.threads,
+        index,
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
     options.transport.verbosity = args.verbosity;
-    match args.range_mode.as_deref() {
-        Some("unbounded") => {
+    if let Some(n) = args.fetchers {
+        options.transport.fetchers = n.max(1);
+    }
+    match args.fetch_mode.as_deref() {
+        Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
             options.fetch_plan = bam::FetchPlan::PerChunk;
         }
-        Some("bounded") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
 
@@ -165,7 +174,7 @@ fn write_failure(file: &str, e: SamWriteError) -> Failure {
     }
 }
 
-/// Reads the whole file, or each region in turn, into `output`.
+/// Reads the whole file (records in place), or the regions, into `output`.
 fn read_records<W: Write>(
     reader: &mut Reader,
     index_location: Option<&str>,
@@ -184,25 +193,31 @@ fn read_records<W: Write>(
         return Ok(());
     }
     reader.load_index(index_location)?;
+    let mut targets = Vec::with_capacity(regions.len());
+    let mut names = Vec::with_capacity(regions.len());
     for region in regions {
-        let target = match parse_region(region, reader.header()) {
-            Ok(target) => target,
+        match parse_region(region, reader.header()) {
+            Ok(target) => {
+                targets.push(target);
+                names.push(region.as_str());
+            }
             Err(e) => {
                 if let Some(message) = e.htslib_message() {
                     eprintln!("{message}");
                 }
                 eprintln!("{}", e.samtools_warning());
-                continue;
             }
-        };
-        let mut query = reader.query(target)?;
-        if query.is_invalid() {
-            eprintln!("{}", bam::region::invalid_region_warning(region));
         }
-        while let Some(record) = query.next_record()? {
-            if filter.keeps(&record) {
-                output.take(&record).map_err(formatting_error)?;
-            }
+    }
+    let mut query = reader.query_all(&targets)?;
+    for (i, name) in names.iter().enumerate() {
+        if query.is_invalid(i) {
+            eprintln!("{}", bam::region::invalid_region_warning(name));
+        }
+    }
+    while let Some(record) = query.next_record()? {
+        if filter.keeps(&record) {
+            output.take(&record).map_err(formatting_error)?;
         }
     }
     Ok(())

@@ -6,8 +6,6 @@
 //!           http://127.0.0.1:8000/conformance/data/rand.bam.bai chr1:10000-10500`
 //! (`cargo xtask serve` serves `fixtures/` on port 8000). Set `HFILE_VERBOSE=1` to see requests.
 
-use noodles_bam as bam;
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [file, index, region] = args.as_slice() else {
@@ -18,8 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         verbosity: u8::from(std::env::var_os("HFILE_VERBOSE").is_some()),
         ..Default::default()
     };
-    let index = bam::bai::io::Reader::new(hfile::open(index, &options)?).read_index()?;
-    let mut reader = bam::io::Reader::new(hfile::open(file, &options)?);
+    let index = noodles_bam::bai::io::Reader::new(hfile::open(index, &options)?).read_index()?;
+    let mut reader = noodles_bam::io::Reader::new(hfile::open(file, &options)?);
     let header = reader.read_header()?;
     let region = region.parse()?;
     let mut n = 0u64;

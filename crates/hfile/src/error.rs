@@ -49,6 +49,60 @@ impl Error {
         }
     }
 
+    /// A copy of this error (an I/O source is copied as its kind and message), for handing one
+    /// failure to every reader that meets it.
+    pub fn duplicate(&self) -> Error {
+        let copy_io = |e: &io::Error| io::Error::new(e.kind(), e.to_string());
+        match self {
+            Error::Open { name, source } => Error::Open {
+                name: name.clone(),
+                source: copy_io(source),
+            },
+            Error::Io {
+                name,
+                offset,
+                source,
+            } => Error::Io {
+                name: name.clone(),
+                offset: *offset,
+                source: copy_io(source),
+            },
+            Error::UnsupportedScheme { name, scheme } => Error::UnsupportedScheme {
+                name: name.clone(),
+                scheme: scheme.clone(),
+            },
+            Error::Remote {
+                name,
+                offset,
+                message,
+            } => Error::Remote {
+                name: name.clone(),
+                offset: *offset,
+                message: message.clone(),
+            },
+            Error::Status {
+                name,
+                offset,
+                status,
+                message,
+            } => Error::Status {
+                name: name.clone(),
+                offset: *offset,
+                status: *status,
+                message: message.clone(),
+            },
+            Error::Protocol {
+                name,
+                offset,
+                message,
+            } => Error::Protocol {
+                name: name.clone(),
+                offset: *offset,
+                message: message.clone(),
+            },
+        }
+    }
+
     /// True when the source does not exist (a missing file, HTTP 404).
     pub fn is_not_found(&self) -> bool {
         match self {

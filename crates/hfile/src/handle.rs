@@ -74,6 +74,21 @@ impl HFile {
         self.backend.advise(ranges);
     }
 
+    /// Starts fetching the last `len` bytes now ([`Backend::advise_tail`]).
+    pub fn advise_tail(&mut self, len: u64) {
+        self.backend.advise_tail(len);
+    }
+
+    /// The last `len` bytes of the object; the position is unchanged.
+    pub fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.backend.read_tail(len)
+    }
+
+    /// What is known about the object's version so far ([`Backend::object_info`]).
+    pub fn object_info(&mut self) -> crate::ObjectInfo {
+        self.backend.object_info()
+    }
+
     /// Reads into `buf`, returning 0 only at the end of the object.
     pub fn read_some(&mut self, out: &mut [u8]) -> Result<usize> {
         if out.is_empty() {

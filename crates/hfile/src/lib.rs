@@ -28,10 +28,19 @@ mod stats;
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
-pub use http::HttpBackend;
+pub use http::{redact, HttpBackend};
 pub use memory::MemoryBackend;
 pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+
+/// What identifies a version of an object: its size and, for remote objects, the validators the
+/// server sent (`ETag`, `Last-Modified`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObjectInfo {
+    pub size: Option<u64>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
@@ -60,6 +69,38 @@ pub trait Backend: Send {
     /// `posix_fadvise(WILLNEED)`), replacing earlier advice. A remote backend may fetch them
     /// ahead; reads still come through `seek`, `set_readahead_limit` and `read`.
     fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
+
+    /// Hints that [`Backend::read_tail`] will be asked for `len` bytes: a remote backend starts
+    /// that request now, beside whatever else is running.
+    fn advise_tail(&mut self, _len: u64) {}
+
+    /// The last `len` bytes of the object (all of it if smaller). The position is unchanged.
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        let saved = self.position();
+        let size = self.size()?;
+        let start = size.saturating_sub(len);
+        self.seek(start)?;
+        let mut out = vec![0u8; (size - start) as usize];
+        let mut done = 0;
+        while done < out.len() {
+            let n = self.read(&mut out[done..])?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        out.truncate(done);
+        self.seek(saved)?;
+        Ok(out)
+    }
+
+    /// What is known about the object so far (a remote backend learns it from responses).
+    fn object_info(&mut self) -> ObjectInfo {
+        ObjectInfo {
+            size: self.size().ok(),
+            ..ObjectInfo::default()
+        }
+    }
 
     /// The name the user gave (path or URL), for messages.
     fn name(&self) -> &str;

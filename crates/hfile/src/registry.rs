@@ -41,6 +41,11 @@ pub struct OpenOptions {
     pub max_redirects: u32,
     /// Bounded (default) or htslib-style open-ended ranges.
     pub range_mode: RangeMode,
+    /// The most requests in flight at once, each on its own connection (default 6).
+    pub fetchers: usize,
+    /// The most bytes held for requests fetched ahead of the reader (default 64 MiB; at least
+    /// one request is always allowed).
+    pub fetch_budget: u64,
 }
 
 impl Default for OpenOptions {
@@ -57,6 +62,8 @@ impl Default for OpenOptions {
             request_size: 8 * 1024 * 1024,
             max_redirects: 5,
             range_mode: RangeMode::Bounded,
+            fetchers: 6,
+            fetch_budget: 64 * 1024 * 1024,
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod binning;
 mod chunk;
 mod error;
 mod load;
+pub mod plan;
 mod query;
 pub mod span;
 

@@ -175,6 +175,37 @@ impl Index {
         (min_off, max_off)
     }
 
+    /// An estimate of where the records of reference `tid` that start at or after `end` begin:
+    /// the smallest offset of the records overlapping the first index window after the one
+    /// holding `end - 1` (the linear index for BAI; the deepest existing bin's loffset there
+    /// for CSI). Reading up to the block holding it usually sees the first record past `end`,
+    /// which ends a region query; it is only an estimate (a long record from before can sit
+    /// later in the file), so a reader must be ready to read on. `None` when the index has no
+    /// entry that far (the region runs to the end of the reference's data).
+    pub fn estimate_end(&self, tid: usize, end: u64) -> Option<VirtualOffset> {
+        let r = self.refs.get(tid)?;
+        let window = (end.max(1) - 1) >> self.min_shift;
+        let next = window.checked_add(1)?;
+        if let Some(linear) = &r.linear {
+            return linear
+                .get(usize::try_from(next).ok()?)
+                .map(|&o| VirtualOffset::from_raw(o))
+                .filter(|v| v.raw() != 0);
+        }
+        let pos = next.checked_shl(self.min_shift)?;
+        if pos >= self.max_position() {
+            return None;
+        }
+        // From the deepest level up: the first existing bin holding `pos`.
+        let mut found = None;
+        binning::for_each_level(pos, pos + 1, self.min_shift, self.depth, |first, _| {
+            if let Some(b) = r.bins.get(&first) {
+                found = Some(b.loffset);
+            }
+        });
+        found.map(VirtualOffset::from_raw).filter(|v| v.raw() != 0)
+    }
+
     /// Where htslib starts reading for the region `*` (reads without coordinates), as
     /// `hts_itr_off(idx, HTS_IDX_NOCOOR)`: the largest pseudo-bin end offset over all
     /// references; or 0 when no reference has a pseudo-bin but `n_no_coor` is non-zero.

@@ -143,6 +143,46 @@ pub fn plan(chunks: &[Chunk], starts: &[u64], size: u64, options: &Options) -> V
     spans
 }
 
+/// Cuts the byte range `r` where it exceeds `max_span`, at known block starts (`starts`,
+/// sorted) inside it, each piece as long as the cap allows (a piece is longer only when no
+/// block start falls within the cap).
+///
+/// ```
+/// use index::span::split_range;
+/// let starts = [0, 400, 900, 1300, 2100, 2500];
+/// assert_eq!(split_range(0..2500, &starts, 1000), vec![0..900, 900..1300, 1300..2100, 2100..2500]);
+/// assert_eq!(split_range(0..2500, &[], 1000), vec![0..2500]);
+/// ```
+pub fn split_range(
+    r: std::ops::Range<u64>,
+    starts: &[u64],
+    max_span: u64,
+) -> Vec<std::ops::Range<u64>> {
+    let mut out = Vec::new();
+    let mut from = r.start;
+    while r.end.saturating_sub(from) > max_span {
+        let lo = starts.partition_point(|&s| s <= from);
+        let hi = starts.partition_point(|&s| s < r.end);
+        if lo >= hi {
+            break;
+        }
+        let inside = &starts[lo..hi];
+        let limit = from.saturating_add(max_span);
+        let within = inside.partition_point(|&s| s <= limit);
+        let cut = if within > 0 {
+            inside[within - 1]
+        } else {
+            inside[0]
+        };
+        out.push(from..cut);
+        from = cut;
+    }
+    if from < r.end || out.is_empty() {
+        out.push(from..r.end);
+    }
+    out
+}
+
 /// Cuts a chunk whose bytes exceed `max_span` at known block starts inside it, each piece as
 /// long as the cap allows (a piece is longer only when no block start falls within the cap).
 fn split_chunk(c: Chunk, starts: &[u64], size: u64, max_span: u64, out: &mut Vec<Chunk>) {

@@ -152,7 +152,32 @@ impl Bam {
 
     /// The records htslib's `hts_itr_next` returns for a region iterator over `chunks`.
     pub fn iterate(&self, chunks: &[Chunk], tid: i32, beg: i64, end: i64) -> Vec<usize> {
+        self.walk(chunks, tid, beg, end).0
+    }
+
+    /// Every record the iterator reads (returned or not, including the one that ends it).
+    pub fn visited(&self, chunks: &[Chunk], tid: i32, beg: i64, end: i64) -> Vec<usize> {
+        self.walk(chunks, tid, beg, end).1
+    }
+
+    /// The byte range a record occupies, its last block read whole (`blocks` and `size` give
+    /// the block ends).
+    pub fn record_bytes(&self, i: usize) -> (u64, u64) {
+        let start = self.recs[i].vo >> 16;
+        let next = self.next_vo(i);
+        let (c, u) = (next >> 16, next & 0xffff);
+        let end = if u == 0 {
+            c
+        } else {
+            let j = self.blocks.partition_point(|&b| b <= c);
+            self.blocks.get(j).copied().unwrap_or(self.size)
+        };
+        (start, end.max(start))
+    }
+
+    fn walk(&self, chunks: &[Chunk], tid: i32, beg: i64, end: i64) -> (Vec<usize>, Vec<usize>) {
         let mut out = Vec::new();
+        let mut seen = Vec::new();
         let mut i: isize = -1;
         let mut curr: u64 = 0;
         let mut at = 0usize;
@@ -171,13 +196,14 @@ impl Bam {
             curr = self.next_vo(at);
             let idx = at;
             at += 1;
+            seen.push(idx);
             if r.tid != tid || r.pos >= end {
                 break;
             } else if r.end > beg && end > r.pos {
                 out.push(idx);
             }
         }
-        out
+        (out, seen)
     }
 
     /// The records read for the region `*`: everything from `start` on (from the first

@@ -1,0 +1,266 @@
+//! libcurl's callbacks for one attempt of one request: headers are gathered, the body is checked
+//! against the request before its first byte is kept, and accepted bytes go straight to the
+//! shared [`Transfer`], where the reader can take them.
+
+use std::sync::Arc;
+
+use curl::easy::{Handler, WriteError};
+
+use super::check::{self, Asked, Verdict};
+use super::transfer::{Told, Transfer};
+
+/// Error pages are read (and dropped) up to this size; beyond it the transfer is abandoned.
+const ERROR_BODY_CAP: u64 = 64 * 1024;
+
+/// What the write callback decided on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Everything asked for has arrived; the rest of the body is not wanted.
+    Enough,
+    /// The response does not fit the request.
+    Protocol(String),
+    /// The reader no longer wants the bytes.
+    Cancelled,
+}
+
+/// The response of one attempt.
+#[derive(Debug, Default)]
+pub(crate) struct Response {
+    pub status: u32,
+    pub reason: String,
+    pub content_range: Option<String>,
+    pub content_length: Option<u64>,
+    pub retry_after: Option<u64>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+    /// The start of an error page's body (for messages, e.g. S3's XML).
+    pub error_body: Vec<u8>,
+}
+
+/// The state libcurl's callbacks fill during one attempt.
+#[derive(Default)]
+pub(crate) struct Collector {
+    /// Where accepted bytes go; `None` for a HEAD.
+    pub transfer: Option<Arc<Transfer>>,
+    pub asked: Option<Asked>,
+    /// Body bytes still acceptable in this attempt.
+    pub want: u64,
+    pub response: Response,
+    /// What the checks made of the response, once its body started (or it ended empty).
+    pub verdict: Option<Result<Verdict, String>>,
+    pub stop: Option<Stop>,
+    /// Body bytes accepted in this attempt.
+    pub accepted: u64,
+    /// Body bytes that arrived in this attempt, kept or not.
+    pub arrived: u64,
+}
+
+impl Collector {
+    /// Ready for an attempt asking `asked`, keeping at most `want` bytes into `transfer`.
+    pub(crate) fn begin(&mut self, transfer: Option<Arc<Transfer>>, asked: Asked, want: u64) {
+        *self = Collector {
+            transfer,
+            asked: Some(asked),
+            want,
+            ..Collector::default()
+        };
+    }
+
+    /// What this response told about the object.
+    pub(crate) fn told(&self) -> Told {
+        let total = match &self.verdict {
+            Some(Ok(Verdict::Data { total, .. } | Verdict::PastEnd { total })) => *total,
+            _ => None,
+        };
+        Told {
+            total,
+            etag: self.response.etag.clone(),
+            last_modified: self.response.last_modified.clone(),
+        }
+    }
+
+    /// Runs the checks once, when the body starts (or at the end for an empty body).
+    pub(crate) fn judge(&mut self) {
+        if self.verdict.is_some() || !matches!(self.response.status, 200 | 206 | 416) {
+            return;
+        }
+        let Some(asked) = self.asked else {
+            return;
+        };
+        let r = &self.response;
+        let verdict = check::check(
+            r.status,
+            r.content_range.as_deref(),
+            r.content_length,
+            &asked,
+        );
+        if let Ok(Verdict::Data { first, len, .. }) = verdict {
+            self.want = self.want.min(len);
+            if let Some(t) = &self.transfer {
+                if t.start().is_none() {
+                    t.set_start(first);
+                }
+            }
+        }
+        if let (Some(t), Ok(_)) = (&self.transfer, &verdict) {
+            // Tell the reader what the response says as soon as it is known.
+            let told = Told {
+                total: match verdict {
+                    Ok(Verdict::Data { total, .. } | Verdict::PastEnd { total }) => total,
+                    Err(_) => None,
+                },
+                etag: self.response.etag.clone(),
+                last_modified: self.response.last_modified.clone(),
+            };
+            t.tell(&told);
+        }
+        self.verdict = Some(verdict);
+    }
+}
+
+impl Handler for Collector {
+    fn write(&mut self, data: &[u8]) -> Result<usize, WriteError> {
+        self.arrived += data.len() as u64;
+        if self.transfer.as_ref().is_some_and(|t| t.is_cancelled()) {
+            self.stop = Some(Stop::Cancelled);
+            return Ok(0);
+        }
+        if !matches!(self.response.status, 200 | 206) {
+            // An error page: keep its start for the message; reading it lets the connection be
+            // reused.
+            let room = (ERROR_BODY_CAP as usize).saturating_sub(self.response.error_body.len());
+            self.response
+                .error_body
+                .extend_from_slice(&data[..data.len().min(room)]);
+            return Ok(if self.arrived > ERROR_BODY_CAP {
+                0
+            } else {
+                data.len()
+            });
+        }
+        self.judge();
+        if let Some(Err(message)) = &self.verdict {
+            self.stop = Some(Stop::Protocol(message.clone()));
+            return Ok(0);
+        }
+        let room = self.want - self.accepted;
+        let keep = (data.len() as u64).min(room) as usize;
+        if let Some(t) = &self.transfer {
+            t.append(&data[..keep]);
+        }
+        self.accepted += keep as u64;
+        if keep < data.len() {
+            let bounded =
+                self.response.status == 206 && self.asked.is_some_and(|a| a.end.is_some());
+            self.stop = Some(if bounded {
+                Stop::Protocol(format!(
+                    "the body is longer than the {} bytes asked for",
+                    self.accepted
+                ))
+            } else {
+                // A 200 to a request at 0, or an open-ended range: what was asked has arrived.
+                Stop::Enough
+            });
+            return Ok(0);
+        }
+        Ok(data.len())
+    }
+
+    fn header(&mut self, data: &[u8]) -> bool {
+        let line = String::from_utf8_lossy(data);
+        let line = line.trim_end();
+        if line.starts_with("HTTP/") {
+            // A new response (the first, or the target of a redirect).
+            self.response = Response::default();
+            let mut parts = line.splitn(3, ' ');
+            parts.next();
+            self.response.status = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+            self.response.reason = parts.next().unwrap_or("").to_string();
+        } else if let Some((key, value)) = line.split_once(':') {
+            let value = value.trim().to_string();
+            let r = &mut self.response;
+            match key.trim().to_ascii_lowercase().as_str() {
+                "content-range" => r.content_range = Some(value),
+                "content-length" => r.content_length = value.parse().ok(),
+                "retry-after" => r.retry_after = value.parse().ok(),
+                "etag" => r.etag = Some(value),
+                "last-modified" => r.last_modified = Some(value),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    fn progress(&mut self, _dltotal: f64, _dlnow: f64, _ultotal: f64, _ulnow: f64) -> bool {
+        // Lets a cancelled transfer stop even while no byte arrives.
+        if self.transfer.as_ref().is_some_and(|t| t.is_cancelled()) {
+            self.stop = Some(Stop::Cancelled);
+            return false;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collector(start: u64, end: u64, status: u32, range: Option<&str>) -> Collector {
+        let mut c = Collector::default();
+        let t = Arc::new(Transfer::new(Some(start), end - start));
+        c.begin(
+            Some(t),
+            Asked {
+                start: Some(start),
+                end: Some(end),
+                suffix: None,
+                known_size: None,
+            },
+            end - start,
+        );
+        c.response.status = status;
+        c.response.content_range = range.map(str::to_string);
+        c
+    }
+
+    #[test]
+    fn longer_body_than_asked_is_refused() {
+        let mut c = collector(0, 4, 206, Some("bytes 0-3/10"));
+        assert_eq!(c.write(b"abc").ok(), Some(3));
+        assert_eq!(c.write(b"de").ok(), Some(0));
+        assert!(matches!(c.stop, Some(Stop::Protocol(_))));
+        assert_eq!(c.accepted, 4);
+    }
+
+    #[test]
+    fn ok_at_offset_zero_keeps_only_what_was_asked() {
+        let mut c = collector(0, 4, 200, None);
+        c.response.content_length = Some(10);
+        assert_eq!(c.write(b"abcdef").ok(), Some(0));
+        assert_eq!(c.stop, Some(Stop::Enough));
+        assert_eq!(c.accepted, 4);
+        assert_eq!(c.told().total, Some(10));
+        let mut c = collector(5, 9, 200, None);
+        assert_eq!(c.write(b"abcdef").ok(), Some(0));
+        assert!(matches!(c.stop, Some(Stop::Protocol(_))));
+    }
+
+    #[test]
+    fn error_pages_are_kept_for_the_message_only() {
+        let mut c = collector(0, 4, 403, None);
+        assert_eq!(c.write(b"<Error>AccessDenied</Error>").ok(), Some(27));
+        assert_eq!(c.accepted, 0);
+        assert_eq!(c.response.error_body, b"<Error>AccessDenied</Error>");
+    }
+
+    #[test]
+    fn cancelled_transfers_stop() {
+        let mut c = collector(0, 4, 206, Some("bytes 0-3/10"));
+        if let Some(t) = &c.transfer {
+            t.cancel();
+        }
+        assert_eq!(c.write(b"ab").ok(), Some(0));
+        assert_eq!(c.stop, Some(Stop::Cancelled));
+        assert!(!c.progress(0.0, 0.0, 0.0, 0.0));
+    }
+}

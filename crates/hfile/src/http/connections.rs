@@ -1,0 +1,213 @@
+//! The connection threads: each owns one curl handle, and so one kept-alive connection per host,
+//! and runs one request at a time (rule 4: a handle is never shared between threads).
+//!
+//! A request goes to the idle thread that finished last, whose connection is the most likely to
+//! be open to the same host: requests made one after another share one connection, and only
+//! requests that overlap in time open more. With no thread idle, a new one starts (up to the
+//! most fetchers any reader asked for), else the request waits in a queue: at its front when
+//! the reader waits for it, at its back when it is fetched ahead. Threads live as long as the
+//! process.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use curl::easy::Easy2;
+
+use super::collector::Collector;
+use super::request::{self, Job};
+
+/// One thread's mailbox: the job handed to it while it was idle, and the origin its connection
+/// is open to.
+#[derive(Default)]
+struct Slot {
+    job: Mutex<Option<Job>>,
+    ready: Condvar,
+    origin: Mutex<String>,
+}
+
+/// `scheme://host:port` of a URL: what a kept-alive connection can serve.
+fn origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after_scheme + i);
+    &url[..end]
+}
+
+#[derive(Default)]
+struct Pool {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Job>,
+    /// Idle threads, the one that finished last on top.
+    idle: Vec<Arc<Slot>>,
+    threads: usize,
+    /// The transfers running now, with their origins.
+    running: Vec<(String, Arc<super::transfer::Transfer>)>,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(Pool::default)
+}
+
+/// Where a request goes when it must wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Priority {
+    /// The reader waits for it now.
+    Now,
+    /// Fetched ahead of need.
+    Ahead,
+}
+
+/// Runs `job` on a connection thread: an idle one, a new one if fewer than `max_threads` run,
+/// or the next one to finish.
+pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
+    let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+    let wanted = origin(&job.url);
+    // Best: an idle thread that last talked to the same origin (its connection may be open).
+    let same = state
+        .idle
+        .iter()
+        .rposition(|slot| *slot.origin.lock().unwrap_or_else(|p| p.into_inner()) == wanted);
+    if let Some(i) = same {
+        let slot = state.idle.remove(i);
+        drop(state);
+        give(&slot, job);
+        return;
+    }
+    // Next best, for a request the reader waits for: a thread of the same origin whose response
+    // has fully arrived is about to be free, with its connection open; the request goes first
+    // in line for it rather than to a new connection.
+    let finishing = state
+        .running
+        .iter()
+        .any(|(o, t)| o == wanted && (t.received() >= t.len() || t.is_finished()));
+    if priority == Priority::Now && finishing {
+        state.queue.push_front(job);
+        return;
+    }
+    if let Some(slot) = state.idle.pop() {
+        drop(state);
+        give(&slot, job);
+        return;
+    }
+    if state.threads < max_threads.max(1) {
+        let slot = Arc::new(Slot::default());
+        *slot.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+        let mine = Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name(format!("hfile-connection-{}", state.threads))
+            .spawn(move || work(&mine));
+        match spawned {
+            Ok(_) => {
+                state.threads += 1;
+                return;
+            }
+            Err(_) => {
+                // Could not start a thread: queue it for the others, or run it here.
+                let job = slot.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(job) = job {
+                    if state.threads == 0 {
+                        drop(state);
+                        let outcome = request::run(&mut Easy2::new(Collector::default()), &job);
+                        job.transfer.finish(outcome);
+                        return;
+                    }
+                    state.queue.push_back(job);
+                }
+                return;
+            }
+        }
+    }
+    match priority {
+        Priority::Now => state.queue.push_front(job),
+        Priority::Ahead => state.queue.push_back(job),
+    }
+}
+
+fn give(slot: &Slot, job: Job) {
+    *slot.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+    slot.ready.notify_one();
+}
+
+/// Drops queued jobs whose transfer was cancelled (they are never sent).
+pub(crate) fn forget_cancelled() {
+    let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut kept = VecDeque::with_capacity(state.queue.len());
+    for job in state.queue.drain(..) {
+        if job.transfer.is_cancelled() {
+            job.transfer.finish(Ok(()));
+        } else {
+            kept.push_back(job);
+        }
+    }
+    state.queue = kept;
+}
+
+fn work(slot: &Arc<Slot>) {
+    let mut easy = Easy2::new(Collector::default());
+    let mut job = None;
+    loop {
+        let current = match job.take() {
+            Some(j) => j,
+            None => {
+                let mut mine = slot.job.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if let Some(j) = mine.take() {
+                        break j;
+                    }
+                    mine = slot.ready.wait(mine).unwrap_or_else(|p| p.into_inner());
+                }
+            }
+        };
+        {
+            let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+            state.running.push((
+                origin(&current.url).to_string(),
+                Arc::clone(&current.transfer),
+            ));
+        }
+        *slot.origin.lock().unwrap_or_else(|p| p.into_inner()) = origin(&current.url).to_string();
+        let outcome = run(&mut easy, &current);
+        // Take the next queued job, or go idle, before telling the reader: a reader that asks
+        // again right away then finds this thread, and its open connection, ready.
+        {
+            let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+            state
+                .running
+                .retain(|(_, t)| !Arc::ptr_eq(t, &current.transfer));
+            match state.queue.pop_front() {
+                Some(next) => job = Some(next),
+                None => state.idle.push(Arc::clone(slot)),
+            }
+        }
+        current.transfer.finish(outcome);
+    }
+}
+
+fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), crate::Error> {
+    if job.transfer.is_cancelled() {
+        return Ok(());
+    }
+    let outcome = request::run(easy, job);
+    // The transfer holds the bytes; the handle keeps only the connection.
+    *easy.get_mut() = Collector::default();
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn origins() {
+        assert_eq!(
+            super::origin("https://h:8443/a/b.bam?x=1"),
+            "https://h:8443"
+        );
+        assert_eq!(super::origin("http://h?x"), "http://h");
+        assert_eq!(super::origin("http://h"), "http://h");
+    }
+}

@@ -1,0 +1,372 @@
+//! One request, run to completion on a connection thread's curl handle: attempts, checks, and
+//! retries with backoff that resume at the byte where a transfer broke (rule 6).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use curl::easy::{Easy2, List};
+
+use super::check::{redact, Asked, Verdict};
+use super::collector::{Collector, Stop};
+use super::transfer::Transfer;
+use crate::stats::{self, TransferStats};
+use crate::{Error, OpenOptions};
+
+/// No single backoff sleep is longer than this.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// What to ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Bytes `[start, end)`; `end: None` is an open-ended `bytes=start-` (htslib's way, kept for
+    /// benchmarks), of which `want` bytes are kept before the transfer is abandoned.
+    Range {
+        start: u64,
+        end: Option<u64>,
+        want: u64,
+    },
+    /// The last `n` bytes (`bytes=-n`): the EOF marker, and the size, in one request.
+    Suffix(u64),
+    /// A `HEAD`, for the size.
+    Head,
+}
+
+/// A request, with where its bytes go.
+#[derive(Clone)]
+pub(crate) struct Job {
+    pub url: Arc<str>,
+    pub options: Arc<OpenOptions>,
+    pub ask: Ask,
+    pub known_size: Option<u64>,
+    /// A new connection, closed after the request (htslib's behaviour, for benchmarks).
+    pub fresh_connection: bool,
+    pub transfer: Arc<Transfer>,
+    /// The owning backend's counters.
+    pub stats: Arc<Mutex<TransferStats>>,
+}
+
+impl Job {
+    fn name(&self) -> String {
+        redact(&self.url)
+    }
+}
+
+/// The outcome of one attempt.
+enum Attempt {
+    Done,
+    Retry(String),
+    Fail(Error),
+}
+
+/// Runs `job` on `easy` until it succeeds or fails for good; the caller finishes the transfer
+/// with the outcome.
+pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
+    let first = Instant::now();
+    let mut failures = 0u32;
+    loop {
+        if job.transfer.is_cancelled() {
+            return Err(cancelled(job));
+        }
+        let kept = job.transfer.received();
+        let from = match job.ask {
+            Ask::Range { start, .. } => start + kept,
+            _ => 0,
+        };
+        match attempt(easy, job, kept) {
+            Attempt::Done => return Ok(()),
+            Attempt::Fail(e) => return Err(e),
+            Attempt::Retry(message) => {
+                failures += 1;
+                let options = &job.options;
+                let mut delay = options
+                    .retry_backoff
+                    .saturating_mul(1u32 << (failures - 1).min(20))
+                    .min(MAX_BACKOFF);
+                if let Some(secs) = easy.get_ref().response.retry_after {
+                    delay = delay.max(Duration::from_secs(secs).min(MAX_BACKOFF));
+                }
+                if failures > options.retries || first.elapsed() + delay > options.retry_max_time {
+                    return Err(Error::Remote {
+                        name: job.name(),
+                        offset: from,
+                        message: format!("{message} (gave up after {failures} attempts)"),
+                    });
+                }
+                if options.verbosity >= 1 {
+                    eprintln!(
+                        "[hfile] {}: {message}; retry {failures} in {} ms from byte {from}",
+                        job.name(),
+                        delay.as_millis()
+                    );
+                }
+                std::thread::sleep(delay);
+            }
+        }
+    }
+}
+
+fn cancelled(job: &Job) -> Error {
+    Error::Remote {
+        name: job.name(),
+        offset: 0,
+        message: "the transfer was cancelled".to_string(),
+    }
+}
+
+/// Settings of one request on a (possibly reused) handle.
+fn configure(
+    easy: &mut Easy2<Collector>,
+    job: &Job,
+    range: Option<&str>,
+) -> Result<(), curl::Error> {
+    let options = &job.options;
+    // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
+    easy.url(&job.url)?;
+    easy.path_as_is(true)?;
+    easy.follow_location(true)?;
+    easy.max_redirections(options.max_redirects)?;
+    easy.connect_timeout(options.connect_timeout)?;
+    easy.low_speed_limit(options.low_speed_limit)?;
+    easy.low_speed_time(options.low_speed_time)?;
+    easy.useragent(concat!("hfile/", env!("CARGO_PKG_VERSION")))?;
+    easy.signal(false)?;
+    easy.progress(true)?;
+    easy.verbose(options.verbosity >= 3)?;
+    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty());
+    if let Some(bundle) = bundle {
+        easy.cainfo(bundle)?;
+    }
+    if let Some(dir) = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty()) {
+        easy.capath(dir)?;
+    }
+    let mut list = List::new();
+    for (key, value) in &options.headers {
+        list.append(&format!("{key}: {value}"))?;
+    }
+    if let Some(range) = range {
+        list.append(&format!("Range: {range}"))?;
+    }
+    easy.http_headers(list)?;
+    let head = job.ask == Ask::Head;
+    easy.nobody(head)?;
+    if !head {
+        easy.get(true)?;
+    }
+    easy.fresh_connect(job.fresh_connection)?;
+    easy.forbid_reuse(job.fresh_connection)?;
+    Ok(())
+}
+
+/// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
+fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
+    let (range, asked, want, from) = match job.ask {
+        Ask::Range { start, end, want } => {
+            let from = start + kept;
+            let range = match end {
+                Some(end) => format!("bytes={from}-{}", end - 1),
+                None => format!("bytes={from}-"),
+            };
+            let asked = Asked {
+                start: Some(from),
+                end,
+                suffix: None,
+                known_size: job.known_size,
+            };
+            (Some(range), asked, want - kept, from)
+        }
+        Ask::Suffix(n) => {
+            // A suffix cannot be resumed: a retry asks again from scratch.
+            let asked = Asked {
+                start: None,
+                end: None,
+                suffix: Some(n),
+                known_size: job.known_size,
+            };
+            (Some(format!("bytes=-{n}")), asked, n, 0)
+        }
+        Ask::Head => {
+            let asked = Asked {
+                start: None,
+                end: None,
+                suffix: None,
+                known_size: job.known_size,
+            };
+            (None, asked, 0, 0)
+        }
+    };
+    if want == 0 && job.ask != Ask::Head {
+        return Attempt::Done;
+    }
+    let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
+    easy.get_mut().begin(transfer, asked, want);
+    if let Err(e) = configure(easy, job, range.as_deref()) {
+        return Attempt::Fail(remote(job, from, format!("cannot set up the request: {e}")));
+    }
+    let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
+    let shown = format!(
+        "{method} {}{}",
+        job.name(),
+        range
+            .as_deref()
+            .map(|r| format!(" Range: {r}"))
+            .unwrap_or_default()
+    );
+    if job.options.verbosity >= 1 {
+        eprintln!("[hfile] {shown}");
+    }
+    let result = easy.perform();
+    let connects = easy.num_connects().unwrap_or(0);
+    let c = easy.get_mut();
+    c.judge();
+    let status = c.response.status;
+    let one = TransferStats {
+        requests: 1,
+        bytes_received: c.arrived,
+        new_connections: connects,
+        reused_connections: u64::from(connects == 0 && status != 0),
+        unbounded_requests: u64::from(matches!(job.ask, Ask::Range { end: None, .. })),
+    };
+    if let Ok(mut s) = job.stats.lock() {
+        s.add(&one);
+    }
+    stats::record(&one);
+    job.transfer.tell(&c.told());
+    if job.options.verbosity >= 1 {
+        let connection = match (status, connects) {
+            (0, _) => "no response",
+            (_, 0) => "connection reused",
+            _ => "new connection",
+        };
+        let outcome = match (&result, &c.stop) {
+            (Ok(()), _) => String::new(),
+            (Err(_), Some(Stop::Enough)) => ", rest abandoned".into(),
+            (Err(e), _) => format!(", {}", e.description()),
+        };
+        eprintln!(
+            "[hfile] {shown} -> {status}, {} bytes, {connection}{outcome}",
+            c.accepted
+        );
+    }
+    judge_attempt(job, from, want, result, c)
+}
+
+fn judge_attempt(
+    job: &Job,
+    from: u64,
+    want: u64,
+    result: Result<(), curl::Error>,
+    c: &Collector,
+) -> Attempt {
+    match &c.stop {
+        Some(Stop::Protocol(message)) => {
+            return Attempt::Fail(Error::Protocol {
+                name: job.name(),
+                offset: from,
+                message: message.clone(),
+            })
+        }
+        Some(Stop::Enough) => return Attempt::Done,
+        Some(Stop::Cancelled) => return Attempt::Fail(cancelled(job)),
+        None => {}
+    }
+    let status = c.response.status;
+    let verdict = c.verdict.clone();
+    match &verdict {
+        Some(Err(message)) => {
+            return Attempt::Fail(Error::Protocol {
+                name: job.name(),
+                offset: from,
+                message: message.clone(),
+            })
+        }
+        // Past the end of the object: nothing to fetch, whatever the status said.
+        Some(Ok(Verdict::PastEnd { .. })) => return Attempt::Done,
+        _ => {}
+    }
+    // How much this response could have given (a 206 clamped at the object's end gives less).
+    let deliverable = match verdict {
+        Some(Ok(Verdict::Data { len, .. })) => want.min(len),
+        _ => want,
+    };
+    if let Err(e) = result {
+        let aborted_error_page = e.is_write_error() && status >= 300;
+        let complete = matches!(status, 200 | 206) && c.accepted >= deliverable;
+        if !aborted_error_page && !complete {
+            let transient = e.is_couldnt_connect()
+                || e.is_operation_timedout()
+                || e.is_partial_file()
+                || e.is_got_nothing()
+                || e.is_send_error()
+                || e.is_recv_error()
+                || e.is_http2_error()
+                || e.is_http2_stream_error();
+            return if transient {
+                Attempt::Retry(e.to_string())
+            } else {
+                Attempt::Fail(remote(job, from, e.to_string()))
+            };
+        }
+    }
+    match status {
+        200 | 204 if job.ask == Ask::Head => match c.response.content_length {
+            Some(len) => {
+                job.transfer.tell(&super::transfer::Told {
+                    total: Some(len),
+                    ..c.told()
+                });
+                Attempt::Done
+            }
+            None => Attempt::Fail(Error::Protocol {
+                name: job.name(),
+                offset: 0,
+                message: "HEAD response without Content-Length".into(),
+            }),
+        },
+        200 | 206 if c.accepted < deliverable => {
+            if status == 200 && c.response.content_length.is_none() && result_ok(c) {
+                // A whole object without a length, smaller than asked: it is all there is.
+                return Attempt::Done;
+            }
+            Attempt::Retry(format!(
+                "short body: {} of {deliverable} bytes arrived",
+                c.accepted
+            ))
+        }
+        200 | 206 => Attempt::Done,
+        416 => Attempt::Done,
+        408 | 429 | 500..=599 => {
+            Attempt::Retry(format!("HTTP status {status} {}", c.response.reason))
+        }
+        _ => Attempt::Fail(Error::Status {
+            name: job.name(),
+            offset: from,
+            status,
+            message: status_message(c),
+        }),
+    }
+}
+
+fn result_ok(c: &Collector) -> bool {
+    c.stop.is_none()
+}
+
+/// The reason phrase, or a short description of the refusal.
+fn status_message(c: &Collector) -> String {
+    let reason = c.response.reason.trim();
+    if reason.is_empty() {
+        "request refused".to_string()
+    } else {
+        reason.to_string()
+    }
+}
+
+fn remote(job: &Job, offset: u64, message: String) -> Error {
+    Error::Remote {
+        name: job.name(),
+        offset,
+        message,
+    }
+}

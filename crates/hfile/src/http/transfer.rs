@@ -1,0 +1,232 @@
+//! One request's bytes, handed from the connection thread that receives them to the reader
+//! that consumes them, as they arrive: the reader can use the first block of a span while the
+//! rest is still on the wire.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crate::Error;
+
+/// What a response told about the object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Told {
+    /// The object's size.
+    pub total: Option<u64>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The object offset of `data[0]`; for a suffix request, known once the response starts.
+    start: Option<u64>,
+    data: Vec<u8>,
+    told: Told,
+    /// `Some` once the transfer is over: `Ok` when every byte asked for (or up to the end of
+    /// the object) arrived.
+    outcome: Option<Result<(), Error>>,
+}
+
+/// A request's bytes, shared by the connection thread filling it and the reader.
+#[derive(Debug)]
+pub(crate) struct Transfer {
+    state: Mutex<State>,
+    changed: Condvar,
+    cancelled: AtomicBool,
+    /// Bytes asked for (an upper bound on what arrives).
+    len: u64,
+}
+
+/// The outcome of waiting for a byte.
+#[derive(Debug)]
+pub(crate) enum Available {
+    /// Bytes were copied.
+    Copied(usize),
+    /// The transfer ended (complete) before reaching that byte: the object ends there.
+    Ended,
+}
+
+impl Transfer {
+    /// A transfer of up to `len` bytes from `start` (`None`: a suffix request).
+    pub(crate) fn new(start: Option<u64>, len: u64) -> Transfer {
+        Transfer {
+            state: Mutex::new(State {
+                start,
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            len,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Bytes asked for.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// The reader no longer wants it: a queued request is not sent, a running one may stop.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    // --- the connection thread's side ---
+
+    /// Bytes received so far (what a retry resumes after).
+    pub(crate) fn received(&self) -> u64 {
+        self.lock().data.len() as u64
+    }
+
+    pub(crate) fn set_start(&self, start: u64) {
+        self.lock().start = Some(start);
+    }
+
+    pub(crate) fn append(&self, bytes: &[u8]) {
+        let mut s = self.lock();
+        if s.data.capacity() == 0 {
+            // One allocation for the whole window (it is bounded by the request size).
+            s.data.reserve_exact(self.len.min(64 << 20) as usize);
+        }
+        s.data.extend_from_slice(bytes);
+        drop(s);
+        self.changed.notify_all();
+    }
+
+    pub(crate) fn tell(&self, told: &Told) {
+        let mut s = self.lock();
+        if told.total.is_some() {
+            s.told.total = told.total;
+        }
+        if told.etag.is_some() {
+            s.told.etag.clone_from(&told.etag);
+        }
+        if told.last_modified.is_some() {
+            s.told.last_modified.clone_from(&told.last_modified);
+        }
+    }
+
+    pub(crate) fn finish(&self, outcome: Result<(), Error>) {
+        self.lock().outcome = Some(outcome);
+        self.changed.notify_all();
+    }
+
+    // --- the reader's side ---
+
+    /// What the responses told about the object so far.
+    pub(crate) fn told(&self) -> Told {
+        self.lock().told.clone()
+    }
+
+    /// The object offset of the first byte, once known.
+    pub(crate) fn start(&self) -> Option<u64> {
+        self.lock().start
+    }
+
+    /// True once the transfer is over (successfully or not).
+    pub(crate) fn is_finished(&self) -> bool {
+        self.lock().outcome.is_some()
+    }
+
+    /// Waits until the byte at object offset `pos` has arrived (or the transfer is over), then
+    /// copies from it into `buf`. An error if the transfer failed before reaching `pos`.
+    pub(crate) fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<Available, Error> {
+        let mut s = self.lock();
+        loop {
+            if let Some(start) = s.start {
+                let have_end = start + s.data.len() as u64;
+                if pos >= start && pos < have_end {
+                    let from = (pos - start) as usize;
+                    let n = buf.len().min(s.data.len() - from);
+                    buf[..n].copy_from_slice(&s.data[from..from + n]);
+                    return Ok(Available::Copied(n));
+                }
+            }
+            match &s.outcome {
+                Some(Ok(())) => return Ok(Available::Ended),
+                Some(Err(e)) => return Err(e.duplicate()),
+                None => {}
+            }
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits for the end of the transfer, whatever its outcome.
+    pub(crate) fn wait_finished(&self) {
+        let mut s = self.lock();
+        while s.outcome.is_none() {
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits for the end of the transfer and returns its bytes (for small requests).
+    pub(crate) fn wait_all(&self) -> Result<(Option<u64>, Vec<u8>), Error> {
+        let mut s = self.lock();
+        loop {
+            match &s.outcome {
+                Some(Ok(())) => return Ok((s.start, s.data.clone())),
+                Some(Err(e)) => return Err(e.duplicate()),
+                None => s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn bytes_are_readable_as_they_arrive() {
+        let t = Arc::new(Transfer::new(Some(100), 10));
+        let writer = Arc::clone(&t);
+        let h = std::thread::spawn(move || {
+            writer.append(b"abcde");
+            writer.append(b"fghij");
+            writer.finish(Ok(()));
+        });
+        let mut buf = [0u8; 4];
+        // Blocks until byte 107 is there.
+        assert!(matches!(
+            t.read_at(107, &mut buf).unwrap(),
+            Available::Copied(3)
+        ));
+        assert_eq!(&buf[..3], b"hij");
+        h.join().unwrap();
+        assert!(matches!(
+            t.read_at(110, &mut buf).unwrap(),
+            Available::Ended
+        ));
+        assert!(matches!(
+            t.read_at(100, &mut buf).unwrap(),
+            Available::Copied(4)
+        ));
+        assert_eq!(&buf, b"abcd");
+    }
+
+    #[test]
+    fn a_failure_reaches_the_reader_after_the_good_bytes() {
+        let t = Transfer::new(Some(0), 10);
+        t.append(b"abc");
+        t.finish(Err(Error::Remote {
+            name: "u".into(),
+            offset: 3,
+            message: "reset".into(),
+        }));
+        let mut buf = [0u8; 10];
+        assert!(matches!(
+            t.read_at(1, &mut buf).unwrap(),
+            Available::Copied(2)
+        ));
+        assert!(t.read_at(3, &mut buf).is_err());
+        assert!(t.wait_all().is_err());
+    }
+}

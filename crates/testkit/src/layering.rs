@@ -1,0 +1,223 @@
+//! The layering rule as a check that can fail: each crate of the chain
+//! `hfile -> bgzf -> index -> bam -> cli` names only crates below it, in its manifest (normal and
+//! dev-dependencies) and in its Rust source (`use` lines and paths).
+//!
+//! Cargo already refuses a dependency cycle, but not a dev-dependency on a crate above, nor a
+//! source file that reaches a crate above through a re-export; this check catches both.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The chain, lowest layer first.
+pub const LAYERS: [&str; 5] = ["hfile", "bgzf", "index", "bam", "cli"];
+
+/// One place where a crate names a crate that is not below it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub krate: String,
+    pub names: String,
+    /// The file, and the line (1-based; 0 for a manifest table entry).
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: {} names {}, which is not below it",
+            self.file.display(),
+            self.line,
+            self.krate,
+            self.names
+        )
+    }
+}
+
+/// Checks every crate of [`LAYERS`] under `crates_dir` (`crates/<name>/`).
+pub fn check(crates_dir: &Path) -> Result<Vec<Violation>, String> {
+    let mut out = Vec::new();
+    for (level, krate) in LAYERS.iter().enumerate() {
+        let above = &LAYERS[level + 1..];
+        let dir = crates_dir.join(krate);
+        let manifest = dir.join("Cargo.toml");
+        let text =
+            fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+        for (line, dep) in manifest_dependencies(&text) {
+            // A crate may never depend on itself either (a typo would hide there).
+            if above.contains(&dep.as_str()) || dep == *krate {
+                out.push(Violation {
+                    krate: krate.to_string(),
+                    names: dep,
+                    file: manifest.clone(),
+                    line,
+                });
+            }
+        }
+        for file in rust_files(&dir)? {
+            let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            for (line, name) in source_references(&text, above) {
+                out.push(Violation {
+                    krate: krate.to_string(),
+                    names: name,
+                    file: file.clone(),
+                    line,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The crate names of the dependency tables (`[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`), with their line numbers.
+pub fn manifest_dependencies(manifest: &str) -> Vec<(usize, String)> {
+    let mut deps = Vec::new();
+    let mut in_deps = false;
+    for (i, line) in manifest.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            let table = line.trim_matches(|c| c == '[' || c == ']');
+            in_deps = table.ends_with("dependencies");
+            // `[dependencies.bam]` style.
+            if let Some(name) = table
+                .strip_prefix("dependencies.")
+                .or_else(|| table.strip_prefix("dev-dependencies."))
+            {
+                deps.push((i + 1, name.to_string()));
+                in_deps = false;
+            }
+            continue;
+        }
+        if in_deps {
+            if let Some((name, _)) = line.split_once('=') {
+                let name = name.trim().trim_end_matches(".workspace").trim_matches('"');
+                if !name.is_empty() && !name.starts_with('#') {
+                    deps.push((i + 1, name.to_string()));
+                }
+            }
+        }
+    }
+    deps
+}
+
+/// Lines of Rust `source` that name one of `crates` as a path root (`bam::`, `use bam`, `extern
+/// crate bam`), comments and string literals aside.
+pub fn source_references(source: &str, crates: &[&str]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, raw) in source.lines().enumerate() {
+        let line = strip_comment_and_strings(raw);
+        for name in crates {
+            if names_crate(&line, name) {
+                out.push((i + 1, name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// True when `line` uses `name` as the first segment of a path.
+fn names_crate(line: &str, name: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(found) = line[from..].find(name) {
+        let at = from + found;
+        let end = at + name.len();
+        from = end;
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        // Not the tail of a longer identifier or of a path (`self::bam::` is a module).
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
+            continue;
+        }
+        let rest = &line[end..];
+        if rest.starts_with("::") {
+            return true;
+        }
+        let head = line[..at].trim_end();
+        let whole_word = !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        if whole_word && (head.ends_with("use") || head.ends_with("extern crate")) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `line` without a `//` comment and with the insides of string literals blanked.
+fn strip_comment_and_strings(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut in_string = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => {
+                    in_string = false;
+                    out.push('"');
+                }
+                _ => out.push(' '),
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push('"');
+        } else if c == '/' && chars.peek() == Some(&'/') {
+            break;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "target") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests() {
+        let m = "[package]\nname = \"x\"\n[dependencies]\nbgzf.workspace = true\nfoo = \"1\"\n\
+                 [dev-dependencies]\nbam.workspace = true\n[dependencies.cli]\npath = \"x\"\n";
+        let names: Vec<String> = manifest_dependencies(m).into_iter().map(|d| d.1).collect();
+        assert_eq!(names, vec!["bgzf", "foo", "bam", "cli"]);
+    }
+
+    #[test]
+    fn sources() {
+        let above = ["bam", "cli"];
+        let src = "use bam::Reader;\n\
+                   // bam::Reader in a comment\n\
+                   let s = \"bam::x\";\n\
+                   fn f() { let x = bam::parse(); }\n\
+                   use bam;\n\
+                   let y = self::bam::x; let z = mybam::y;\n\
+                   let bam = 3; let w = bam + 1;\n\
+                   extern crate cli;\n";
+        let found: Vec<usize> = source_references(src, &above)
+            .into_iter()
+            .map(|(l, _)| l)
+            .collect();
+        assert_eq!(found, vec![1, 4, 5, 8]);
+    }
+}

@@ -1,0 +1,325 @@
+//! The emulated link and the per-connection stream: a bandwidth cap shared by every connection
+//! (as a real link is), a first-byte delay per response, an extra delay per new connection, and
+//! counts of bytes written.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::serve::Listener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::Shared;
+
+/// A link to emulate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Link {
+    /// Bytes per second; `None`: unlimited.
+    pub bandwidth: Option<f64>,
+    /// Delay before each response's first byte.
+    pub latency: Duration,
+    /// Extra delay for each new connection.
+    pub connect_latency: Duration,
+}
+
+impl Link {
+    /// The profiles of the benchmark (`ec2`, `home`, `loopback`), as in the bench README.
+    pub fn profile(name: &str) -> Option<Link> {
+        let mb = 1e6;
+        match name {
+            "ec2" => Some(Link {
+                bandwidth: Some(35.0 * mb),
+                latency: Duration::from_millis(20),
+                connect_latency: Duration::from_millis(2),
+            }),
+            "home" => Some(Link {
+                bandwidth: Some(2.0 * mb),
+                latency: Duration::from_millis(60),
+                connect_latency: Duration::from_millis(60),
+            }),
+            "loopback" => Some(Link::default()),
+            _ => None,
+        }
+    }
+}
+
+/// A token bucket on bytes written, shared by every connection of one server.
+#[derive(Debug)]
+pub(crate) struct Bucket {
+    pub(crate) rate: f64,
+    pub(crate) tokens: f64,
+    pub(crate) last: Instant,
+}
+
+impl Bucket {
+    pub(crate) fn new(rate: f64) -> Bucket {
+        Bucket {
+            rate,
+            tokens: 0.0,
+            last: Instant::now(),
+        }
+    }
+
+    /// Bytes that may be written at `now` (at most `want`), or how long to wait for some.
+    /// Writes go out in pieces of at least 16 KiB (or `want`), not a few bytes a syscall.
+    pub(crate) fn take(&mut self, want: usize, now: Instant) -> Result<usize, Duration> {
+        let burst = (self.rate / 100.0).max(65_536.0);
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.rate).min(burst);
+        self.last = self.last.max(now);
+        let piece = want.min(16_384) as f64;
+        if self.tokens >= piece {
+            let n = (self.tokens as usize).min(want);
+            self.tokens -= n as f64;
+            Ok(n)
+        } else {
+            Err(Duration::from_secs_f64(
+                ((piece - self.tokens) / self.rate).max(0.0002),
+            ))
+        }
+    }
+}
+
+/// The socket send buffer on an emulated link: small, so "written" is close to "delivered".
+const SEND_BUFFER: usize = 128 * 1024;
+
+/// The serial number of the connection a request came on (nginx's `$connection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConnId(pub u64);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, CountingListener>>
+    for ConnId
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, CountingListener>) -> ConnId {
+        *stream.remote_addr()
+    }
+}
+
+/// Accepts connections, numbers them, and wraps each in a [`MeteredStream`].
+pub struct CountingListener {
+    pub(crate) inner: TcpListener,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) next_id: u64,
+}
+
+impl Listener for CountingListener {
+    type Io = MeteredStream;
+    type Addr = ConnId;
+
+    async fn accept(&mut self) -> (MeteredStream, ConnId) {
+        loop {
+            match self.inner.accept().await {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    if self.shared.bucket.is_some() {
+                        let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
+                    }
+                    self.next_id += 1;
+                    let id = ConnId(self.next_id);
+                    self.shared
+                        .counters
+                        .connections
+                        .fetch_add(1, Ordering::SeqCst);
+                    let written = Arc::new(AtomicU64::new(0));
+                    let doomed = Arc::new(AtomicBool::new(false));
+                    self.shared
+                        .connections
+                        .add(id, Arc::clone(&written), Arc::clone(&doomed));
+                    let io = MeteredStream {
+                        inner: stream,
+                        shared: self.shared.clone(),
+                        written,
+                        doomed,
+                        sleep: None,
+                        connect_delay: Some(Box::pin(tokio::time::sleep(
+                            self.shared.link.connect_latency,
+                        ))),
+                    };
+                    return (io, id);
+                }
+                // Out of file descriptors or similar: try again shortly rather than spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<ConnId> {
+        Ok(ConnId(0))
+    }
+}
+
+/// A TCP stream that counts the bytes written to it and paces them through the link's bucket.
+pub struct MeteredStream {
+    inner: TcpStream,
+    shared: Arc<Shared>,
+    /// Bytes written on this connection (watched by faults that must know what went out).
+    written: Arc<AtomicU64>,
+    /// Set by a fault: the next write fails and the connection is dropped.
+    doomed: Arc<AtomicBool>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The new-connection delay, served before the first request is read.
+    connect_delay: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl AsyncRead for MeteredStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if let Some(delay) = self.connect_delay.as_mut() {
+            if delay.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.connect_delay = None;
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for MeteredStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.doomed.load(Ordering::SeqCst) {
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "fault: connection dropped",
+            )));
+        }
+        let mut allowed = buf.len();
+        let shared = self.shared.clone();
+        if let Some(bucket) = &shared.bucket {
+            if let Some(sleep) = self.sleep.as_mut() {
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.sleep = None;
+            }
+            let taken = match bucket.lock() {
+                Ok(mut b) => b.take(buf.len(), Instant::now()),
+                Err(_) => Ok(buf.len()),
+            };
+            match taken {
+                Ok(n) => allowed = n,
+                Err(wait) => {
+                    let mut sleep = Box::pin(tokio::time::sleep(wait));
+                    let _ = sleep.as_mut().poll(cx);
+                    self.sleep = Some(sleep);
+                    return Poll::Pending;
+                }
+            }
+        }
+        let r = Pin::new(&mut self.inner).poll_write(cx, &buf[..allowed]);
+        if let Some(bucket) = &shared.bucket {
+            // Tokens not used (a short or refused write) go back to the bucket.
+            let written = match &r {
+                Poll::Ready(Ok(n)) => *n,
+                _ => 0,
+            };
+            if written < allowed {
+                if let Ok(mut b) = bucket.lock() {
+                    b.tokens += (allowed - written) as f64;
+                }
+            }
+        }
+        if let Poll::Ready(Ok(n)) = &r {
+            self.written.fetch_add(*n as u64, Ordering::SeqCst);
+            shared
+                .counters
+                .bytes_written
+                .fetch_add(*n as u64, Ordering::SeqCst);
+            shared.wrote.notify_waiters();
+        }
+        r
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Connections' byte counters and kill switches, by id, for faults.
+#[derive(Default)]
+pub(crate) struct Connections(Mutex<Vec<ConnState>>);
+
+struct ConnState {
+    id: ConnId,
+    written: Arc<AtomicU64>,
+    doomed: Arc<AtomicBool>,
+}
+
+impl Connections {
+    pub(crate) fn add(&self, id: ConnId, written: Arc<AtomicU64>, doomed: Arc<AtomicBool>) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(ConnState {
+                id,
+                written,
+                doomed,
+            });
+        }
+    }
+
+    /// Bytes written so far on connection `id`.
+    pub(crate) fn written(&self, id: ConnId) -> u64 {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|v| {
+                v.iter()
+                    .find(|c| c.id == id)
+                    .map(|c| c.written.load(Ordering::SeqCst))
+            })
+            .unwrap_or(0)
+    }
+
+    /// Makes the next write on connection `id` fail, which drops it.
+    pub(crate) fn doom(&self, id: ConnId) {
+        if let Ok(v) = self.0.lock() {
+            if let Some(c) = v.iter().find(|c| c.id == id) {
+                c.doomed.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_paces_to_its_rate_in_real_pieces() {
+        let t0 = Instant::now();
+        let mut b = Bucket {
+            rate: 1e6,
+            tokens: 0.0,
+            last: t0,
+        };
+        assert!(
+            b.take(100_000, t0).is_err(),
+            "an empty bucket makes the writer wait"
+        );
+        let n = b.take(100_000, t0 + Duration::from_millis(30)).unwrap();
+        assert_eq!(n, 30_000, "30 ms at 1 MB/s is 30 kB");
+        assert!(
+            b.take(10, t0 + Duration::from_millis(30)).is_err(),
+            "nothing left right after"
+        );
+        // A long idle time fills the bucket only up to its burst.
+        let n = b.take(10_000_000, t0 + Duration::from_secs(60)).unwrap();
+        assert_eq!(n, 65_536);
+        // Waiting tells how long a 16 KiB piece takes to earn.
+        let wait = b.take(100_000, t0 + Duration::from_secs(60)).unwrap_err();
+        assert_eq!(wait, Duration::from_secs_f64(16_384.0 / 1e6));
+    }
+}

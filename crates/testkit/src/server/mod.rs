@@ -1,0 +1,359 @@
+//! The one HTTP/1.1 test server: tower-http's `ServeDir` (which implements `Range`, `HEAD` and
+//! conditional requests itself) on axum/hyper with keep-alive, bound to 127.0.0.1, with
+//!
+//! - a log of every request (connection, method, path, query, headers, status, length),
+//! - counts of connections and bytes written,
+//! - an emulated link ([`Link`]: bandwidth shared by all connections, latency per response and
+//!   per new connection), for the demo and the benchmarks,
+//! - faults ([`Fault`], [`Rule`]) served in place of the real answer to matching requests.
+//!
+//! ```no_run
+//! let dir = std::path::Path::new("fixtures");
+//! let server = testkit::Server::start(dir).unwrap();
+//! server.add_rule(testkit::Rule {
+//!     path: "/conformance/data/rand.bam".into(),
+//!     fault: testkit::Fault::status(503),
+//!     times: Some(2),
+//! });
+//! println!("{}", server.url("conformance/data/rand.bam"));
+//! ```
+
+mod faults;
+mod link;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+pub use faults::{Fault, Rule};
+pub use link::{ConnId, Link};
+
+use faults::Armed;
+use link::{Bucket, Connections, CountingListener};
+
+/// One request as the server saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// The serial number of its connection (1 for the first connection).
+    pub connection: u64,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub range: Option<String>,
+    /// Every request header, names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub status: u16,
+    /// The `Content-Length` the server advertised (0 when there was none).
+    pub content_length: u64,
+}
+
+impl LogEntry {
+    /// The value of request header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `Range` as an inclusive pair, when it is a bounded `bytes=A-B`.
+    pub fn bounded_range(&self) -> Option<(u64, u64)> {
+        let (a, b) = self
+            .range
+            .as_deref()?
+            .strip_prefix("bytes=")?
+            .split_once('-')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    }
+
+    /// True for a `Range` that names its end: `bytes=A-B`, or a suffix `bytes=-N` (the last N
+    /// bytes).
+    pub fn is_bounded(&self) -> bool {
+        self.bounded_range().is_some()
+            || self
+                .range
+                .as_deref()
+                .and_then(|r| r.strip_prefix("bytes=-"))
+                .is_some_and(|n| n.parse::<u64>().is_ok())
+    }
+}
+
+/// What the server counted.
+#[derive(Debug, Default)]
+pub struct Counters {
+    connections: AtomicU64,
+    bytes_written: AtomicU64,
+    log: Mutex<Vec<LogEntry>>,
+}
+
+/// Totals for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub requests: usize,
+    pub gets: usize,
+    /// GETs without a Range or with an open-ended one (`bytes=X-`).
+    pub unbounded: usize,
+    pub advertised: u64,
+    pub written: u64,
+    pub connections: u64,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests ({} GET), {} bytes sent, {} bytes advertised, {} connection(s), {}",
+            self.requests,
+            self.gets,
+            self.written,
+            self.advertised,
+            self.connections,
+            if self.unbounded == 0 {
+                "all ranges bounded".to_string()
+            } else {
+                format!("{} unbounded", self.unbounded)
+            }
+        )
+    }
+}
+
+/// State shared by the handlers and the connections of one server.
+pub(crate) struct Shared {
+    counters: Counters,
+    link: Link,
+    bucket: Option<Mutex<Bucket>>,
+    root: PathBuf,
+    rules: Mutex<Vec<Armed>>,
+    connections: Connections,
+    /// Notified whenever bytes are written on any connection.
+    wrote: Notify,
+}
+
+/// A running server; dropping it stops it.
+pub struct Server {
+    addr: std::net::SocketAddr,
+    shared: Arc<Shared>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Server {
+    /// Serves `root` on 127.0.0.1 at a free port.
+    pub fn start(root: &Path) -> Result<Server, String> {
+        Server::start_with(root, 0, Link::default())
+    }
+
+    /// Serves `root` on 127.0.0.1 at `port` (0: any free port) through an emulated link.
+    pub fn start_with(root: &Path, port: u16, link: Link) -> Result<Server, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the server runtime: {e}"))?;
+        let listener = runtime
+            .block_on(TcpListener::bind(("127.0.0.1", port)))
+            .map_err(|e| format!("cannot bind 127.0.0.1:{port}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let shared = Arc::new(Shared {
+            counters: Counters::default(),
+            link,
+            bucket: link.bandwidth.map(|rate| Mutex::new(Bucket::new(rate))),
+            root: root.to_path_buf(),
+            rules: Mutex::new(Vec::new()),
+            connections: Connections::default(),
+            wrote: Notify::new(),
+        });
+        let app = axum::Router::new()
+            .fallback_service(tower_http::services::ServeDir::new(root))
+            .layer(middleware::from_fn_with_state(shared.clone(), handle));
+        let listener = CountingListener {
+            inner: listener,
+            shared: shared.clone(),
+            next_id: 0,
+        };
+        runtime.spawn(async move {
+            let _ = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<ConnId>(),
+            )
+            .await;
+        });
+        Ok(Server {
+            addr,
+            shared,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT/path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}/{}", self.addr, path.trim_start_matches('/'))
+    }
+
+    /// `http://127.0.0.1:PORT`, without a final slash.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Adds a fault rule; rules are tried in the order added, the first match applies.
+    pub fn add_rule(&self, rule: Rule) {
+        if let Ok(mut rules) = self.shared.rules.lock() {
+            rules.push(Armed { rule, hits: 0 });
+        }
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_rules(&self) {
+        if let Ok(mut rules) = self.shared.rules.lock() {
+            rules.clear();
+        }
+    }
+
+    /// Every request so far, in the order they were answered.
+    pub fn log(&self) -> Vec<LogEntry> {
+        self.shared
+            .counters
+            .log
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// The `Range` headers of the requests for `path`, in order.
+    pub fn ranges(&self, path: &str) -> Vec<Option<String>> {
+        self.log()
+            .into_iter()
+            .filter(|e| e.path == path)
+            .map(|e| e.range)
+            .collect()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.counters.connections.load(Ordering::SeqCst)
+    }
+
+    /// Bytes written to sockets so far (headers included).
+    pub fn bytes_written(&self) -> u64 {
+        self.shared.counters.bytes_written.load(Ordering::SeqCst)
+    }
+
+    /// Forgets the log and the counts (rules stay).
+    pub fn reset(&self) {
+        let c = &self.shared.counters;
+        c.connections.store(0, Ordering::SeqCst);
+        c.bytes_written.store(0, Ordering::SeqCst);
+        if let Ok(mut l) = c.log.lock() {
+            l.clear();
+        }
+    }
+
+    /// A one-line summary: requests, bytes, connections, and whether every Range was bounded.
+    pub fn summary(&self) -> Summary {
+        let entries = self.log();
+        let gets = entries.iter().filter(|e| e.method == "GET").count();
+        let unbounded = entries
+            .iter()
+            .filter(|e| e.method == "GET" && !e.is_bounded())
+            .count();
+        Summary {
+            requests: entries.len(),
+            gets,
+            unbounded,
+            advertised: entries.iter().map(|e| e.content_length).sum(),
+            written: self.bytes_written(),
+            connections: self.connections(),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// The fault of the first rule matching `path`, counting the hit.
+fn matching_fault(shared: &Shared, path: &str) -> Option<Fault> {
+    let mut rules = shared.rules.lock().ok()?;
+    let armed = rules
+        .iter_mut()
+        .find(|a| a.rule.path == path && a.rule.times.is_none_or(|n| a.hits < n))?;
+    armed.hits += 1;
+    Some(armed.rule.fault.clone())
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(conn): ConnectInfo<ConnId>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let method = request.method().to_string();
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().map(str::to_string);
+    let headers: Vec<(String, String)> = request
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let range = request
+        .headers()
+        .get("range")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if !shared.link.latency.is_zero() {
+        tokio::time::sleep(shared.link.latency).await;
+    }
+    let fault = matching_fault(&shared, &path);
+    let mut response = None;
+    if let Some(fault) = &fault {
+        let root = shared.root.clone();
+        response = faults::answer(
+            fault,
+            &shared,
+            conn,
+            &root,
+            &method,
+            &path,
+            request.headers(),
+        )
+        .await;
+    }
+    let response = match response {
+        Some(r) => r,
+        None => next.run(request).await,
+    };
+    let content_length = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let entry = LogEntry {
+        connection: conn.0,
+        method,
+        path,
+        query,
+        range,
+        headers,
+        status: response.status().as_u16(),
+        content_length,
+    };
+    if let Ok(mut log) = shared.counters.log.lock() {
+        log.push(entry);
+    }
+    response
+}

@@ -1,0 +1,75 @@
+//! `cargo xtask test`: every test, as CI runs it.
+
+use crate::{cargo_with, conformance, nginx, release_hts};
+
+pub const HELP: &str = "\
+cargo xtask test
+  Every test, as CI runs it: cargo fmt --check; clippy with warnings as errors; cargo test
+  --workspace --all-targets (unit and integration tests, including the conformance corpus on
+  the hts binary locally and over the in-process HTTP test server); doc tests; cargo doc with
+  warnings as errors; and the conformance corpus over nginx (a release build). nginx is
+  required when HTS_REQUIRE_NGINX=1 (CI sets it); otherwise a missing nginx is reported.";
+
+pub fn cmd(_args: &[String]) -> Result<(), String> {
+    let mut failures = Vec::new();
+    let mut step = |name: &str, r: Result<(), String>| {
+        if let Err(e) = r {
+            println!("!! {name}: {e}");
+            failures.push(name.to_string());
+        }
+    };
+    step("cargo fmt", cargo_with(&["fmt", "--all", "--check"], &[]));
+    step(
+        "cargo clippy",
+        cargo_with(
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--quiet",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        ),
+    );
+    step(
+        "cargo test",
+        cargo_with(&["test", "--workspace", "--all-targets"], &[]),
+    );
+    step(
+        "doc tests",
+        cargo_with(&["test", "--workspace", "--doc"], &[]),
+    );
+    // Warnings are errors: the public API stays documented.
+    step(
+        "cargo doc",
+        cargo_with(
+            &["doc", "--workspace", "--no-deps", "--quiet"],
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        ),
+    );
+    let need_nginx = std::env::var("HTS_REQUIRE_NGINX").is_ok_and(|v| v == "1");
+    if nginx::available() {
+        let result = release_hts().and_then(|hts| {
+            let ng = nginx::Nginx::start(&testkit::corpus_dir())?;
+            conformance::run_corpus(&hts, Some(&ng.base_url()), &[], &[], "nginx")?;
+            ng.check_bounded()
+        });
+        step("conformance nginx", result);
+    } else if need_nginx {
+        step(
+            "nginx",
+            Err("nginx is not installed (HTS_REQUIRE_NGINX=1)".to_string()),
+        );
+    } else {
+        println!("!! nginx is not installed: the corpus over nginx did not run (CI installs it)");
+    }
+    if failures.is_empty() {
+        println!("==> all tests passed");
+        Ok(())
+    } else {
+        Err(format!("failed: {}", failures.join(", ")))
+    }
+}

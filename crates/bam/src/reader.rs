@@ -146,6 +146,7 @@ impl Reader {
     ///
     /// The record borrows the reader; take what you need from [`Reader::header`] before the
     /// loop (e.g. a clone).
+    #[inline]
     pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         let at = self.bgzf.virtual_offset();
         let n_ref = self.header.refs().len();
@@ -182,6 +183,7 @@ impl Reader {
         }
     }
 
+    #[inline]
     fn check_block_size(&self, block_size: u32, at: VirtualOffset) -> Result<()> {
         if block_size < 32 || block_size > i32::MAX as u32 {
             return Err(Error::Record {

@@ -76,6 +76,7 @@ impl Record<Vec<u8>> {
 impl<'a> Record<&'a [u8]> {
     /// [`Record::decode`] in place: the record borrows `data`. A long-CIGAR record (its CIGAR in
     /// a `CG` tag) is rewritten into `scratch` and borrows that instead.
+    #[inline]
     pub fn decode_in(
         data: &'a [u8],
         n_ref: usize,
@@ -124,6 +125,7 @@ impl<D> Record<D> {
 
 impl<D: AsRef<[u8]>> Record<D> {
     /// Reads the fixed fields and places the variable ones, checking that they fit.
+    #[inline]
     fn layout(data: D) -> Result<Record<D>, RecordError> {
         let bytes = data.as_ref();
         let Some(fixed) = bytes.get(..FIXED) else {
@@ -191,6 +193,7 @@ impl<D: AsRef<[u8]>> Record<D> {
 
     /// The checks that need the final CIGAR: its query length against `l_seq`, and the
     /// reference ids; the bin is recomputed from the CIGAR as htslib does.
+    #[inline]
     fn check(&mut self, n_ref: usize) -> Result<(), RecordError> {
         if self.n_cigar > 0 {
             let (rlen, qlen) = self.cigar().lengths();
@@ -220,6 +223,7 @@ impl<D: AsRef<[u8]>> Record<D> {
     /// htslib's `bam_tag2cigar` rule: a record whose CIGAR starts with `<l_seq>S` and that
     /// carries a `CG:B:I` (or `B:i`) array of at least as many operations gets that array as its
     /// CIGAR. Returns where the array is when the rule applies.
+    #[inline]
     fn long_cigar(&self) -> Result<Option<LongCigar>, RecordError> {
         if self.n_cigar == 0 || self.ref_id < 0 || self.pos < 0 {
             return Ok(None);
@@ -228,6 +232,12 @@ impl<D: AsRef<[u8]>> Record<D> {
         if first.code() != cigar::SOFT_CLIP || first.len() as usize != self.seq_len {
             return Ok(None);
         }
+        self.find_long_cigar()
+    }
+
+    /// The rare part of [`Record::long_cigar`]: looking for the `CG` tag.
+    #[cold]
+    fn find_long_cigar(&self) -> Result<Option<LongCigar>, RecordError> {
         let aux = self.aux();
         let at = match aux::find(aux, *b"CG") {
             Ok(Some(at)) => at,

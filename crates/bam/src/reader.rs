@@ -54,6 +54,18 @@ pub struct Reader {
     straddling: Vec<u8>,
     /// A long-CIGAR record rewritten with its real CIGAR.
     rewritten: Vec<u8>,
+    /// The last record read in place: its fields, and where its bytes are.
+    last: Option<Record<Held>>,
+}
+
+/// Where the bytes of the last record read in place are, so that it can be handed out again
+/// ([`Reader::last_record_ref`]).
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    /// In the current block, just before the read position: this many bytes.
+    Block(usize),
+    Straddling,
+    Rewritten,
 }
 
 impl Reader {
@@ -90,6 +102,7 @@ impl Reader {
             pending_index,
             straddling: Vec::new(),
             rewritten: Vec::new(),
+            last: None,
         })
     }
 
@@ -166,21 +179,58 @@ impl Reader {
             }
             None => None,
         };
-        let (data, scratch) = match whole {
-            Some(len) => (&self.bgzf.take_buffered(len)[4..], &mut self.rewritten),
+        self.last = None;
+        let (data, scratch, held) = match whole {
+            Some(len) => (
+                &self.bgzf.take_buffered(len)[4..],
+                &mut self.rewritten,
+                Held::Block(len - 4),
+            ),
             None => {
                 self.read_straddling(at)?;
-                (self.straddling.as_slice(), &mut self.rewritten)
+                (
+                    self.straddling.as_slice(),
+                    &mut self.rewritten,
+                    Held::Straddling,
+                )
             }
         };
         match Record::decode_in(data, n_ref, scratch) {
-            Ok(record) => Ok(Some(record)),
+            Ok(record) => {
+                // Moving a long CIGAR in always shortens the record (the tag goes), so a
+                // length that changed means the bytes are the rewritten ones.
+                let held = if record.data().len() == data.len() {
+                    held
+                } else {
+                    Held::Rewritten
+                };
+                self.last = Some(record.with_data(held));
+                Ok(Some(record))
+            }
             Err(kind) => Err(Error::Record {
                 name: self.location.clone(),
                 offset: at,
                 kind,
             }),
         }
+    }
+
+    /// The record the last [`Reader::read_record_ref`] returned, again (for a caller that
+    /// looked at it before deciding to hand it out); `None` after anything else moved the
+    /// reader.
+    pub(crate) fn last_record_ref(&self) -> Option<RecordRef<'_>> {
+        let last = self.last.as_ref()?;
+        let data: &[u8] = match *last.storage() {
+            Held::Block(len) => self.bgzf.taken(len),
+            Held::Straddling => &self.straddling,
+            Held::Rewritten => &self.rewritten,
+        };
+        // The fields were read from exactly these bytes; anything else is not that record.
+        let expected = match *last.storage() {
+            Held::Block(len) => len,
+            Held::Straddling | Held::Rewritten => data.len(),
+        };
+        (data.len() == expected && data.len() >= last.aux_offset()).then(|| last.with_data(data))
     }
 
     #[inline]
@@ -252,6 +302,7 @@ impl Reader {
     }
 
     pub(crate) fn bgzf_mut(&mut self) -> &mut bgzf::Reader {
+        self.last = None;
         &mut self.bgzf
     }
 

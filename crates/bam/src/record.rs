@@ -100,6 +100,11 @@ impl<D> Record<D> {
         &self.data
     }
 
+    /// Where the aux data starts within the record bytes (for error offsets).
+    pub fn aux_offset(&self) -> usize {
+        self.aux_start
+    }
+
     /// The same fields over other storage holding the same bytes.
     pub(crate) fn with_data<E>(&self, data: E) -> Record<E> {
         Record {
@@ -374,11 +379,6 @@ impl<D: AsRef<[u8]>> Record<D> {
     /// Raw aux data (a `CG` tag whose array became the CIGAR is not in it).
     pub fn aux(&self) -> &[u8] {
         &self.data.as_ref()[self.aux_start..]
-    }
-
-    /// Where the aux data starts within the record bytes (for error offsets).
-    pub fn aux_offset(&self) -> usize {
-        self.aux_start
     }
 
     /// The aux fields in order; an `Err(offset)` item marks corrupt data.

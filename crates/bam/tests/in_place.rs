@@ -319,3 +319,89 @@ fn output_errors_stop_the_writer() {
         );
     }
 }
+
+/// Every record of `regions`, owned and in place, as (record bytes, SAM line).
+fn query_both(path: &Path, regions: &[&str]) -> [Vec<(Vec<u8>, Vec<u8>)>; 2] {
+    let mut out = [Vec::new(), Vec::new()];
+    for (i, in_place) in [false, true].into_iter().enumerate() {
+        let mut r = open(path, 0);
+        r.load_index(None).unwrap();
+        let header = r.header().clone();
+        let targets: Vec<bam::Target> = regions
+            .iter()
+            .map(|s| bam::parse_region(s, &header).unwrap())
+            .collect();
+        let mut q = r.query_all(&targets).unwrap();
+        loop {
+            let mut line = Vec::new();
+            let data = if in_place {
+                let Some(rec) = q.next_record_ref().unwrap() else {
+                    break;
+                };
+                write_sam(&rec, &header, &mut line).unwrap();
+                rec.data().to_vec()
+            } else {
+                let Some(rec) = q.next_record().unwrap() else {
+                    break;
+                };
+                write_sam(&rec, &header, &mut line).unwrap();
+                rec.data().to_vec()
+            };
+            out[i].push((data, line));
+        }
+    }
+    out
+}
+
+#[test]
+fn queries_in_place_match_owned() {
+    let ce = fixtures().join("ce1000.bam");
+    let regions = [
+        "CHROMOSOME_I:1-1000",
+        "CHROMOSOME_I:5000-90000",
+        "CHROMOSOME_I",
+        "CHROMOSOME_II",
+        "*",
+        "CHROMOSOME_I:100-200",
+    ];
+    let [owned, in_place] = query_both(&ce, &regions);
+    assert!(owned.len() > 1000, "{} records", owned.len());
+    assert!(owned == in_place);
+
+    // Records cut across blocks at every few bytes, and long-CIGAR records among them.
+    let mut records: Vec<Vec<u8>> = (0..300)
+        .map(|i| record(&format!("q{i}"), i * 7, 20, b"NMC\x01"))
+        .collect();
+    let long = {
+        // 20S placeholder with the real CIGAR (10M 10I) in CG:B:I.
+        let mut aux = b"CGBI".to_vec();
+        aux.extend_from_slice(&2u32.to_le_bytes());
+        aux.extend_from_slice(&(10u32 << 4).to_le_bytes());
+        aux.extend_from_slice(&(10u32 << 4 | 1).to_le_bytes());
+        let mut r = record("long", 1000, 20, &aux);
+        // The record's single CIGAR op becomes 20S.
+        let at = 4 + 32 + "long".len() + 1;
+        r[at..at + 4].copy_from_slice(&(20u32 << 4 | 4).to_le_bytes());
+        r
+    };
+    records.insert(143, long);
+    let path = temp_bam("query", &bam_file(&records, |n| n == 97));
+    let status = std::process::Command::new("samtools")
+        .args(["index", "-b"])
+        .arg(&path)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        other => panic!("samtools index is needed for this test: {other:?}"),
+    }
+    let [owned, in_place] = query_both(&path, &["c:1-2100", "c:990-1010", "c"]);
+    assert!(owned == in_place);
+    assert!(
+        owned
+            .iter()
+            .any(|(_, line)| line.starts_with(b"long\t") && line.windows(6).any(|w| w == b"10M10I")),
+        "the long CIGAR is restored in place"
+    );
+    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(format!("{}.bai", path.display())).unwrap();
+}

@@ -106,6 +106,12 @@ impl<S: Source> BgzfState<S> {
         self.pos += n.min(self.block.len().saturating_sub(self.pos));
     }
 
+    /// The last `n` bytes consumed from the current block (fewer if less was consumed).
+    pub(crate) fn taken(&self, n: usize) -> &[u8] {
+        let end = self.pos.min(self.block.len());
+        &self.block[end - n.min(end)..end]
+    }
+
     /// Consumes up to `n` bytes of the current block and returns them.
     pub(crate) fn take_buffered(&mut self, n: usize) -> &[u8] {
         let start = self.pos;

@@ -119,6 +119,11 @@ impl<R: io::Read> Stream<R> {
         self.consume(n);
         self.buf.get(start..self.pos).unwrap_or_default()
     }
+
+    fn taken(&self, n: usize) -> &[u8] {
+        let end = self.pos.min(self.buf.len());
+        &self.buf[end - n.min(end)..end]
+    }
 }
 
 /// Virtual offsets of a stream without blocks: the uncompressed position split into 64 KiB
@@ -232,6 +237,16 @@ impl<S: Source> Reader<S> {
             Inner::Bgzf(s) => s.consume(n),
             Inner::Raw(s) => s.consume(n),
             Inner::Gzip(s) => s.consume(n),
+        }
+    }
+
+    /// The last `n` bytes consumed from the current block (fewer if less of it was consumed),
+    /// still in place: what [`Reader::take_buffered`] returned, handed out again.
+    pub fn taken(&self, n: usize) -> &[u8] {
+        match &self.inner {
+            Inner::Bgzf(s) => s.taken(n),
+            Inner::Raw(s) => s.taken(n),
+            Inner::Gzip(s) => s.taken(n),
         }
     }
 

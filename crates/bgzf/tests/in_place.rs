@@ -91,10 +91,17 @@ fn take_buffered_stays_in_the_block_and_mixes_with_read() {
     let mut r = reader(&file);
     assert_eq!(r.fill_buf().unwrap().len(), 100);
     assert_eq!(r.take_buffered(40), &data[..40]);
+    assert_eq!(r.taken(40), &data[..40], "handed out again");
+    assert_eq!(r.taken(1000), &data[..40], "never more than was consumed");
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[0], 40));
     // More than the block holds: only the rest of the block, and the offset moves to the next.
     assert_eq!(r.take_buffered(1000), &data[40..100]);
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[1], 0));
+    assert_eq!(
+        r.taken(60),
+        &data[40..100],
+        "still there at the end of its block"
+    );
     assert!(
         r.take_buffered(5).is_empty(),
         "nothing is loaded by take_buffered"

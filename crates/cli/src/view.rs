@@ -215,7 +215,7 @@ fn read_records<W: Write>(
             eprintln!("{}", bam::region::invalid_region_warning(name));
         }
     }
-    while let Some(record) = query.next_record()? {
+    while let Some(record) = query.next_record_ref()? {
         if filter.keeps(&record) {
             output.take(&record).map_err(formatting_error)?;
         }

@@ -77,6 +77,7 @@ impl<S: Source> BgzfState<S> {
         self.input.src.set_readahead_limit(limit);
     }
 
+    #[inline]
     pub(crate) fn virtual_offset(&self) -> VirtualOffset {
         if let Some(u) = self.pending_uoffset {
             VirtualOffset::new(self.block_coffset, u)
@@ -89,6 +90,7 @@ impl<S: Source> BgzfState<S> {
 
     /// The unread data of the current block, after loading the next block with data if the
     /// current one is used up; empty at the end of the file.
+    #[inline]
     pub(crate) fn fill_buf(&mut self) -> Result<&[u8]> {
         if self.pos >= self.block.len() && !self.load_next_block()? {
             return Ok(&[]);
@@ -97,22 +99,26 @@ impl<S: Source> BgzfState<S> {
     }
 
     /// The unread data of the current block, without loading anything.
+    #[inline]
     pub(crate) fn buffer(&self) -> &[u8] {
         self.block.get(self.pos..).unwrap_or_default()
     }
 
     /// Marks `n` bytes of the current block as read (at most what is left of it).
+    #[inline]
     pub(crate) fn consume(&mut self, n: usize) {
         self.pos += n.min(self.block.len().saturating_sub(self.pos));
     }
 
     /// The last `n` bytes consumed from the current block (fewer if less was consumed).
+    #[inline]
     pub(crate) fn taken(&self, n: usize) -> &[u8] {
         let end = self.pos.min(self.block.len());
         &self.block[end - n.min(end)..end]
     }
 
     /// Consumes up to `n` bytes of the current block and returns them.
+    #[inline]
     pub(crate) fn take_buffered(&mut self, n: usize) -> &[u8] {
         let start = self.pos;
         self.consume(n);

@@ -207,6 +207,7 @@ impl<S: Source> Reader<S> {
     /// The unread data of the current block (for a file without blocks, of the reader's
     /// buffer), after loading the next one when the current one is used up; empty at the end of
     /// the data. With [`Reader::consume`] this reads in place, with no copy.
+    #[inline]
     pub fn fill_buf(&mut self) -> Result<&[u8]> {
         match &mut self.inner {
             Inner::Bgzf(s) => s.fill_buf(),
@@ -223,6 +224,7 @@ impl<S: Source> Reader<S> {
 
     /// What [`Reader::fill_buf`] would return, without loading anything: empty when the
     /// current block is used up.
+    #[inline]
     pub fn buffer(&self) -> &[u8] {
         match &self.inner {
             Inner::Bgzf(s) => s.buffer(),
@@ -232,6 +234,7 @@ impl<S: Source> Reader<S> {
     }
 
     /// Marks `n` bytes of [`Reader::buffer`] as read (never more than it holds).
+    #[inline]
     pub fn consume(&mut self, n: usize) {
         match &mut self.inner {
             Inner::Bgzf(s) => s.consume(n),
@@ -242,6 +245,7 @@ impl<S: Source> Reader<S> {
 
     /// The last `n` bytes consumed from the current block (fewer if less of it was consumed),
     /// still in place: what [`Reader::take_buffered`] returned, handed out again.
+    #[inline]
     pub fn taken(&self, n: usize) -> &[u8] {
         match &self.inner {
             Inner::Bgzf(s) => s.taken(n),
@@ -253,6 +257,7 @@ impl<S: Source> Reader<S> {
     /// Consumes up to `n` bytes of [`Reader::buffer`] and returns them: after checking with
     /// [`Reader::fill_buf`] that a record lies whole in the current block, this hands it out in
     /// place.
+    #[inline]
     pub fn take_buffered(&mut self, n: usize) -> &[u8] {
         match &mut self.inner {
             Inner::Bgzf(s) => s.take_buffered(n),
@@ -310,6 +315,7 @@ impl<S: Source> Reader<S> {
     /// The virtual offset of the next byte to be read. After the last byte of a block this is
     /// the next block's start with in-block offset 0, as in htslib. For gzip and uncompressed
     /// files it is the uncompressed position split into 64 KiB pages (not seekable).
+    #[inline]
     pub fn virtual_offset(&self) -> VirtualOffset {
         match &self.inner {
             Inner::Bgzf(s) => s.virtual_offset(),

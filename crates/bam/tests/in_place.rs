@@ -379,3 +379,39 @@ fn queries_in_place_match_owned() {
         .expect("the long-CIGAR record is in the region");
     assert!(cg.1.windows(8).any(|w| w == b"\t1M1D1M1"), "CIGAR restored");
 }
+
+#[test]
+fn slow_records_are_handed_on_without_waiting_for_a_full_chunk() {
+    let (header, good) = one_reference_and_a_good_record();
+    let mut one = Vec::new();
+    write_sam(&good, &header, &mut one).unwrap();
+    for threads in [0, 2] {
+        let out = Shared::default();
+        let mut w = SamWriter::new(out.clone(), &header, threads)
+            .flush_every(std::time::Duration::from_millis(20));
+        for _ in 0..64 {
+            w.write_record(&good).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        // The clock is read every 64 records: the 128th sees the interval has passed.
+        for _ in 0..64 {
+            w.write_record(&good).unwrap();
+        }
+        let seen = out.0.lock().unwrap().clone();
+        assert!(
+            seen == one.repeat(128),
+            "{threads} threads: {} bytes",
+            seen.len()
+        );
+        w.finish().unwrap();
+    }
+    // Without it, text waits for a full chunk.
+    let out = Shared::default();
+    let mut w = SamWriter::new(out.clone(), &header, 0);
+    for _ in 0..128 {
+        w.write_record(&good).unwrap();
+    }
+    assert!(out.0.lock().unwrap().is_empty());
+    w.finish().unwrap();
+    assert_eq!(out.0.lock().unwrap().len(), 128 * one.len());
+}

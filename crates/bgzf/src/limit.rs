@@ -60,8 +60,8 @@ impl FromIterator<u64> for BlockStarts {
 /// If `end.uoffset()` is 0 the block at `end.coffset()` is not needed, so the end is
 /// `end.coffset()`. Otherwise that block must be read whole; its size is unknown, so the end is
 /// the first known block start after it (`starts` ascending, e.g. [`BlockStarts::as_slice`]),
-/// else `end.coffset() + 65536` (the largest a block can be). The result is clamped to
-/// `file_size`.
+/// or `end.coffset() + 65536` (the largest a block can be), whichever comes first. The result
+/// is clamped to `file_size`.
 ///
 /// ```
 /// use bgzf::{byte_end, BlockStarts, VirtualOffset};
@@ -70,16 +70,16 @@ impl FromIterator<u64> for BlockStarts {
 /// assert_eq!(byte_end(VirtualOffset::new(1000, 5), starts.as_slice(), 1 << 20), 5000);
 /// assert_eq!(byte_end(VirtualOffset::new(5000, 5), starts.as_slice(), 1 << 20), 5000 + 65536);
 /// assert_eq!(byte_end(VirtualOffset::new(5000, 5), &[], 6000), 6000);
+/// // A known start further than a block can reach does not widen the end.
+/// assert_eq!(byte_end(VirtualOffset::new(0, 5), &[0, 900_000], 1 << 20), 65536);
 /// ```
 pub fn byte_end(end: VirtualOffset, starts: &[u64], file_size: u64) -> u64 {
     let unclamped = if end.uoffset() == 0 {
         end.coffset()
     } else {
+        let largest = end.coffset().saturating_add(MAX_BLOCK_SIZE as u64);
         let i = starts.partition_point(|&s| s <= end.coffset());
-        starts
-            .get(i)
-            .copied()
-            .unwrap_or_else(|| end.coffset().saturating_add(MAX_BLOCK_SIZE as u64))
+        starts.get(i).map_or(largest, |&next| next.min(largest))
     };
     unclamped.min(file_size)
 }

@@ -149,7 +149,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         Output::Count(0)
     } else {
         let header = reader.header().clone();
-        Output::Sam(SamWriter::new(&mut *out, &header, args.threads))
+        // Records that come slowly (a slow link) still reach the reader of the output.
+        let pace = std::time::Duration::from_millis(200);
+        Output::Sam(SamWriter::new(&mut *out, &header, args.threads).flush_every(pace))
     };
     let read = read_records(&mut reader, index_location, regions, &filter, &mut output);
     // The records before a failure are written before it is reported. A record that cannot be

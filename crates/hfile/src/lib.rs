@@ -22,6 +22,7 @@ mod file;
 mod handle;
 mod http;
 mod memory;
+mod prefix;
 mod registry;
 mod stats;
 
@@ -30,7 +31,10 @@ pub use file::FileBackend;
 pub use handle::HFile;
 pub use http::{redact, HttpBackend};
 pub use memory::MemoryBackend;
-pub use registry::{open, register_scheme, scheme_of, OpenOptions, Opener, RangeMode};
+pub use prefix::PrefixBackend;
+pub use registry::{
+    open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
+};
 pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
 
 /// What identifies a version of an object: its size and, for remote objects, the validators the

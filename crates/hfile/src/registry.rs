@@ -106,6 +106,12 @@ pub fn scheme_of(location: &str) -> Option<String> {
 
 /// Opens a path or URL with the backend registered for its scheme; plain paths are local files.
 pub fn open(location: &str, options: &OpenOptions) -> Result<HFile> {
+    Ok(HFile::new(open_backend(location, options)?))
+}
+
+/// The backend [`open`] would wrap, for a caller that puts another backend around it (e.g. a
+/// [`crate::PrefixBackend`] serving cached first bytes).
+pub fn open_backend(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     let backend = match scheme_of(location) {
         None => Box::new(FileBackend::open(location, location)?) as Box<dyn Backend>,
         Some(scheme) => {
@@ -126,7 +132,7 @@ pub fn open(location: &str, options: &OpenOptions) -> Result<HFile> {
             }
         }
     };
-    Ok(HFile::new(backend))
+    Ok(backend)
 }
 
 fn open_file_url(location: &str, _options: &OpenOptions) -> Result<Box<dyn Backend>> {

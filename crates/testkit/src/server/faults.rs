@@ -49,6 +49,8 @@ pub enum Fault {
     Delay(Duration),
     /// `400` to `HEAD` (pre-signed URLs are signed for one method); other methods are served.
     RefuseHead,
+    /// `fault`, only for requests whose `Range` starts at byte `start`; others are served.
+    OnRange { start: u64, fault: Box<Fault> },
 }
 
 impl Fault {
@@ -121,9 +123,39 @@ fn partial(first: u64, last: u64, total: u64, body: Body) -> Response {
     )
 }
 
+/// The first byte a `Range: bytes=A-...` asks for.
+fn range_start(headers: &HeaderMap) -> Option<u64> {
+    let value = headers.get(header::RANGE)?.to_str().ok()?;
+    value
+        .trim()
+        .strip_prefix("bytes=")?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// What a fault answers for `path` (a file under `root`), or `None` to let the file server
 /// answer (e.g. [`Fault::Delay`] after its delay, or a fault that does not apply to the method).
 pub(crate) async fn answer(
+    fault: &Fault,
+    shared: &Arc<Shared>,
+    conn: ConnId,
+    root: &Path,
+    method: &str,
+    path: &str,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    match fault {
+        Fault::OnRange { start, fault } if range_start(headers) == Some(*start) => {
+            Box::pin(answer_one(fault, shared, conn, root, method, path, headers)).await
+        }
+        Fault::OnRange { .. } => None,
+        other => answer_one(other, shared, conn, root, method, path, headers).await,
+    }
+}
+
+async fn answer_one(
     fault: &Fault,
     shared: &Arc<Shared>,
     conn: ConnId,

@@ -1,0 +1,212 @@
+//! Remote queries end to end, against the test server's own view of what was asked:
+//! every Range inside the bytes the query needs, output identical to the local query whatever
+//! the order and pace of the server's answers, and records handed on while the rest of a span
+//! is still on the wire.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use testkit::{Fault, Link, Rule, Server};
+
+const FIVE: [&str; 5] = [
+    "chr1:10000-10500",
+    "chr1:150000-150600",
+    "chr2:5000-5400",
+    "chr3:20000-20100",
+    "chrM:100-300",
+];
+
+/// The bytes of `rand.bam` the five regions need, by a walk of its records independent of the
+/// planner (`crates/index/tests/common`, `Bam::visited` and `record_bytes`): from each region's
+/// first chunk to the block holding the record that ends it.
+const NEEDED: [(u64, u64); 5] = [
+    (233, 25_466),
+    (101_138, 151_351),
+    (227_071, 252_360),
+    (302_666, 327_949),
+    (352_826, 378_548),
+];
+const SIZE: u64 = 389_340;
+
+fn hts() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_hts"))
+}
+
+fn view(args: &[String]) -> (Vec<u8>, String) {
+    let out = Command::new(hts()).arg("view").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "hts view {args:?} failed: {err}");
+    (out.stdout, err)
+}
+
+fn five(bam: &str, index: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    args.extend(["-X".to_string(), bam.to_string(), index.to_string()]);
+    args.extend(FIVE.iter().map(|s| s.to_string()));
+    args
+}
+
+fn local_five() -> Vec<u8> {
+    let data = testkit::corpus_dir().join("data");
+    let bam = data.join("rand.bam").display().to_string();
+    let bai = data.join("rand.bam.bai").display().to_string();
+    view(&five(&bam, &bai, &["--no-cache"])).0
+}
+
+/// The allowed byte ranges of the BAM: the header's first request, the EOF marker, and the
+/// needed ranges by the planner's documented rules: ranges less than 64 KiB apart are joined,
+/// and, with `slack`, a last block read whole is taken to end 64 KiB on (a BGZF block is at
+/// most 64 KiB): a CSI names few block starts, so the end of the block holding where a region
+/// probably stops is not known; a BAI's linear index names one every 16 kbp.
+fn allowed(slack: bool) -> Vec<(u64, u64)> {
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for &(a, b) in &NEEDED {
+        let b = if slack { (b + 65_536).min(SIZE) } else { b };
+        match merged.last_mut() {
+            Some(last) if a.saturating_sub(last.1) < 65_536 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged.push((0, 16_384));
+    merged.push((SIZE - 28, SIZE));
+    merged
+}
+
+#[test]
+fn every_range_lies_inside_the_bytes_the_query_needs() {
+    let expected = local_five();
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    for index in ["rand.bam.bai", "rand.bam.csi"] {
+        server.reset();
+        let bam = server.url("data/rand.bam");
+        let idx = server.url(&format!("data/{index}"));
+        let (got, _) = view(&five(&bam, &idx, &["--no-cache"]));
+        assert!(got == expected, "{index}: remote output differs from local");
+        let log = server.log();
+        let allowed = allowed(index.ends_with(".csi"));
+        let mut bam_bytes = 0;
+        for e in &log {
+            assert_eq!(e.method, "GET", "{e:?}");
+            assert!(e.is_bounded(), "unbounded request {e:?}");
+            if e.path.ends_with(index) {
+                continue;
+            }
+            assert!(e.path.ends_with("rand.bam"), "unexpected request {e:?}");
+            let (a, b) = match e.bounded_range() {
+                Some(r) => r,
+                // The suffix request for the EOF marker.
+                None => (SIZE - 28, SIZE - 1),
+            };
+            assert!(
+                allowed.iter().any(|&(s, t)| s <= a && b < t),
+                "{index}: Range {:?} is outside the needed bytes {allowed:?}",
+                e.range
+            );
+            bam_bytes += b + 1 - a;
+        }
+        let needed: u64 = NEEDED.iter().map(|(a, b)| b - a).sum();
+        println!(
+            "{index}: {} requests, {bam_bytes} BAM bytes for {needed} needed",
+            log.len()
+        );
+    }
+}
+
+#[test]
+fn out_of_order_and_slow_answers_give_the_same_output() {
+    let expected = local_five();
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    // The first span the reader needs answers last; another answers after a pause.
+    for (start, delay) in [(233, 1500), (227_071, 400)] {
+        server.add_rule(Rule {
+            path: "/data/rand.bam".into(),
+            fault: Fault::OnRange {
+                start,
+                fault: Box::new(Fault::Delay(Duration::from_millis(delay))),
+            },
+            times: None,
+        });
+    }
+    let bam = server.url("data/rand.bam");
+    let bai = server.url("data/rand.bam.bai");
+    for extra in [
+        &["--no-cache"][..],
+        &["--no-cache", "-@", "3"],
+        &["--no-cache", "--fetchers", "8"],
+    ] {
+        server.reset();
+        let (got, _) = view(&five(&bam, &bai, extra));
+        assert!(got == expected, "{extra:?}: output differs");
+        // The answers really came in another order than the reader used them.
+        let order: Vec<u64> = server
+            .log()
+            .iter()
+            .filter_map(|e| e.bounded_range().map(|r| r.0))
+            .filter(|&a| a >= 233)
+            .collect();
+        let first = order.iter().position(|&a| a == 233);
+        assert!(
+            first.is_some_and(|i| i > 0),
+            "{extra:?}: the delayed span was not answered last: {order:?}"
+        );
+    }
+}
+
+#[test]
+fn the_first_record_comes_before_the_span_has_arrived() {
+    // 20 KB/s: the region's 25 KB of blocks take over a second; the first record must not
+    // wait for them all. A whole-file read streams the same way.
+    let link = Link {
+        bandwidth: Some(20_000.0),
+        latency: Duration::ZERO,
+        connect_latency: Duration::ZERO,
+    };
+    let server = Server::start_with(&testkit::corpus_dir(), 0, link).unwrap();
+    let url = server.url("data/rand.bam");
+    let start = Instant::now();
+    let mut child = Command::new(hts())
+        .args(["view", "--no-cache", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    let got = out.read(&mut first).unwrap();
+    let elapsed = start.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(got, 1, "no output at all");
+    // All of the file would take 19 s at this rate, a 64 KiB window over 3 s; the first
+    // record needs the header's block and the first data block (about 25 KB).
+    assert!(
+        elapsed < Duration::from_millis(2_600),
+        "first record after {elapsed:?}"
+    );
+}
+
+#[test]
+fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    for fetchers in ["1", "2", "8"] {
+        let extra = ["--fetchers".to_string(), fetchers.to_string()];
+        let report = testkit::corpus::run(&testkit::corpus::Run {
+            program: hts(),
+            dir: &testkit::corpus_dir(),
+            base_url: Some(&server.base()),
+            filter: &[],
+            timeout: Duration::from_secs(60),
+            extra_args: &extra,
+        })
+        .unwrap();
+        println!("--fetchers {fetchers}: {}", report.summary());
+        assert!(
+            report.failures.is_empty(),
+            "--fetchers {fetchers}: {}\n{}",
+            report.summary(),
+            report.failures.join("\n")
+        );
+    }
+}

@@ -56,7 +56,7 @@ impl Filter {
 /// Where the records that pass the filter go: counted (`-c`), or written as SAM.
 enum Output<W: Write> {
     Count(u64),
-    Sam(SamWriter<W>),
+    Sam(Box<SamWriter<W>>),
 }
 
 impl<W: Write> Output<W> {
@@ -151,7 +151,9 @@ fn view<W: Write>(args: &ViewArgs, out: &mut W) -> Result<(), Failure> {
         let header = reader.header().clone();
         // Records that come slowly (a slow link) still reach the reader of the output.
         let pace = std::time::Duration::from_millis(200);
-        Output::Sam(SamWriter::new(&mut *out, &header, args.threads).flush_every(pace))
+        Output::Sam(Box::new(
+            SamWriter::new(&mut *out, &header, args.threads).flush_every(pace),
+        ))
     };
     let read = read_records(&mut reader, index_location, regions, &filter, &mut output);
     // The records before a failure are written before it is reported. A record that cannot be

@@ -124,20 +124,18 @@ pub fn block_size(extra: &[u8], name: &str, offset: u64) -> Result<usize, Error>
     Ok(size)
 }
 
+/// For the first bytes of a block: its header length (12 + XLEN) and total size, when they hold
+/// a whole valid header; `None` otherwise (too short, or invalid: the full parse says why).
+pub fn whole_len(prefix: &[u8]) -> Option<(usize, usize)> {
+    let fixed = <&[u8; FIXED_HEADER_LEN]>::try_from(prefix.get(..FIXED_HEADER_LEN)?).ok()?;
+    let header_len = FIXED_HEADER_LEN + parse_fixed_header(fixed, "", 0).ok()?;
+    let total = block_size(prefix.get(FIXED_HEADER_LEN..header_len)?, "", 0).ok()?;
+    Some((header_len, total))
+}
+
 /// True when `prefix` (the first bytes of a file) is a complete BGZF block header.
 pub fn is_bgzf_header(prefix: &[u8]) -> bool {
-    let Some(fixed) = prefix
-        .get(..FIXED_HEADER_LEN)
-        .and_then(|b| <&[u8; FIXED_HEADER_LEN]>::try_from(b).ok())
-    else {
-        return false;
-    };
-    let Ok(xlen) = parse_fixed_header(fixed, "", 0) else {
-        return false;
-    };
-    prefix
-        .get(FIXED_HEADER_LEN..FIXED_HEADER_LEN + xlen)
-        .is_some_and(|extra| block_size(extra, "", 0).is_ok())
+    whole_len(prefix).is_some()
 }
 
 /// Inflates one whole block (`block`: its bytes from the magic to the end of ISIZE;

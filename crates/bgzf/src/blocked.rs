@@ -7,7 +7,9 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use libdeflater::Decompressor;
 
-use crate::fetch::{fetch, Cursor, Fetched, Input};
+use crate::block;
+use crate::fetch::{fetch, Cursor, Fetched};
+use crate::input::Input;
 use crate::workers::{inflate_job, Inflated, Workers};
 use crate::{Error, Result, Source, VirtualOffset};
 
@@ -219,8 +221,17 @@ impl<S: Source> BgzfState<S> {
             };
         }
         // Single-threaded, or past the read-ahead limit: read just this block, on demand.
+        if let Some(done) = self.inflate_in_place()? {
+            return Ok(Some(done));
+        }
         self.cursor.supply(&mut self.spare_raw);
-        match fetch(&mut self.input, &self.name, &mut self.cursor, None)? {
+        match fetch(
+            &mut self.input,
+            &self.name,
+            &mut self.cursor,
+            None,
+            self.limit,
+        )? {
             Fetched::Block(raw) => {
                 let (coffset, clen) = (raw.coffset, raw.bytes.len() as u64);
                 let out = self.spare_data.pop().unwrap_or_default();
@@ -228,6 +239,49 @@ impl<S: Source> BgzfState<S> {
                 self.accept(coffset, clen, inflated)
             }
             Fetched::Eof | Fetched::Stopped => Ok(None),
+        }
+    }
+
+    /// Inflates the next block straight from the read-ahead buffer, with no copy, when it lies
+    /// there whole and well-formed; `None` leaves the block to [`fetch`] (which also gives any
+    /// error its exact form).
+    fn inflate_in_place(&mut self) -> Result<Option<(u64, u64)>> {
+        if !self.cursor.is_fresh() {
+            return Ok(None);
+        }
+        let at = self.cursor.coffset;
+        let head = self
+            .input
+            .window(at, block::HEADER_LEN, self.limit, &self.name)?;
+        let Some((header_len, total)) = block::whole_len(head) else {
+            return Ok(None);
+        };
+        // Served from the buffer when the first read brought the whole block.
+        let whole = self.input.window(at, total, self.limit, &self.name)?;
+        let Some(bytes) = whole.get(..total) else {
+            return Ok(None);
+        };
+        let mut out = self.spare_data.pop().unwrap_or_default();
+        let result = block::inflate(
+            bytes,
+            header_len,
+            &mut out,
+            &mut self.decompressor,
+            &self.name,
+            at,
+        );
+        self.cursor.skip_to(at + total as u64);
+        match result {
+            Ok(()) => {
+                let old = std::mem::replace(&mut self.block, out);
+                self.spare_data.push(old);
+                Ok(Some((at, total as u64)))
+            }
+            Err(e) => {
+                self.spare_data.push(out);
+                self.rewind_to(at);
+                Err(e)
+            }
         }
     }
 
@@ -239,7 +293,13 @@ impl<S: Source> BgzfState<S> {
         let capacity = AHEAD_PER_WORKER * workers.threads();
         while !self.halted && self.queue.len() < capacity {
             self.cursor.supply(&mut self.spare_raw);
-            match fetch(&mut self.input, &self.name, &mut self.cursor, self.limit) {
+            match fetch(
+                &mut self.input,
+                &self.name,
+                &mut self.cursor,
+                self.limit,
+                self.limit,
+            ) {
                 Ok(Fetched::Stopped) => break,
                 Ok(Fetched::Eof) => {
                     self.queue.push_back(Ahead::Eof);

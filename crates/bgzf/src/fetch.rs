@@ -2,11 +2,12 @@
 //! have to stop part-way at a readahead limit and resume later), and as a plain iterator
 //! ([`Blocks`]) for tools that walk a file's blocks without inflating them.
 
-use std::io::{self, Read, SeekFrom};
+use std::io::{self, Read};
 
 use libdeflater::Decompressor;
 
 use crate::block::{self, FIXED_HEADER_LEN, MAX_BLOCK_SIZE};
+use crate::input::Input;
 use crate::{Error, Result, Source};
 
 /// One whole compressed block as stored in the file, its header already checked (so it holds
@@ -133,6 +134,19 @@ impl Cursor {
         }
     }
 
+    /// True when nothing of the block has been read yet.
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.filled == 0 && self.header_len.is_none()
+    }
+
+    /// Moves a fresh cursor to the next block, keeping its buffer.
+    pub(crate) fn skip_to(&mut self, coffset: u64) {
+        self.coffset = coffset;
+        self.filled = 0;
+        self.header_len = None;
+        self.total = None;
+    }
+
     /// Gives the cursor a used block buffer to read into, if it has none yet (so sequential
     /// reading allocates nothing per block).
     pub(crate) fn supply(&mut self, spare: &mut Vec<Vec<u8>>) {
@@ -151,46 +165,15 @@ pub(crate) enum Fetched {
     Stopped,
 }
 
-/// A source and where its read position is, so that sequential reads cost no seek.
-pub(crate) struct Input<S> {
-    pub(crate) src: S,
-    /// The source's position, when known.
-    pub(crate) pos: Option<u64>,
-}
-
-impl<S: Source> Input<S> {
-    pub(crate) fn new(src: S) -> Input<S> {
-        Input { src, pos: None }
-    }
-
-    /// Reads up to `buf.len()` bytes at `at`.
-    pub(crate) fn read_at(&mut self, at: u64, buf: &mut [u8], name: &str) -> Result<usize> {
-        if self.pos != Some(at) {
-            self.pos = None;
-            self.src
-                .seek(SeekFrom::Start(at))
-                .map_err(|e| source_error(e, name, at))?;
-        }
-        let n = read_full(&mut self.src, buf).map_err(|e| {
-            self.pos = None;
-            source_error(e, name, at)
-        })?;
-        self.pos = Some(at + n as u64);
-        Ok(n)
-    }
-
-    /// Forgets the position (after someone else moved the source).
-    pub(crate) fn moved(&mut self) {
-        self.pos = None;
-    }
-}
-
-/// Reads the block at the cursor, stopping before any byte at or past `limit`.
+/// Reads the block at the cursor, stopping before any byte at or past `limit`; reads ahead
+/// never past `bound` (the readahead limit, which the single-threaded reader reads past on
+/// demand only).
 pub(crate) fn fetch<S: Source>(
     input: &mut Input<S>,
     name: &str,
     cur: &mut Cursor,
     limit: Option<u64>,
+    bound: Option<u64>,
 ) -> Result<Fetched> {
     loop {
         let target = match (cur.header_len, cur.total) {
@@ -207,7 +190,7 @@ pub(crate) fn fetch<S: Source>(
                 cur.bytes.resize(target, 0);
             }
             let at = cur.coffset + have as u64;
-            let n = input.read_at(at, &mut cur.bytes[have..target], name)?;
+            let n = input.read_at(at, &mut cur.bytes[have..target], bound, name)?;
             cur.filled = have + n;
             if cur.filled < target {
                 if cur.filled == 0 {
@@ -293,7 +276,7 @@ impl<S: Source> Iterator for Blocks<S> {
         if self.done {
             return None;
         }
-        match fetch(&mut self.input, &self.name, &mut self.cursor, None) {
+        match fetch(&mut self.input, &self.name, &mut self.cursor, None, None) {
             Ok(Fetched::Block(b)) => Some(Ok(b)),
             Ok(Fetched::Eof | Fetched::Stopped) => {
                 self.done = true;

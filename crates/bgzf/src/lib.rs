@@ -33,6 +33,7 @@ pub mod block;
 mod blocked;
 mod error;
 mod fetch;
+mod input;
 mod limit;
 mod reader;
 mod source;

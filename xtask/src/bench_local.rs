@@ -51,48 +51,24 @@ struct Output {
     short: Option<String>,
 }
 
-/// A word-at-a-time multiplicative hash: only equality of two outputs matters, at the speed of a
-/// pipe.
+/// A digest of a whole output: std's SipHash fed the bytes as a stream (std is built optimized,
+/// so this keeps up with a pipe even in the xtask's debug build; only equality matters).
 #[derive(Default)]
 struct Digest {
-    h: u64,
+    hasher: std::collections::hash_map::DefaultHasher,
     bytes: u64,
-    tail: Vec<u8>,
 }
 
 impl Digest {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-
-    fn mix(&mut self, word: u64) {
-        self.h = (self.h ^ word).wrapping_mul(Self::K).rotate_left(29);
-    }
-
-    fn update(&mut self, mut data: &[u8]) {
+    fn update(&mut self, data: &[u8]) {
+        use std::hash::Hasher;
         self.bytes += data.len() as u64;
-        if !self.tail.is_empty() {
-            let take = (8 - self.tail.len()).min(data.len());
-            self.tail.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.tail.len() == 8 {
-                let w = u64::from_le_bytes(self.tail[..8].try_into().unwrap_or([0; 8]));
-                self.mix(w);
-                self.tail.clear();
-            }
-        }
-        let mut words = data.chunks_exact(8);
-        for w in &mut words {
-            self.mix(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
-        }
-        self.tail.extend_from_slice(words.remainder());
+        self.hasher.write(data);
     }
 
-    fn finish(mut self) -> u64 {
-        let mut last = [0u8; 8];
-        last[..self.tail.len()].copy_from_slice(&self.tail);
-        let n = self.bytes;
-        self.mix(u64::from_le_bytes(last));
-        self.mix(n);
-        self.h
+    fn finish(self) -> u64 {
+        use std::hash::Hasher;
+        self.hasher.finish()
     }
 }
 
@@ -393,4 +369,31 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         bam.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Digest;
+
+    fn digest(pieces: &[&[u8]]) -> (u64, u64) {
+        let mut d = Digest::default();
+        for p in pieces {
+            d.update(p);
+        }
+        let n = d.bytes;
+        (d.finish(), n)
+    }
+
+    #[test]
+    fn digest_is_the_same_however_the_stream_is_cut() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let whole = digest(&[&data]);
+        assert_eq!(whole.1, 10_000);
+        for cut in [1, 7, 8, 9, 4096, 9_999] {
+            assert_eq!(digest(&[&data[..cut], &data[cut..]]), whole, "cut at {cut}");
+        }
+        let mut other = data.clone();
+        other[5_000] ^= 1;
+        assert_ne!(digest(&[&other]).0, whole.0);
+    }
 }

@@ -49,9 +49,10 @@ pub(crate) struct BgzfState<S> {
     spare_raw: Vec<Vec<u8>>,
 }
 
-/// Blocks read ahead per worker: enough that a worker never waits for the reader thread, few
-/// enough that memory stays small (two 64 KiB buffers a block).
-const AHEAD_PER_WORKER: usize = 4;
+/// Blocks read ahead per worker: enough that the workers keep inflating while the reader thread
+/// is held up for a moment (e.g. by SAM formatting threads that fell behind), few enough that
+/// memory stays small (two 64 KiB buffers a block).
+const AHEAD_PER_WORKER: usize = 8;
 
 impl<S: Source> BgzfState<S> {
     pub(crate) fn new(src: S, name: Arc<str>, start: u64) -> BgzfState<S> {

@@ -20,13 +20,14 @@ use crate::sam::write_sam;
 /// Text is handed to the output once this much has gathered: large writes, few system calls.
 const WRITE_CHUNK: usize = 1 << 20;
 
-/// A batch is sent to a worker once its records take this many bytes (about 1300 short reads):
-/// large enough that the hand-over costs nothing next to the formatting, small enough that the
-/// batches in flight stay a few MiB.
-const BATCH_BYTES: usize = 512 * 1024;
+/// A batch is sent to a worker once its records take this many bytes (about 350 short reads, two
+/// BGZF blocks): large enough that the hand-over costs nothing next to the formatting, small
+/// enough that the stages stay loosely coupled (the inflate read-ahead holds several batches).
+const BATCH_BYTES: usize = 128 * 1024;
 
-/// Batches in flight per worker before the caller waits for the oldest.
-const BATCHES_PER_WORKER: usize = 2;
+/// Batches in flight per worker before the caller waits for the oldest: slack for a worker that
+/// falls behind for a moment.
+const BATCHES_PER_WORKER: usize = 4;
 
 /// Why [`SamWriter`] stopped. Everything before the failing record has been written.
 #[derive(Debug)]

@@ -314,7 +314,10 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   builds in its own project under ~/.cache/hts-tools. Outputs are compared first (counts, and a
   digest of the whole SAM text), then whole processes alternate for N rounds (default 3); the
   table gives medians of wall time, ratios hts / other (below 1: hts is faster), CPU time and
-  peak RSS. Run it on an idle machine: the load average is printed before and after.";
+  peak RSS. Then BAM writing at the default level (-b --no-PG, outputs compared byte for byte):
+  chr22, and the whole file. --cases keeps the cases whose names contain one of the words
+  (e.g. --cases 'view -c,view (SAM),regions,to BAM'). Run it on an idle machine: the load
+  average is printed before and after.";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
     let bam = crate::bench_data::existing_bam(args)?;
@@ -353,6 +356,21 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             regions,
         });
     }
+    // Writing BAM at the default level: one large region, and the whole file. No @PG line, so
+    // the two tools' outputs can be compared byte for byte.
+    let to_bam = || vec!["-b".to_string(), "--no-PG".to_string()];
+    for (name, regions) in crate::bench_data::cases(Some("chr22"))? {
+        cases.push(Case {
+            name: format!("region {name} to BAM"),
+            options: to_bam(),
+            regions,
+        });
+    }
+    cases.push(Case {
+        name: "whole file to BAM".to_string(),
+        options: to_bam(),
+        regions: Vec::new(),
+    });
     if let Some(only) = crate::flag_value(args, "--cases") {
         let wanted: Vec<&str> = only.split(',').collect();
         cases.retain(|c| wanted.iter().any(|w| c.name.contains(w)));

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use testkit::corpus::{apply_env, EnvChange};
+use testkit::s3::{Object, S3Stack};
 use testkit::{Link, Server, Summary};
 
 use crate::bench_minimum::{Minimum, Needed};
@@ -15,7 +17,7 @@ use crate::bench_table::{self, Cell};
 
 pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
-                         [--fetchers-sweep] [--json FILE]
+                         [--fetchers-sweep] [--json FILE] [--transports http,s3]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -23,7 +25,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   warm with the index it left in its working directory), comparing every output with
   samtools'. Columns: wall time, time to the first record, bytes written by the server, index
   bytes, GETs, connections. Profiles: ec2 (35 MB/s, 20 ms), home (2 MB/s, 60 ms), loopback.
-  Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1).";
+  Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1).
+  --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
+                own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
+                (installed on first use into ~/.cache/hts-tools).";
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -33,6 +38,9 @@ pub struct Options {
     pub json: PathBuf,
     pub threads: usize,
     pub fetchers_sweep: bool,
+    /// Also measure `s3://` (s3s-fs behind the same emulated link), for hts and for samtools'
+    /// own S3 plugin.
+    pub s3: bool,
 }
 
 /// What one run of a command gave.
@@ -43,17 +51,13 @@ struct Run {
 }
 
 /// Runs `program args` in `cwd` with `env`, timing the whole run and the first byte of output.
-fn timed(
-    program: &Path,
-    args: &[String],
-    cwd: &Path,
-    env: &[(&str, &Path)],
-) -> Result<Run, String> {
+fn timed(program: &Path, args: &[String], cwd: &Path, env: &[EnvChange]) -> Result<Run, String> {
     let start = Instant::now();
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    apply_env(&mut command, env);
+    let mut child = command
         .args(args)
         .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -118,6 +122,18 @@ struct Mode {
     program: PathBuf,
     extra: Vec<String>,
     warm: bool,
+    transport: Transport,
+}
+
+/// How a mode reaches the benchmark BAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// Plain HTTP from the benchmark server.
+    Http,
+    /// `s3://bench/...` from s3s-fs behind the same link (hts's signer).
+    S3,
+    /// `s3+http://bench/...` through htslib's S3 plugin (samtools).
+    HtslibS3,
 }
 
 fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
@@ -126,6 +142,7 @@ fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
         program: hts.to_path_buf(),
         extra: extra.iter().map(|s| s.to_string()).collect(),
         warm,
+        transport: Transport::Http,
     };
     let threads = opts.threads.to_string();
     let mut modes = vec![
@@ -156,7 +173,23 @@ fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
             program: s.to_path_buf(),
             extra: Vec::new(),
             warm: true,
+            transport: Transport::Http,
         });
+    }
+    if opts.s3 {
+        modes.push(Mode {
+            transport: Transport::S3,
+            ..hts_mode("hts-s3", &["-@", &threads], true)
+        });
+        if let Some(s) = samtools {
+            modes.push(Mode {
+                name: "samtools-s3".to_string(),
+                program: s.to_path_buf(),
+                extra: Vec::new(),
+                warm: true,
+                transport: Transport::HtslibS3,
+            });
+        }
     }
     modes
 }
@@ -193,6 +226,21 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
         let server = Server::start_with(dir, 0, *link)?;
         let url = server.url(&file);
         let idx_url = format!("{url}.bai");
+        let stack = if opts.s3 {
+            let objects = vec![
+                Object {
+                    source: bam.to_path_buf(),
+                    key: file.clone(),
+                },
+                Object {
+                    source: dir.join(format!("{file}.bai")),
+                    key: format!("{file}.bai"),
+                },
+            ];
+            Some(S3Stack::start(&[("bench", objects)], *link)?)
+        } else {
+            None
+        };
         for (case, regions) in &opts.cases {
             // The reference output: the local query by samtools (or hts without samtools).
             let mut local_args = vec![
@@ -212,9 +260,25 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
             .stdout;
             let _ = std::fs::remove_dir_all(&local_dir);
             for mode in &modes {
+                let (bam_url, bai_url, mut env, server) = match (mode.transport, &stack) {
+                    (Transport::Http, _) => (url.clone(), idx_url.clone(), Vec::new(), &server),
+                    (Transport::S3, Some(st)) => (
+                        format!("s3://bench/{file}"),
+                        format!("s3://bench/{file}.bai"),
+                        st.env(testkit::s3::SECRET_KEY),
+                        &st.proxy,
+                    ),
+                    (Transport::HtslibS3, Some(st)) => (
+                        format!("s3+http://bench/{file}"),
+                        format!("s3+http://bench/{file}.bai"),
+                        st.htslib_env(),
+                        &st.proxy,
+                    ),
+                    _ => continue,
+                };
                 let mut args = vec!["view".to_string()];
                 args.extend(mode.extra.iter().cloned());
-                args.extend(["-X".to_string(), url.clone(), idx_url.clone()]);
+                args.extend(["-X".to_string(), bam_url, bai_url]);
                 args.extend(regions.iter().cloned());
                 let mut cold = Vec::new();
                 let mut warm = Vec::new();
@@ -222,17 +286,21 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
                     // A fresh working directory (samtools' index download) and cache (ours).
                     let cwd = fresh_dir("cold")?;
                     let cache = fresh_dir("cache")?;
-                    let env = [("XDG_CACHE_HOME", cache.as_path())];
+                    env.push((
+                        "XDG_CACHE_HOME".to_string(),
+                        Some(cache.display().to_string()),
+                    ));
                     server.reset();
                     let r = timed(&mode.program, &args, &cwd, &env)?;
-                    cold.push(measure(&r, &server, index_size, &reference));
+                    cold.push(measure(&r, server, index_size, &reference));
                     if mode.warm {
                         server.reset();
                         let r = timed(&mode.program, &args, &cwd, &env)?;
-                        warm.push(measure(&r, &server, index_size, &reference));
+                        warm.push(measure(&r, server, index_size, &reference));
                     }
                     let _ = std::fs::remove_dir_all(&cwd);
                     let _ = std::fs::remove_dir_all(&cache);
+                    env.pop();
                 }
                 for (temperature, runs) in [("cold", cold), ("warm", warm)] {
                     if runs.is_empty() {
@@ -292,6 +360,13 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         ),
         threads: 2,
         fetchers_sweep: args.iter().any(|a| a == "--fetchers-sweep"),
+        s3: {
+            let transports = crate::flag_value(args, "--transports").unwrap_or("http,s3");
+            if let Some(bad) = transports.split(',').find(|t| !matches!(*t, "http" | "s3")) {
+                return Err(format!("unknown transport '{bad}' (http, s3)"));
+            }
+            transports.split(',').any(|t| t == "s3")
+        },
     };
     let started = Instant::now();
     let cells = run(&hts, &bam, &opts)?;

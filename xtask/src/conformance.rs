@@ -42,6 +42,7 @@ pub fn run_corpus(
         filter,
         timeout: timeout(),
         extra_args: extra,
+        env: &[],
     })?;
     for line in &report.failures {
         println!("{line}");

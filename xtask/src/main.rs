@@ -6,9 +6,11 @@ mod bench_local;
 mod bench_minimum;
 mod bench_remote;
 mod bench_table;
+mod cohort_demo;
 mod conformance;
 mod nginx;
 mod noodles_count;
+mod s3;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -19,11 +21,15 @@ cargo xtask <command> [--help]
   test           every test: fmt, clippy, cargo test (unit, integration, the conformance corpus
                  locally and over HTTP), doc tests, cargo doc, and the corpus over nginx
   demo           a 5-region query on the bundled fixture, served over local HTTP
+  cohort-demo    the Snakemake cohort workflow over 50 served BAMs (and --compare: samtools loops)
   conformance    run the conformance corpus on a release build (locally, --http or --nginx)
   serve          serve a folder on 127.0.0.1, optionally through an emulated link
   bench-data     generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
   bench-remote   the remote benchmark: htslib's and PR #1998's request patterns, hts, samtools
-  bench-local    local decoding, hts vs samtools and noodles-bam: counts, SAM, regions
+  bench-local    local decoding, hts vs samtools and noodles-bam: counts, SAM, regions, BAM
+  s3             hts over s3:// against s3s-fs with the server's request log, and the byte
+                 totals of s3://, pre-signed and plain HTTP
+  s3-serve       serve the conformance corpus from s3s-fs until killed
 `cargo xtask <command> --help` tells a command's options.";
 
 /// A command: its help text and what it does with its arguments.
@@ -43,6 +49,11 @@ const COMMANDS: &[Cmd] = &[
         name: "demo",
         help: DEMO_HELP,
         run: cmd_demo,
+    },
+    Cmd {
+        name: "cohort-demo",
+        help: cohort_demo::HELP,
+        run: cohort_demo::cmd,
     },
     Cmd {
         name: "conformance",
@@ -68,6 +79,16 @@ const COMMANDS: &[Cmd] = &[
         name: "bench-local",
         help: bench_local::HELP,
         run: bench_local::cmd,
+    },
+    Cmd {
+        name: "s3",
+        help: s3::HELP,
+        run: s3::cmd,
+    },
+    Cmd {
+        name: "s3-serve",
+        help: s3::SERVE_HELP,
+        run: s3::serve,
     },
 ];
 
@@ -146,13 +167,7 @@ pub fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 }
 
 /// The five regions of the demo (on the fixture `rand.bam`).
-const FIVE_REGIONS: [&str; 5] = [
-    "chr1:10000-10500",
-    "chr1:150000-150600",
-    "chr2:5000-5400",
-    "chr3:20000-20100",
-    "chrM:100-300",
-];
+use testkit::FIVE_REGIONS;
 
 const DEMO_HELP: &str = "\
 cargo xtask demo

@@ -145,11 +145,14 @@ http {{
 }
 
 /// `bytes=A-B` with both ends.
+/// `bytes=A-B`, or a suffix `bytes=-N` (the last N bytes: the EOF probe), names its end.
 fn is_bounded(range: &str) -> bool {
     range
         .strip_prefix("bytes=")
         .and_then(|r| r.split_once('-'))
-        .is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok())
+        .is_some_and(|(a, b)| {
+            (a.is_empty() || a.parse::<u64>().is_ok()) && b.parse::<u64>().is_ok()
+        })
 }
 
 fn is_root() -> bool {
@@ -203,5 +206,7 @@ mod tests {
         assert!(super::is_bounded("bytes=0-9"));
         assert!(!super::is_bounded("bytes=10-"));
         assert!(!super::is_bounded(""));
+        assert!(super::is_bounded("bytes=-28"));
+        assert!(!super::is_bounded("bytes=-"));
     }
 }

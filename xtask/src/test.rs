@@ -6,8 +6,10 @@ pub const HELP: &str = "\
 cargo xtask test
   Every test, as CI runs it: cargo fmt --check; clippy with warnings as errors; cargo test
   --workspace --all-targets (unit and integration tests, including the conformance corpus on
-  the hts binary locally and over the in-process HTTP test server); doc tests; cargo doc with
-  warnings as errors; and the conformance corpus over nginx (a release build). nginx is
+  the hts binary locally and over the in-process HTTP test server, the S3 tests against s3s-fs
+  and boto3, and the Snakemake cohort workflow over 20 served BAMs, each tool installed by
+  testkit on first use); doc tests; cargo doc with warnings as errors; and the conformance
+  corpus over nginx (a release build). nginx is
   required when HTS_REQUIRE_NGINX=1 (CI sets it); otherwise a missing nginx is reported.";
 
 pub fn cmd(_args: &[String]) -> Result<(), String> {

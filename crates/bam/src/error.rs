@@ -43,6 +43,22 @@ pub enum Error {
     Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
+    /// A cached copy of part of the file (header, index prefix) no longer describes it: the
+    /// entry was dropped; reading again without it gives the right answer. Nothing was output.
+    Changed { name: String, reason: String },
+    /// Writing the output failed.
+    Write { name: String, source: io::Error },
+    /// Something cannot be written as asked (a record in BAM, a record into the index, an
+    /// index of uncompressed SAM): `what` it is and why.
+    Unwritable {
+        name: String,
+        what: String,
+        reason: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The input is not BAM (SAM, CRAM, VCF, an index, ...); `format` names what it is.
+    NotBam { name: String, format: String },
+    /// The index of a pre-signed URL cannot be derived from it and was not given.
+    IndexNotGiven { name: String },
 }
 
 impl Error {
@@ -54,10 +70,20 @@ impl Error {
             | Error::Record { name, .. }
             | Error::TruncatedRecord { name, .. }
             | Error::Index { name, .. }
-            | Error::NoIndex { name } => name,
+            | Error::NoIndex { name }
+            | Error::Changed { name, .. }
+            | Error::Write { name, .. }
+            | Error::Unwritable { name, .. }
+            | Error::NotBam { name, .. }
+            | Error::IndexNotGiven { name } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
+    }
+
+    /// True when writing failed because the reader of the output went away (a closed pipe).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Write { source, .. } if source.kind() == io::ErrorKind::BrokenPipe)
     }
 
     /// An I/O error from a reader of the decompressed stream at byte `offset`: the BGZF or
@@ -92,6 +118,11 @@ impl Error {
             offset,
             source,
         }
+    }
+
+    /// True when a cached part of the file turned out stale ([`Error::Changed`]): open it again.
+    pub fn is_changed(&self) -> bool {
+        matches!(self, Error::Changed { .. })
     }
 
     /// True when a file or URL does not exist (used to try the next index name).
@@ -146,7 +177,21 @@ impl fmt::Display for Error {
             Error::Index { name, source } => write!(f, "{name}: cannot load index: {source}"),
             Error::NoIndex { name } => write!(
                 f,
-                "{name}: no index found (looked for {name}.csi and {name}.bai); region queries need an index"
+                "{name}: no index found (looked for {}); region queries need an index",
+                crate::index_name::candidates(name).join(", ")
+            ),
+            Error::Changed { name, reason } => {
+                write!(f, "{name}: cached copy dropped: {reason}")
+            }
+            Error::Write { name, source } => write!(f, "{name}: write failed: {source}"),
+            Error::Unwritable { name, what, reason } => {
+                write!(f, "{name}: cannot write {what}: {reason}")
+            }
+            Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
+            Error::IndexNotGiven { name } => write!(
+                f,
+                "{name}: the index of a pre-signed URL cannot be derived from it (its signature \
+                 covers the path): give the index's own URL with -X, or as URL##idx##INDEX_URL"
             ),
         }
     }
@@ -162,7 +207,12 @@ impl std::error::Error for Error {
             Error::Bgzf(e) => Some(e),
             Error::Transport(e) => Some(e),
             Error::Index { source, .. } => Some(source),
-            Error::NoIndex { .. } => None,
+            Error::Write { source, .. } => Some(source),
+            Error::Unwritable { reason, .. } => Some(reason.as_ref()),
+            Error::NoIndex { .. }
+            | Error::NotBam { .. }
+            | Error::Changed { .. }
+            | Error::IndexNotGiven { .. } => None,
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The BAM header: magic, SAM header text and the binary reference list, read and tidied the way
 //! htslib 1.16 does (`bam_hdr_read` followed by `sam_hdr_sanitise`).
 
-use std::collections::HashMap;
 use std::io::{self, Read};
+use std::sync::OnceLock;
 
 use crate::error::{Error, HeaderError};
+use crate::header_lines::HeaderLines;
 
 /// Header text and names are read in pieces of this size, so that a length field that lies only
 /// costs what the stream really holds.
@@ -27,8 +28,9 @@ pub struct Reference {
 pub struct Header {
     text: Vec<u8>,
     refs: Vec<Reference>,
-    by_name: HashMap<Vec<u8>, usize>,
-    names_usable: bool,
+    /// The text parsed as htslib parses it for name lookups and `@PG` lines, or htslib's
+    /// complaint about it; parsed when first needed, as htslib does.
+    lines: OnceLock<Result<HeaderLines, String>>,
     warnings: Vec<String>,
 }
 
@@ -92,12 +94,11 @@ impl Header {
     pub fn from_parts(mut text: Vec<u8>, refs: Vec<Reference>) -> Result<Header, HeaderError> {
         let mut warnings = Vec::new();
         sanitise(&mut text, &mut warnings)?;
-        let (by_name, names_usable) = name_map(&refs, &text);
+        let lines = OnceLock::new();
         Ok(Header {
             text,
             refs,
-            by_name,
-            names_usable,
+            lines,
             warnings,
         })
     }
@@ -130,13 +131,28 @@ impl Header {
     }
 
     /// The `refID` of a reference name (or of an `AN:` alternative name from the `@SQ` lines), as
-    /// htslib's `sam_hdr_name2tid` finds it. Always `None` when the reference list holds a name
-    /// twice, because htslib then fails to build its name table.
+    /// htslib's `sam_hdr_name2tid` finds it: binary names, then names the `@SQ` lines add (with
+    /// `refID`s past the binary list). Always `None` when the header text cannot be parsed (see
+    /// [`Header::text_error`]) or the reference list holds a name twice, because htslib then
+    /// fails to build its name table.
     pub fn tid(&self, name: impl AsRef<[u8]>) -> Option<usize> {
-        if !self.names_usable {
-            return None;
-        }
-        self.by_name.get(name.as_ref()).copied()
+        let lines = self.parsed().as_ref().ok()?;
+        lines.ref_names.get(name.as_ref()).copied()
+    }
+
+    /// htslib's message when it cannot parse the header text into lines and fields (it then
+    /// resolves no reference name and cannot add an `@PG` line).
+    pub fn text_error(&self) -> Option<&str> {
+        self.parsed().as_ref().err().map(String::as_str)
+    }
+
+    pub(crate) fn lines(&self) -> Result<&HeaderLines, String> {
+        self.parsed().as_ref().map_err(Clone::clone)
+    }
+
+    fn parsed(&self) -> &Result<HeaderLines, String> {
+        self.lines
+            .get_or_init(|| HeaderLines::parse(&self.refs, &self.text))
     }
 
     /// The name of reference `tid`, if there is one.
@@ -200,42 +216,6 @@ fn has_sq_line(text: &[u8]) -> bool {
     let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
     let text = &text[..end];
     text.starts_with(b"@SQ\t") || text.windows(5).any(|w| w == b"\n@SQ\t")
-}
-
-/// The name table of htslib's `sam_hrecs`: binary names first, then `AN:` alternative names of
-/// the `@SQ` lines whose `SN:` is a known reference. The flag is false when a binary name
-/// repeats (htslib: "Duplicate entry in target list", after which no name resolves).
-fn name_map(refs: &[Reference], text: &[u8]) -> (HashMap<Vec<u8>, usize>, bool) {
-    let mut map = HashMap::with_capacity(refs.len());
-    let mut usable = true;
-    for (tid, r) in refs.iter().enumerate() {
-        if map.insert(r.name.clone(), tid).is_some() {
-            usable = false;
-        }
-    }
-    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
-    for line in text[..end].split(|&b| b == b'\n') {
-        let Some(fields) = line.strip_prefix(b"@SQ\t") else {
-            continue;
-        };
-        let mut sn = None;
-        let mut an = None;
-        for field in fields.split(|&b| b == b'\t') {
-            if let Some(v) = field.strip_prefix(b"SN:") {
-                sn = Some(v);
-            } else if let Some(v) = field.strip_prefix(b"AN:") {
-                an = Some(v);
-            }
-        }
-        let (Some(sn), Some(an)) = (sn, an) else {
-            continue;
-        };
-        let Some(&tid) = map.get(sn) else { continue };
-        for alt in an.split(|&b| b == b',').filter(|a| !a.is_empty()) {
-            map.entry(alt.to_vec()).or_insert(tid);
-        }
-    }
-    (map, usable)
 }
 
 /// The stream being read, with the position reached (for error offsets).

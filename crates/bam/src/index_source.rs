@@ -1,14 +1,30 @@
-//! Finding a BAM's index and fetching it: the names samtools looks for, and, for a remote file,
-//! the first bytes of each candidate requested when the BAM is opened, beside its header and
-//! EOF marker, so that opening costs one round trip.
+//! Finding a BAM's index and reading only the part a query needs: the names samtools looks for;
+//! for a remote file, the first bytes of each candidate requested when the BAM is opened,
+//! beside its header and EOF marker; the references a query names parsed as they arrive,
+//! stopping after the last one; and the prefix read kept in the persistent cache.
 
-use index::Index;
+use hfile::cache::Cache;
+use index::{Index, Loader, Wanted};
 
+use crate::cached::Cached;
+use crate::header::Header;
 use crate::{Error, Result};
 
 /// The first request for an index asks for this much: the references at the start of a BAI
 /// of a large BAM (chr1 of a whole genome takes about 0.2 MB), or all of a small one.
 const FIRST_PIECE: u64 = 256 * 1024;
+
+/// [`FIRST_PIECE`], or `HTS_INDEX_FIRST_PIECE` bytes (at least 1 KiB) when set: a tuning knob,
+/// and how the tests make a small index behave like a large one.
+fn first_piece() -> u64 {
+    std::env::var("HTS_INDEX_FIRST_PIECE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(FIRST_PIECE, |n| n.max(1024))
+}
+
+/// The most of an index kept in memory (and in the cache) as its raw prefix.
+const PREFIX_CAP: usize = 256 << 20;
 
 /// Which index a reader will use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,28 +48,32 @@ pub fn sibling(location: &str, ext: &str) -> String {
     }
 }
 
-/// The names an index of `location` may have, in the order samtools tries them.
+/// The names an index of `location` may have, in the order samtools tries them
+/// ([`crate::index_name::candidates`]). None for a pre-signed URL: its signature covers the
+/// path, so no other name can be made from it, and a signed URL is never altered.
 pub(crate) fn candidates(location: &str) -> Vec<String> {
-    [".csi", ".bai"]
-        .iter()
-        .map(|ext| sibling(location, ext))
-        .collect()
+    if hfile::is_presigned(location) {
+        return Vec::new();
+    }
+    crate::index_name::candidates(location)
 }
 
 /// Index files opened (and, if remote, their first bytes requested) ahead of use.
 pub(crate) struct Pending {
-    /// `(location, opened)`, in the order they are tried; `Err` keeps an open failure for when
-    /// the candidate's turn comes.
-    tried: Vec<(String, Result<hfile::HFile>)>,
+    /// `(location, opened)`, in the order they are tried; an open failure is kept for when the
+    /// candidate's turn comes.
+    tried: Vec<(String, Result<(Cached, hfile::HFile)>)>,
     explicit: bool,
 }
 
 impl Pending {
-    /// Opens the candidates of `hint` and starts fetching their first bytes.
+    /// Opens the candidates of `hint` and starts fetching their first bytes (or, for one the
+    /// cache holds, the one-byte request that will show it unchanged).
     pub(crate) fn start(
         location: &str,
         hint: &IndexHint,
         transport: &hfile::OpenOptions,
+        cache: Option<&Cache>,
     ) -> Pending {
         let (names, explicit) = match hint {
             IndexHint::None => (Vec::new(), false),
@@ -63,17 +83,24 @@ impl Pending {
         let tried = names
             .into_iter()
             .map(|name| {
-                let opened = hfile::open(&name, transport).map(|mut f| {
-                    f.advise(std::slice::from_ref(&(0..FIRST_PIECE)));
-                    f
-                });
-                (name, opened.map_err(Error::from))
+                let opened = Cached::open(&name, transport, cache.cloned(), PREFIX_CAP).map(
+                    |(c, mut file)| {
+                        if c.from_cache > 0 {
+                            // The request that will show the cached prefix still current.
+                            file.advise_tail(1);
+                        } else {
+                            file.advise(std::slice::from_ref(&(0..first_piece())));
+                        }
+                        (c, file)
+                    },
+                );
+                (name, opened)
             })
             .collect();
         Pending { tried, explicit }
     }
 
-    /// True when this is the index `hint` asks for.
+    /// True when this is the index `explicit` names (or, for `None`, the automatic search).
     pub(crate) fn matches(&self, explicit: Option<&str>) -> bool {
         match explicit {
             Some(at) => self.explicit && self.tried.first().is_some_and(|(n, _)| n == at),
@@ -81,14 +108,28 @@ impl Pending {
         }
     }
 
-    /// Loads the first candidate that exists.
-    pub(crate) fn load(self, location: &str) -> Result<Index> {
+    /// The first candidate that exists, with the references in `wanted` loaded.
+    pub(crate) fn open(
+        self,
+        location: &str,
+        wanted: &Wanted,
+        header: &Header,
+    ) -> Result<IndexSource> {
         let explicit = self.explicit;
-        for (name, opened) in self.tried {
-            let loaded = opened.and_then(|f| read_index(&name, f));
+        if !explicit && self.tried.is_empty() {
+            return Err(Error::IndexNotGiven {
+                name: location.to_string(),
+            });
+        }
+        let last = self.tried.len().saturating_sub(1);
+        for (i, (name, opened)) in self.tried.into_iter().enumerate() {
+            let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
             match loaded {
-                Ok(index) => return Ok(index),
+                Ok(source) => return Ok(source),
                 Err(e) if !explicit && e.is_not_found() => continue,
+                // An object store that hides absence answers 403 for a missing key (S3
+                // without list permission): the next name may still be there.
+                Err(e) if !explicit && i < last && hidden_absence(&name, &e) => continue,
                 Err(e) => return Err(e),
             }
         }
@@ -98,11 +139,152 @@ impl Pending {
     }
 }
 
-/// Reads and parses a whole index (for a URL: bounded requests; nothing written to disk).
-fn read_index(name: &str, mut file: hfile::HFile) -> Result<Index> {
-    let bytes = file.read_to_end_vec()?;
-    Index::from_bytes(name, &bytes).map_err(|source| Error::Index {
-        name: name.to_string(),
-        source,
-    })
+/// An index file and what has been loaded of it.
+pub(crate) struct IndexSource {
+    cached: Cached,
+    file: hfile::HFile,
+    index: Index,
+    wanted: Wanted,
+    /// Stored bytes the loaded references took (what to cache).
+    consumed_input: Option<u64>,
+}
+
+impl IndexSource {
+    fn load(
+        cached: Cached,
+        mut file: hfile::HFile,
+        wanted: &Wanted,
+        header: &Header,
+    ) -> Result<IndexSource> {
+        let (index, consumed_input) = read(&cached, &mut file, wanted, header)?;
+        Ok(IndexSource {
+            cached,
+            file,
+            index,
+            wanted: wanted.clone(),
+            consumed_input,
+        })
+    }
+
+    pub(crate) fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Makes sure the references in `more` are loaded, reading further into the file if needed
+    /// (the prefix already read is parsed again from memory).
+    pub(crate) fn extend(&mut self, more: &Wanted, header: &Header) -> Result<()> {
+        if self.index.require(more).is_ok() {
+            return Ok(());
+        }
+        let wanted = self.wanted.union(more);
+        let (index, consumed_input) = read(&self.cached, &mut self.file, &wanted, header)?;
+        self.index = index;
+        self.wanted = wanted;
+        self.consumed_input = consumed_input;
+        Ok(())
+    }
+
+    /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
+    /// what was read in the cache (on the thread returned).
+    pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
+        self.cached.confirm(&mut self.file)?;
+        Ok(self
+            .consumed_input
+            .and_then(|n| self.cached.store(&mut self.file, n)))
+    }
+}
+
+/// Loads `wanted` from the start of `file`, asking the server for about as much as those
+/// references take (estimated from the reference lengths: an index stores references one after
+/// another, each roughly in proportion to its length), and reading on if that was short.
+fn read(
+    cached: &Cached,
+    file: &mut hfile::HFile,
+    wanted: &Wanted,
+    header: &Header,
+) -> Result<(Index, Option<u64>)> {
+    let total = cached.size(file)?;
+    let name = hfile::redact_url(&cached.name);
+    // A local index, or one whose first request holds it all, is read whole, as htslib reads
+    // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
+    // than that is read as far as the query needs.
+    let held = cached.prefix.lock().map_or(0, |p| p.len() as u64);
+    let remote = hfile::scheme_of(&cached.name).is_some();
+    let wanted = if !remote || total <= first_piece().max(held) {
+        Wanted::all()
+    } else {
+        wanted.clone()
+    };
+    file.seek_to(0)?;
+    file.set_readahead_limit(Some(estimate_end(total, &wanted, header)));
+    let mut loader = Loader::new(name.clone()).wanted(wanted);
+    if total > 0 {
+        loader = loader.file_len(total);
+    }
+    let loaded = loader
+        .read(&mut *file)
+        .map_err(|source| Error::Index { name, source })?;
+    file.set_readahead_limit(None);
+    Ok((loaded.index, loaded.consumed_input))
+}
+
+fn hidden_absence(location: &str, error: &Error) -> bool {
+    let object_store = matches!(
+        hfile::scheme_of(location).as_deref(),
+        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
+    );
+    let forbidden = matches!(
+        error,
+        Error::Transport(hfile::Error::Status { status: 403, .. })
+            | Error::Bgzf(bgzf::Error::Io(hfile::Error::Status { status: 403, .. }))
+    );
+    object_store && forbidden
+}
+
+/// Where the data of the last wanted reference probably ends in an index of `total` bytes.
+fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
+    let Some(tids) = wanted.tids() else {
+        return total;
+    };
+    let Some(&last) = tids.last() else {
+        return first_piece().min(total);
+    };
+    let lens: Vec<u64> = header
+        .refs()
+        .iter()
+        .map(|r| u64::from(r.len).max(1))
+        .collect();
+    let all: u64 = lens.iter().sum();
+    if all == 0 || last >= lens.len() {
+        return total;
+    }
+    let through: u64 = lens[..=last].iter().sum();
+    let share = through as f64 / all as f64;
+    let guess = (total as f64 * share * 1.1) as u64 + 16 * 1024;
+    guess.max(first_piece()).min(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::Reference;
+
+    #[test]
+    fn estimates_grow_with_the_references_before() {
+        let refs = (0..10)
+            .map(|i| Reference {
+                name: format!("c{i}").into_bytes(),
+                len: 100_000_000,
+            })
+            .collect();
+        let header = Header::from_parts(Vec::new(), refs).unwrap();
+        let total = 10_000_000;
+        let e0 = estimate_end(total, &Wanted::refs([0]), &header);
+        let e4 = estimate_end(total, &Wanted::refs([4, 1]), &header);
+        assert_eq!(e0, 1_100_000 + 16_384);
+        assert_eq!(e4, 5_500_000 + 16_384);
+        assert_eq!(estimate_end(total, &Wanted::refs([9]), &header), total);
+        assert_eq!(estimate_end(total, &Wanted::all(), &header), total);
+        assert_eq!(estimate_end(100, &Wanted::refs([0]), &header), 100);
+    }
 }

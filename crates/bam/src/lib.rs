@@ -1,10 +1,12 @@
 //! The BAM facade: open a local or remote BAM file, read its header and records, query regions
-//! through its index, and format records as SAM text identical to `samtools view`.
+//! through its index, format records as SAM text identical to `samtools view`, and write BAM,
+//! SAM or BGZF SAM ([`Writer`]) with the `@PG` line samtools would add ([`pg`]) and an index
+//! built on the way.
 //!
 //! ```no_run
 //! use bam::{Reader, OpenOptions, Target};
 //! let mut reader = Reader::open("https://example.org/x.bam", &OpenOptions::default())?;
-//! reader.load_index(None)?; // x.bam.csi, else x.bam.bai
+//! reader.load_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
 //! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
 //! let mut query = reader.query(Target::Ref { tid, beg: 10_000, end: 20_000 })?;
 //! let mut line = Vec::new();
@@ -16,32 +18,65 @@
 //! # Ok::<(), bam::Error>(())
 //! ```
 //!
+//! Copying a region into an indexed BAM file: `examples/region_to_bam.rs`.
+//!
 //! Layers below: [`index`] (chunks and spans), [`bgzf`] (blocks and bounded seeks), [`hfile`]
 //! (byte sources). They are re-exported so an application needs only this crate.
 
 pub mod aux;
+mod cached;
 pub mod cigar;
+mod encode;
 pub mod error;
+pub mod format;
 pub mod header;
+mod header_lines;
+pub mod index_name;
 mod index_source;
+mod iter;
+mod location;
+pub mod pg;
 mod query;
 mod reader;
 pub mod record;
 pub mod region;
 pub mod sam;
+pub mod writer;
 
 pub use bgzf;
 pub use hfile;
 pub use index;
 
+pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use index_source::{sibling, IndexHint};
+pub use iter::{QueryRecords, Records};
+pub use location::{split_index, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query};
 pub use reader::{OpenOptions, Reader};
 pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
 pub use sam::{write_sam, SamWriteError, SamWriter};
+pub use writer::{OutputFormat, Writer, WriterOptions};
+
+/// The versions of the libraries under this crate that a user may need to know (for
+/// `--version`).
+#[derive(Debug, Clone)]
+pub struct Versions {
+    /// libcurl, as it reports itself at run time.
+    pub libcurl: String,
+    /// The libdeflate bundled with the `libdeflater` crate.
+    pub libdeflate: &'static str,
+}
+
+/// See [`Versions`].
+pub fn versions() -> Versions {
+    Versions {
+        libcurl: hfile::curl_version(),
+        libdeflate: bgzf::LIBDEFLATE_VERSION,
+    }
+}
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

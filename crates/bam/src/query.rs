@@ -4,7 +4,7 @@
 
 use bgzf::VirtualOffset;
 use index::plan::{self, Plan, Region};
-use index::Chunk;
+use index::{Chunk, Wanted};
 
 use crate::reader::Reader;
 use crate::record::{Record, RecordRef};
@@ -58,6 +58,17 @@ impl Reader {
     /// Starts a query of several targets, planned as one: their spans are known before the
     /// first record is read, and a remote file fetches them ahead. The index must be loaded.
     pub fn query_all(&mut self, targets: &[Target]) -> Result<Query<'_>> {
+        // The references these targets need; `*` and `.` need every reference's pseudo-bin.
+        let whole = targets.iter().any(|t| !matches!(t, Target::Ref { .. }));
+        let wanted = if whole {
+            Wanted::all()
+        } else {
+            Wanted::refs(targets.iter().filter_map(|t| match t {
+                Target::Ref { tid, .. } => Some(*tid),
+                _ => None,
+            }))
+        };
+        self.ensure_index(&wanted)?;
         let index = self.index().ok_or_else(|| Error::NoIndex {
             name: self.location().to_string(),
         })?;
@@ -103,6 +114,8 @@ impl Reader {
         if fetch == FetchPlan::Planned {
             self.bgzf_mut().advise(&plan.read_order());
         }
+        // With the spans on their way, show that cached parts of the file are current.
+        self.confirm()?;
         Ok(Query {
             reader: self,
             targets: targets.to_vec(),
@@ -170,6 +183,11 @@ impl Query<'_> {
         self.reader.header()
     }
 
+    /// [`Reader::has_eof_marker`] of the file being queried.
+    pub fn has_eof_marker(&mut self) -> Result<bool> {
+        self.reader.has_eof_marker()
+    }
+
     /// The index of the target the last record came from.
     pub fn target_index(&self) -> usize {
         self.current
@@ -184,7 +202,8 @@ impl Query<'_> {
         };
     }
 
-    /// The next record, or `None` when every target is exhausted.
+    /// The next record, or `None` when every target is exhausted. Before the first, the
+    /// parts of the file that came from the cache are shown current ([`Reader::confirm`]).
     pub fn next_record(&mut self) -> Result<Option<Record>> {
         Ok(self.next_record_ref()?.map(|r| r.to_owned_record()))
     }

@@ -1,10 +1,12 @@
 use std::sync::Arc;
 
 use bgzf::VirtualOffset;
-use index::Index;
+use hfile::cache::Cache;
+use index::{Index, Wanted};
 
+use crate::cached::Cached;
 use crate::header::Header;
-use crate::index_source::{IndexHint, Pending};
+use crate::index_source::{IndexHint, IndexSource, Pending};
 use crate::query::FetchPlan;
 use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
@@ -23,6 +25,9 @@ pub struct OpenOptions {
     /// The index queries will use: for a remote file its first bytes are fetched while the
     /// header is, and [`Reader::load_index`] with the same choice uses them.
     pub index: IndexHint,
+    /// Leave the persistent cache of remote headers and index prefixes alone (it is also off
+    /// with `HTS_CACHE=off`).
+    pub no_cache: bool,
 }
 
 /// The bytes of the header's first read: the first block of a typical header (a BGZF block is
@@ -33,13 +38,22 @@ const HEADER_READAHEAD: u64 = 16 * 1024;
 /// The 28-byte BGZF EOF marker, fetched ahead so its check costs no round trip of its own.
 const EOF_MARKER_LEN: u64 = 28;
 
+/// The most of a BAM's start kept in memory while its header is read (and cached).
+const HEADER_CAP: usize = 16 << 20;
+
 /// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
 /// the file before it meets an allocation.
 const RECORD_READ_STEP: usize = 1 << 20;
 
 /// An open BAM file: its header, and records in file order or by region.
 pub struct Reader {
+    /// The BAM's location for messages (a signed URL's query string hidden).
     location: String,
+    /// The BAM's location as given (before any `##idx##`), for opening and deriving index
+    /// names.
+    source: String,
+    /// The index named with `##idx##`, used verbatim.
+    index_hint: Option<String>,
     bgzf: bgzf::Reader,
     header: Header,
     index: Option<Index>,
@@ -50,6 +64,17 @@ pub struct Reader {
     options: OpenOptions,
     /// The index of [`OpenOptions::index`], being fetched.
     pending_index: Option<Pending>,
+    /// The index file queries read from, as far as it has been loaded.
+    index_source: Option<IndexSource>,
+    /// The BAM's cache state (its header may have come from the cache).
+    cached: Cached,
+    cache: Option<Cache>,
+    /// Set once cached parts are shown current ([`Reader::confirm`]).
+    confirmed: bool,
+    /// Cache entries being written; waited for when the reader is dropped.
+    storing: Vec<std::thread::JoinHandle<()>>,
+    /// Read from a pipe: no seeking, no size, no index.
+    stream: bool,
     /// A record that crosses a block boundary, copied whole.
     straddling: Vec<u8>,
     /// A long-CIGAR record rewritten with its real CIGAR.
@@ -69,18 +94,71 @@ enum Held {
 }
 
 impl Reader {
-    /// Opens a local path or URL and reads its header.
+    /// Opens a local path or URL (or `-`, standard input: read in order, no index) and reads
+    /// its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
+    /// `FILE##idx##INDEX` names the index too (see [`crate::split_index`]).
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
-        let mut file = hfile::open(location, &options.transport)?;
-        // Three requests at once for a remote file: the header, the EOF marker, the index.
-        file.advise_tail(EOF_MARKER_LEN);
-        let pending_index = match options.index {
-            IndexHint::None => None,
-            ref hint => Some(Pending::start(location, hint, &options.transport)),
+        if location == "-" {
+            let stdin = hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()));
+            let cached = Cached::detached(location);
+            let at = (location, None);
+            return Reader::from_hfile(stdin, at, options, None, cached, None, true);
+        }
+        let (source, index_hint) = crate::split_index(location);
+        let cache = if options.no_cache || hfile::scheme_of(source).is_none() {
+            None
+        } else {
+            Cache::from_env()
         };
+        let (cached, mut file) =
+            Cached::open(source, &options.transport, cache.clone(), HEADER_CAP)?;
+        // Three requests at once for a remote file: the header (unless cached), the EOF marker
+        // (which also shows a cached header current), the index.
+        file.advise_tail(EOF_MARKER_LEN);
+        let pending_index = match crate::location::index_hint(&options.index, index_hint) {
+            IndexHint::None => None,
+            ref hint => Some(Pending::start(
+                source,
+                hint,
+                &options.transport,
+                cache.as_ref(),
+            )),
+        };
+        let at = (source, index_hint);
+        Reader::from_hfile(file, at, options, pending_index, cached, cache, false)
+    }
+
+    /// Reads a BAM file held in memory.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Reader> {
+        let file = hfile::HFile::from_bytes(name, bytes);
+        let options = OpenOptions::default();
+        Reader::from_hfile(
+            file,
+            (name, None),
+            &options,
+            None,
+            Cached::detached(name),
+            None,
+            false,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    /// `at`: the location as given and the index named with `##idx##`.
+    fn from_hfile(
+        mut file: hfile::HFile,
+        at: (&str, Option<&str>),
+        options: &OpenOptions,
+        pending_index: Option<Pending>,
+        cached: Cached,
+        cache: Option<Cache>,
+        stream: bool,
+    ) -> Result<Reader> {
+        let (source, index_hint) = at;
+        let display = hfile::redact_url(source);
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
-        let header = Header::read(&mut bgzf, location)?;
+        let header = crate::format::read_header(&mut bgzf, &display)?;
         let first_record = bgzf.virtual_offset();
         // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
         // seek is lazy, and for a remote file its bytes are still in the response window.
@@ -92,7 +170,9 @@ impl Reader {
             bgzf.set_threads(options.threads + 1);
         }
         Ok(Reader {
-            location: location.to_string(),
+            location: display,
+            source: source.to_string(),
+            index_hint: index_hint.map(str::to_string),
             bgzf,
             header,
             index: None,
@@ -103,10 +183,18 @@ impl Reader {
             straddling: Vec::new(),
             rewritten: Vec::new(),
             last: None,
+            index_source: None,
+            cached,
+            cache,
+            // Nothing came from the cache for a pipe or bytes in memory.
+            confirmed: stream,
+            storing: Vec::new(),
+            stream,
         })
     }
 
-    /// The path or URL this reader was opened on.
+    /// The path or URL this reader was opened on, as shown in messages (without a query string
+    /// that may hold a signature).
     pub fn location(&self) -> &str {
         &self.location
     }
@@ -116,28 +204,101 @@ impl Reader {
         &self.header
     }
 
-    /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably truncated.
+    /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably
+    /// truncated. A pipe cannot be checked and counts as having one (samtools says nothing).
     pub fn has_eof_marker(&mut self) -> Result<bool> {
+        if self.stream {
+            return Ok(true);
+        }
         Ok(self.bgzf.check_eof_marker()?)
     }
 
-    /// Loads the index: `explicit` if given, else `LOCATION.csi` then `LOCATION.bai` (samtools'
-    /// order; for a URL the suffix goes on the path, before any query string).
+    /// Loads the whole index: `explicit` if given, else the first of
+    /// [`crate::index_name::candidates`] that exists (`x.bam.csi`, `x.csi`, `x.bam.bai`,
+    /// `x.bai`, as htslib looks; for a URL the suffix goes before any query string).
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
+        self.select_index(explicit)?;
+        self.ensure_index(&Wanted::all())
+    }
+
+    /// Finds the index (as [`Reader::load_index`]: `explicit` if given, else the one named with
+    /// `##idx##`, else the names samtools looks for; a pre-signed URL's index is never derived)
+    /// but loads only what queries ask for: the references they name, read from the start of
+    /// the file as far as the last of them. For a remote index that is usually a small part.
+    pub fn select_index(&mut self, explicit: Option<&str>) -> Result<()> {
+        if self.stream {
+            return Err(Error::NoIndex {
+                name: self.location.clone(),
+            });
+        }
+        let explicit = explicit
+            .map(str::to_string)
+            .or_else(|| self.index_hint.clone());
         let pending = match self.pending_index.take() {
-            Some(p) if p.matches(explicit) => p,
+            Some(p) if p.matches(explicit.as_deref()) => p,
             _ => {
-                let hint = explicit.map_or(IndexHint::Auto, |at| IndexHint::At(at.to_string()));
-                Pending::start(&self.location, &hint, &self.options.transport)
+                let hint = explicit.map_or(IndexHint::Auto, IndexHint::At);
+                Pending::start(
+                    &self.source,
+                    &hint,
+                    &self.options.transport,
+                    self.cache.as_ref(),
+                )
             }
         };
-        let index = pending.load(&self.location)?;
-        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
-        self.index = Some(index);
+        let source = pending.open(&self.location, &Wanted::none(), &self.header)?;
+        self.set_index(source.index().clone());
+        self.index_source = Some(source);
         Ok(())
     }
 
-    /// The loaded index, if any.
+    fn set_index(&mut self, index: Index) {
+        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
+        self.index = Some(index);
+    }
+
+    /// Makes sure the index holds `wanted` (loading more of it if needed).
+    pub(crate) fn ensure_index(&mut self, wanted: &Wanted) -> Result<()> {
+        let Some(source) = &mut self.index_source else {
+            return Err(Error::NoIndex {
+                name: self.location.clone(),
+            });
+        };
+        if self
+            .index
+            .as_ref()
+            .is_some_and(|i| i.require(wanted).is_ok())
+        {
+            return Ok(());
+        }
+        source.extend(wanted, &self.header)?;
+        let index = source.index().clone();
+        self.set_index(index);
+        Ok(())
+    }
+
+    /// Shows that the parts of the file that came from the cache still describe it, from
+    /// responses already on their way (the EOF marker's, the index's), and keeps what was read
+    /// in the cache for the next run. Call it before any output: a [`Error::Changed`] means the
+    /// cache entry was stale and was dropped; open the file again. Queries call it before their
+    /// first record.
+    pub fn confirm(&mut self) -> Result<()> {
+        if self.confirmed {
+            return Ok(());
+        }
+        self.cached.confirm(self.bgzf.get_mut())?;
+        if let Some(source) = &mut self.index_source {
+            self.storing.extend(source.confirm_and_store()?);
+        }
+        // The header's blocks: to the end of the block holding the first record.
+        let header_end = bgzf::byte_end(self.first_record, &[], u64::MAX);
+        self.storing
+            .extend(self.cached.store(self.bgzf.get_mut(), header_end));
+        self.confirmed = true;
+        Ok(())
+    }
+
+    /// The loaded index, if any (a partly loaded one holds the references queries needed).
     pub fn index(&self) -> Option<&Index> {
         self.index.as_ref()
     }
@@ -148,7 +309,8 @@ impl Reader {
         Ok(())
     }
 
-    /// Reads the next record in file order; `None` at the end of the file.
+    /// Reads the next record in file order; `None` at the end of the file. Before the first,
+    /// the parts of the file that came from the cache are shown current ([`Reader::confirm`]).
     pub fn read_record(&mut self) -> Result<Option<Record>> {
         Ok(self.read_record_ref()?.map(|r| r.to_owned_record()))
     }
@@ -161,6 +323,9 @@ impl Reader {
     /// loop (e.g. a clone).
     #[inline]
     pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+        if !self.confirmed {
+            self.confirm()?;
+        }
         let at = self.bgzf.virtual_offset();
         let n_ref = self.header.refs().len();
         let buffered = self.bgzf.fill_buf()?;
@@ -294,6 +459,11 @@ impl Reader {
 
     /// The size of the file (for a remote file, as the server told it).
     pub(crate) fn size(&mut self) -> Result<u64> {
+        // A header from the cache comes with the size its entry recorded (shown current by
+        // [`Reader::confirm`]); asking the file would wait for a response.
+        if let Some(v) = &self.cached.entry {
+            return Ok(v.size);
+        }
         Ok(self.bgzf.size()?)
     }
 
@@ -310,5 +480,13 @@ impl Reader {
     /// read).
     pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        for handle in self.storing.drain(..) {
+            let _ = handle.join();
+        }
     }
 }

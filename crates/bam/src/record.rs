@@ -407,6 +407,25 @@ impl<D: AsRef<[u8]>> Record<D> {
         };
         i64::from(self.pos) + rlen.max(1)
     }
+
+    /// The stored read-name field (`l_read_name` bytes, padding NULs included), and whether it
+    /// ends in a NUL (htslib adds one when it does not).
+    pub(crate) fn name_field(&self) -> (&[u8], bool) {
+        let field = &self.data()[FIXED..self.cigar_start];
+        (field, field.last() == Some(&0))
+    }
+
+    /// The bytes from the CIGAR to the end: CIGAR, SEQ, QUAL and aux data, as stored (with a
+    /// `CG` CIGAR already moved in place).
+    pub(crate) fn cigar_onwards(&self) -> &[u8] {
+        &self.data()[self.cigar_start..]
+    }
+
+    /// The bytes from SEQ to the end.
+    pub(crate) fn seq_onwards(&self) -> &[u8] {
+        &self.data()[self.seq_start..]
+    }
+
 }
 
 #[cfg(test)]

@@ -226,6 +226,23 @@ pub fn deflate(data: &[u8], compressor: &mut Compressor, out: &mut Vec<u8>) -> b
     true
 }
 
+/// Appends `data` (at most 65535 bytes) to `out` as one complete block holding a single stored
+/// (uncompressed) deflate block, byte for byte as htslib writes compression level 0.
+pub fn store(data: &[u8], out: &mut Vec<u8>) {
+    let len = data.len().min(usize::from(u16::MAX));
+    let data = &data[..len];
+    let total = HEADER_LEN + 5 + len + TRAILER_LEN;
+    out.extend_from_slice(&EOF_MARKER[..16]);
+    out.extend_from_slice(&((total - 1) as u16).to_le_bytes());
+    // BFINAL=1, BTYPE=00, then LEN and its ones' complement (RFC 1951, 3.2.4).
+    out.push(1);
+    out.extend_from_slice(&(len as u16).to_le_bytes());
+    out.extend_from_slice(&(!(len as u16)).to_le_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(&libdeflater::crc32(data).to_le_bytes());
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,6 +370,18 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn stored_block_inflates() {
+        let data: Vec<u8> = (0..MAX_BLOCK_DATA).map(|i| (i % 7) as u8).collect();
+        let mut block = Vec::new();
+        store(&data, &mut block);
+        assert_eq!(block.len(), MAX_BLOCK_DATA + 31);
+        assert_eq!(block_size(&block[12..18], "f", 0).unwrap(), block.len());
+        let mut out = Vec::new();
+        inflate(&block, 18, &mut out, &mut Decompressor::new(), "f", 0).unwrap();
+        assert_eq!(out, data);
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //!   [`byte_end`]). Blocks can be inflated on worker threads ([`Reader::set_threads`]) while all
 //!   I/O stays on the calling thread.
 //! - [`Blocks`] walks a file's raw blocks without inflating them.
-//! - [`Writer`] writes BGZF with libdeflate, ending with the EOF marker block.
+//! - [`Writer`] writes BGZF with libdeflate as htslib does (block boundaries, levels), on worker
+//!   threads if asked, ending with the EOF marker block.
+//! - [`BlockStream`] decodes BGZF sequentially from any `std::io::Read` (a stream, no seeks),
+//!   saying how many input bytes the data read so far needed.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
 //! ```
@@ -18,7 +21,7 @@
 //! let mut w = bgzf::Writer::new(Vec::new());
 //! w.write_all(b"first block").unwrap();
 //! w.flush_block().unwrap();
-//! let second = w.virtual_offset();
+//! let second = w.virtual_offset().unwrap();
 //! w.write_all(b"second").unwrap();
 //! let file = w.finish().unwrap();
 //!
@@ -31,23 +34,45 @@
 
 pub mod block;
 mod blocked;
+mod deflate_pool;
 mod error;
 mod fetch;
 mod input;
 mod limit;
 mod reader;
 mod source;
+mod stream;
 mod virtual_offset;
 mod workers;
-mod writer;
+pub mod writer;
 
 pub use error::Error;
 pub use fetch::{Blocks, RawBlock};
 pub use limit::{byte_end, BlockStarts};
 pub use reader::{Format, Reader};
 pub use source::Source;
+pub use stream::BlockStream;
 pub use virtual_offset::VirtualOffset;
-pub use writer::Writer;
+pub use writer::{BlockPosition, Writer};
+
+/// The version of libdeflate compiled in (the one `libdeflater`'s `libdeflate-sys` bundles; a
+/// test checks it against Cargo.lock).
+pub const LIBDEFLATE_VERSION: &str = "1.26";
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod version_tests {
+    /// The bundled libdeflate is `libdeflate-sys`' version without its patch number.
+    #[test]
+    fn libdeflate_version_matches_the_lock_file() {
+        let lock = include_str!("../../../Cargo.lock");
+        let at = lock
+            .find("name = \"libdeflate-sys\"")
+            .expect("libdeflate-sys in Cargo.lock");
+        let version = lock[at..].lines().nth(1).unwrap_or_default();
+        let wanted = format!("version = \"{}.", super::LIBDEFLATE_VERSION);
+        assert!(version.starts_with(&wanted), "{version} vs {wanted}");
+    }
+}

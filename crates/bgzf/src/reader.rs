@@ -395,6 +395,12 @@ impl<S: Source> Reader<S> {
         self.source_mut().advise_tail(EOF_MARKER.len() as u64);
     }
 
+    /// The byte source, for what only it can tell (a remote object's validators, say). Reading
+    /// or seeking it directly is allowed: the reader finds its place again.
+    pub fn get_mut(&mut self) -> &mut S {
+        self.source_mut()
+    }
+
     fn source_mut(&mut self) -> &mut S {
         match &mut self.inner {
             Inner::Bgzf(s) => {

@@ -1,7 +1,177 @@
-//! `hts view` arguments: the samtools view subset, parsed as getopt_long would (options may follow
-//! the file, short options may be bundled, `--` ends options).
+//! `hts view` arguments: every option of samtools 1.16.1 `view` (from its `sam_view.c` and the
+//! global options of `sam_opts.c`), parsed with getopt_long's rules ([`crate::getopt`]).
+//!
+//! Adding an option is one entry in [`VIEW_OPTIONS`] (its names, whether it takes a value, its
+//! help line, or `Support::No` for one samtools has and hts does not yet) and one arm in
+//! [`ViewArgs::apply`].
 
 use std::fmt;
+
+use crate::getopt::{self, Spec, Value};
+use crate::numbers::{atoi, str2flag};
+
+/// Every option `view` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opt {
+    // Output.
+    Bam,
+    Cram,
+    Fast,
+    Uncompressed,
+    WithHeader,
+    HeaderOnly,
+    NoHeader,
+    Count,
+    Output,
+    OutputUnselected,
+    Unmap,
+    FetchPairs,
+    OutputFmt,
+    OutputFmtOption,
+    WriteIndex,
+    NoPg,
+    // Input.
+    FaiReference,
+    UseIndex,
+    RegionFile,
+    CustomizedIndex,
+    InputFmtOption,
+    Reference,
+    // Filters.
+    TargetFile,
+    ReadGroup,
+    ReadGroupFile,
+    QnameFile,
+    Tag,
+    TagFile,
+    MinMq,
+    Library,
+    MinQlen,
+    Expr,
+    RequireFlags,
+    ExcludeFlags,
+    IncludeFlags,
+    ExcludeAllFlags,
+    Subsample,
+    SubsampleSeed,
+    SubsampleLegacy,
+    // Processing.
+    AddFlags,
+    RemoveFlags,
+    RemoveTag,
+    KeepTag,
+    RemoveB,
+    // General.
+    Help,
+    Ignored,
+    Threads,
+    Verbosity,
+    // hts's own.
+    RequestHeader,
+    FetchMode,
+    Fetchers,
+    NoCache,
+    S3Endpoint,
+    RequesterPays,
+}
+
+/// Whether hts does what the option asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    /// samtools has it; hts does not yet.
+    No,
+}
+
+/// An option: its names, its value, whether hts supports it, its help line.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewOption {
+    pub spec: Spec<Opt>,
+    pub support: Support,
+    pub help: &'static str,
+}
+
+const fn opt(
+    id: Opt,
+    short: Option<char>,
+    long: &'static [&'static str],
+    value: Value,
+    support: Support,
+    help: &'static str,
+) -> ViewOption {
+    ViewOption {
+        spec: Spec {
+            id,
+            short,
+            long,
+            value,
+        },
+        support,
+        help,
+    }
+}
+
+use Support::{No, Yes};
+use Value::{None as Flag, Required as Arg};
+
+/// The options of `view`, in the order of samtools' usage.
+#[rustfmt::skip]
+pub const VIEW_OPTIONS: &[ViewOption] = &[
+    opt(Opt::Bam, Some('b'), &["bam"], Flag, Yes, "Output BAM"),
+    opt(Opt::Cram, Some('C'), &["cram"], Flag, No, "Output CRAM"),
+    opt(Opt::Fast, Some('1'), &["fast"], Flag, Yes, "Use fast BAM compression (and default to --bam)"),
+    opt(Opt::Uncompressed, Some('u'), &["uncompressed"], Flag, Yes, "Uncompressed BAM output (and default to --bam)"),
+    opt(Opt::WithHeader, Some('h'), &["with-header"], Flag, Yes, "Include header in SAM output"),
+    opt(Opt::HeaderOnly, Some('H'), &["header-only"], Flag, Yes, "Print SAM header only (no alignments)"),
+    opt(Opt::NoHeader, None, &["no-header"], Flag, Yes, "Print SAM alignment records only [default]"),
+    opt(Opt::Count, Some('c'), &["count"], Flag, Yes, "Print only the count of matching records"),
+    opt(Opt::Output, Some('o'), &["output"], Arg, Yes, "FILE  Write output to FILE [standard output]"),
+    opt(Opt::OutputUnselected, Some('U'), &["unoutput", "output-unselected"], Arg, No, "FILE  Output reads not selected by filters to FILE"),
+    opt(Opt::Unmap, Some('p'), &["unmap"], Flag, No, "Set flag to UNMAP on reads not selected"),
+    opt(Opt::FetchPairs, Some('P'), &["fetch-pairs"], Flag, No, "Retrieve complete pairs even when outside of region"),
+    opt(Opt::OutputFmt, Some('O'), &["output-fmt"], Arg, Yes, "FORMAT[,level=N]  Output format (SAM, BAM, SAM.gz) and level"),
+    opt(Opt::OutputFmtOption, None, &["output-fmt-option"], Arg, Yes, "OPT=VAL  Output format option (level=N)"),
+    opt(Opt::WriteIndex, None, &["write-index"], Flag, Yes, "Index the output (CSI; OUT##idx##OUT.bai for BAI)"),
+    opt(Opt::NoPg, None, &["no-PG"], Flag, Yes, "Do not add a PG line"),
+    opt(Opt::FaiReference, Some('t'), &["fai-reference"], Arg, No, "FILE  FILE listing reference names and lengths"),
+    opt(Opt::UseIndex, Some('M'), &["use-index"], Flag, No, "Use index and multi-region iterator for regions"),
+    opt(Opt::RegionFile, None, &["region-file", "regions-file"], Arg, No, "FILE  Use index to include only reads overlapping FILE"),
+    opt(Opt::CustomizedIndex, Some('X'), &["customized-index", "customised-index"], Flag, Yes, "Expect extra index file argument after FILE"),
+    opt(Opt::InputFmtOption, None, &["input-fmt-option"], Arg, No, "OPT=VAL  Input format option"),
+    opt(Opt::Reference, Some('T'), &["reference"], Arg, No, "FILE  Reference sequence FASTA FILE"),
+    opt(Opt::TargetFile, Some('L'), &["target-file", "targets-file"], Arg, No, "FILE  ...overlap (BED) regions in FILE"),
+    opt(Opt::ReadGroup, Some('r'), &["read-group", "readgroup"], Arg, No, "STR  ...are in read group STR"),
+    opt(Opt::ReadGroupFile, Some('R'), &["read-group-file", "readgroup-file"], Arg, No, "FILE  ...are in a read group listed in FILE"),
+    opt(Opt::QnameFile, Some('N'), &["qname-file", "QNAME-file"], Arg, No, "FILE  ...whose read name is listed in FILE"),
+    opt(Opt::Tag, Some('d'), &["tag"], Arg, No, "STR1[:STR2]  ...have a tag STR1 (with value STR2)"),
+    opt(Opt::TagFile, Some('D'), &["tag-file"], Arg, No, "STR:FILE  ...have a tag STR whose value is listed in FILE"),
+    opt(Opt::MinMq, Some('q'), &["min-MQ", "min-mapq", "min-mq"], Arg, Yes, "INT  ...have mapping quality >= INT"),
+    opt(Opt::Library, Some('l'), &["library"], Arg, No, "STR  ...are in library STR"),
+    opt(Opt::MinQlen, Some('m'), &["min-qlen"], Arg, No, "INT  ...cover >= INT query bases"),
+    opt(Opt::Expr, Some('e'), &["expr", "expression"], Arg, No, "STR  ...match the filter expression STR"),
+    opt(Opt::RequireFlags, Some('f'), &["require-flags"], Arg, Yes, "FLAG  ...have all of the FLAGs present"),
+    opt(Opt::ExcludeFlags, Some('F'), &["excl-flags", "exclude-flags"], Arg, Yes, "FLAG  ...have none of the FLAGs present"),
+    opt(Opt::IncludeFlags, None, &["rf", "incl-flags", "include-flags"], Arg, No, "FLAG  ...have some of the FLAGs present"),
+    opt(Opt::ExcludeAllFlags, Some('G'), &[], Arg, No, "FLAG  EXCLUDE reads with all of the FLAGs present"),
+    opt(Opt::Subsample, None, &["subsample"], Arg, No, "FLOAT  Keep only FLOAT fraction of templates/read pairs"),
+    opt(Opt::SubsampleSeed, None, &["subsample-seed"], Arg, No, "INT  Influence WHICH reads are kept in subsampling"),
+    opt(Opt::SubsampleLegacy, Some('s'), &[], Arg, No, "INT.FRAC  Same as --subsample 0.FRAC --subsample-seed INT"),
+    opt(Opt::AddFlags, None, &["add-flags"], Arg, No, "FLAG  Add FLAGs to reads"),
+    opt(Opt::RemoveFlags, None, &["remove-flags"], Arg, No, "FLAG  Remove FLAGs from reads"),
+    opt(Opt::RemoveTag, Some('x'), &["remove-tag"], Arg, No, "STR  Comma-separated read tags to strip"),
+    opt(Opt::KeepTag, None, &["keep-tag"], Arg, No, "STR  Comma-separated read tags to preserve"),
+    opt(Opt::RemoveB, Some('B'), &["remove-B"], Flag, No, "Collapse the backward CIGAR operation"),
+    opt(Opt::Help, Some('?'), &["help"], Flag, Yes, "Print this help"),
+    opt(Opt::Ignored, Some('S'), &[], Flag, Yes, "Ignored (input format is auto-detected)"),
+    opt(Opt::Threads, Some('@'), &["threads"], Arg, Yes, "INT  Number of additional threads to use [0]"),
+    opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request, then a summary line, on stderr"),
+    opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
+    opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
+    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
+    opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
+    opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
+    opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
+];
 
 /// Which of the header and the records to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -15,34 +185,72 @@ pub enum HeaderMode {
     Only,
 }
 
+/// A `-O` format (htslib's `hts_parse_format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutFmt {
+    Sam,
+    SamGz,
+    Bam,
+    Cram,
+    Vcf,
+    Bcf,
+    Fastq,
+    FastqGz,
+    Fasta,
+    FastaGz,
+}
+
 /// Parsed `view` options.
 #[derive(Debug, Clone, Default)]
 pub struct ViewArgs {
     pub header: HeaderMode,
     pub no_pg: bool,
     pub count: bool,
-    pub require_flags: u16,
-    pub exclude_flags: u16,
-    pub min_mapq: u8,
+    /// `-f`: FLAG bits that must all be set (an `int` in samtools; `-1` from a bad name).
+    pub require_flags: i32,
+    /// `-F`: FLAG bits that must all be clear.
+    pub exclude_flags: i32,
+    /// `-q`, as `atoi` reads it.
+    pub min_mapq: i32,
     pub explicit_index: bool,
     pub threads: usize,
     pub verbosity: u8,
     pub request_headers: Vec<(String, String)>,
     /// `--fetch-mode`: planned (default), per-chunk (PR #1998) or open-ended (htslib).
     pub fetch_mode: Option<String>,
-    /// `--no-cache`: neither read nor write the index cache.
-    pub no_cache: bool,
     /// `--fetchers N`: requests in flight at once for a remote file.
     pub fetchers: Option<usize>,
+    /// `--no-cache`: neither read nor write the index cache.
+    pub no_cache: bool,
+    /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
+    pub s3_endpoint: Option<String>,
+    /// `--requester-pays`: the reader pays for `s3://` requests.
+    pub requester_pays: bool,
+    pub output: Option<String>,
+    /// `-b` ('b') or `-C` ('c'), the last given.
+    pub out_format: Option<char>,
+    /// `-u` (0) or `-1` (1); -1 when neither.
+    pub compress_level: i32,
+    pub output_fmt: Option<OutFmt>,
+    /// `--output-fmt-option` and `-O FMT,OPT=VAL` options, in order.
+    pub fmt_options: Vec<(String, String)>,
+    pub write_index: bool,
+    pub help: bool,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
-    /// The command line, for the @PG line.
-    pub command_line: String,
 }
 
-/// A usage error; printed as `hts view: <message>`.
+/// A usage error (exit status 1). A bad option is printed as `hts view: <message>` followed by
+/// the usage; an option hts does not support yet is printed as its message alone.
 #[derive(Debug)]
 pub struct UsageError(pub String);
+
+impl UsageError {
+    /// True for an option samtools has and hts does not support yet.
+    pub fn is_unsupported(&self) -> bool {
+        self.0.starts_with("hts view does not support")
+    }
+}
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -50,241 +258,326 @@ impl fmt::Display for UsageError {
     }
 }
 
-pub const USAGE: &str = "\
-Usage: hts view [options] FILE [INDEX] [REGION ...]
-  -h            include the header in the output
-  -H            print the header only
-  -c            print only the count of matching records
-  -f INT        only records with all bits of INT set in FLAG
-  -F INT        only records with none of the bits of INT set in FLAG
-  -q INT        only records with MAPQ >= INT
-  -X            the second positional argument is the index (path or URL)
-  -@, --threads INT     BGZF decompression threads
-  --no-PG       do not add a @PG line to the header
-  -v, --verbosity INT   1 and up: log every remote request on stderr
-  --header 'Name: value'  add a request header for remote files (repeatable)
-  --fetchers N            remote files: up to N requests in flight at once (default 6)
-  --fetch-mode MODE       planned (default: one plan per query, spans fetched in parallel),
-                          per-chunk (PR #1998: a bounded request per run of chunks, in turn) or
-                          open-ended (htslib: bytes=X- requests, a new connection per seek)
-  --no-cache              do not use the index cache ($XDG_CACHE_HOME/hts)
-FILE and INDEX may be local paths, http(s):// URLs or other registered schemes.
-REGION: chr, chr:beg, chr:beg-end, {name}:beg-end, or * for unplaced reads.";
-
-fn parse_int(opt: &str, value: &str) -> Result<i64, UsageError> {
-    let v = value.trim();
-    let (neg, digits) = match v.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, v.strip_prefix('+').unwrap_or(v)),
+/// The usage text, from the table.
+pub fn usage() -> String {
+    let mut out = String::from(
+        "\nUsage: hts view [options] FILE|- [INDEX] [REGION ...]\n\n\
+         FILE may be a local path, an http(s):// URL or another registered scheme, or - for\n\
+         standard input (BAM only; no regions). INDEX (with -X) likewise.\n\
+         REGION: chr, chr:beg, chr:beg-end, {name}:beg-end, . (all) or * (unplaced reads).\n\nOptions:\n",
+    );
+    let name = |o: &ViewOption| {
+        let mut s = String::new();
+        match o.spec.short {
+            Some(c) => s.push_str(&format!("  -{c}")),
+            None => s.push_str("    "),
+        }
+        for (i, l) in o.spec.long.iter().enumerate() {
+            s.push_str(if i == 0 && o.spec.short.is_some() {
+                ", --"
+            } else if i == 0 {
+                "  --"
+            } else {
+                ", --"
+            });
+            s.push_str(l);
+        }
+        s
     };
-    let parsed = if let Some(hex) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        i64::from_str_radix(hex, 16)
-    } else if digits.len() > 1 && digits.starts_with('0') {
-        i64::from_str_radix(&digits[1..], 8)
-    } else {
-        digits.parse::<i64>()
-    };
-    parsed
-        .map(|n| if neg { -n } else { n })
-        .map_err(|_| UsageError(format!("invalid value '{value}' for option {opt}")))
-}
-
-/// FLAG values: a number (decimal, 0x hex, 0 octal) or comma-separated names as samtools accepts.
-fn parse_flags(opt: &str, value: &str) -> Result<u16, UsageError> {
-    if value.starts_with(|c: char| c.is_ascii_digit()) {
-        let n = parse_int(opt, value)?;
-        return u16::try_from(n)
-            .map_err(|_| UsageError(format!("flag value '{value}' out of range for {opt}")));
-    }
-    let mut flags = 0u16;
-    for name in value.split(',') {
-        let bit = match name.to_ascii_uppercase().as_str() {
-            "PAIRED" => 0x1,
-            "PROPER_PAIR" => 0x2,
-            "UNMAP" => 0x4,
-            "MUNMAP" => 0x8,
-            "REVERSE" => 0x10,
-            "MREVERSE" => 0x20,
-            "READ1" => 0x40,
-            "READ2" => 0x80,
-            "SECONDARY" => 0x100,
-            "QCFAIL" => 0x200,
-            "DUP" => 0x400,
-            "SUPPLEMENTARY" => 0x800,
-            _ => {
-                return Err(UsageError(format!(
-                    "could not parse flag '{name}' for {opt}"
-                )))
-            }
+    for o in VIEW_OPTIONS.iter().filter(|o| o.support == Yes) {
+        let (arg, text) = match o.help.split_once("  ") {
+            Some((a, t)) if o.spec.value == Arg => (format!(" {a}"), t),
+            _ => (String::new(), o.help),
         };
-        flags |= bit;
+        let left = format!("{}{arg}", name(o));
+        if left.len() > 34 {
+            out.push_str(&format!("{left}\n{:<34} {text}\n", ""));
+        } else {
+            out.push_str(&format!("{left:<34} {text}\n"));
+        }
     }
-    Ok(flags)
+    out.push_str("\nsamtools view options hts does not support yet:\n  ");
+    let missing: Vec<String> = VIEW_OPTIONS
+        .iter()
+        .filter(|o| o.support == No)
+        .map(|o| {
+            o.spec
+                .short
+                .map(|c| format!("-{c}"))
+                .unwrap_or_else(|| format!("--{}", o.spec.long[0]))
+        })
+        .collect();
+    out.push_str(&missing.join(" "));
+    out.push('\n');
+    out
 }
 
 /// Parses the arguments after `view`.
 pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
+    let table: Vec<Spec<Opt>> = VIEW_OPTIONS.iter().map(|o| o.spec).collect();
+    let parsed = getopt::parse(&table, args).map_err(|e| UsageError(e.to_string()))?;
     let mut out = ViewArgs {
-        command_line: format!("hts view {}", args.join(" ")),
+        compress_level: -1,
+        positional: parsed.positional,
         ..ViewArgs::default()
     };
-    let mut i = 0;
-    let mut only_positional = false;
-    let value_of =
-        |i: &mut usize, opt: &str, inline: Option<String>| -> Result<String, UsageError> {
-            if let Some(v) = inline {
-                return Ok(v);
-            }
-            *i += 1;
-            args.get(*i)
-                .cloned()
-                .ok_or_else(|| UsageError(format!("option {opt} requires an argument")))
-        };
-    while i < args.len() {
-        let arg = &args[i];
-        if only_positional || arg == "-" || !arg.starts_with('-') {
-            out.positional.push(arg.clone());
-            i += 1;
-            continue;
+    for found in parsed.options {
+        let info = VIEW_OPTIONS
+            .iter()
+            .find(|o| o.spec.id == found.id)
+            .ok_or_else(|| UsageError(format!("unknown option {}", found.spelled)))?;
+        if info.support == No {
+            return Err(UsageError(format!(
+                "hts view does not support option {} yet",
+                found.spelled
+            )));
         }
-        if arg == "--" {
-            only_positional = true;
-            i += 1;
-            continue;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            match name {
-                "no-PG" => out.no_pg = true,
-                "threads" => {
-                    out.threads = parse_count("--threads", &value_of(&mut i, "--threads", inline)?)?
-                }
-                "verbosity" => {
-                    out.verbosity =
-                        parse_count("--verbosity", &value_of(&mut i, "--verbosity", inline)?)?
-                            .min(255) as u8
-                }
-                "header" => {
-                    let v = value_of(&mut i, "--header", inline)?;
-                    let (k, val) = v.split_once(':').ok_or_else(|| {
-                        UsageError(format!("--header '{v}' is not of the form 'Name: value'"))
-                    })?;
-                    out.request_headers
-                        .push((k.trim().to_string(), val.trim().to_string()));
-                }
-                "fetch-mode" => {
-                    let v = value_of(&mut i, "--fetch-mode", inline)?;
-                    if !matches!(v.as_str(), "planned" | "per-chunk" | "open-ended") {
-                        return Err(UsageError(format!(
-                            "--fetch-mode must be planned, per-chunk or open-ended, not '{v}'"
-                        )));
-                    }
-                    out.fetch_mode = Some(v);
-                }
-                "no-cache" => out.no_cache = true,
-                "fetchers" => {
-                    out.fetchers = Some(parse_count(
-                        "--fetchers",
-                        &value_of(&mut i, "--fetchers", inline)?,
-                    )?)
-                }
-                "count" => out.count = true,
-                "help" => return Err(UsageError(USAGE.to_string())),
-                _ => return Err(UsageError(format!("unknown option '--{name}'\n{USAGE}"))),
-            }
-            i += 1;
-            continue;
-        }
-        // Bundled short options: -hc, -F4, -F 4.
-        let chars: Vec<char> = arg[1..].chars().collect();
-        let mut j = 0;
-        while j < chars.len() {
-            let c = chars[j];
-            let rest: String = chars[j + 1..].iter().collect();
-            let inline = (!rest.is_empty()).then_some(rest);
-            match c {
-                'h' => {
-                    out.header = if out.header == HeaderMode::Only {
-                        HeaderMode::Only
-                    } else {
-                        HeaderMode::With
-                    }
-                }
-                'H' => out.header = HeaderMode::Only,
-                'c' => out.count = true,
-                'X' => out.explicit_index = true,
-                'f' | 'F' | 'q' | '@' | 'v' => {
-                    let opt = format!("-{c}");
-                    let v = value_of(&mut i, &opt, inline)?;
-                    match c {
-                        'f' => out.require_flags = parse_flags(&opt, &v)?,
-                        'F' => out.exclude_flags = parse_flags(&opt, &v)?,
-                        'q' => {
-                            let q = parse_int(&opt, &v)?;
-                            out.min_mapq = q.clamp(0, 255) as u8;
-                        }
-                        '@' => out.threads = parse_count(&opt, &v)?,
-                        _ => out.verbosity = parse_count(&opt, &v)?.min(255) as u8,
-                    }
-                    break;
-                }
-                _ => return Err(UsageError(format!("invalid option -- '{c}'\n{USAGE}"))),
-            }
-            j += 1;
-        }
-        i += 1;
+        out.apply(
+            found.id,
+            &found.spelled,
+            found.value.as_deref().unwrap_or(""),
+        )?;
     }
     Ok(out)
 }
 
-fn parse_count(opt: &str, v: &str) -> Result<usize, UsageError> {
-    let n = parse_int(opt, v)?;
-    usize::try_from(n).map_err(|_| UsageError(format!("invalid value '{v}' for option {opt}")))
+impl ViewArgs {
+    /// What one option does (options are applied in command-line order, as samtools does).
+    fn apply(&mut self, id: Opt, spelled: &str, v: &str) -> Result<(), UsageError> {
+        match id {
+            Opt::Bam => self.out_format = Some('b'),
+            Opt::Fast => self.compress_level = 1,
+            Opt::Uncompressed => self.compress_level = 0,
+            Opt::WithHeader => {
+                if self.header == HeaderMode::None {
+                    self.header = HeaderMode::With;
+                }
+            }
+            Opt::HeaderOnly => self.header = HeaderMode::Only,
+            Opt::NoHeader => self.header = HeaderMode::None,
+            Opt::Count => self.count = true,
+            Opt::Output => self.output = Some(v.to_string()),
+            Opt::OutputFmt => {
+                let (fmt, opts) = parse_format(v)?;
+                self.output_fmt = Some(fmt);
+                self.fmt_options.extend(opts);
+            }
+            Opt::OutputFmtOption => self.fmt_options.push(parse_fmt_option(v)?),
+            Opt::WriteIndex => self.write_index = true,
+            Opt::NoPg => self.no_pg = true,
+            Opt::CustomizedIndex => self.explicit_index = true,
+            Opt::MinMq => self.min_mapq = atoi(v),
+            Opt::RequireFlags => self.require_flags |= str2flag(v),
+            Opt::ExcludeFlags => self.exclude_flags |= str2flag(v),
+            Opt::Help => self.help = true,
+            Opt::Ignored => {}
+            Opt::Threads => self.threads = atoi(v).max(0) as usize,
+            Opt::Verbosity => self.verbosity = atoi(v).clamp(0, 255) as u8,
+            Opt::RequestHeader => {
+                let (k, val) = v.split_once(':').ok_or_else(|| {
+                    UsageError(format!("{spelled} '{v}' is not of the form 'Name: value'"))
+                })?;
+                self.request_headers
+                    .push((k.trim().to_string(), val.trim().to_string()));
+            }
+            Opt::FetchMode => {
+                if !matches!(v, "planned" | "per-chunk" | "open-ended") {
+                    return Err(UsageError(format!(
+                        "{spelled} must be planned, per-chunk or open-ended, not '{v}'"
+                    )));
+                }
+                self.fetch_mode = Some(v.to_string());
+            }
+            Opt::Fetchers => {
+                let n = atoi(v);
+                if n < 1 {
+                    return Err(UsageError(format!(
+                        "{spelled} needs a count of 1 or more, not '{v}'"
+                    )));
+                }
+                self.fetchers = Some(n as usize);
+            }
+            Opt::NoCache => self.no_cache = true,
+            Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
+            Opt::RequesterPays => self.requester_pays = true,
+            _ => {
+                return Err(UsageError(format!(
+                    "hts view does not support option {spelled} yet"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `hts_parse_format`: a format keyword (any case), then comma-separated options.
+fn parse_format(v: &str) -> Result<(OutFmt, Vec<(String, String)>), UsageError> {
+    let (keyword, rest) = v.split_once(',').unwrap_or((v, ""));
+    let fmt = match keyword.to_ascii_lowercase().as_str() {
+        "sam" => OutFmt::Sam,
+        "sam.gz" => OutFmt::SamGz,
+        "bam" => OutFmt::Bam,
+        "cram" => OutFmt::Cram,
+        "vcf" => OutFmt::Vcf,
+        "bcf" => OutFmt::Bcf,
+        "fastq" | "fq" => OutFmt::Fastq,
+        "fastq.gz" | "fq.gz" => OutFmt::FastqGz,
+        "fasta" | "fa" => OutFmt::Fasta,
+        "fasta.gz" | "fa.gz" => OutFmt::FastaGz,
+        _ => return Err(UsageError(format!("unknown output format '{keyword}'"))),
+    };
+    let mut opts = Vec::new();
+    for o in rest.split(',').filter(|o| !o.is_empty()) {
+        opts.push(parse_fmt_option(o)?);
+    }
+    Ok((fmt, opts))
+}
+
+/// Output format options htslib knows (`hts_opt_add`), lower case.
+const KNOWN_FMT_OPTIONS: &[&str] = &[
+    "decode_md",
+    "verbosity",
+    "seqs_per_slice",
+    "bases_per_slice",
+    "slices_per_container",
+    "embed_ref",
+    "no_ref",
+    "pos_delta",
+    "ignore_md5",
+    "use_bzip2",
+    "use_rans",
+    "use_lzma",
+    "use_tok",
+    "use_fqz",
+    "use_arith",
+    "fast",
+    "normal",
+    "small",
+    "archive",
+    "reference",
+    "version",
+    "multi_seq_per_slice",
+    "nthreads",
+    "cache_size",
+    "required_fields",
+    "lossy_names",
+    "name_prefix",
+    "store_md",
+    "store_nm",
+    "block_size",
+    "level",
+    "filter",
+    "fastq_aux",
+    "fastq_barcode",
+    "fastq_rnum",
+    "fastq_casava",
+    "fastq_name2",
+];
+
+/// `hts_opt_add`: `KEY=VALUE` or `KEY` (meaning `KEY=1`); the key is htslib's (lower or upper
+/// case). Returned with the key in lower case.
+fn parse_fmt_option(o: &str) -> Result<(String, String), UsageError> {
+    let (key, value) = o.split_once('=').unwrap_or((o, "1"));
+    let lower = key.to_ascii_lowercase();
+    let known = KNOWN_FMT_OPTIONS.contains(&lower.as_str())
+        && (key == lower || key == key.to_ascii_uppercase());
+    if !known {
+        return Err(UsageError(format!("unknown output format option '{key}'")));
+    }
+    Ok((lower, value.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn p(args: &[&str]) -> ViewArgs {
-        parse_view(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    fn p(args: &[&str]) -> Result<ViewArgs, UsageError> {
+        parse_view(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
     }
 
     #[test]
-    fn bundles_values_and_positionals() {
-        let a = p(&["-hc", "-F4", "-q", "30", "x.bam", "-f", "0x2", "chr1", "*"]);
+    fn samtools_spellings() {
+        let a = p(&["-hc", "-F4", "-q", "30", "x.bam", "-f", "0x2", "chr1", "*"]).unwrap();
         assert_eq!(a.header, HeaderMode::With);
         assert!(a.count);
-        assert_eq!(a.exclude_flags, 4);
-        assert_eq!(a.require_flags, 2);
-        assert_eq!(a.min_mapq, 30);
-        assert_eq!(a.positional, vec!["x.bam", "chr1", "*"]);
-    }
-
-    #[test]
-    fn flag_names_octal_and_errors() {
-        assert_eq!(p(&["-F", "UNMAP,SECONDARY", "x"]).exclude_flags, 0x104);
-        assert_eq!(p(&["-f", "010", "x"]).require_flags, 8);
-        assert!(parse_view(&["-F".to_string()]).is_err());
-        assert!(parse_view(&["-F".to_string(), "BOGUS".to_string()]).is_err());
-        assert!(parse_view(&["-Z".to_string()]).is_err());
-        assert!(parse_view(&["--fetch-mode=sideways".to_string()]).is_err());
-    }
-
-    #[test]
-    fn headers_and_double_dash() {
-        let a = p(&["--header", "Authorization: Bearer abc", "--", "-weird.bam"]);
+        assert_eq!((a.exclude_flags, a.require_flags, a.min_mapq), (4, 2, 30));
+        assert_eq!(a.positional, ["x.bam", "chr1", "*"]);
+        let a = p(&[
+            "--min-MQ=5",
+            "--excl-flags",
+            "UNMAP,secondary",
+            "--with-header",
+            "--no-header",
+            "-S",
+            "x",
+        ])
+        .unwrap();
         assert_eq!(
-            a.request_headers,
-            vec![("Authorization".to_string(), "Bearer abc".to_string())]
+            (a.min_mapq, a.exclude_flags, a.header),
+            (5, 0x104, HeaderMode::None)
         );
-        assert_eq!(a.positional, vec!["-weird.bam"]);
-        assert_eq!(p(&["-H", "-h", "x"]).header, HeaderMode::Only);
+        let a = p(&[
+            "--customized-index",
+            "--require-flags",
+            "010",
+            "--header-only",
+            "x",
+        ])
+        .unwrap();
+        assert!(a.explicit_index);
+        assert_eq!((a.require_flags, a.header), (8, HeaderMode::Only));
+    }
+
+    #[test]
+    fn output_options() {
+        let a = p(&[
+            "-O",
+            "BAM,level=3",
+            "--output-fmt-option",
+            "LEVEL=0x2",
+            "-u",
+            "-o",
+            "o.bam",
+            "--write-index",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(a.output_fmt, Some(OutFmt::Bam));
+        assert_eq!(
+            a.fmt_options,
+            [
+                ("level".to_string(), "3".to_string()),
+                ("level".to_string(), "0x2".to_string())
+            ]
+        );
+        assert_eq!((a.compress_level, a.write_index), (0, true));
+        assert!(p(&["-O", "xml", "x"]).is_err());
+        assert!(p(&["--output-fmt-option", "Level=1", "x"]).is_err());
+    }
+
+    #[test]
+    fn unsupported_options_say_so() {
+        for (args, opt) in [
+            (&["-L", "t.bed", "x"][..], "-L"),
+            (&["--targets-file=t.bed", "x"][..], "--targets-file"),
+            (&["-C", "x"][..], "-C"),
+            (&["--expr", "mapq>3", "x"][..], "--expr"),
+        ] {
+            let e = p(args).unwrap_err().0;
+            assert_eq!(e, format!("hts view does not support option {opt} yet"));
+        }
+        assert_eq!(p(&["-Z"]).unwrap_err().0, "invalid option -- 'Z'");
+        assert!(p(&["-?"]).unwrap().help);
+    }
+
+    #[test]
+    fn every_samtools_short_option_is_known() {
+        for c in "SbBcCt:h1Ho:O:q:f:F:G:ul:r:T:R:N:d:D:L:s:@:m:x:U:MXe:pP"
+            .chars()
+            .filter(|c| *c != ':')
+        {
+            assert!(VIEW_OPTIONS.iter().any(|o| o.spec.short == Some(c)), "-{c}");
+        }
+        assert!(usage().contains("--write-index"));
     }
 }

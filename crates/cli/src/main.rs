@@ -1,31 +1,59 @@
-//! `hts`: the samtools view subset, on the `bam` facade.
+//! `hts`: samtools' `view`, on the `bam` facade, for local and remote BAM files.
 
 mod args;
+mod getopt;
+mod numbers;
+mod output;
+mod summary;
 mod view;
 
 use std::process::ExitCode;
 
+const COMMANDS: &str = "\
+Program: hts (samtools view for local and remote BAM files)
+
+Usage:   hts <command> [options]
+
+Commands:
+     view           SAM/BAM output of a BAM file, whole or by region
+     help [cmd]     display this help message or help for [cmd]
+     version        detailed version information
+";
+
+fn version() -> String {
+    let v = bam::versions();
+    format!(
+        "hts {}\nUsing libcurl {}\nUsing libdeflate {}\n",
+        env!("CARGO_PKG_VERSION"),
+        v.libcurl,
+        v.libdeflate
+    )
+}
+
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut argv = std::env::args();
+    let program = argv.next().unwrap_or_else(|| "hts".to_string());
+    let argv: Vec<String> = argv.collect();
     match argv.first().map(String::as_str) {
-        Some("view") => view::run(&argv[1..]),
-        Some("--version") | Some("version") => {
-            println!("hts {}", env!("CARGO_PKG_VERSION"));
+        Some("view") => view::run(&program, &argv[1..]),
+        Some("--version") | Some("-V") | Some("version") => {
+            print!("{}", version());
             ExitCode::SUCCESS
         }
-        Some("--help") | Some("help") | None => {
-            eprintln!(
-                "Usage: hts view [options] FILE [INDEX] [REGION ...]\n\n{}",
-                args::USAGE
-            );
-            if argv.is_empty() {
-                ExitCode::from(1)
+        Some("help") | Some("--help") | Some("-h") | Some("-?") => {
+            if argv.get(1).map(String::as_str) == Some("view") {
+                print!("{}", args::usage());
             } else {
-                ExitCode::SUCCESS
+                print!("{COMMANDS}");
             }
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprint!("{COMMANDS}");
+            ExitCode::from(1)
         }
         Some(other) => {
-            eprintln!("hts: unknown command '{other}' (try 'hts view')");
+            eprintln!("[main] unrecognized command '{other}'");
             ExitCode::from(1)
         }
     }

@@ -20,6 +20,7 @@ fn run_corpus(base_url: Option<&str>, extra_args: &[String], label: &str) {
         filter: &[],
         timeout: Duration::from_secs(60),
         extra_args,
+        env: &[],
     })
     .unwrap();
     // The count shows in `cargo test -- --nocapture` and in the failure message.

@@ -2,8 +2,8 @@ use std::fmt;
 use std::io;
 
 /// Errors from byte sources. Every variant names the file or URL, and the byte offset where it
-/// applies, so that a message is useful on its own.
-#[derive(Debug)]
+/// applies, so that a message is useful on its own. Both `Display` and `Debug` show a URL
+/// without its query string (see [`crate::redact_url`]).
 pub enum Error {
     /// The source could not be opened.
     Open { name: String, source: io::Error },
@@ -47,6 +47,20 @@ impl Error {
             | Error::Status { name, .. }
             | Error::Protocol { name, .. } => name,
         }
+    }
+
+    /// The same error about `name` (an `s3://` object fetched from an `https://` URL is
+    /// reported under the name the user gave).
+    pub fn renamed(mut self, new_name: &str) -> Error {
+        match &mut self {
+            Error::Open { name, .. }
+            | Error::Io { name, .. }
+            | Error::UnsupportedScheme { name, .. }
+            | Error::Remote { name, .. }
+            | Error::Status { name, .. }
+            | Error::Protocol { name, .. } => *name = new_name.to_string(),
+        }
+        self
     }
 
     /// A copy of this error (an I/O source is copied as its kind and message), for handing one
@@ -115,30 +129,27 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A pre-signed URL's query string is a credential: messages show the URL without it.
+        let shown = crate::redact_url(self.name());
+        let name = shown.as_str();
         match self {
-            Error::Open { name, source } => write!(f, "{name}: cannot open: {source}"),
-            Error::Io {
-                name,
-                offset,
-                source,
-            } => {
+            Error::Open { source, .. } => write!(f, "{name}: cannot open: {source}"),
+            Error::Io { offset, source, .. } => {
                 write!(f, "{name}: I/O error at byte {offset}: {source}")
             }
-            Error::UnsupportedScheme { name, scheme } => {
+            Error::UnsupportedScheme { scheme, .. } => {
                 write!(f, "{name}: no backend for scheme '{scheme}'")
             }
             Error::Remote {
-                name,
-                offset,
-                message,
+                offset, message, ..
             } => {
                 write!(f, "{name}: transfer failed at byte {offset}: {message}")
             }
             Error::Status {
-                name,
                 offset,
                 status,
                 message,
+                ..
             } => {
                 write!(
                     f,
@@ -146,13 +157,18 @@ impl fmt::Display for Error {
                 )
             }
             Error::Protocol {
-                name,
-                offset,
-                message,
+                offset, message, ..
             } => {
                 write!(f, "{name}: bad response at byte {offset}: {message}")
             }
         }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Through Display, so that a signed URL's query string is hidden here too.
+        write!(f, "hfile::Error({self})")
     }
 }
 

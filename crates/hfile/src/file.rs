@@ -34,22 +34,7 @@ impl FileBackend {
 
 impl Backend for FileBackend {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
-        loop {
-            match self.file.read(buf) {
-                Ok(n) => {
-                    self.pos += n as u64;
-                    return Ok(n);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(Error::Io {
-                        name: self.name.clone(),
-                        offset: self.pos,
-                        source,
-                    })
-                }
-            }
-        }
+        read_counting(&mut self.file, buf, &self.name, &mut self.pos)
     }
 
     fn seek(&mut self, pos: u64) -> Result<()> {
@@ -86,5 +71,31 @@ impl Backend for FileBackend {
 
     fn name(&self) -> &str {
         &self.name
+    }
+}
+
+/// Reads once from `reader` (again when interrupted), adding what was read to `pos`; an error
+/// names the source and the offset.
+pub(crate) fn read_counting(
+    reader: &mut impl Read,
+    buf: &mut [u8],
+    name: &str,
+    pos: &mut u64,
+) -> Result<usize> {
+    loop {
+        match reader.read(buf) {
+            Ok(n) => {
+                *pos += n as u64;
+                return Ok(n);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(Error::Io {
+                    name: name.to_string(),
+                    offset: *pos,
+                    source,
+                })
+            }
+        }
     }
 }

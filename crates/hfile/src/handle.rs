@@ -84,6 +84,11 @@ impl HFile {
         self.backend.read_tail(len)
     }
 
+    /// What the object is now, from a response ([`Backend::probe`]).
+    pub fn probe(&mut self) -> Result<crate::ObjectInfo> {
+        self.backend.probe()
+    }
+
     /// What is known about the object's version so far ([`Backend::object_info`]).
     pub fn object_info(&mut self) -> crate::ObjectInfo {
         self.backend.object_info()

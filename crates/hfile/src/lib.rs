@@ -1,10 +1,14 @@
 //! Byte sources behind one trait, in the manner of htslib's `hFILE`.
 //!
 //! A [`Backend`] is a seekable source of bytes with a known size: a local file, a buffer in memory,
-//! an HTTP(S) object or an `s3://` object. The layer above (BGZF) tells the backend how far it
+//! an HTTP(S) object, an `s3://` object (signed with AWS Signature Version 4, see [`s3`]) or a
+//! `gs://` object. The layer above (BGZF) tells the backend how far it
 //! expects to read with [`Backend::set_readahead_limit`]; a remote backend turns that hint into a
 //! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
 //! request), and the end of file is always the object's real size.
+//!
+//! [`cache`] keeps byte ranges of remote objects (an index's prefix, a BAM's header) on disk
+//! between runs, with the validators that show whether the object changed.
 //!
 //! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
 //! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
@@ -17,25 +21,41 @@
 //! assert_eq!(s, "hello world");
 //! ```
 
+pub mod cache;
 mod error;
 mod file;
+pub mod gcs;
 mod handle;
+pub mod hook;
 mod http;
 mod memory;
+mod named;
 mod prefix;
+mod redact;
 mod registry;
+pub mod s3;
 mod stats;
+mod stream;
 
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
-pub use http::{redact, HttpBackend};
+pub use hook::RequestHook;
+pub use http::HttpBackend;
 pub use memory::MemoryBackend;
-pub use prefix::PrefixBackend;
+pub use prefix::{Prefix, PrefixBackend};
+pub use redact::{is_presigned, redact_header, redact_text, redact_url};
 pub use registry::{
     open, open_backend, register_scheme, scheme_of, OpenOptions, Opener, RangeMode,
 };
-pub use stats::{reset_transfer_stats, transfer_stats, TransferStats};
+pub use s3::{S3Backend, S3Options};
+pub use stats::{reset_transfer_stats, settled_transfer_stats, transfer_stats, TransferStats};
+pub use stream::StreamBackend;
+
+/// The libcurl version in use (as libcurl reports it at run time).
+pub fn curl_version() -> String {
+    curl::Version::get().version().to_string()
+}
 
 /// What identifies a version of an object: its size and, for remote objects, the validators the
 /// server sent (`ETag`, `Last-Modified`).
@@ -104,6 +124,17 @@ pub trait Backend: Send {
             size: self.size().ok(),
             ..ObjectInfo::default()
         }
+    }
+
+    /// What the object is now, as its server tells it: a remote backend waits for a response
+    /// already on its way, or asks for one byte, so that the answer is fresh (the validation of
+    /// cached copies rides on it).
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        let size = self.size()?;
+        Ok(ObjectInfo {
+            size: Some(size),
+            ..self.object_info()
+        })
     }
 
     /// The name the user gave (path or URL), for messages.

@@ -1,64 +1,87 @@
-//! A byte source whose first bytes are already known (a cached header or index prefix) and
-//! whose rest comes from another source.
+//! A byte source that keeps the first bytes of an object in memory: given at the start (a
+//! cached header or index prefix), and grown by the reads that continue them. A header or an
+//! index prefix read once can then be parsed again, extended, or cached, without asking the
+//! server for it twice.
 
 use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{Backend, ObjectInfo, Result};
 
-/// Serves `[0, prefix.len())` from memory and everything after from `rest`, which is only asked
-/// for bytes past the prefix.
+/// The first bytes of an object, shared between a [`PrefixBackend`] and its owner.
+pub type Prefix = Arc<Mutex<Vec<u8>>>;
+
+/// Serves `[0, prefix.len())` from memory and everything after from `rest`; bytes read from
+/// `rest` right after the prefix are added to it (up to `cap` bytes in all).
 ///
 /// ```
 /// use hfile::{Backend, MemoryBackend, PrefixBackend};
 /// let whole = b"0123456789".to_vec();
-/// let mut b = PrefixBackend::new(b"0123".to_vec(), Box::new(MemoryBackend::new("m", whole)));
+/// let rest = Box::new(MemoryBackend::new("m", whole));
+/// let (mut b, prefix) = PrefixBackend::new(b"0123".to_vec(), rest, 6);
 /// let mut buf = [0u8; 10];
 /// assert_eq!(b.read(&mut buf).unwrap(), 4, "a read stops at the end of the prefix");
-/// assert_eq!(&buf[..4], b"0123");
 /// assert_eq!(b.read(&mut buf).unwrap(), 6);
 /// assert_eq!(&buf[..6], b"456789");
+/// assert_eq!(&*prefix.lock().unwrap(), b"012345", "grown up to the cap");
 /// ```
 pub struct PrefixBackend {
-    prefix: Vec<u8>,
+    prefix: Prefix,
     rest: Box<dyn Backend>,
     pos: u64,
+    cap: usize,
 }
 
 impl PrefixBackend {
-    /// `prefix` (the object's first bytes), then `rest`.
-    pub fn new(prefix: Vec<u8>, rest: Box<dyn Backend>) -> PrefixBackend {
-        PrefixBackend {
-            prefix,
+    /// `prefix` (the object's first bytes), then `rest`; returns the backend and the shared
+    /// prefix.
+    pub fn new(prefix: Vec<u8>, rest: Box<dyn Backend>, cap: usize) -> (PrefixBackend, Prefix) {
+        let shared: Prefix = Arc::new(Mutex::new(prefix));
+        let b = PrefixBackend {
+            prefix: Arc::clone(&shared),
             rest,
             pos: 0,
-        }
+            cap,
+        };
+        (b, shared)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<u8>> {
+        self.prefix.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn prefix_len(&self) -> u64 {
-        self.prefix.len() as u64
+        self.lock().len() as u64
     }
 }
 
 impl Backend for PrefixBackend {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
-        if self.pos < self.prefix_len() {
-            let from = self.pos as usize;
-            let n = buf.len().min(self.prefix.len() - from);
-            buf[..n].copy_from_slice(&self.prefix[from..from + n]);
-            self.pos += n as u64;
-            return Ok(n);
+        {
+            let prefix = self.lock();
+            if self.pos < prefix.len() as u64 {
+                let from = self.pos as usize;
+                let n = buf.len().min(prefix.len() - from);
+                buf[..n].copy_from_slice(&prefix[from..from + n]);
+                drop(prefix);
+                self.pos += n as u64;
+                return Ok(n);
+            }
         }
         self.rest.seek(self.pos)?;
         let n = self.rest.read(buf)?;
+        let mut prefix = self.lock();
+        if self.pos == prefix.len() as u64 {
+            let room = self.cap.saturating_sub(prefix.len());
+            prefix.extend_from_slice(&buf[..n.min(room)]);
+        }
+        drop(prefix);
         self.pos += n as u64;
         Ok(n)
     }
 
     fn seek(&mut self, pos: u64) -> Result<()> {
         self.pos = pos;
-        if pos >= self.prefix_len() {
-            self.rest.seek(pos)?;
-        }
         Ok(())
     }
 
@@ -97,6 +120,10 @@ impl Backend for PrefixBackend {
         self.rest.object_info()
     }
 
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        self.rest.probe()
+    }
+
     fn name(&self) -> &str {
         self.rest.name()
     }
@@ -108,18 +135,25 @@ mod tests {
     use crate::MemoryBackend;
 
     #[test]
-    fn seeks_cross_the_prefix_boundary() {
+    fn seeks_cross_the_prefix_boundary_and_reads_grow_it() {
         let whole: Vec<u8> = (0..100u8).collect();
-        let mut b = PrefixBackend::new(
-            whole[..30].to_vec(),
-            Box::new(MemoryBackend::new("m", whole.clone())),
-        );
+        let rest = Box::new(MemoryBackend::new("m", whole.clone()));
+        let (mut b, prefix) = PrefixBackend::new(whole[..30].to_vec(), rest, 1000);
         let mut buf = [0u8; 20];
         b.seek(25).unwrap();
         assert_eq!(b.read(&mut buf).unwrap(), 5);
         assert_eq!(&buf[..5], &whole[25..30]);
         assert_eq!(b.read(&mut buf).unwrap(), 20);
         assert_eq!(&buf[..], &whole[30..50]);
+        assert_eq!(
+            prefix.lock().unwrap().len(),
+            50,
+            "the read continued the prefix"
+        );
+        // A read elsewhere does not.
+        b.seek(80).unwrap();
+        assert_eq!(b.read(&mut buf[..5]).unwrap(), 5);
+        assert_eq!(prefix.lock().unwrap().len(), 50);
         b.seek(10).unwrap();
         assert_eq!(b.read(&mut buf[..5]).unwrap(), 5);
         assert_eq!(&buf[..5], &whole[10..15]);

@@ -1,7 +1,8 @@
 use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
+use std::fmt;
+use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::{Backend, Error, FileBackend, HFile, Result};
+use crate::{Backend, Error, FileBackend, HFile, RequestHook, Result, S3Options};
 
 /// How the HTTP backend shapes its `Range` requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -16,10 +17,15 @@ pub enum RangeMode {
 }
 
 /// Settings that transports may use; local files ignore them.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenOptions {
     /// Extra request headers, `("Authorization", "Bearer ...")`.
     pub headers: Vec<(String, String)>,
+    /// Called for every attempt of every request, for headers made per request (a signature,
+    /// a fresh token) and for reading refusals. `s3://` and `gs://` set their own.
+    pub hook: Option<Arc<dyn RequestHook>>,
+    /// Settings for `s3://` objects given on the command line.
+    pub s3: S3Options,
     /// 0: quiet; 1: transports log each request on stderr; 3 and up: libcurl's own trace too.
     pub verbosity: u8,
     /// How many times a transient failure (reset, timeout, short body, 429, 5xx) is retried.
@@ -52,6 +58,8 @@ impl Default for OpenOptions {
     fn default() -> OpenOptions {
         OpenOptions {
             headers: Vec::new(),
+            hook: None,
+            s3: S3Options::default(),
             verbosity: 0,
             retries: 5,
             retry_backoff: std::time::Duration::from_millis(100),
@@ -68,6 +76,25 @@ impl Default for OpenOptions {
     }
 }
 
+impl fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .map(|(k, v)| crate::redact_header(k, v))
+            .collect();
+        f.debug_struct("OpenOptions")
+            .field("headers", &headers)
+            .field("hook", &self.hook)
+            .field("s3", &self.s3)
+            .field("verbosity", &self.verbosity)
+            .field("retries", &self.retries)
+            .field("request_size", &self.request_size)
+            .field("range_mode", &self.range_mode)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Makes a backend for a location whose scheme it was registered for.
 pub type Opener = fn(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>>;
 
@@ -78,6 +105,12 @@ fn registry() -> &'static RwLock<HashMap<String, Opener>> {
         map.insert("file".to_string(), open_file_url);
         map.insert("http".to_string(), crate::http::open_http);
         map.insert("https".to_string(), crate::http::open_http);
+        for scheme in ["s3", "s3+http", "s3+https"] {
+            map.insert(scheme.to_string(), crate::s3::open_s3);
+        }
+        for scheme in ["gs", "gs+http", "gs+https"] {
+            map.insert(scheme.to_string(), crate::gcs::open_gcs);
+        }
         RwLock::new(map)
     })
 }
@@ -159,6 +192,26 @@ mod tests {
     fn unknown_scheme_is_an_error_naming_the_location() {
         let e = open("gopher://h/x", &OpenOptions::default()).unwrap_err();
         assert!(e.to_string().contains("gopher://h/x"), "{e}");
+    }
+
+    #[test]
+    fn debug_hides_credential_headers() {
+        let options = OpenOptions {
+            headers: vec![("Authorization".into(), "Bearer secret-token".into())],
+            ..OpenOptions::default()
+        };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("secret-token"), "{shown}");
+        assert!(shown.contains("Authorization: <redacted>"), "{shown}");
+    }
+
+    #[test]
+    fn object_store_schemes_are_registered() {
+        // A malformed location reaches the store's opener, which names what is wrong.
+        let e = open("s3://bucket-only", &OpenOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("no object key"), "{e}");
+        let e = open("gs://bucket-only", &OpenOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("gs://bucket/key"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub struct TransferStats {
     pub reused_connections: u64,
     /// Requests sent with an open-ended range (`bytes=X-`), in [`crate::RangeMode::Unbounded`].
     pub unbounded_requests: u64,
+    /// Attempts made again after a transient failure (each is also one of `requests`).
+    pub retries: u64,
 }
 
 impl TransferStats {
@@ -24,6 +26,7 @@ impl TransferStats {
         self.new_connections += other.new_connections;
         self.reused_connections += other.reused_connections;
         self.unbounded_requests += other.unbounded_requests;
+        self.retries += other.retries;
     }
 }
 
@@ -32,6 +35,7 @@ static BYTES_RECEIVED: AtomicU64 = AtomicU64::new(0);
 static NEW_CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 static REUSED_CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 static UNBOUNDED_REQUESTS: AtomicU64 = AtomicU64::new(0);
+static RETRIES: AtomicU64 = AtomicU64::new(0);
 
 /// The counters summed since the start of the process (or the last [`reset_transfer_stats`]).
 pub fn transfer_stats() -> TransferStats {
@@ -41,7 +45,15 @@ pub fn transfer_stats() -> TransferStats {
         new_connections: NEW_CONNECTIONS.load(Ordering::Relaxed),
         reused_connections: REUSED_CONNECTIONS.load(Ordering::Relaxed),
         unbounded_requests: UNBOUNDED_REQUESTS.load(Ordering::Relaxed),
+        retries: RETRIES.load(Ordering::Relaxed),
     }
+}
+
+/// [`transfer_stats`] once the requests still running have ended (waiting at most `max`): a
+/// reader has a request's bytes a moment before the request is over and counted.
+pub fn settled_transfer_stats(max: std::time::Duration) -> TransferStats {
+    crate::http::wait_idle(max);
+    transfer_stats()
 }
 
 /// Sets every counter back to zero.
@@ -52,6 +64,7 @@ pub fn reset_transfer_stats() {
         &NEW_CONNECTIONS,
         &REUSED_CONNECTIONS,
         &UNBOUNDED_REQUESTS,
+        &RETRIES,
     ] {
         c.store(0, Ordering::Relaxed);
     }
@@ -63,4 +76,5 @@ pub(crate) fn record(one: &TransferStats) {
     NEW_CONNECTIONS.fetch_add(one.new_connections, Ordering::Relaxed);
     REUSED_CONNECTIONS.fetch_add(one.reused_connections, Ordering::Relaxed);
     UNBOUNDED_REQUESTS.fetch_add(one.unbounded_requests, Ordering::Relaxed);
+    RETRIES.fetch_add(one.retries, Ordering::Relaxed);
 }

@@ -161,6 +161,7 @@ fn seeks_send_bounded_ranges_on_one_connection() {
     assert_eq!(stats.new_connections, 1);
     assert_eq!(stats.reused_connections, 4);
     assert_eq!(stats.unbounded_requests, 0);
+    assert_eq!(stats.retries, 0);
     let wanted: u64 = spans.iter().map(|&(a, l)| l - a).sum();
     assert_eq!(stats.bytes_received, wanted);
     assert_eq!(hfile::transfer_stats(), stats);
@@ -446,9 +447,12 @@ fn short_body_is_resumed() {
 #[test]
 fn throttling_and_unavailability_are_retried() {
     let _g = serial();
+    hfile::reset_transfer_stats();
     let (s, r, _) = fault_read(retry_after_zero(503), Some(2), 100, 200);
     assert_eq!(r.unwrap(), &s.data[100..200]);
     assert_eq!(s.ranges("/data.bin"), vec![range(100, 199); 3]);
+    let stats = hfile::settled_transfer_stats(Duration::from_secs(5));
+    assert_eq!((stats.requests, stats.retries), (3, 2), "{stats:?}");
     let (s, r, _) = fault_read(retry_after_zero(429), Some(1), 100, 200);
     assert_eq!(r.unwrap(), &s.data[100..200]);
     assert_eq!(s.ranges("/data.bin").len(), 2);
@@ -546,4 +550,25 @@ fn retries_stop_at_the_time_limit() {
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     // 50 + 100 + 200 ms of backoff fit in 400 ms; the next 400 ms would not.
     assert_eq!(s.ranges("/data.bin").len(), 4);
+}
+
+#[test]
+fn a_suffix_cut_short_is_asked_again_whole() {
+    let _g = serial();
+    for fault in [
+        Fault::ShortBody { after: Some(14) },
+        Fault::ResetMidBody { after: Some(10) },
+    ] {
+        let s = Server::with_fault(fault.clone(), Some(1));
+        let mut b = HttpBackend::open(&s.url("/data.bin"), &fast_options()).unwrap();
+        let tail = b.read_tail(28).unwrap();
+        assert!(
+            tail == s.data[SIZE - 28..],
+            "{fault:?}: the tail is not the last 28 bytes"
+        );
+        assert_eq!(
+            s.ranges("/data.bin"),
+            vec![Some("bytes=-28".to_string()); 2]
+        );
+    }
 }

@@ -24,7 +24,7 @@ pub enum Error {
         /// What the decompressor said.
         source: io::Error,
     },
-    /// A compressed index inflates to more than this crate accepts.
+    /// The index stream (decompressed, for a compressed index) is longer than the limit.
     TooLarge {
         /// The index file.
         name: String,
@@ -61,6 +61,14 @@ pub enum Error {
         /// Whether `offset` is in the decompressed stream of a compressed index.
         compressed: bool,
     },
+    /// A query needs a reference (or, `tid: None`, the whole index) that a partial load
+    /// skipped (see [`crate::Loader`]).
+    NotLoaded {
+        /// The index file.
+        name: String,
+        /// The reference asked for; `None` when the whole index was needed.
+        tid: Option<usize>,
+    },
 }
 
 impl Error {
@@ -72,7 +80,8 @@ impl Error {
             | Error::TooLarge { name, .. }
             | Error::BadMagic { name, .. }
             | Error::Truncated { name, .. }
-            | Error::Invalid { name, .. } => name,
+            | Error::Invalid { name, .. }
+            | Error::NotLoaded { name, .. } => name,
         }
     }
 }
@@ -99,7 +108,7 @@ impl fmt::Display for Error {
             ),
             Error::TooLarge { name, limit } => write!(
                 f,
-                "{name}: index decompresses to more than {limit} bytes; refusing to load it"
+                "{name}: index (decompressed) is larger than {limit} bytes; refusing to load it"
             ),
             Error::BadMagic { name, found } => write!(
                 f,
@@ -125,6 +134,17 @@ impl fmt::Display for Error {
                 f,
                 "{name}: invalid index {}: {message}",
                 where_(*offset, *compressed)
+            ),
+            Error::NotLoaded {
+                name,
+                tid: Some(tid),
+            } => write!(
+                f,
+                "{name}: reference {tid} was not loaded from the index (a partial load skipped it)"
+            ),
+            Error::NotLoaded { name, tid: None } => write!(
+                f,
+                "{name}: the whole index is needed, but only part of it was loaded"
             ),
         }
     }

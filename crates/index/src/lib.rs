@@ -4,7 +4,8 @@
 //! [`read`] for a local path). [`Index::query`] picks the chunks of the BAM to read for a region
 //! exactly as htslib's `hts_itr_query` does, and [`Index::unplaced_start`] says where reading
 //! starts for the region `*`. The [`span`] module turns the chunks of a whole query into byte
-//! spans to fetch from a remote file.
+//! spans to fetch from a remote file. The [`build`] module makes an index while a BAM file is
+//! written, byte-identical to htslib's.
 //!
 //! ```no_run
 //! let index = index::read("sample.bam.bai")?;
@@ -14,13 +15,19 @@
 //! # Ok::<(), index::Error>(())
 //! ```
 
+mod bin_table;
 pub mod binning;
+pub mod build;
 mod chunk;
 mod error;
 mod load;
 pub mod plan;
 mod query;
+mod refs;
+mod source;
 pub mod span;
+mod walk;
+mod wanted;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,7 +36,10 @@ use bgzf::VirtualOffset;
 
 pub use chunk::Chunk;
 pub use error::Error;
-pub use load::MAX_DECOMPRESSED;
+pub use load::{Loaded, Loader, NeedMore, Outcome, Part, MAX_DECOMPRESSED};
+pub use wanted::Wanted;
+
+use refs::Refs;
 
 /// Which of the two index formats a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,22 +84,30 @@ pub struct Index {
     min_shift: u32,
     depth: u32,
     aux: Vec<u8>,
-    refs: Vec<Reference>,
+    refs: Refs,
     n_no_coor: Option<u64>,
 }
 
-/// Reads and parses a local index file.
+/// Reads and parses a local index file, whole, as it is read (see [`Loader`] to keep only
+/// some references or to read from another source).
 ///
 /// # Errors
 /// [`Error::Io`] if the file cannot be read, or any parse error of [`Index::from_bytes`].
 pub fn read(path: impl AsRef<Path>) -> Result<Index, Error> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+    let io_error = |source| Error::Io {
         name: name.clone(),
         source,
-    })?;
-    Index::from_bytes(&name, &bytes)
+    };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    let mut loader = Loader::new(name.as_str());
+    // A device or a pipe has no size to check counts against.
+    let meta = file.metadata().map_err(io_error)?;
+    if meta.is_file() {
+        loader = loader.file_len(meta.len());
+    }
+    loader.read(file).map(|loaded| loaded.index)
 }
 
 impl Index {
@@ -106,7 +124,10 @@ impl Index {
     /// [`Error::TooLarge`], each naming `name` and the offset (for a compressed index, in the
     /// decompressed stream).
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Index, Error> {
-        load::parse(name, bytes)
+        Loader::new(name)
+            .file_len(bytes.len() as u64)
+            .read(bytes)
+            .map(|loaded| loaded.index)
     }
 
     /// The name given when loading (the path for [`read`]).
@@ -119,7 +140,8 @@ impl Index {
         self.kind
     }
 
-    /// The number of references the index describes (may differ from the BAM header's).
+    /// The number of references the index describes (may differ from the BAM header's), loaded
+    /// or not (see [`Index::is_loaded`]).
     pub fn n_refs(&self) -> usize {
         self.refs.len()
     }
@@ -144,7 +166,8 @@ impl Index {
         &self.aux
     }
 
-    /// The trailing count of reads without coordinates, if the file has it.
+    /// The trailing count of reads without coordinates, if the file has it and it was read
+    /// (only a load of [`Wanted::all`] reads it).
     pub fn n_no_coor(&self) -> Option<u64> {
         self.n_no_coor
     }

@@ -25,6 +25,8 @@ pub struct Case {
     pub expected: String,
     /// Status column `0` (else `nonzero`).
     pub should_succeed: bool,
+    /// The optional fifth column (`fixtures/conformance-extra`'s check items), else empty.
+    pub check: String,
 }
 
 /// Reads `dir/cases.tsv`.
@@ -53,6 +55,7 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, String> {
                 .collect(),
             expected: cols[2].to_string(),
             should_succeed: cols[3] == "0",
+            check: cols.get(4).unwrap_or(&"").to_string(),
         });
     }
     Ok(cases)
@@ -73,6 +76,21 @@ pub struct Run<'a> {
     pub timeout: Duration,
     /// Extra arguments put right after `view` (e.g. `--fetchers 8`).
     pub extra_args: &'a [String],
+    /// Changes to each run's environment (credentials for `s3://`).
+    pub env: &'a [EnvChange],
+}
+
+/// A change to a child's environment: set (`Some`) or remove (`None`).
+pub type EnvChange = (String, Option<String>);
+
+/// Applies `env` to a command.
+pub fn apply_env(command: &mut Command, env: &[EnvChange]) {
+    for (key, value) in env {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
 }
 
 /// The outcome of a corpus run.
@@ -127,7 +145,7 @@ fn check(r: &Run, case: &Case, args: &[String]) -> Result<(), String> {
         .map_err(|_| format!("golden file {} missing", case.expected))?;
     let mut full = vec!["view".to_string()];
     full.extend(args.iter().cloned());
-    let outcome = run_with_timeout(r.program, r.dir, &full, r.timeout)?;
+    let outcome = run_with_timeout(r.program, r.dir, &full, r.env, r.timeout)?;
     judge(case, &expected, &outcome)
 }
 
@@ -219,6 +237,7 @@ pub fn run_with_timeout(
     program: &Path,
     dir: &Path,
     args: &[String],
+    env: &[EnvChange],
     timeout: Duration,
 ) -> Result<Outcome, String> {
     // Output goes to files, not pipes: a pipe nobody reads while waiting could block the child.
@@ -226,7 +245,9 @@ pub fn run_with_timeout(
     let (out_path, err_path) = (tmp.join("out"), tmp.join("err"));
     let out_file = fs::File::create(&out_path).map_err(|e| e.to_string())?;
     let err_file = fs::File::create(&err_path).map_err(|e| e.to_string())?;
-    let mut child = Command::new(program)
+    let mut command = crate::command(program);
+    apply_env(&mut command, env);
+    let mut child = command
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -315,6 +336,7 @@ mod tests {
             args: vec![],
             expected: "expected/x.out".into(),
             should_succeed: ok,
+            check: String::new(),
         }
     }
 

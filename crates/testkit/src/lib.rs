@@ -4,22 +4,53 @@
 //!   request log, an emulated link for benchmarks, and [`Fault`]s for the remote fault tests;
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
-//! - [`layering`]: the check that each crate names only the crates below it.
+//! - [`s3`]: a real S3 (s3s-fs, which checks signatures) behind the server in proxy mode, and
+//!   boto3 for pre-signed URLs, both installed on first use;
+//! - [`layering`]: the check that each crate names only the crates below it;
+//! - [`tools`]: tools from package registries (Snakemake from PyPI), installed on first use;
+//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs.
 //!
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
 pub mod builders;
+pub mod cohort;
 pub mod corpus;
 pub mod layering;
+pub mod s3;
 mod server;
+pub mod tools;
 
-pub use server::{ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
+pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
 
 use std::path::{Path, PathBuf};
 
 /// The workspace root (the folder holding `Cargo.toml`, `crates/` and `fixtures/`).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The five regions of the demo and of the remote checks, on the corpus's `data/rand.bam`.
+pub const FIVE_REGIONS: [&str; 5] = [
+    "chr1:10000-10500",
+    "chr1:150000-150600",
+    "chr2:5000-5400",
+    "chr3:20000-20100",
+    "chrM:100-300",
+];
+
+/// A cache folder of this test process's own, for `XDG_CACHE_HOME` of the programs it runs:
+/// tests never read or fill the user's cache, and entries of one process never meet another's.
+pub fn cache_home() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("testkit-cache-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// A command for the program at `path` with its cache in [`cache_home`].
+pub fn command(path: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut c = std::process::Command::new(path);
+    c.env("XDG_CACHE_HOME", cache_home());
+    c
 }
 
 /// The project's copy of the samtools-made conformance corpus.

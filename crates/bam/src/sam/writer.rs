@@ -8,7 +8,6 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -60,6 +59,12 @@ impl From<io::Error> for SamWriteError {
     fn from(e: io::Error) -> SamWriteError {
         SamWriteError::Io(e)
     }
+}
+
+fn stopped() -> SamWriteError {
+    SamWriteError::Io(io::Error::other(
+        "the SAM writer stopped after an earlier error",
+    ))
 }
 
 /// Records copied for a worker: their bytes end to end, and each record's fields with the range
@@ -203,36 +208,6 @@ pub struct SamWriter<W: Write> {
     spare_texts: Vec<Vec<u8>>,
     /// Set after an error: nothing more is written.
     failed: bool,
-    /// When to hand text on before a chunk is full ([`SamWriter::flush_every`]).
-    pace: Option<Pace>,
-}
-
-/// Records come slowly from a slow link, and whoever reads the output should not wait for a
-/// full chunk: text is handed on (and the output flushed) once this long has passed since the
-/// last time. The clock is read every few records only.
-struct Pace {
-    every: Duration,
-    records: u32,
-    last: Instant,
-}
-
-impl Pace {
-    const CHECK_EVERY: u32 = 64;
-
-    /// True when the text so far should be handed on now.
-    fn due(&mut self) -> bool {
-        self.records += 1;
-        if self.records < Pace::CHECK_EVERY {
-            return false;
-        }
-        self.records = 0;
-        let now = Instant::now();
-        if now.duration_since(self.last) >= self.every {
-            self.last = now;
-            return true;
-        }
-        false
-    }
 }
 
 impl<W: Write> SamWriter<W> {
@@ -254,20 +229,7 @@ impl<W: Write> SamWriter<W> {
             spare_batches: Vec::new(),
             spare_texts: Vec::new(),
             failed: false,
-            pace: None,
         }
-    }
-
-    /// Hands the text written so far on to the output, and flushes it, whenever `interval` has
-    /// passed since the last time (checked every 64 records): a reader of the output sees
-    /// records as they come even when they come slowly. Off by default.
-    pub fn flush_every(mut self, interval: Duration) -> SamWriter<W> {
-        self.pace = Some(Pace {
-            every: interval,
-            records: 0,
-            last: Instant::now(),
-        });
-        self
     }
 
     /// Writes one record (owned or read in place).
@@ -276,9 +238,7 @@ impl<W: Write> SamWriter<W> {
         record: &Record<D>,
     ) -> Result<(), SamWriteError> {
         if self.failed {
-            return Err(SamWriteError::Io(io::Error::other(
-                "the SAM writer stopped after an earlier error",
-            )));
+            return Err(stopped());
         }
         if self.pool.is_none() {
             if let Err(e) = write_sam(record, &self.header, &mut self.text) {
@@ -293,15 +253,15 @@ impl<W: Write> SamWriter<W> {
                 self.dispatch()?;
             }
         }
-        if self.pace.as_mut().is_some_and(Pace::due) {
-            self.hand_on()?;
-        }
         Ok(())
     }
 
     /// Writes all the text of the records so far (waiting for the workers) and flushes the
-    /// output.
-    fn hand_on(&mut self) -> Result<(), SamWriteError> {
+    /// output: for a reader of the output waiting on records that come slowly.
+    pub fn flush(&mut self) -> Result<(), SamWriteError> {
+        if self.failed {
+            return Err(stopped());
+        }
         if !self.batch.records.is_empty() {
             self.send_batch();
         }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use curl::easy::{Handler, WriteError};
+use curl::easy::{Handler, InfoType, WriteError};
 
 use super::check::{self, Asked, Verdict};
 use super::transfer::{Told, Transfer};
@@ -21,6 +21,8 @@ pub(crate) enum Stop {
     Protocol(String),
     /// The reader no longer wants the bytes.
     Cancelled,
+    /// No byte arrived for the stall time: the transfer is given up (and retried).
+    Stalled(std::time::Duration),
 }
 
 /// The response of one attempt.
@@ -35,6 +37,8 @@ pub(crate) struct Response {
     pub last_modified: Option<String>,
     /// The start of an error page's body (for messages, e.g. S3's XML).
     pub error_body: Vec<u8>,
+    /// Every header (the first 100), for a hook reading a refusal (`x-amz-bucket-region`).
+    pub headers: Vec<(String, String)>,
 }
 
 /// The state libcurl's callbacks fill during one attempt.
@@ -53,6 +57,10 @@ pub(crate) struct Collector {
     pub accepted: u64,
     /// Body bytes that arrived in this attempt, kept or not.
     pub arrived: u64,
+    /// Give up when no byte arrives for this long (`None`: never).
+    pub stall_after: Option<std::time::Duration>,
+    /// When `arrived` last grew (or the attempt began).
+    last_progress: Option<(u64, std::time::Instant)>,
 }
 
 impl Collector {
@@ -179,6 +187,9 @@ impl Handler for Collector {
         } else if let Some((key, value)) = line.split_once(':') {
             let value = value.trim().to_string();
             let r = &mut self.response;
+            if r.headers.len() < 100 {
+                r.headers.push((key.trim().to_string(), value.clone()));
+            }
             match key.trim().to_ascii_lowercase().as_str() {
                 "content-range" => r.content_range = Some(value),
                 "content-length" => r.content_length = value.parse().ok(),
@@ -191,11 +202,42 @@ impl Handler for Collector {
         true
     }
 
+    /// libcurl's trace (verbosity 3 and up), without credentials: libcurl's own printer would
+    /// show `Authorization` headers and signed query strings.
+    fn debug(&mut self, kind: InfoType, data: &[u8]) {
+        let prefix = match kind {
+            InfoType::Text => "*",
+            InfoType::HeaderIn => "<",
+            InfoType::HeaderOut => ">",
+            _ => {
+                eprintln!("{{ ({} bytes of data)", data.len());
+                return;
+            }
+        };
+        let text = crate::redact::redact_text(&String::from_utf8_lossy(data));
+        eprint!("{prefix} {text}");
+    }
+
     fn progress(&mut self, _dltotal: f64, _dlnow: f64, _ultotal: f64, _ulnow: f64) -> bool {
         // Lets a cancelled transfer stop even while no byte arrives.
         if self.transfer.as_ref().is_some_and(|t| t.is_cancelled()) {
             self.stop = Some(Stop::Cancelled);
             return false;
+        }
+        // A stall: libcurl calls this about once a second while nothing arrives, which is a
+        // steadier clock for it than libcurl's own low-speed check.
+        if let Some(limit) = self.stall_after {
+            let now = std::time::Instant::now();
+            match self.last_progress {
+                Some((bytes, at)) if bytes == self.arrived => {
+                    let quiet = now.duration_since(at);
+                    if quiet >= limit && self.accepted < self.want {
+                        self.stop = Some(Stop::Stalled(quiet));
+                        return false;
+                    }
+                }
+                _ => self.last_progress = Some((self.arrived, now)),
+            }
         }
         true
     }

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use curl::easy::Easy2;
 
@@ -146,6 +147,25 @@ pub(crate) fn forget_cancelled() {
         }
     }
     state.queue = kept;
+}
+
+/// Waits until no request runs and none waits to be sent, at most `max`; false when time ran
+/// out first. A request's counts are recorded before it stops running.
+pub(crate) fn wait_idle(max: Duration) -> bool {
+    let deadline = Instant::now() + max;
+    loop {
+        {
+            let state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+            let queued = state.queue.iter().any(|j| !j.transfer.is_cancelled());
+            if state.running.is_empty() && !queued {
+                return true;
+            }
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 fn work(slot: &Arc<Slot>) {

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-pub use check::redact;
+pub(crate) use connections::wait_idle;
 use connections::Priority;
 use request::{Ask, Job};
 use transfer::{Available, Told, Transfer};
@@ -94,7 +94,7 @@ impl HttpBackend {
     pub fn open(url: &str, options: &OpenOptions) -> Result<HttpBackend> {
         Ok(HttpBackend {
             url: Arc::from(url),
-            name: redact(url),
+            name: crate::redact_url(url),
             options: Arc::new(options.clone()),
             pos: 0,
             limit: None,
@@ -302,6 +302,7 @@ impl HttpBackend {
     /// Makes a window holding `pos` current: from the advice, or a new request.
     fn open_window(&mut self) -> bool {
         let pos = self.pos;
+
         if let Some(i) = self.ahead.iter().position(|w| w.range.contains(&pos)) {
             for w in self.ahead.drain(..i) {
                 HttpBackend::drop_ahead(w);
@@ -440,14 +441,14 @@ impl Backend for HttpBackend {
         if let Some(size) = self.size {
             return Ok(size);
         }
+        // A response already on its way tells the size: wait for its headers rather than ask.
         let told: Vec<Told> = self
             .current
             .iter()
             .chain(self.ahead.iter())
             .filter_map(|w| w.transfer.as_ref())
             .chain(self.tail.as_ref().map(|(_, t)| t))
-            .filter(|t| t.is_finished())
-            .map(|t| t.told())
+            .map(|t| t.wait_told())
             .collect();
         for t in &told {
             self.learn(t)?;
@@ -467,7 +468,17 @@ impl Backend for HttpBackend {
         if !self.bounded() {
             return;
         }
-        let wanted = window::split(ranges, self.options.request_size);
+        // Bytes the current window holds or is receiving are not asked for again.
+        let current = self.current.as_ref().map(|w| w.range.clone());
+        let trimmed: Vec<Range<u64>> = ranges
+            .iter()
+            .map(|r| match &current {
+                Some(c) if c.contains(&r.start) => c.end.min(r.end)..r.end,
+                _ => r.clone(),
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        let wanted = window::split(&trimmed, self.options.request_size);
         let mut old: Vec<Window> = self.ahead.drain(..).collect();
         for range in wanted {
             // A window already being fetched for the same bytes is kept.
@@ -542,6 +553,28 @@ impl Backend for HttpBackend {
             etag: self.etag.clone(),
             last_modified: self.last_modified.clone(),
         }
+    }
+
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        // The EOF probe (or any response on its way) tells what the object is now.
+        let running: Vec<Arc<Transfer>> = self
+            .tail
+            .iter()
+            .map(|(_, t)| Arc::clone(t))
+            .chain(self.current.iter().filter_map(|w| w.transfer.clone()))
+            .chain(self.ahead.iter().filter_map(|w| w.transfer.clone()))
+            .collect();
+        let mut heard = false;
+        for t in &running {
+            let told = t.wait_told();
+            heard |= told.total.is_some();
+            self.learn(&told)?;
+        }
+        if !heard {
+            let bytes = self.read_tail(1)?;
+            let _ = bytes;
+        }
+        Ok(self.object_info())
     }
 
     fn name(&self) -> &str {

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use curl::easy::{Easy2, List};
 
-use super::check::{redact, Asked, Verdict};
+use super::check::{Asked, Verdict};
 use super::collector::{Collector, Stop};
 use super::transfer::Transfer;
+use crate::hook::{explain_refusal, Refusal, Request};
 use crate::stats::{self, TransferStats};
 use crate::{Error, OpenOptions};
 
@@ -47,7 +48,7 @@ pub(crate) struct Job {
 
 impl Job {
     fn name(&self) -> String {
-        redact(&self.url)
+        crate::redact_url(&self.url)
     }
 }
 
@@ -92,6 +93,14 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                         message: format!("{message} (gave up after {failures} attempts)"),
                     });
                 }
+                let retry = TransferStats {
+                    retries: 1,
+                    ..TransferStats::default()
+                };
+                if let Ok(mut s) = job.stats.lock() {
+                    s.add(&retry);
+                }
+                stats::record(&retry);
                 if options.verbosity >= 1 {
                     eprintln!(
                         "[hfile] {}: {message}; retry {failures} in {} ms from byte {from}",
@@ -113,17 +122,20 @@ fn cancelled(job: &Job) -> Error {
     }
 }
 
-/// Settings of one request on a (possibly reused) handle.
+/// Settings of one request on a (possibly reused) handle; `hooked`: the headers the request
+/// hook made for this attempt.
 fn configure(
     easy: &mut Easy2<Collector>,
     job: &Job,
     range: Option<&str>,
+    hooked: &[(String, String)],
 ) -> Result<(), curl::Error> {
     let options = &job.options;
     // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
     easy.url(&job.url)?;
     easy.path_as_is(true)?;
-    easy.follow_location(true)?;
+    // Off when no redirect may be followed: a store that signs requests answers its own.
+    easy.follow_location(options.max_redirects > 0)?;
     easy.max_redirections(options.max_redirects)?;
     easy.connect_timeout(options.connect_timeout)?;
     easy.low_speed_limit(options.low_speed_limit)?;
@@ -132,18 +144,15 @@ fn configure(
     easy.signal(false)?;
     easy.progress(true)?;
     easy.verbose(options.verbosity >= 3)?;
-    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
-        .iter()
-        .filter_map(std::env::var_os)
-        .find(|v| !v.is_empty());
+    let (bundle, dir) = trust();
     if let Some(bundle) = bundle {
         easy.cainfo(bundle)?;
     }
-    if let Some(dir) = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty()) {
+    if let Some(dir) = dir {
         easy.capath(dir)?;
     }
     let mut list = List::new();
-    for (key, value) in &options.headers {
+    for (key, value) in options.headers.iter().chain(hooked) {
         list.append(&format!("{key}: {value}"))?;
     }
     if let Some(range) = range {
@@ -158,6 +167,34 @@ fn configure(
     easy.fresh_connect(job.fresh_connection)?;
     easy.forbid_reuse(job.fresh_connection)?;
     Ok(())
+}
+
+/// The certificates TLS trusts: `CURL_CA_BUNDLE` or `SSL_CERT_FILE`, and `SSL_CERT_DIR`, as
+/// curl reads them; else the system's bundle where Linux distributions keep it (libcurl is built
+/// into `hts`, without a bundle path of its own).
+fn trust() -> (Option<std::ffi::OsString>, Option<std::ffi::OsString>) {
+    let bundle = ["CURL_CA_BUNDLE", "SSL_CERT_FILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty());
+    let dir = std::env::var_os("SSL_CERT_DIR").filter(|v| !v.is_empty());
+    if bundle.is_some() || dir.is_some() {
+        return (bundle, dir);
+    }
+    const SYSTEM: [&str; 4] = [
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/ssl/ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+    ];
+    let bundle = SYSTEM
+        .iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .map(std::ffi::OsString::from);
+    let dir = Some("/etc/ssl/certs")
+        .filter(|d| std::path::Path::new(d).is_dir())
+        .map(std::ffi::OsString::from);
+    (bundle, dir)
 }
 
 /// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
@@ -178,7 +215,11 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             (Some(range), asked, want - kept, from)
         }
         Ask::Suffix(n) => {
-            // A suffix cannot be resumed: a retry asks again from scratch.
+            // A suffix cannot be resumed: a retry asks again from scratch, and what an earlier
+            // attempt kept would otherwise stand before the new bytes.
+            if kept > 0 {
+                job.transfer.discard();
+            }
             let asked = Asked {
                 start: None,
                 end: None,
@@ -202,10 +243,26 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     }
     let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
     easy.get_mut().begin(transfer, asked, want);
-    if let Err(e) = configure(easy, job, range.as_deref()) {
+    // The low-speed rule, checked by us (see `Collector::progress`).
+    easy.get_mut().stall_after =
+        (job.options.low_speed_limit > 0).then_some(job.options.low_speed_time);
+    let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
+    // Made for each attempt: a signature covers this attempt's range and time.
+    let hooked = match &job.options.hook {
+        Some(hook) => hook.headers(&Request {
+            method,
+            url: &job.url,
+            range: range.as_deref(),
+        }),
+        None => Ok(Vec::new()),
+    };
+    let hooked = match hooked {
+        Ok(headers) => headers,
+        Err(message) => return Attempt::Fail(remote(job, from, message)),
+    };
+    if let Err(e) = configure(easy, job, range.as_deref(), &hooked) {
         return Attempt::Fail(remote(job, from, format!("cannot set up the request: {e}")));
     }
-    let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
     let shown = format!(
         "{method} {}{}",
         job.name(),
@@ -228,6 +285,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
         new_connections: connects,
         reused_connections: u64::from(connects == 0 && status != 0),
         unbounded_requests: u64::from(matches!(job.ask, Ask::Range { end: None, .. })),
+        retries: 0,
     };
     if let Ok(mut s) = job.stats.lock() {
         s.add(&one);
@@ -270,6 +328,9 @@ fn judge_attempt(
         }
         Some(Stop::Enough) => return Attempt::Done,
         Some(Stop::Cancelled) => return Attempt::Fail(cancelled(job)),
+        Some(Stop::Stalled(quiet)) => {
+            return Attempt::Retry(format!("no byte arrived for {:.1} s", quiet.as_secs_f64()))
+        }
         None => {}
     }
     let status = c.response.status;
@@ -338,13 +399,13 @@ fn judge_attempt(
         200 | 206 => Attempt::Done,
         416 => Attempt::Done,
         408 | 429 | 500..=599 => {
-            Attempt::Retry(format!("HTTP status {status} {}", c.response.reason))
+            Attempt::Retry(format!("HTTP status {status} {}", status_message(job, c)))
         }
         _ => Attempt::Fail(Error::Status {
             name: job.name(),
             offset: from,
             status,
-            message: status_message(c),
+            message: status_message(job, c),
         }),
     }
 }
@@ -353,8 +414,24 @@ fn result_ok(c: &Collector) -> bool {
     c.stop.is_none()
 }
 
-/// The reason phrase, or a short description of the refusal.
-fn status_message(c: &Collector) -> String {
+/// What the request hook or the error body says about the refusal (an object store's
+/// `Code: Message`), else the reason phrase.
+fn status_message(job: &Job, c: &Collector) -> String {
+    let refusal = Refusal {
+        status: c.response.status,
+        headers: &c.response.headers,
+        body: &c.response.error_body,
+        presigned: crate::is_presigned(&job.url),
+    };
+    let explained = job
+        .options
+        .hook
+        .as_ref()
+        .and_then(|hook| hook.explain(&refusal))
+        .or_else(|| explain_refusal(&refusal));
+    if let Some(message) = explained {
+        return message;
+    }
     let reason = c.response.reason.trim();
     if reason.is_empty() {
         "request refused".to_string()

@@ -85,6 +85,12 @@ impl Transfer {
         self.lock().data.len() as u64
     }
 
+    /// Forgets the bytes received, for a request that cannot resume (a suffix is asked again
+    /// whole). Only for a transfer read after it is over ([`Transfer::wait_all`]).
+    pub(crate) fn discard(&self) {
+        self.lock().data.clear();
+    }
+
     pub(crate) fn set_start(&self, start: u64) {
         self.lock().start = Some(start);
     }
@@ -156,6 +162,16 @@ impl Transfer {
             }
             s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// Waits until the response's headers have been taken in (or the transfer is over), and
+    /// returns what they told; errors are left for the reader of the bytes.
+    pub(crate) fn wait_told(&self) -> Told {
+        let mut s = self.lock();
+        while s.told.total.is_none() && s.data.is_empty() && s.outcome.is_none() {
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.told.clone()
     }
 
     /// Waits for the end of the transfer, whatever its outcome.

@@ -82,12 +82,17 @@ pub(crate) struct Armed {
     pub(crate) hits: usize,
 }
 
-/// `bytes=A-B` or `bytes=A-` against an object of `len` bytes, as an inclusive pair (B clamped).
+/// `bytes=A-B`, `bytes=A-` or `bytes=-N` (the last N) against an object of `len` bytes, as an
+/// inclusive pair (B clamped).
 fn parse_range(headers: &HeaderMap, len: u64) -> Option<(u64, u64)> {
     let value = headers.get(header::RANGE)?.to_str().ok()?;
     let (a, b) = value.trim().strip_prefix("bytes=")?.split_once('-')?;
-    let a: u64 = a.trim().parse().ok()?;
     let last = len.checked_sub(1)?;
+    if a.trim().is_empty() {
+        let n: u64 = b.trim().parse().ok()?;
+        return (n > 0).then(|| (len - n.min(len), last));
+    }
+    let a: u64 = a.trim().parse().ok()?;
     let b: u64 = match b.trim() {
         "" => last,
         b => b.parse::<u64>().ok()?.min(last),
@@ -281,4 +286,27 @@ async fn answer_one(
         _ => return None,
     };
     Some(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(value: &str, len: u64) -> Option<(u64, u64)> {
+        let mut h = HeaderMap::new();
+        h.insert(header::RANGE, value.parse().unwrap());
+        parse_range(&h, len)
+    }
+
+    #[test]
+    fn ranges_bounded_open_and_suffix() {
+        assert_eq!(range("bytes=10-19", 100), Some((10, 19)));
+        assert_eq!(range("bytes=10-500", 100), Some((10, 99)));
+        assert_eq!(range("bytes=90-", 100), Some((90, 99)));
+        assert_eq!(range("bytes=-28", 100), Some((72, 99)));
+        assert_eq!(range("bytes=-500", 100), Some((0, 99)));
+        assert_eq!(range("bytes=-0", 100), None);
+        assert_eq!(range("bytes=50-10", 100), None);
+        assert_eq!(range("items=1-2", 100), None);
+    }
 }

@@ -18,8 +18,10 @@
 //! println!("{}", server.url("conformance/data/rand.bam"));
 //! ```
 
+mod chaos;
 mod faults;
 mod link;
+mod proxy;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +33,7 @@ use axum::response::Response;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+pub use chaos::Chaos;
 pub use faults::{Fault, Rule};
 pub use link::{ConnId, Link};
 
@@ -51,6 +54,8 @@ pub struct LogEntry {
     pub status: u16,
     /// The `Content-Length` the server advertised (0 when there was none).
     pub content_length: u64,
+    /// The fault served in place of the file server's answer, if any.
+    pub fault: Option<Fault>,
 }
 
 impl LogEntry {
@@ -130,6 +135,7 @@ pub(crate) struct Shared {
     bucket: Option<Mutex<Bucket>>,
     root: PathBuf,
     rules: Mutex<Vec<Armed>>,
+    chaos: Mutex<Vec<chaos::Armed>>,
     connections: Connections,
     /// Notified whenever bytes are written on any connection.
     wrote: Notify,
@@ -150,6 +156,27 @@ impl Server {
 
     /// Serves `root` on 127.0.0.1 at `port` (0: any free port) through an emulated link.
     pub fn start_with(root: &Path, port: u16, link: Link) -> Result<Server, String> {
+        let files = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(root));
+        Server::start_routes(files, root, port, link)
+    }
+
+    /// Forwards every request to `upstream` (another HTTP server on this machine), unchanged and
+    /// `Host` included, with this server's log, counters, faults and link in front of it.
+    pub fn start_proxy(
+        upstream: std::net::SocketAddr,
+        port: u16,
+        link: Link,
+    ) -> Result<Server, String> {
+        Server::start_routes(proxy::routes(upstream), Path::new(""), port, link)
+    }
+
+    /// Serves `routes` behind the log, the faults (whose files come from `root`) and the link.
+    fn start_routes(
+        routes: axum::Router,
+        root: &Path,
+        port: u16,
+        link: Link,
+    ) -> Result<Server, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -165,12 +192,11 @@ impl Server {
             bucket: link.bandwidth.map(|rate| Mutex::new(Bucket::new(rate))),
             root: root.to_path_buf(),
             rules: Mutex::new(Vec::new()),
+            chaos: Mutex::new(Vec::new()),
             connections: Connections::default(),
             wrote: Notify::new(),
         });
-        let app = axum::Router::new()
-            .fallback_service(tower_http::services::ServeDir::new(root))
-            .layer(middleware::from_fn_with_state(shared.clone(), handle));
+        let app = routes.layer(middleware::from_fn_with_state(shared.clone(), handle));
         let listener = CountingListener {
             inner: listener,
             shared: shared.clone(),
@@ -195,6 +221,11 @@ impl Server {
         format!("http://{}/{}", self.addr, path.trim_start_matches('/'))
     }
 
+    /// The address the server listens on (127.0.0.1).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
     /// `http://127.0.0.1:PORT`, without a final slash.
     pub fn base(&self) -> String {
         format!("http://{}", self.addr)
@@ -207,11 +238,26 @@ impl Server {
         }
     }
 
-    /// Removes every fault rule.
+    /// Adds scattered faults, tried after the rules.
+    pub fn add_chaos(&self, chaos: Chaos) {
+        if let Ok(mut all) = self.shared.chaos.lock() {
+            all.push(chaos::Armed::new(chaos));
+        }
+    }
+
+    /// Removes every fault rule and every [`Chaos`].
     pub fn clear_rules(&self) {
         if let Ok(mut rules) = self.shared.rules.lock() {
             rules.clear();
         }
+        if let Ok(mut all) = self.shared.chaos.lock() {
+            all.clear();
+        }
+    }
+
+    /// How many requests so far were answered by a fault (see [`LogEntry::fault`]).
+    pub fn faults_served(&self) -> usize {
+        self.log().iter().filter(|e| e.fault.is_some()).count()
     }
 
     /// Every request so far, in the order they were answered.
@@ -253,6 +299,21 @@ impl Server {
         }
     }
 
+    /// The summary once nothing has changed for 200 ms (at most 5 s): a client that exits with
+    /// requests still running leaves them to end after it.
+    pub fn settled_summary(&self) -> Summary {
+        let mut last = self.summary();
+        for _ in 0..25 {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let now = self.summary();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        last
+    }
+
     /// A one-line summary: requests, bytes, connections, and whether every Range was bounded.
     pub fn summary(&self) -> Summary {
         let entries = self.log();
@@ -280,14 +341,20 @@ impl Drop for Server {
     }
 }
 
-/// The fault of the first rule matching `path`, counting the hit.
+/// The fault of the first rule matching `path`, counting the hit; else a [`Chaos`] draw.
 fn matching_fault(shared: &Shared, path: &str) -> Option<Fault> {
-    let mut rules = shared.rules.lock().ok()?;
-    let armed = rules
-        .iter_mut()
-        .find(|a| a.rule.path == path && a.rule.times.is_none_or(|n| a.hits < n))?;
-    armed.hits += 1;
-    Some(armed.rule.fault.clone())
+    let ruled = shared.rules.lock().ok().and_then(|mut rules| {
+        let armed = rules
+            .iter_mut()
+            .find(|a| a.rule.path == path && a.rule.times.is_none_or(|n| a.hits < n))?;
+        armed.hits += 1;
+        Some(armed.rule.fault.clone())
+    });
+    if ruled.is_some() {
+        return ruled;
+    }
+    let mut all = shared.chaos.lock().ok()?;
+    all.iter_mut().find_map(|c| c.draw(path))
 }
 
 async fn handle(
@@ -332,9 +399,11 @@ async fn handle(
         )
         .await;
     }
-    let response = match response {
-        Some(r) => r,
-        None => next.run(request).await,
+    // A fault that let the file server answer (a delay, a range it does not apply to) is
+    // not logged as one.
+    let (response, fault) = match response {
+        Some(r) => (r, fault),
+        None => (next.run(request).await, None),
     };
     let content_length = response
         .headers()
@@ -351,6 +420,7 @@ async fn handle(
         headers,
         status: response.status().as_u16(),
         content_length,
+        fault,
     };
     if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);

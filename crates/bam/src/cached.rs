@@ -1,0 +1,160 @@
+//! Remote objects read through the persistent cache (`hfile::cache`): a BAM's header blocks and
+//! an index's prefix come from disk when an earlier run kept them, and a response the query
+//! makes anyway (the EOF probe, an index request) shows the object unchanged before any output
+//! (docs/ARCHITECTURE.md, "The index cache").
+
+use hfile::cache::{Cache, Validators};
+use std::sync::Arc;
+
+use hfile::{HFile, Prefix, PrefixBackend};
+
+use crate::{Error, Result};
+
+/// One remote object opened through the cache (its [`HFile`] is held by whoever reads it).
+pub(crate) struct Cached {
+    pub(crate) name: String,
+    /// The object's first bytes: from the cache, grown by what is read after them.
+    pub(crate) prefix: Prefix,
+    /// The validators of the entry used, if one was.
+    pub(crate) entry: Option<Validators>,
+    /// Bytes the entry held.
+    pub(crate) from_cache: u64,
+    cache: Option<Cache>,
+    verbosity: u8,
+}
+
+impl Cached {
+    /// For an object the cache never holds (a pipe, bytes in memory).
+    pub(crate) fn detached(name: &str) -> Cached {
+        Cached {
+            name: name.to_string(),
+            prefix: Prefix::default(),
+            entry: None,
+            from_cache: 0,
+            cache: None,
+            verbosity: 0,
+        }
+    }
+
+    /// Opens `name` with `cap` bytes of its start kept in memory (and cacheable).
+    pub(crate) fn open(
+        name: &str,
+        transport: &hfile::OpenOptions,
+        cache: Option<Cache>,
+        cap: usize,
+    ) -> Result<(Cached, HFile)> {
+        let backend = hfile::open_backend(name, transport)?;
+        let remote = hfile::scheme_of(name).is_some();
+        let cache = cache.filter(|_| remote);
+        let entry = cache.as_ref().and_then(|c| c.lookup(name));
+        let (prefix, validators) = match entry {
+            Some(e) => (e.prefix().to_vec(), Some(e.validators().clone())),
+            None => (Vec::new(), None),
+        };
+        let from_cache = prefix.len() as u64;
+        let (backend, prefix) = PrefixBackend::new(prefix, backend, cap);
+        if transport.verbosity >= 1 && from_cache > 0 {
+            eprintln!(
+                "[hts] {}: {from_cache} bytes from the cache",
+                hfile::redact_url(name)
+            );
+        }
+        let cached = Cached {
+            name: name.to_string(),
+            prefix,
+            entry: validators,
+            from_cache,
+            cache,
+            verbosity: transport.verbosity,
+        };
+        Ok((cached, HFile::new(Box::new(backend))))
+    }
+
+    /// The object's size: the cached one when an entry was used (checked later), else from a
+    /// response.
+    pub(crate) fn size(&self, file: &mut HFile) -> Result<u64> {
+        match &self.entry {
+            Some(v) => Ok(v.size),
+            None => Ok(file.size()?),
+        }
+    }
+
+    /// Checks that the object is the one the entry described, from a response on its way or a
+    /// one-byte request. A changed object's entry is dropped and the error says why.
+    pub(crate) fn confirm(&self, file: &mut HFile) -> Result<()> {
+        let Some(cached) = self.entry.clone() else {
+            return Ok(());
+        };
+        let info = file.probe()?;
+        let now = Validators {
+            size: info.size.unwrap_or(0),
+            etag: info.etag,
+            last_modified: info.last_modified,
+        };
+        let entry_check = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.lookup(&self.name))
+            .map(|e| e.check(&now));
+        let change = match entry_check {
+            Some(Err(change)) => Some(change.to_string()),
+            Some(Ok(())) => None,
+            // The entry vanished meanwhile (another process evicted it): compare with what
+            // was read.
+            None if cached.size != now.size => Some("object changed (size)".to_string()),
+            None => None,
+        };
+        if let Some(reason) = change {
+            if let Some(cache) = &self.cache {
+                let _ = cache.remove(&self.name);
+            }
+            if self.verbosity >= 1 {
+                eprintln!(
+                    "[hts] {}: cache entry dropped: {reason}",
+                    hfile::redact_url(&self.name)
+                );
+            }
+            return Err(Error::Changed {
+                name: hfile::redact_url(&self.name),
+                reason,
+            });
+        }
+        Ok(())
+    }
+
+    /// Stores the first `len` bytes (when more than the entry held), with the validators the
+    /// server gave, on another thread (joined by the caller). A refusal (no validators, over
+    /// the cap) only means the next run is cold.
+    pub(crate) fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
+        let cache = self.cache.clone()?;
+        let len = {
+            let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
+            len.min(prefix.len() as u64)
+        };
+        if len <= self.from_cache {
+            return None;
+        }
+        let info = file.object_info();
+        let v = Validators {
+            size: info.size?,
+            etag: info.etag,
+            last_modified: info.last_modified,
+        };
+        // Written beside the query, not before its output; the reader waits for it when done.
+        let (name, prefix, verbosity) =
+            (self.name.clone(), Arc::clone(&self.prefix), self.verbosity);
+        std::thread::Builder::new()
+            .name("hts-cache-store".into())
+            .spawn(move || {
+                let prefix = prefix.lock().unwrap_or_else(|p| p.into_inner());
+                let stored = cache.store(&name, &v, &[(0, &prefix[..len as usize])]);
+                if verbosity >= 1 {
+                    match stored {
+                        Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&name)),
+                        Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact_url(&name)),
+                    }
+                }
+            })
+            .ok()
+    }
+}

@@ -1,0 +1,316 @@
+//! The persistent cache of remote headers and index prefixes, end to end: a second run reads
+//! them from disk and shows them current with requests it makes anyway; a changed object is
+//! never read with its old index; concurrent runs, damaged entries; and partial index reads
+//! that fetch only what a query needs, with the output of a whole read.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use testkit::{LogEntry, Server};
+
+fn hts() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_hts"))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "hts-cache-test-{}-{tag}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A folder served over HTTP holding copies of corpus files (so a test may change them).
+struct Site {
+    dir: PathBuf,
+    server: Server,
+}
+
+impl Site {
+    fn new(files: &[(&str, &str)]) -> Site {
+        let dir = scratch("site");
+        for (from, to) in files {
+            fs::copy(testkit::corpus_dir().join("data").join(from), dir.join(to)).unwrap();
+        }
+        let server = Server::start(&dir).unwrap();
+        Site { dir, server }
+    }
+
+    fn url(&self, name: &str) -> String {
+        self.server.url(name)
+    }
+
+    /// Replaces `to` with corpus file `from`.
+    fn replace(&self, from: &str, to: &str) {
+        fs::copy(
+            testkit::corpus_dir().join("data").join(from),
+            self.dir.join(to),
+        )
+        .unwrap();
+    }
+
+    /// Sets the modification time of `name` (what the server's ETag and Last-Modified show).
+    fn touch(&self, name: &str, at: SystemTime) {
+        let f = fs::File::options()
+            .write(true)
+            .open(self.dir.join(name))
+            .unwrap();
+        f.set_modified(at).unwrap();
+    }
+}
+
+/// Runs `hts view ARGS` with its cache in `cache`: (stdout, stderr).
+fn view(args: &[&str], cache: &Path, env: &[(&str, &str)]) -> (Vec<u8>, String) {
+    let out = testkit::command(hts())
+        .env("XDG_CACHE_HOME", cache)
+        .envs(env.iter().copied())
+        .arg("view")
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "hts view {args:?}: {err}");
+    (out.stdout, err)
+}
+
+fn local(args: &[&str], bam: &Path) -> Vec<u8> {
+    let bam = bam.display().to_string();
+    let mut all = vec!["--no-cache", bam.as_str()];
+    all.extend_from_slice(args);
+    view(&all, &scratch("none"), &[]).0
+}
+
+const REGIONS: [&str; 3] = ["chr1:10000-10500", "chr2:5000-5400", "chrM:100-300"];
+
+fn requests_for<'a>(log: &'a [LogEntry], suffix: &str) -> Vec<&'a LogEntry> {
+    log.iter().filter(|e| e.path.ends_with(suffix)).collect()
+}
+
+/// The header request of a cold open.
+fn fetched_header(log: &[LogEntry]) -> bool {
+    requests_for(log, ".bam")
+        .iter()
+        .any(|e| e.range.as_deref() == Some("bytes=0-16383"))
+}
+
+#[test]
+fn a_second_run_takes_header_and_index_from_the_cache() {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let cache = scratch("cache");
+    let url = site.url("x.bam");
+    let mut args = vec![url.as_str()];
+    args.extend(REGIONS);
+    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+
+    let (cold, _) = view(&args, &cache, &[]);
+    assert!(cold == expected, "cold output differs");
+    let log = site.server.log();
+    assert!(fetched_header(&log));
+    site.server.reset();
+
+    let (warm, err) = view(&args, &cache, &[]);
+    assert!(warm == expected, "warm output differs: {err}");
+    let log = site.server.log();
+    assert!(
+        !fetched_header(&log),
+        "the header came from the cache: {log:#?}"
+    );
+    // The index: one byte, to show it current; the BAM: its EOF marker (the same proof) and
+    // the spans.
+    // (Other names the index may have are asked for too, and are absent.)
+    let index: Vec<_> = requests_for(&log, "x.bam.bai");
+    assert!(!index.is_empty());
+    assert!(
+        index.iter().all(|e| e.range.as_deref() == Some("bytes=-1")),
+        "{index:#?}"
+    );
+    assert!(requests_for(&log, ".bam")
+        .iter()
+        .any(|e| e.range.as_deref() == Some("bytes=-28")));
+}
+
+/// Runs the query cold to fill `cache`, lets `change` alter the served files, runs it again,
+/// and checks the second run read the file anew (no stale header or index) with the right
+/// output.
+fn changed_object_is_read_anew(change: impl Fn(&Site)) {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let cache = scratch("cache");
+    let url = site.url("x.bam");
+    let mut args = vec![url.as_str()];
+    args.extend(REGIONS);
+    view(&args, &cache, &[]);
+    change(&site);
+    site.server.reset();
+    let (got, err) = view(&args, &cache, &[]);
+    assert!(err.contains("cached copy dropped"), "{err}");
+    assert!(err.contains("without the cache"), "{err}");
+    assert!(
+        got == local(&REGIONS, &site.dir.join("x.bam")),
+        "output is not the changed file's"
+    );
+    assert!(
+        fetched_header(&site.server.log()),
+        "the header was read anew"
+    );
+}
+
+#[test]
+fn a_new_size_drops_the_entry() {
+    changed_object_is_read_anew(|site| {
+        site.replace("rand_small.bam", "x.bam");
+        site.replace("rand_small.bam.bai", "x.bam.bai");
+    });
+}
+
+#[test]
+fn a_new_etag_with_the_same_size_and_last_modified_drops_the_entry() {
+    changed_object_is_read_anew(|site| {
+        // The same second (Last-Modified unchanged), another nanosecond (a new ETag).
+        let at = fs::metadata(site.dir.join("x.bam"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        let secs = at.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+        let same_second = SystemTime::UNIX_EPOCH + Duration::new(secs, 123_456_789);
+        let nanos = at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let other = if nanos == 123_456_789 {
+            same_second + Duration::from_nanos(1)
+        } else {
+            same_second
+        };
+        site.touch("x.bam", other);
+    });
+}
+
+#[test]
+fn a_new_last_modified_with_the_same_size_drops_the_entry() {
+    changed_object_is_read_anew(|site| {
+        site.touch("x.bam", SystemTime::now() + Duration::from_secs(3600));
+    });
+}
+
+#[test]
+fn two_processes_filling_the_cache_at_once_leave_valid_entries() {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let cache = scratch("cache");
+    let url = site.url("x.bam");
+    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            testkit::command(hts())
+                .env("XDG_CACHE_HOME", &cache)
+                .arg("view")
+                .arg(&url)
+                .args(REGIONS)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert!(out.stdout == expected);
+    }
+    let entries: Vec<_> = fs::read_dir(cache.join("hts"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "entry"))
+        .collect();
+    assert_eq!(entries.len(), 2, "one entry each for the BAM and its index");
+    site.server.reset();
+    let mut args = vec![url.as_str()];
+    args.extend(REGIONS);
+    let (warm, err) = view(&args, &cache, &[]);
+    assert!(warm == expected);
+    assert!(!err.contains("[W::hts_cache]"), "{err}");
+    assert!(!fetched_header(&site.server.log()));
+}
+
+#[test]
+fn a_damaged_entry_is_dropped_with_a_warning() {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let cache = scratch("cache");
+    let url = site.url("x.bam");
+    let mut args = vec![url.as_str()];
+    args.extend(REGIONS);
+    let (expected, _) = view(&args, &cache, &[]);
+    for entry in fs::read_dir(cache.join("hts")).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|x| x == "entry") {
+            let mut bytes = fs::read(entry.path()).unwrap();
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x5a;
+            fs::write(entry.path(), &bytes).unwrap();
+        }
+    }
+    site.server.reset();
+    let (got, err) = view(&args, &cache, &[]);
+    assert!(got == expected);
+    assert!(err.contains("[W::hts_cache]"), "no warning: {err}");
+    assert!(
+        fetched_header(&site.server.log()),
+        "a damaged entry is not trusted"
+    );
+}
+
+/// The index bytes the server sent (the body lengths of its answers).
+fn index_bytes(log: &[LogEntry]) -> u64 {
+    requests_for(log, ".bai")
+        .iter()
+        .map(|e| e.content_length)
+        .sum()
+}
+
+#[test]
+fn partial_index_reads_fetch_what_the_query_needs() {
+    // 5000 references; a first request of 4 KiB makes this 67 KB index behave as a large one.
+    let site = Site::new(&[("manyrefs.bam", "m.bam"), ("manyrefs.bam.bai", "m.bam.bai")]);
+    let size = fs::metadata(site.dir.join("m.bam.bai")).unwrap().len();
+    let url = site.url("m.bam");
+    let knob = [("HTS_INDEX_FIRST_PIECE", "4096")];
+    let header = view(&["-H", "--no-PG", &url], &scratch("c"), &[]).0;
+    let names: Vec<String> = String::from_utf8_lossy(&header)
+        .lines()
+        .filter_map(|l| l.strip_prefix("@SQ\tSN:"))
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(names.len(), 5000);
+    let cases: [(&str, Vec<String>); 4] = [
+        ("the first reference", vec![names[0].clone()]),
+        ("the last reference", vec![names[4999].clone()]),
+        ("unplaced reads", vec!["*".to_string()]),
+        (
+            "a reference with no data",
+            vec![format!("{{{}}}:1-10", names[2500])],
+        ),
+    ];
+    for (what, regions) in cases {
+        site.server.reset();
+        let regions: Vec<&str> = regions.iter().map(String::as_str).collect();
+        let mut args = vec!["--no-cache", url.as_str()];
+        args.extend(&regions);
+        let (got, _) = view(&args, &scratch("c"), &knob);
+        assert!(
+            got == local(&regions, &site.dir.join("m.bam")),
+            "{what}: output differs from the local query"
+        );
+        let fetched = index_bytes(&site.server.log());
+        match what {
+            "the first reference" => assert!(fetched < size / 4, "{what}: {fetched} of {size}"),
+            "a reference with no data" => {
+                assert!(fetched < size, "{what}: {fetched} of {size}")
+            }
+            _ => assert!(fetched >= size, "{what}: {fetched} of {size}"),
+        }
+        println!("{what}: {fetched} of {size} index bytes");
+    }
+}

@@ -1,0 +1,528 @@
+//! Walking the BAI and CSI formats field by field, with htslib's acceptance rules (`idx_read`
+//! and `idx_read_core` in hts.c): references that are wanted are kept, the others are checked
+//! the same way and skipped.
+//!
+//! Nothing is allocated from a count in the file beyond a small step: lists grow as their
+//! items arrive, and when the stored size of an uncompressed index is known a count that
+//! needs more bytes than remain fails at once, naming its offset.
+
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, Read};
+
+use byteorder::{LittleEndian, ReadBytesExt};
+
+use crate::binning::{self, MAX_DEPTH};
+use crate::refs::Refs;
+use crate::source::{Failure, Stream};
+use crate::{Bin, Error, Index, Kind, Pair, Part, Reference, Wanted};
+
+/// The most values a list is given room for before they arrive.
+const STEP: usize = 4096;
+
+/// The fields of a chunk and of a linear-index entry, for errors.
+const CHUNK: [&str; 2] = ["chunk start", "chunk end"];
+const LINEAR: [&str; 1] = ["linear index offset"];
+
+/// Whether bytes cut short could be the start of an index: of a magic, or of a gzip header.
+pub(crate) fn could_start_an_index(bytes: &[u8]) -> bool {
+    [&b"BAI\x01"[..], b"CSI\x01", &[0x1f, 0x8b]]
+        .iter()
+        .any(|m| m.starts_with(bytes) || bytes.starts_with(m))
+}
+
+/// Why parsing stopped early.
+pub(crate) enum Stop {
+    Fail(Error),
+    /// A prefix ended at the field starting at `offset`.
+    More {
+        offset: u64,
+        part: Part,
+        input_read: u64,
+    },
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fail(e)
+    }
+}
+
+/// The parser: reads fields in file order and knows where it is, for errors.
+pub(crate) struct Walker<'a, R> {
+    name: &'a str,
+    s: Stream<R>,
+    compressed: bool,
+    prefix: bool,
+    len: Option<u64>,
+    limit: u64,
+    part: Part,
+    /// Bin numbers of the reference being skipped, for the duplicate check.
+    seen: HashSet<u32>,
+    /// Chunk offsets as read, before they are paired (reused).
+    scratch: Vec<u64>,
+}
+
+impl<'a, R: Read> Walker<'a, R> {
+    pub(crate) fn new(
+        name: &'a str,
+        s: Stream<R>,
+        prefix: bool,
+        len: Option<u64>,
+        limit: u64,
+    ) -> Walker<'a, R> {
+        Walker {
+            name,
+            compressed: s.compressed(),
+            s,
+            prefix,
+            len,
+            limit,
+            part: Part::Header,
+            seen: HashSet::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Stream bytes parsed, and the stored bytes they came from (see [`crate::Loaded`]).
+    pub(crate) fn consumed(&self) -> (u64, Option<u64>) {
+        (self.s.pos(), self.s.consumed_input())
+    }
+
+    /// Reads the index, keeping the references `wanted` and stopping after the last of them.
+    pub(crate) fn index(&mut self, wanted: &Wanted) -> Result<Index, Stop> {
+        let mut magic = [0u8; 4];
+        let n = self.read_up_to(&mut magic, "magic")?;
+        let magic = &magic[..n];
+        let (kind, min_shift, depth, aux) = match magic {
+            b"BAI\x01" => (Kind::Bai, 14, 5, Vec::new()),
+            b"CSI\x01" => {
+                let at = self.s.pos();
+                let min_shift = self.u32("CSI min_shift")?;
+                let depth = self.u32("CSI depth")?;
+                if depth > MAX_DEPTH || min_shift > 62 || min_shift + 3 * depth > 62 {
+                    return Err(self.invalid(
+                        at,
+                        format!(
+                            "unsupported binning scheme min_shift {min_shift}, depth {depth} \
+                             (depth must be at most {MAX_DEPTH} and min_shift + 3*depth at most 62)"
+                        ),
+                    ));
+                }
+                let l_aux = self.u32("CSI l_aux")?;
+                (
+                    Kind::Csi,
+                    min_shift,
+                    depth,
+                    self.bytes(l_aux, "CSI aux data")?,
+                )
+            }
+            other => {
+                if n < 4 && self.more_may_come() && could_start_an_index(other) {
+                    return Err(self.more(0));
+                }
+                return Err(Stop::Fail(Error::BadMagic {
+                    name: self.name.to_string(),
+                    found: other.to_vec(),
+                }));
+            }
+        };
+
+        let at = self.s.pos();
+        let n_ref = self.u32("n_ref")?;
+        if n_ref > i32::MAX as u32 {
+            return Err(self.invalid(at, format!("n_ref {n_ref} is larger than 2^31-1")));
+        }
+        let n_ref = n_ref as usize;
+        let min_ref_len = if kind == Kind::Bai { 8 } else { 4 };
+        self.check_room(at, n_ref, min_ref_len, "n_ref")?;
+
+        let mut refs = Refs::new(n_ref, wanted);
+        // Stop after the last reference wanted; read the tail only for the whole index.
+        let end = match wanted.tids() {
+            None => n_ref,
+            Some(tids) => tids
+                .iter()
+                .rev()
+                .find(|&&t| t < n_ref)
+                .map_or(0, |&t| t + 1),
+        };
+        let n_bins = binning::bin_count(depth);
+        for tid in 0..end {
+            self.part = Part::Reference(tid);
+            if wanted.contains(tid) {
+                refs.push(tid, self.reference(kind, depth, n_bins)?);
+            } else {
+                self.skip_reference(kind)?;
+            }
+        }
+        let n_no_coor = if wanted.is_all() {
+            self.part = Part::Tail;
+            self.tail()?
+        } else {
+            None
+        };
+
+        Ok(Index {
+            name: self.name.to_string(),
+            kind,
+            min_shift,
+            depth,
+            aux,
+            refs,
+            n_no_coor,
+        })
+    }
+
+    fn reference(&mut self, kind: Kind, depth: u32, n_bins: u32) -> Result<Reference, Stop> {
+        let n_bin = self.n_bin(kind)?;
+        let mut bins = BTreeMap::new();
+        for _ in 0..n_bin {
+            let bin_at = self.s.pos();
+            let id = self.u32("bin number")?;
+            let loffset = if kind == Kind::Csi {
+                self.u64("bin loffset")?
+            } else {
+                0
+            };
+            let n_chunk = self.n_chunk()?;
+            let mut raw = std::mem::take(&mut self.scratch);
+            raw.clear();
+            let read = self.u64s(n_chunk, &CHUNK, Some(&mut raw));
+            // The values have arrived: room for exactly them.
+            let chunks = raw
+                .chunks_exact(2)
+                .map(|p| Pair { u: p[0], v: p[1] })
+                .collect();
+            self.scratch = raw;
+            read?;
+            match bins.entry(id) {
+                Entry::Occupied(_) => {
+                    // htslib's idx_read_core fails on a repeated bin number (kh_put says present).
+                    return Err(self.invalid(bin_at, format!("bin {id} appears twice")));
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(Bin { loffset, chunks });
+                }
+            }
+        }
+
+        let linear = if kind == Kind::Bai {
+            let n_intv = self.n_intv()?;
+            let mut offsets = Vec::new();
+            self.u64s(n_intv, &LINEAR, Some(&mut offsets))?;
+            fill_linear(&mut offsets);
+            set_bai_loffsets(&mut bins, &offsets, depth, n_bins);
+            Some(offsets)
+        } else {
+            None
+        };
+        Ok(Reference { bins, linear })
+    }
+
+    /// Reads past a reference that is not wanted, checking what a kept one would be checked
+    /// for (counts, duplicate bins) but keeping nothing.
+    fn skip_reference(&mut self, kind: Kind) -> Result<(), Stop> {
+        let n_bin = self.n_bin(kind)?;
+        self.seen.clear();
+        for _ in 0..n_bin {
+            let bin_at = self.s.pos();
+            let id = self.u32("bin number")?;
+            if kind == Kind::Csi {
+                self.u64("bin loffset")?;
+            }
+            let n_chunk = self.n_chunk()?;
+            self.u64s(n_chunk, &CHUNK, None)?;
+            if !self.seen.insert(id) {
+                return Err(self.invalid(bin_at, format!("bin {id} appears twice")));
+            }
+        }
+        if kind == Kind::Bai {
+            let n_intv = self.n_intv()?;
+            self.u64s(n_intv, &LINEAR, None)?;
+        }
+        Ok(())
+    }
+
+    fn n_bin(&mut self, kind: Kind) -> Result<usize, Stop> {
+        let at = self.s.pos();
+        let n_bin = self.count("n_bin")?;
+        let min_bin_len = if kind == Kind::Bai { 8 } else { 16 };
+        self.check_room(at, n_bin, min_bin_len, "n_bin")?;
+        Ok(n_bin)
+    }
+
+    fn n_chunk(&mut self) -> Result<usize, Stop> {
+        let at = self.s.pos();
+        let n_chunk = self.count("n_chunk")?;
+        self.check_room(at, n_chunk, 16, "n_chunk")?;
+        Ok(n_chunk)
+    }
+
+    /// The linear index length: read unsigned, as htslib does.
+    fn n_intv(&mut self) -> Result<usize, Stop> {
+        let at = self.s.pos();
+        let n_intv = self.u32("n_intv")? as usize;
+        self.check_room(at, n_intv, 8, "n_intv")?;
+        Ok(n_intv)
+    }
+
+    /// htslib treats a missing (or partial) `n_no_coor` as 0; we keep the distinction.
+    fn tail(&mut self) -> Result<Option<u64>, Stop> {
+        let mut b = [0u8; 8];
+        let n = self.read_up_to(&mut b, "n_no_coor")?;
+        if n == 8 {
+            return Ok(Some(u64::from_le_bytes(b)));
+        }
+        if self.more_may_come() {
+            let at = self.s.pos() - n as u64;
+            return Err(self.more(at));
+        }
+        Ok(None)
+    }
+
+    /// Reads `n` items made of the 8-byte `fields` into `out` as u64s (or skips them, with no
+    /// `out`), in steps of at most [`STEP`] values so that room is made only as they arrive. An
+    /// end inside them names the field cut short, exactly as reading them one by one would.
+    fn u64s(
+        &mut self,
+        n: usize,
+        fields: &[&'static str],
+        out: Option<&mut Vec<u64>>,
+    ) -> Result<(), Stop> {
+        let each = 8 * fields.len() as u64;
+        let start = self.s.pos();
+        let total = n as u64 * each;
+        let result = match out {
+            None => self.s.skip(total).map(|_| ()),
+            Some(v) => {
+                let mut left = n * fields.len();
+                loop {
+                    let k = left.min(STEP);
+                    if k == 0 {
+                        break Ok(());
+                    }
+                    let old = v.len();
+                    v.resize(old + k, 0);
+                    if let Err(e) = self.s.read_u64_into::<LittleEndian>(&mut v[old..]) {
+                        v.truncate(old);
+                        break Err(e);
+                    }
+                    left -= k;
+                }
+            }
+        };
+        let done = self.s.pos() - start;
+        if done == total {
+            return Ok(());
+        }
+        let field = (done % each / 8) as usize;
+        let at = start + done - done % 8;
+        let e = result
+            .err()
+            .unwrap_or_else(|| io::ErrorKind::UnexpectedEof.into());
+        Err(self.ended(at, fields[field], e))
+    }
+
+    /// `l_aux` bytes, given room as they arrive.
+    fn bytes(&mut self, n: u32, what: &'static str) -> Result<Vec<u8>, Stop> {
+        let at = self.s.pos();
+        let n = u64::from(n);
+        if self.room().is_some_and(|room| n > room) {
+            return Err(self.truncated(at, what));
+        }
+        let mut out = Vec::with_capacity((n as usize).min(STEP));
+        if let Err(e) = (&mut self.s).take(n).read_to_end(&mut out) {
+            return Err(self.ended(at, what, e));
+        }
+        if (out.len() as u64) < n {
+            return Err(self.ended(at, what, io::ErrorKind::UnexpectedEof.into()));
+        }
+        Ok(out)
+    }
+
+    /// Fills as much of `buf` as the stream holds; fewer bytes only at its end.
+    fn read_up_to(&mut self, buf: &mut [u8], what: &'static str) -> Result<usize, Stop> {
+        let at = self.s.pos();
+        let mut got = 0;
+        while got < buf.len() {
+            match self.s.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.ended(at, what, e)),
+            }
+        }
+        Ok(got)
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, Stop> {
+        let at = self.s.pos();
+        self.s
+            .read_u32::<LittleEndian>()
+            .map_err(|e| self.ended(at, what, e))
+    }
+
+    fn u64(&mut self, what: &'static str) -> Result<u64, Stop> {
+        let at = self.s.pos();
+        self.s
+            .read_u64::<LittleEndian>()
+            .map_err(|e| self.ended(at, what, e))
+    }
+
+    /// A signed 32-bit count; htslib rejects negative ones.
+    fn count(&mut self, what: &'static str) -> Result<usize, Stop> {
+        let at = self.s.pos();
+        let v = self.u32(what)? as i32;
+        usize::try_from(v).map_err(|_| self.invalid(at, format!("{what} is negative ({v})")))
+    }
+
+    /// Bytes left before the end of the file, when that is known in stream offsets.
+    fn room(&self) -> Option<u64> {
+        match self.len {
+            Some(len) if !self.compressed => Some(len.saturating_sub(self.s.pos())),
+            _ => None,
+        }
+    }
+
+    /// Fails unless `n` items of at least `each` bytes can still follow, so that a hostile count
+    /// is refused before its items are waited for.
+    fn check_room(&self, at: u64, n: usize, each: usize, what: &str) -> Result<(), Stop> {
+        let Some(room) = self.room() else {
+            return Ok(());
+        };
+        let need = (n as u128) * (each as u128);
+        if need > u128::from(room) {
+            return Err(self.invalid(
+                at,
+                format!("{what} is {n}, which needs at least {need} bytes but only {room} remain"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether an end of input may be the end of a prefix rather than of the file.
+    fn more_may_come(&self) -> bool {
+        self.prefix && self.len.is_none_or(|l| self.s.input_read() < l)
+    }
+
+    fn more(&self, offset: u64) -> Stop {
+        Stop::More {
+            offset,
+            part: self.part,
+            input_read: self.s.input_read(),
+        }
+    }
+
+    /// The outcome of a read of the field `what` at `at` that failed with `e`.
+    fn ended(&mut self, at: u64, what: &'static str, e: io::Error) -> Stop {
+        let name = self.name.to_string();
+        match self.s.take_failure() {
+            Some(Failure::Io(source)) => Stop::Fail(Error::Io { name, source }),
+            Some(Failure::TooLarge) => Stop::Fail(Error::TooLarge {
+                name,
+                limit: self.limit,
+            }),
+            Some(Failure::Decompress { cut: true, .. }) if self.more_may_come() => self.more(at),
+            Some(Failure::Decompress { source, .. }) => Stop::Fail(Error::Decompress {
+                name,
+                offset: self.s.pos(),
+                source,
+            }),
+            None if e.kind() == io::ErrorKind::UnexpectedEof => {
+                if self.more_may_come() {
+                    self.more(at)
+                } else {
+                    self.truncated(at, what)
+                }
+            }
+            None => Stop::Fail(Error::Io { name, source: e }),
+        }
+    }
+
+    fn truncated(&self, at: u64, what: &'static str) -> Stop {
+        Stop::Fail(Error::Truncated {
+            name: self.name.to_string(),
+            offset: at,
+            what,
+            compressed: self.compressed,
+        })
+    }
+
+    fn invalid(&self, at: u64, message: String) -> Stop {
+        Stop::Fail(Error::Invalid {
+            name: self.name.to_string(),
+            offset: at,
+            message,
+            compressed: self.compressed,
+        })
+    }
+}
+
+/// Fills gaps in a loaded linear index as htslib does: zero entries after the first non-zero one
+/// take the next entry's value (older samtools and tabix left them), then entries equal to
+/// `u64::MAX` take the next entry's value (`update_loff`).
+fn fill_linear(offsets: &mut [u64]) {
+    let n = offsets.len();
+    let first_nonzero = offsets.iter().position(|&o| o != 0).unwrap_or(n);
+    let mut j = n.saturating_sub(1);
+    while j > first_nonzero {
+        if offsets[j - 1] == 0 {
+            offsets[j - 1] = offsets[j];
+        }
+        j -= 1;
+    }
+    for l in (0..n.saturating_sub(1)).rev() {
+        if offsets[l] == u64::MAX {
+            offsets[l] = offsets[l + 1];
+        }
+    }
+}
+
+/// BAI stores no per-bin loffset; htslib derives it from the linear index entry of the bin's
+/// first window, or 0 when that window is past the linear index or the bin is out of range.
+fn set_bai_loffsets(bins: &mut BTreeMap<u32, Bin>, linear: &[u64], depth: u32, n_bins: u32) {
+    for (&id, bin) in bins.iter_mut() {
+        bin.loffset = if id < n_bins {
+            let bot = binning::bottom(id, depth);
+            usize::try_from(bot)
+                .ok()
+                .and_then(|b| linear.get(b))
+                .copied()
+                .unwrap_or(0)
+        } else {
+            0
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_fill() {
+        let mut v = vec![0, 0, 5, 0, 0, 9, 0, 12];
+        fill_linear(&mut v);
+        assert_eq!(v, vec![0, 0, 5, 9, 9, 9, 12, 12]);
+        let mut v = vec![3, u64::MAX, u64::MAX, 7];
+        fill_linear(&mut v);
+        assert_eq!(v, vec![3, 7, 7, 7]);
+        let mut v: Vec<u64> = vec![];
+        fill_linear(&mut v);
+        let mut v = vec![0, 0];
+        fill_linear(&mut v);
+        assert_eq!(v, vec![0, 0]);
+    }
+
+    #[test]
+    fn could_start() {
+        assert!(could_start_an_index(b""));
+        assert!(could_start_an_index(b"BA"));
+        assert!(could_start_an_index(b"CSI"));
+        assert!(could_start_an_index(&[0x1f]));
+        assert!(could_start_an_index(&[0x1f, 0x8b, 8, 4]));
+        assert!(!could_start_an_index(b"BAJ"));
+        assert!(!could_start_an_index(&[0, 0]));
+    }
+}

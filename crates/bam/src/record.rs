@@ -425,7 +425,6 @@ impl<D: AsRef<[u8]>> Record<D> {
     pub(crate) fn seq_onwards(&self) -> &[u8] {
         &self.data()[self.seq_start..]
     }
-
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ impl Default for WriterOptions {
 }
 
 enum Sink<W: Write> {
-    Text(Box<SamWriter<W>>),
+    Text(SamWriter<W>),
     Bgzf(bgzf::Writer<W>),
 }
 
@@ -126,11 +126,9 @@ impl<W: Write> Writer<W> {
                 }
                 let mut inner = inner;
                 if options.sam_header {
-                    inner
-                        .write_all(&header.text_for_output())
-                        .map_err(werr)?;
+                    inner.write_all(&header.text_for_output()).map_err(werr)?;
                 }
-                Sink::Text(Box::new(SamWriter::new(inner, header, options.threads)))
+                Sink::Text(SamWriter::new(inner, header, options.threads))
             }
             OutputFormat::SamBgzf | OutputFormat::Bam => {
                 let level = bgzf::writer::htslib_level(options.level);

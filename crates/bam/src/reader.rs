@@ -56,10 +56,10 @@ pub struct Reader {
     index_hint: Option<String>,
     bgzf: bgzf::Reader,
     header: Header,
-    index: Option<Index>,
     /// Where the first record starts (just after the header).
     first_record: VirtualOffset,
-    /// Every block start the index knows, for the span planner.
+    /// Every block start the index knows, for the span planner of a remote file (empty for a
+    /// local one: see [`Reader::update_block_starts`]).
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
     /// The index of [`OpenOptions::index`], being fetched.
@@ -175,7 +175,6 @@ impl Reader {
             index_hint: index_hint.map(str::to_string),
             bgzf,
             header,
-            index: None,
             first_record,
             block_starts: Arc::default(),
             options: options.clone(),
@@ -247,14 +246,20 @@ impl Reader {
             }
         };
         let source = pending.open(&self.location, &Wanted::none(), &self.header)?;
-        self.set_index(source.index().clone());
         self.index_source = Some(source);
+        self.update_block_starts();
         Ok(())
     }
 
-    fn set_index(&mut self, index: Index) {
-        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
-        self.index = Some(index);
+    /// Block starts make a remote plan's requests end where the last needed block ends rather
+    /// than up to 64 KiB later. Locally those bytes cost nothing, while collecting and sorting
+    /// every start of a whole index costs more than a small query: they are not computed.
+    fn update_block_starts(&mut self) {
+        let remote = hfile::scheme_of(&self.source).is_some();
+        self.block_starts = match (remote, self.index()) {
+            (true, Some(index)) => Arc::new(bgzf::BlockStarts::new(index.block_starts())),
+            _ => Arc::default(),
+        };
     }
 
     /// Makes sure the index holds `wanted` (loading more of it if needed).
@@ -264,16 +269,11 @@ impl Reader {
                 name: self.location.clone(),
             });
         };
-        if self
-            .index
-            .as_ref()
-            .is_some_and(|i| i.require(wanted).is_ok())
-        {
+        if source.index().require(wanted).is_ok() {
             return Ok(());
         }
         source.extend(wanted, &self.header)?;
-        let index = source.index().clone();
-        self.set_index(index);
+        self.update_block_starts();
         Ok(())
     }
 
@@ -300,7 +300,7 @@ impl Reader {
 
     /// The loaded index, if any (a partly loaded one holds the references queries needed).
     pub fn index(&self) -> Option<&Index> {
-        self.index.as_ref()
+        self.index_source.as_ref().map(IndexSource::index)
     }
 
     /// Rewinds to the first record, for reading the whole file in order.

@@ -147,11 +147,13 @@ def view_command(hts, sample, out_bam, regions, *, bed=None, index_format="csi",
     cmd = [hts, "view", "-b", "--write-index", "-o", output, "-@", str(max(threads - 1, 0)),
            "--fetchers", str(fetchers), "-v", "1", *extra]
     if bed is not None:
+        # samtools' -X wants a region after the index, and --region-file brings none: the
+        # index goes with the BAM as URL##idx##INDEX instead.
         cmd += ["--region-file", bed]
+        cmd += [f"{sample.bam}{IDX_DELIM}{sample.index}" if sample.index else sample.bam]
+        return cmd
     cmd += ["-X", sample.bam, sample.index] if sample.index else [sample.bam]
-    if bed is None:
-        cmd += [r.spec() for r in merged(regions)]
-    return cmd
+    return cmd + [r.spec() for r in merged(regions)]
 
 
 def redact(text):

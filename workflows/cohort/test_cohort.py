@@ -116,6 +116,12 @@ class Command(unittest.TestCase):
         self.assertEqual(cmd[-3:], ["--region-file", "r.bed", "s3://b/k.bam"])
         self.assertEqual(cmd[6:8], ["-@", "0"])
 
+    def test_region_file_names_the_index_with_the_bam(self):
+        cmd = cohort.view_command("hts", Sample("s", SIGNED, "https://h/x.bai"), "s.bam",
+                                  self.regions, bed="r.bed")
+        self.assertNotIn("-X", cmd)
+        self.assertEqual(cmd[-3:], ["--region-file", "r.bed", f"{SIGNED}##idx##https://h/x.bai"])
+
     def test_redact_hides_signatures_only(self):
         text = f"hts view -X {SIGNED} https://h/x.bai?sig=2##idx##s3://b/k?v=1 1:1-5"
         self.assertEqual(cohort.redact(text), "hts view -X https://b.s3.amazonaws.com/x.bam?... "

@@ -44,14 +44,19 @@ pub struct Options {
 }
 
 /// What one run of a command gave.
-struct Run {
-    stdout: Vec<u8>,
-    wall: f64,
+pub(crate) struct Run {
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) wall: f64,
     first_record: Option<f64>,
 }
 
 /// Runs `program args` in `cwd` with `env`, timing the whole run and the first byte of output.
-fn timed(program: &Path, args: &[String], cwd: &Path, env: &[EnvChange]) -> Result<Run, String> {
+pub(crate) fn timed(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[EnvChange],
+) -> Result<Run, String> {
     let start = Instant::now();
     let mut command = Command::new(program);
     apply_env(&mut command, env);
@@ -104,7 +109,7 @@ fn timed(program: &Path, args: &[String], cwd: &Path, env: &[EnvChange]) -> Resu
     })
 }
 
-fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
+pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let d = std::env::temp_dir().join(format!(

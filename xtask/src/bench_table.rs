@@ -31,12 +31,12 @@ pub struct Cell {
     pub output_ok: bool,
 }
 
-fn median_f(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median_f(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-fn median_u(mut v: Vec<u64>) -> u64 {
+pub(crate) fn median_u(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
     v.get(v.len() / 2).copied().unwrap_or(0)
 }

@@ -6,6 +6,7 @@ mod bench_local;
 mod bench_minimum;
 mod bench_remote;
 mod bench_table;
+mod bench_targets;
 mod cohort_demo;
 mod conformance;
 mod nginx;
@@ -27,6 +28,7 @@ cargo xtask <command> [--help]
   bench-data     generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
   bench-remote   the remote benchmark: htslib's and PR #1998's request patterns, hts, samtools
   bench-local    local decoding, hts vs samtools and noodles-bam: counts, SAM, regions, BAM
+  bench-targets  a 10,000-line BED (--region-file, -L) over an emulated link, hts vs samtools
   s3             hts over s3:// against s3s-fs with the server's request log, and the byte
                  totals of s3://, pre-signed and plain HTTP
   s3-serve       serve the conformance corpus from s3s-fs until killed
@@ -74,6 +76,11 @@ const COMMANDS: &[Cmd] = &[
         name: "bench-remote",
         help: bench_remote::HELP,
         run: bench_remote::cmd,
+    },
+    Cmd {
+        name: "bench-targets",
+        help: bench_targets::HELP,
+        run: bench_targets::cmd,
     },
     Cmd {
         name: "bench-local",

@@ -56,6 +56,12 @@ fn skip_value(aux: &[u8], s: usize) -> Option<usize> {
     }
 }
 
+/// The end of the field (tag, type, value) that starts at `s`, as samtools' `skip_aux(s + 2)`
+/// finds it; `None` when the field is corrupt.
+pub(crate) fn field_end(aux: &[u8], s: usize) -> Option<usize> {
+    skip_value(aux, (s + 2).min(aux.len()))
+}
+
 /// Finds a tag as htslib's `bam_aux_get` does: `Ok(Some(i))` with `i` the index of its type
 /// byte, `Ok(None)` when absent, `Err(offset)` when the aux data is corrupt before or at it.
 pub(crate) fn find(aux: &[u8], tag: [u8; 2]) -> Result<Option<usize>, usize> {

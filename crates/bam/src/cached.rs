@@ -47,8 +47,8 @@ impl Cached {
         let remote = hfile::scheme_of(name).is_some();
         let cache = cache.filter(|_| remote);
         let entry = cache.as_ref().and_then(|c| c.lookup(name));
-        let (prefix, validators) = match entry {
-            Some(e) => (e.prefix().to_vec(), Some(e.validators().clone())),
+        let (prefix, validators) = match entry.map(hfile::cache::Entry::into_prefix) {
+            Some((v, prefix)) => (prefix, Some(v)),
             None => (Vec::new(), None),
         };
         let from_cache = prefix.len() as u64;
@@ -91,19 +91,9 @@ impl Cached {
             etag: info.etag,
             last_modified: info.last_modified,
         };
-        let entry_check = self
-            .cache
-            .as_ref()
-            .and_then(|c| c.lookup(&self.name))
-            .map(|e| e.check(&now));
-        let change = match entry_check {
-            Some(Err(change)) => Some(change.to_string()),
-            Some(Ok(())) => None,
-            // The entry vanished meanwhile (another process evicted it): compare with what
-            // was read.
-            None if cached.size != now.size => Some("object changed (size)".to_string()),
-            None => None,
-        };
+        // Compared with the entry as it was read (another process may have replaced the file
+        // since; the bytes used are those read).
+        let change = cached.check(&now).err().map(|c| c.to_string());
         if let Some(reason) = change {
             if let Some(cache) = &self.cache {
                 let _ = cache.remove(&self.name);

@@ -90,7 +90,7 @@ pub(crate) fn encode<D: AsRef<[u8]>>(record: &Record<D>) -> Result<Encoded<'_>, 
     let l_qname = name_field.len() + nul.len();
     if l_qname > 255 {
         return Err(EncodeError::NameTooLong {
-            name: String::from_utf8_lossy(record.name()).into_owned(),
+            name: crate::error::printable(record.name()),
         });
     }
     let n_cigar = record.cigar().len();
@@ -103,7 +103,7 @@ pub(crate) fn encode<D: AsRef<[u8]>>(record: &Record<D>) -> Result<Encoded<'_>, 
         let reference_len = record.cigar().reference_len();
         if reference_len >= 1 << 28 {
             return Err(EncodeError::CigarTooLong {
-                name: String::from_utf8_lossy(record.name()).into_owned(),
+                name: crate::error::printable(record.name()),
                 ops: n_cigar,
                 reference_len,
             });

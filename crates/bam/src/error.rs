@@ -43,6 +43,13 @@ pub enum Error {
     Index { name: String, source: index::Error },
     /// A region query was asked for but there is no index.
     NoIndex { name: String },
+    /// The index names data at `offset`, at or past the end of the file (`size` bytes): the
+    /// index is another file's, or the file is truncated. Nothing was output.
+    IndexPastEnd {
+        name: String,
+        offset: VirtualOffset,
+        size: u64,
+    },
     /// A cached copy of part of the file (header, index prefix) no longer describes it: the
     /// entry was dropped; reading again without it gives the right answer. Nothing was output.
     Changed { name: String, reason: String },
@@ -57,6 +64,8 @@ pub enum Error {
     },
     /// The input is not BAM (SAM, CRAM, VCF, an index, ...); `format` names what it is.
     NotBam { name: String, format: String },
+    /// A query htslib refuses to start (its words in `reason`).
+    Query { name: String, reason: String },
     /// The index of a pre-signed URL cannot be derived from it and was not given.
     IndexNotGiven { name: String },
 }
@@ -71,11 +80,13 @@ impl Error {
             | Error::TruncatedRecord { name, .. }
             | Error::Index { name, .. }
             | Error::NoIndex { name }
+            | Error::IndexPastEnd { name, .. }
             | Error::Changed { name, .. }
             | Error::Write { name, .. }
             | Error::Unwritable { name, .. }
             | Error::NotBam { name, .. }
-            | Error::IndexNotGiven { name } => name,
+            | Error::Query { name, .. } => name,
+            Error::IndexNotGiven { name } => name,
             Error::Bgzf(e) => e.name(),
             Error::Transport(e) => e.name(),
         }
@@ -120,9 +131,48 @@ impl Error {
         }
     }
 
+    /// A writer's refusal of a record whose aux data is corrupt, as an error about the record in
+    /// its input file (`name`, the record's virtual offset `at`); other errors unchanged.
+    pub fn about_record(self, name: &str, at: VirtualOffset) -> Error {
+        let Error::Unwritable {
+            name: output,
+            what,
+            reason,
+        } = self
+        else {
+            return self;
+        };
+        match reason.downcast::<RecordError>() {
+            Ok(kind) if matches!(*kind, RecordError::CorruptAux { .. }) => Error::Record {
+                name: name.to_string(),
+                offset: at,
+                kind: *kind,
+            },
+            Ok(kind) => Error::Unwritable {
+                name: output,
+                what,
+                reason: kind,
+            },
+            Err(reason) => Error::Unwritable {
+                name: output,
+                what,
+                reason,
+            },
+        }
+    }
+
     /// True when a cached part of the file turned out stale ([`Error::Changed`]): open it again.
     pub fn is_changed(&self) -> bool {
         matches!(self, Error::Changed { .. })
+    }
+
+    /// True when the server does not tell the file's size (it can still be read to its end).
+    pub fn is_size_unknown(&self) -> bool {
+        match self {
+            Error::Transport(e) => e.is_size_unknown(),
+            Error::Bgzf(bgzf::Error::Io(e)) => e.is_size_unknown(),
+            _ => false,
+        }
     }
 
     /// True when a file or URL does not exist (used to try the next index name).
@@ -180,6 +230,11 @@ impl fmt::Display for Error {
                 "{name}: no index found (looked for {}); region queries need an index",
                 crate::index_name::candidates(name).join(", ")
             ),
+            Error::IndexPastEnd { name, offset, size } => write!(
+                f,
+                "{name}: the index points to virtual offset {offset}, past the end of the file \
+                 ({size} bytes): the index is not this file's, or the file is truncated"
+            ),
             Error::Changed { name, reason } => {
                 write!(f, "{name}: cached copy dropped: {reason}")
             }
@@ -188,6 +243,7 @@ impl fmt::Display for Error {
                 write!(f, "{name}: cannot write {what}: {reason}")
             }
             Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
+            Error::Query { name, reason } => write!(f, "{name}: {reason}"),
             Error::IndexNotGiven { name } => write!(
                 f,
                 "{name}: the index of a pre-signed URL cannot be derived from it (its signature \
@@ -210,11 +266,31 @@ impl std::error::Error for Error {
             Error::Write { source, .. } => Some(source),
             Error::Unwritable { reason, .. } => Some(reason.as_ref()),
             Error::NoIndex { .. }
+            | Error::IndexPastEnd { .. }
             | Error::NotBam { .. }
             | Error::Changed { .. }
-            | Error::IndexNotGiven { .. } => None,
+            | Error::Query { .. } => None,
+            Error::IndexNotGiven { .. } => None,
         }
     }
+}
+
+/// Bytes from a file (a read name, say) for a one-line message: invalid UTF-8 replaced, and
+/// control characters (a newline would split the message) escaped as `\n`, `\t`, `\u{1b}`.
+pub(crate) fn printable(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.chars().any(char::is_control) {
+        return text.into_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// What is wrong with a BAM header (the causes htslib's `bam_hdr_read` and `sam_hdr_sanitise`
@@ -233,6 +309,9 @@ pub enum HeaderError {
     BadNameLength { index: usize, l_name: i32 },
     /// A header text line (1-based) does not start with `@` (htslib: "Malformed SAM header").
     MalformedText { line: u32 },
+    /// The memory for `len` bytes of the named field could not be had (htslib: "Out of
+    /// memory").
+    OutOfMemory { field: &'static str, len: usize },
 }
 
 impl fmt::Display for HeaderError {
@@ -250,6 +329,9 @@ impl fmt::Display for HeaderError {
             ),
             HeaderError::MalformedText { line } => {
                 write!(f, "malformed SAM header text at line {line}")
+            }
+            HeaderError::OutOfMemory { field, len } => {
+                write!(f, "out of memory for the {len} bytes of the {field}")
             }
         }
     }
@@ -281,6 +363,8 @@ pub enum RecordError {
     /// The aux data is corrupt (unknown type, or a value running past the record); `offset` is
     /// the byte of the aux field within the record data.
     CorruptAux { read_name: String, offset: usize },
+    /// The memory for a record of `block_size` bytes could not be had.
+    OutOfMemory { block_size: usize },
 }
 
 impl fmt::Display for RecordError {
@@ -311,6 +395,9 @@ impl fmt::Display for RecordError {
                 f,
                 "corrupted aux data for read {read_name} (at byte {offset} of the record)"
             ),
+            RecordError::OutOfMemory { block_size } => {
+                write!(f, "out of memory for a record of {block_size} bytes")
+            }
         }
     }
 }
@@ -326,5 +413,21 @@ impl From<bgzf::Error> for Error {
 impl From<hfile::Error> for Error {
     fn from(e: hfile::Error) -> Error {
         Error::Transport(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        assert_eq!(printable(b"read1"), "read1");
+        assert_eq!(printable(b"r\nx\t\x1b\xff"), "r\\nx\\t\\u{1b}\u{fffd}");
+        let e = RecordError::CorruptAux {
+            read_name: printable(b"two\nlines"),
+            offset: 3,
+        };
+        assert!(!e.to_string().contains('\n'), "{e}");
     }
 }

@@ -31,6 +31,8 @@ pub struct Header {
     /// The text parsed as htslib parses it for name lookups and `@PG` lines, or htslib's
     /// complaint about it; parsed when first needed, as htslib does.
     lines: OnceLock<Result<HeaderLines, String>>,
+    /// The reference list once the parsed text changed it (see [`Header::targets`]).
+    filled: OnceLock<Vec<Reference>>,
     warnings: Vec<String>,
 }
 
@@ -79,6 +81,16 @@ impl Header {
                 ref_name.truncate(nul);
             }
             let len = src.u32("reference length")?;
+            crate::lengths::room_for(&mut refs, 1).map_err(|_| {
+                let len = n_ref.saturating_mul(std::mem::size_of::<Reference>());
+                src.header_error(
+                    n_ref_at,
+                    HeaderError::OutOfMemory {
+                        field: "reference list",
+                        len,
+                    },
+                )
+            })?;
             refs.push(Reference {
                 name: ref_name,
                 len,
@@ -94,11 +106,11 @@ impl Header {
     pub fn from_parts(mut text: Vec<u8>, refs: Vec<Reference>) -> Result<Header, HeaderError> {
         let mut warnings = Vec::new();
         sanitise(&mut text, &mut warnings)?;
-        let lines = OnceLock::new();
         Ok(Header {
             text,
             refs,
-            lines,
+            lines: OnceLock::new(),
+            filled: OnceLock::new(),
             warnings,
         })
     }
@@ -155,9 +167,25 @@ impl Header {
             .get_or_init(|| HeaderLines::parse(&self.refs, &self.text))
     }
 
-    /// The name of reference `tid`, if there is one.
+    /// The name of reference `tid` in [`Header::targets`], if there is one.
     pub fn ref_name(&self, tid: usize) -> Option<&[u8]> {
-        self.refs.get(tid).map(|r| r.name.as_slice())
+        self.targets().get(tid).map(|r| r.name.as_slice())
+    }
+
+    /// The reference list as htslib's header holds it at this point, for the `refID` range check
+    /// of records and for names in SAM text: the binary list, until the text is parsed (a
+    /// reference name looked up, an `@PG` line added); from then on, when the text's `@SQ` lines
+    /// added references, the list with them (`sam_hdr_fill_hrecs` rebuilds the target arrays).
+    /// So a BAM whose binary list is shorter than its `@SQ` lines reads as in samtools: its
+    /// regions resolve and print, while `view --no-PG` of the whole file fails on the first
+    /// record of a reference only the text names.
+    pub fn targets(&self) -> &[Reference] {
+        match self.lines.get() {
+            Some(Ok(lines)) if lines.refs_changed => {
+                self.filled.get_or_init(|| lines.binary_refs(&self.refs))
+            }
+            _ => &self.refs,
+        }
     }
 
     /// Warnings htslib prints while reading this header, in its words (one line each, without
@@ -273,7 +301,9 @@ impl<R: Read> Source<'_, R> {
         while out.len() < len {
             let start = out.len();
             let piece = (len - start).min(READ_PIECE);
-            out.resize(start + piece, 0);
+            crate::lengths::grow(&mut out, start + piece).map_err(|_| {
+                self.header_error(self.offset, HeaderError::OutOfMemory { field, len })
+            })?;
             self.exact(&mut out[start..], field)?;
         }
         Ok(out)

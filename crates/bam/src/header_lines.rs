@@ -373,6 +373,55 @@ impl HeaderLines {
         Ok(())
     }
 
+    /// The lines of a type, in header order.
+    pub fn lines_of(&self, kind: [u8; 2]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let Some(first) = self.first else {
+            return out;
+        };
+        let mut at = first;
+        loop {
+            if self.lines[at].kind == kind {
+                out.push(at);
+            }
+            at = self.lines[at].next;
+            if at == first {
+                return out;
+            }
+        }
+    }
+
+    /// `sam_hrecs_remove_line` for a line that no table refers to (an `@RG` or `@CO` line):
+    /// unlinked from the header, so the rebuilt text leaves it out.
+    pub fn remove_line(&mut self, at: usize) {
+        let (prev, next, kind) = {
+            let l = &self.lines[at];
+            (l.prev, l.next, l.kind)
+        };
+        if self.last_of_kind.get(&kind) == Some(&at) {
+            let before = self
+                .lines_of(kind)
+                .into_iter()
+                .take_while(|&i| i != at)
+                .last();
+            match before {
+                Some(b) => self.last_of_kind.insert(kind, b),
+                None => self.last_of_kind.remove(&kind),
+            };
+        }
+        if next == at {
+            self.first = None;
+        } else {
+            self.lines[prev].next = next;
+            self.lines[next].prev = prev;
+            if self.first == Some(at) {
+                self.first = Some(next);
+            }
+        }
+        self.lines[at].prev = at;
+        self.lines[at].next = at;
+    }
+
     /// The header text rebuilt from the lines (`sam_hrecs_rebuild_text`).
     pub fn text(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -512,6 +561,23 @@ mod tests {
             );
         }
         assert!(HeaderLines::parse(&refs(&[("a", 1), ("a", 2)]), b"").is_err());
+    }
+
+    #[test]
+    fn removed_lines_leave_the_ring() {
+        let text = b"@RG\tID:a\n@HD\tVN:1.6\n@RG\tID:b\n@CO\tx\n@RG\tID:c\n";
+        let mut h = HeaderLines::parse(&[], text).unwrap();
+        let rg = h.lines_of(*b"RG");
+        assert_eq!(rg.len(), 3);
+        h.remove_line(rg[2]);
+        h.remove_line(rg[0]);
+        assert_eq!(h.text(), b"@HD\tVN:1.6\n@RG\tID:b\n@CO\tx\n");
+        h.add_line(*b"RG", vec![(*b"ID", b"d".to_vec())], Vec::new())
+            .unwrap();
+        assert_eq!(h.text(), b"@HD\tVN:1.6\n@RG\tID:b\n@RG\tID:d\n@CO\tx\n");
+        let mut one = HeaderLines::parse(&[], b"@CO\tonly\n").unwrap();
+        one.remove_line(one.lines_of(*b"CO")[0]);
+        assert!(one.text().is_empty());
     }
 
     #[test]

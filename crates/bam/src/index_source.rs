@@ -26,8 +26,8 @@ fn first_piece() -> u64 {
 /// The most of an index kept in memory (and in the cache) as its raw prefix.
 const PREFIX_CAP: usize = 256 << 20;
 
-/// Which index a reader will use.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which index a reader will use. `Debug` shows a URL without its query string (a signature).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub enum IndexHint {
     /// None is needed (a whole-file read): nothing is fetched ahead.
     #[default]
@@ -36,6 +36,16 @@ pub enum IndexHint {
     Auto,
     /// This path or URL.
     At(String),
+}
+
+impl std::fmt::Debug for IndexHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IndexHint::None => f.write_str("None"),
+            IndexHint::Auto => f.write_str("Auto"),
+            IndexHint::At(at) => f.debug_tuple("At").field(&hfile::redact_url(at)).finish(),
+        }
+    }
 }
 
 /// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.
@@ -109,6 +119,12 @@ impl Pending {
     }
 
     /// The first candidate that exists, with the references in `wanted` loaded.
+    ///
+    /// When a later candidate came from the cache, it is used at once, while the answers for
+    /// the names before it (usually 404s) are still on their way: the query's spans then go
+    /// out beside those requests instead of a round trip after them. Those names are checked
+    /// absent before any output ([`IndexSource::confirm_and_store`]); one that exists after
+    /// all makes the query start again without the cache.
     pub(crate) fn open(
         self,
         location: &str,
@@ -121,8 +137,39 @@ impl Pending {
                 name: location.to_string(),
             });
         }
-        let last = self.tried.len().saturating_sub(1);
-        for (i, (name, opened)) in self.tried.into_iter().enumerate() {
+        let mut tried = self.tried;
+        let cached_at = tried
+            .iter()
+            .position(|(_, opened)| matches!(opened, Ok((c, _)) if c.from_cache > 0));
+        let speculate = !explicit
+            && cached_at.is_some_and(|k| k > 0 && tried[..k].iter().all(|(_, o)| o.is_ok()));
+        let mut failed = None;
+        if let (true, Some(k)) = (speculate, cached_at) {
+            let rest = tried.split_off(k);
+            let mut rest = rest.into_iter();
+            if let Some((_, Ok((c, f)))) = rest.next() {
+                match IndexSource::load(c, f, wanted, header) {
+                    Ok(mut source) => {
+                        source.unverified = tried
+                            .into_iter()
+                            .filter_map(|(name, o)| o.ok().map(|(_, f)| (name, f)))
+                            .collect();
+                        return Ok(source);
+                    }
+                    // The names before it decide whether this error is the answer.
+                    Err(e) => failed = Some(e),
+                }
+            }
+            tried.extend(rest);
+        }
+        let last = tried.len().saturating_sub(1);
+        for (i, (name, opened)) in tried.into_iter().enumerate() {
+            if failed.is_some() && i == cached_at.unwrap_or(usize::MAX) {
+                // The cached candidate's turn: its error stands.
+                if let Some(e) = failed.take() {
+                    return Err(e);
+                }
+            }
             let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
             match loaded {
                 Ok(source) => return Ok(source),
@@ -132,6 +179,9 @@ impl Pending {
                 Err(e) if !explicit && i < last && hidden_absence(&name, &e) => continue,
                 Err(e) => return Err(e),
             }
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         Err(Error::NoIndex {
             name: location.to_string(),
@@ -147,6 +197,8 @@ pub(crate) struct IndexSource {
     wanted: Wanted,
     /// Stored bytes the loaded references took (what to cache).
     consumed_input: Option<u64>,
+    /// Names samtools would try before this one, whose absence is still to be shown.
+    unverified: Vec<(String, hfile::HFile)>,
 }
 
 impl IndexSource {
@@ -163,6 +215,7 @@ impl IndexSource {
             index,
             wanted: wanted.clone(),
             consumed_input,
+            unverified: Vec::new(),
         })
     }
 
@@ -187,6 +240,24 @@ impl IndexSource {
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
     /// what was read in the cache (on the thread returned).
     pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
+        for (name, mut file) in std::mem::take(&mut self.unverified) {
+            let error = match file.size() {
+                // A server that answers without telling the size has the object.
+                Err(e) if !e.is_size_unknown() => Error::Transport(e),
+                _ => {
+                    return Err(Error::Changed {
+                        name: hfile::redact_url(&self.cached.name),
+                        reason: format!(
+                            "{} exists now, and samtools would use it",
+                            hfile::redact_url(&name)
+                        ),
+                    })
+                }
+            };
+            if !(error.is_not_found() || hidden_absence(&name, &error)) {
+                return Err(error);
+            }
+        }
         self.cached.confirm(&mut self.file)?;
         Ok(self
             .consumed_input
@@ -203,22 +274,32 @@ fn read(
     wanted: &Wanted,
     header: &Header,
 ) -> Result<(Index, Option<u64>)> {
-    let total = cached.size(file)?;
+    // An index whose server does not tell its size is read whole, to its end.
+    let total = match cached.size(file) {
+        Err(e) if e.is_size_unknown() => None,
+        other => Some(other?),
+    };
     let name = hfile::redact_url(&cached.name);
     // A local index, or one whose first request holds it all, is read whole, as htslib reads
     // it: damage anywhere in it is then an error, as in samtools. Only a remote index larger
-    // than that is read as far as the query needs.
-    let held = cached.prefix.lock().map_or(0, |p| p.len() as u64);
+    // than that is read as far as the query needs, also when the cache holds all of it (the
+    // same bytes give the same answer, warm or cold).
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = if !remote || total <= first_piece().max(held) {
-        Wanted::all()
-    } else {
-        wanted.clone()
+    let wanted = match total {
+        Some(total) if remote && total > first_piece() => wanted.clone(),
+        _ => Wanted::all(),
     };
     file.seek_to(0)?;
-    file.set_readahead_limit(Some(estimate_end(total, &wanted, header)));
+    let end = total.map(|t| estimate_end(t, &wanted, header));
+    file.set_readahead_limit(end);
+    let piece = first_piece();
+    if let Some(end) = end.filter(|&e| remote && e > piece) {
+        // The rest is asked for now, beside the first piece still arriving, rather than once
+        // the first piece has been read: that saves a round trip's wait.
+        file.advise(&[0..piece, piece..end]);
+    }
     let mut loader = Loader::new(name.clone()).wanted(wanted);
-    if total > 0 {
+    if let Some(total) = total.filter(|&t| t > 0) {
         loader = loader.file_len(total);
     }
     let loaded = loader

@@ -100,7 +100,13 @@ impl Reader {
             }
         }
         let fetch = self.fetch_plan();
-        let size = self.size()?;
+        // A server that does not tell the size (htslib never asks it) leaves the spans bounded
+        // by the index alone and the past-the-end check undone.
+        let known_size = match self.size() {
+            Err(e) if e.is_size_unknown() => None,
+            other => Some(other?),
+        };
+        let size = known_size.unwrap_or(u64::MAX);
         let index = self.index().ok_or_else(|| Error::NoIndex {
             name: self.location().to_string(),
         })?;
@@ -111,6 +117,20 @@ impl Reader {
             }
             FetchPlan::PerChunk => per_chunk(index, &regions, starts_known, size),
         };
+        // Every chunk holds a record, so one that starts at or past the end of the file shows
+        // an index that does not fit it (samtools reads nothing there and exits 0).
+        let past_end = plan
+            .regions
+            .iter()
+            .flat_map(|r| r.chunks.iter())
+            .find(|c| c.start.coffset() >= size);
+        if let Some(c) = past_end {
+            return Err(Error::IndexPastEnd {
+                name: self.location().to_string(),
+                offset: c.start,
+                size,
+            });
+        }
         if fetch == FetchPlan::Planned {
             self.bgzf_mut().advise(&plan.read_order());
         }
@@ -181,6 +201,12 @@ impl Query<'_> {
     /// The header of the file being queried.
     pub fn header(&self) -> &crate::Header {
         self.reader.header()
+    }
+
+    /// The file's location and the virtual offset of the last record read (see
+    /// [`crate::Reader::last_record_offset`]).
+    pub fn last_record(&self) -> (&str, bgzf::VirtualOffset) {
+        (self.reader.location(), self.reader.last_record_offset())
     }
 
     /// [`Reader::has_eof_marker`] of the file being queried.

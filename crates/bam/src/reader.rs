@@ -7,6 +7,7 @@ use index::{Index, Wanted};
 use crate::cached::Cached;
 use crate::header::Header;
 use crate::index_source::{IndexHint, IndexSource, Pending};
+use crate::lengths;
 use crate::query::FetchPlan;
 use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
@@ -58,6 +59,8 @@ pub struct Reader {
     header: Header,
     /// Where the first record starts (just after the header).
     first_record: VirtualOffset,
+    /// Where the last record read starts, for messages about it.
+    last_record: VirtualOffset,
     /// Every block start the index knows, for the span planner of a remote file (empty for a
     /// local one: see [`Reader::update_block_starts`]).
     block_starts: Arc<bgzf::BlockStarts>,
@@ -176,6 +179,7 @@ impl Reader {
             bgzf,
             header,
             first_record,
+            last_record: first_record,
             block_starts: Arc::default(),
             options: options.clone(),
             pending_index,
@@ -198,6 +202,12 @@ impl Reader {
         &self.location
     }
 
+    /// The virtual offset of the last record read (of the first, before any), so that a
+    /// problem found later (corrupt aux data met while printing) can say where the record is.
+    pub fn last_record_offset(&self) -> VirtualOffset {
+        self.last_record
+    }
+
     /// The header.
     pub fn header(&self) -> &Header {
         &self.header
@@ -209,7 +219,12 @@ impl Reader {
         if self.stream {
             return Ok(true);
         }
-        Ok(self.bgzf.check_eof_marker()?)
+        match self.bgzf.check_eof_marker() {
+            // A server that ignores Range cannot give the last bytes alone: as for a pipe,
+            // there is no telling (htslib then says nothing either).
+            Err(bgzf::Error::Io(e)) if e.is_range_ignored() => Ok(true),
+            other => Ok(other?),
+        }
     }
 
     /// Loads the whole index: `explicit` if given, else the first of
@@ -245,7 +260,11 @@ impl Reader {
                 )
             }
         };
-        let source = pending.open(&self.location, &Wanted::none(), &self.header)?;
+        let mut source = pending.open(&self.location, &Wanted::none(), &self.header)?;
+        if self.confirmed {
+            // Output has begun: what the index's choice rests on is shown now.
+            self.storing.extend(source.confirm_and_store()?);
+        }
         self.index_source = Some(source);
         self.update_block_starts();
         Ok(())
@@ -327,7 +346,8 @@ impl Reader {
             self.confirm()?;
         }
         let at = self.bgzf.virtual_offset();
-        let n_ref = self.header.refs().len();
+        self.last_record = at;
+        let n_ref = self.header.targets().len();
         let buffered = self.bgzf.fill_buf()?;
         let available = buffered.len();
         if available == 0 {
@@ -430,9 +450,20 @@ impl Reader {
         data.clear();
         // A hostile block_size meets the end of the file before it meets an allocation.
         while data.len() < block_size {
-            let step = (block_size - data.len()).min(RECORD_READ_STEP);
             let start = data.len();
-            data.resize(start + step, 0);
+            // The fixed fields first: what they promise must fit before the rest is read.
+            let step = if start == 0 {
+                lengths::FIXED
+            } else {
+                (block_size - start).min(RECORD_READ_STEP)
+            };
+            let record_error = |kind| Error::Record {
+                name: self.location.clone(),
+                offset: at,
+                kind,
+            };
+            lengths::grow(data, start + step)
+                .map_err(|_| record_error(RecordError::OutOfMemory { block_size }))?;
             if let Err(source) = self.bgzf.read_exact(&mut data[start..]) {
                 return Err(Error::TruncatedRecord {
                     name: self.location.clone(),
@@ -440,6 +471,9 @@ impl Reader {
                     block_size,
                     source,
                 });
+            }
+            if start == 0 {
+                lengths::check_fixed(data, block_size).map_err(record_error)?;
             }
         }
         Ok(())

@@ -4,8 +4,12 @@
 //! buffer (no copy, no allocation), with the same accessors.
 
 use crate::aux;
+
+mod edit;
+
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;
+pub use edit::TagEditError;
 
 /// Bytes of the fixed fields, from `refID` to `tlen`.
 const FIXED: usize = 32;
@@ -133,11 +137,8 @@ impl<D: AsRef<[u8]>> Record<D> {
     #[inline]
     fn layout(data: D) -> Result<Record<D>, RecordError> {
         let bytes = data.as_ref();
-        let Some(fixed) = bytes.get(..FIXED) else {
-            return Err(RecordError::TooShort {
-                block_size: bytes.len() as u32,
-            });
-        };
+        crate::lengths::check_fixed(bytes, bytes.len())?;
+        let fixed = &bytes[..FIXED];
         let word =
             |i: usize| u32::from_le_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
         let ref_id = word(0) as i32;
@@ -151,21 +152,7 @@ impl<D: AsRef<[u8]>> Record<D> {
 
         let l_read_name = (bin_mq_nl & 0xff) as usize;
         let n_cigar = (flag_nc & 0xffff) as usize;
-        if l_seq < 0 {
-            return Err(RecordError::NegativeSeqLength(l_seq));
-        }
-        if l_read_name == 0 {
-            return Err(RecordError::EmptyReadName);
-        }
         let seq_len = l_seq as usize;
-        let needed = (n_cigar as u64) * 4
-            + l_read_name as u64
-            + (seq_len as u64).div_ceil(2)
-            + seq_len as u64;
-        let available = (bytes.len() - FIXED) as u64;
-        if needed > available {
-            return Err(RecordError::FieldsPastEnd { needed, available });
-        }
         // htslib adds a NUL to an unterminated name, so then every stored byte is printed.
         let name_len = if bytes[FIXED + l_read_name - 1] == 0 {
             l_read_name - 1
@@ -341,7 +328,7 @@ impl<D: AsRef<[u8]>> Record<D> {
     }
 
     fn name_lossy(&self) -> String {
-        String::from_utf8_lossy(self.name()).into_owned()
+        crate::error::printable(self.name())
     }
 
     /// CIGAR operations (the real ones when they were stored in a `CG` tag).

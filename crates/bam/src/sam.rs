@@ -120,7 +120,7 @@ pub fn write_sam<D: AsRef<[u8]>>(
     if let Err(offset) = crate::aux::format(record.aux(), out) {
         out.truncate(start);
         return Err(RecordError::CorruptAux {
-            read_name: String::from_utf8_lossy(record.name()).into_owned(),
+            read_name: crate::error::printable(record.name()),
             offset: record.aux_offset() + offset,
         });
     }

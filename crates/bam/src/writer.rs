@@ -214,7 +214,7 @@ impl<W: Write> Writer<W> {
                 crate::sam::write_sam(record, &self.header, &mut self.line).map_err(|kind| {
                     Error::Unwritable {
                         name: self.name.clone(),
-                        what: format!("read {}", String::from_utf8_lossy(record.name())),
+                        what: format!("read {}", crate::error::printable(record.name())),
                         reason: Box::new(kind),
                     }
                 })?;

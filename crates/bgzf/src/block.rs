@@ -133,6 +133,40 @@ pub fn whole_len(prefix: &[u8]) -> Option<(usize, usize)> {
     Some((header_len, total))
 }
 
+/// True for the start of a gzip member that is not a BGZF block: gzip magic and deflate, but no
+/// extra field (`FLG.FEXTRA` clear), or an extra field (`extra`, when read) without a `BC`
+/// subfield. htslib reads on from such a member as plain gzip; other damage is an error.
+pub fn is_plain_gzip(header: &[u8], extra: Option<&[u8]>) -> bool {
+    if !has_gzip_magic(header) || header.get(2) != Some(&CM_DEFLATE) {
+        return false;
+    }
+    let Some(&flags) = header.get(3) else {
+        return false;
+    };
+    if flags & FLG_FEXTRA == 0 {
+        return true;
+    }
+    let Some(mut rest) = extra else {
+        return false;
+    };
+    // Subfields as far as they are well formed: a BC among them makes it (broken) BGZF.
+    while rest.len() >= 4 {
+        if rest[0] == b'B' && rest[1] == b'C' {
+            return false;
+        }
+        let slen = usize::from(u16::from_le_bytes([rest[2], rest[3]]));
+        rest = rest.get(4 + slen..).unwrap_or(&[]);
+    }
+    true
+}
+
+/// True for a gzip member header (deflate) with an extra field.
+pub fn has_extra_field(header: &[u8]) -> bool {
+    has_gzip_magic(header)
+        && header.get(2) == Some(&CM_DEFLATE)
+        && header.get(3).is_some_and(|f| f & FLG_FEXTRA != 0)
+}
+
 /// True when `prefix` (the first bytes of a file) is a complete BGZF block header.
 pub fn is_bgzf_header(prefix: &[u8]) -> bool {
     whole_len(prefix).is_some()

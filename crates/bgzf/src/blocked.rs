@@ -9,6 +9,7 @@ use libdeflater::Decompressor;
 
 use crate::block;
 use crate::fetch::{fetch, Cursor, Fetched};
+use crate::gzip_tail::GzipTail;
 use crate::input::Input;
 use crate::workers::{inflate_job, Inflated, Workers};
 use crate::{Error, Result, Source, VirtualOffset};
@@ -22,6 +23,8 @@ enum Ahead {
     },
     Failed(Error),
     Eof,
+    /// A gzip member that is not BGZF starts here: plain gzip from then on.
+    Gzip(u64),
 }
 
 pub(crate) struct BgzfState<S> {
@@ -47,6 +50,8 @@ pub(crate) struct BgzfState<S> {
     /// Used buffers for inflated data and for compressed blocks, kept for the next blocks.
     spare_data: Vec<Vec<u8>>,
     spare_raw: Vec<Vec<u8>>,
+    /// After a gzip member that is not BGZF: the rest of the file as plain gzip.
+    tail: Option<GzipTail>,
 }
 
 /// Blocks read ahead per worker: enough that the workers keep inflating while the reader thread
@@ -72,6 +77,7 @@ impl<S: Source> BgzfState<S> {
             halted: false,
             spare_data: Vec::new(),
             spare_raw: Vec::new(),
+            tail: None,
         }
     }
 
@@ -186,10 +192,18 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    /// Loads the next block's data (from the read-ahead queue, or read now) into `self.block`
-    /// and returns its (coffset, compressed size); `None` at the end of the file. On an error
-    /// the current block is left as it was.
+    /// Loads the next block's data (from the gzip tail, the read-ahead queue, or read now) into
+    /// `self.block` and returns its (coffset, compressed size); `None` at the end of the file.
+    /// On an error the current block is left as it was.
     fn take_next(&mut self) -> Result<Option<(u64, u64)>> {
+        if let Some(tail) = &mut self.tail {
+            let Some((coffset, clen, data)) = tail.next_chunk(&mut self.input, &self.name)? else {
+                return Ok(None);
+            };
+            let old = std::mem::replace(&mut self.block, data);
+            self.spare_data.push(old);
+            return Ok(Some((coffset, clen)));
+        }
         self.fill_queue();
         if let Some(front) = self.queue.pop_front() {
             return match front {
@@ -219,6 +233,10 @@ impl<S: Source> BgzfState<S> {
                     self.halted = false;
                     Ok(None)
                 }
+                Ahead::Gzip(coffset) => {
+                    self.start_tail(coffset);
+                    self.take_next()
+                }
             };
         }
         // Single-threaded, or past the read-ahead limit: read just this block, on demand.
@@ -240,6 +258,10 @@ impl<S: Source> BgzfState<S> {
                 self.accept(coffset, clen, inflated)
             }
             Fetched::Eof | Fetched::Stopped => Ok(None),
+            Fetched::Gzip { coffset, .. } => {
+                self.start_tail(coffset);
+                self.take_next()
+            }
         }
     }
 
@@ -286,11 +308,22 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
+    /// From `coffset` on, the file is read as plain gzip (htslib's `is_gzip`): read-ahead is
+    /// dropped and no seek is allowed any more.
+    fn start_tail(&mut self, coffset: u64) {
+        self.rewind_to(coffset);
+        self.halted = true;
+        self.tail = Some(GzipTail::new(coffset));
+    }
+
     /// Reads blocks ahead for the workers, up to [`AHEAD_PER_WORKER`] each, inside the limit.
     fn fill_queue(&mut self) {
         let Some(workers) = &self.workers else {
             return;
         };
+        if self.tail.is_some() {
+            return;
+        }
         let capacity = AHEAD_PER_WORKER * workers.threads();
         while !self.halted && self.queue.len() < capacity {
             self.cursor.supply(&mut self.spare_raw);
@@ -308,6 +341,10 @@ impl<S: Source> BgzfState<S> {
                 }
                 Err(e) => {
                     self.queue.push_back(Ahead::Failed(e));
+                    self.halted = true;
+                }
+                Ok(Fetched::Gzip { coffset, .. }) => {
+                    self.queue.push_back(Ahead::Gzip(coffset));
                     self.halted = true;
                 }
                 Ok(Fetched::Block(raw)) => {
@@ -355,6 +392,14 @@ impl<S: Source> BgzfState<S> {
     }
 
     pub(crate) fn seek(&mut self, target: VirtualOffset) -> Result<()> {
+        if let Some(tail) = &self.tail {
+            return Err(Error::SeekUnsupported {
+                name: self.name.to_string(),
+                format: crate::Format::Gzip,
+                target,
+                since: tail.start(),
+            });
+        }
         let coffset = target.coffset();
         let uoffset = target.uoffset();
         if self.pending_uoffset.is_none() && self.block_clen > 0 && coffset == self.block_coffset {

@@ -66,8 +66,15 @@ pub enum Error {
         offset: u64,
         source: io::Error,
     },
-    /// A seek was asked of a file that is not BGZF (plain gzip, or uncompressed).
-    SeekUnsupported { name: String, format: crate::Format },
+    /// A seek to `target` was asked of data that is not BGZF (plain gzip, or uncompressed),
+    /// from compressed byte `since` on (0: the whole file; else where a gzip member that is not
+    /// a BGZF block was met, after which htslib reads on as plain gzip).
+    SeekUnsupported {
+        name: String,
+        format: crate::Format,
+        target: VirtualOffset,
+        since: u64,
+    },
     /// A seek named an in-block offset past the end of the block's data.
     SeekPastBlock {
         name: String,
@@ -194,9 +201,25 @@ impl fmt::Display for Error {
                 f,
                 "{name}: gzip decompression failed after {offset} uncompressed bytes: {source}"
             ),
-            Error::SeekUnsupported { name, format } => write!(
+            Error::SeekUnsupported {
+                name,
+                format,
+                target,
+                since: 0,
+            } => write!(
                 f,
-                "{name}: cannot seek: the file is {format}, not BGZF (random access needs BGZF)"
+                "{name}: cannot seek to virtual offset {target}: the file is {format}, not BGZF \
+                 (random access needs BGZF)"
+            ),
+            Error::SeekUnsupported {
+                name,
+                format,
+                target,
+                since,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: the data is {format} from byte \
+                 {since} on (a gzip member without a BGZF header), and random access needs BGZF"
             ),
             Error::SeekPastBlock {
                 name,

@@ -121,6 +121,9 @@ pub(crate) struct Cursor {
     filled: usize,
     header_len: Option<usize>,
     total: Option<usize>,
+    /// What is wrong with a header that has an extra field, said once the extra field shows
+    /// whether the member is BGZF at all.
+    deferred: Option<Error>,
 }
 
 impl Cursor {
@@ -131,6 +134,7 @@ impl Cursor {
             filled: 0,
             header_len: None,
             total: None,
+            deferred: None,
         }
     }
 
@@ -163,6 +167,12 @@ pub(crate) enum Fetched {
     Eof,
     /// The next bytes lie at or past the limit.
     Stopped,
+    /// A gzip member that is not a BGZF block starts at `coffset` (`error` says why it is not
+    /// one): htslib reads on from there as plain gzip.
+    Gzip {
+        coffset: u64,
+        error: Error,
+    },
 }
 
 /// Reads the block at the cursor, stopping before any byte at or past `limit`; reads ahead
@@ -208,12 +218,40 @@ pub(crate) fn fetch<S: Source>(
             (None, _) => {
                 let mut fixed = [0u8; FIXED_HEADER_LEN];
                 fixed.copy_from_slice(&cur.bytes[..FIXED_HEADER_LEN]);
-                let xlen = block::parse_fixed_header(&fixed, name, cur.coffset)?;
+                let xlen = match block::parse_fixed_header(&fixed, name, cur.coffset) {
+                    Ok(xlen) => xlen,
+                    Err(error) if block::is_plain_gzip(&fixed, None) => {
+                        return Ok(Fetched::Gzip {
+                            coffset: cur.coffset,
+                            error,
+                        })
+                    }
+                    // Gzip flags BGZF never sets: an error if it is a BGZF block after all.
+                    Err(error) if block::has_extra_field(&fixed) => {
+                        cur.deferred = Some(error);
+                        usize::from(u16::from_le_bytes([fixed[10], fixed[11]]))
+                    }
+                    Err(e) => return Err(e),
+                };
                 cur.header_len = Some(FIXED_HEADER_LEN + xlen);
             }
             (Some(h), None) => {
                 let extra = &cur.bytes[FIXED_HEADER_LEN..h];
-                cur.total = Some(block::block_size(extra, name, cur.coffset)?);
+                match block::block_size(extra, name, cur.coffset) {
+                    Ok(total) => {
+                        if let Some(e) = cur.deferred.take() {
+                            return Err(e);
+                        }
+                        cur.total = Some(total);
+                    }
+                    Err(error) if block::is_plain_gzip(&cur.bytes[..h], Some(extra)) => {
+                        return Ok(Fetched::Gzip {
+                            coffset: cur.coffset,
+                            error,
+                        })
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             (Some(header_len), Some(total)) => {
                 let next = Cursor::at(cur.coffset + total as u64);
@@ -282,7 +320,7 @@ impl<S: Source> Iterator for Blocks<S> {
                 self.done = true;
                 None
             }
-            Err(e) => {
+            Ok(Fetched::Gzip { error: e, .. }) | Err(e) => {
                 self.done = true;
                 Some(Err(e))
             }

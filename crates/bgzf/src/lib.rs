@@ -37,6 +37,7 @@ mod blocked;
 mod deflate_pool;
 mod error;
 mod fetch;
+mod gzip_tail;
 mod input;
 mod limit;
 mod reader;

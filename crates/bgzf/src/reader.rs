@@ -331,7 +331,7 @@ impl<S: Source> Reader<S> {
     /// at the following block); a larger one is [`Error::SeekPastBlock`], from this call when
     /// the target block is the current one, else from the next read.
     pub fn seek(&mut self, target: VirtualOffset) -> Result<()> {
-        let s = self.bgzf_mut()?;
+        let s = self.bgzf_mut(target)?;
         s.set_limit(None);
         s.seek(target)
     }
@@ -344,7 +344,7 @@ impl<S: Source> Reader<S> {
     /// that goes on) still works, at the cost of a further request. Read-ahead by worker threads
     /// never goes past it.
     pub fn seek_limit(&mut self, start: VirtualOffset, byte_end: u64) -> Result<()> {
-        let s = self.bgzf_mut()?;
+        let s = self.bgzf_mut(start)?;
         // The limit goes down before the seek, so the byte source never starts an unbounded
         // request for this chunk.
         s.set_limit(Some(byte_end.max(start.coffset())));
@@ -430,13 +430,15 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    fn bgzf_mut(&mut self) -> Result<&mut BgzfState<S>> {
+    fn bgzf_mut(&mut self, target: VirtualOffset) -> Result<&mut BgzfState<S>> {
         let format = self.format();
         match &mut self.inner {
             Inner::Bgzf(s) => Ok(s),
             _ => Err(Error::SeekUnsupported {
                 name: self.name.to_string(),
                 format,
+                target,
+                since: 0,
             }),
         }
     }

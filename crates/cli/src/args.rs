@@ -9,6 +9,7 @@ use std::fmt;
 
 use crate::getopt::{self, Spec, Value};
 use crate::numbers::{atoi, str2flag};
+use crate::select::SelectArgs;
 
 /// Every option `view` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +72,7 @@ pub enum Opt {
     FetchMode,
     Fetchers,
     NoCache,
+    Timeout,
     S3Endpoint,
     RequesterPays,
 }
@@ -126,41 +128,41 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::NoHeader, None, &["no-header"], Flag, Yes, "Print SAM alignment records only [default]"),
     opt(Opt::Count, Some('c'), &["count"], Flag, Yes, "Print only the count of matching records"),
     opt(Opt::Output, Some('o'), &["output"], Arg, Yes, "FILE  Write output to FILE [standard output]"),
-    opt(Opt::OutputUnselected, Some('U'), &["unoutput", "output-unselected"], Arg, No, "FILE  Output reads not selected by filters to FILE"),
-    opt(Opt::Unmap, Some('p'), &["unmap"], Flag, No, "Set flag to UNMAP on reads not selected"),
-    opt(Opt::FetchPairs, Some('P'), &["fetch-pairs"], Flag, No, "Retrieve complete pairs even when outside of region"),
+    opt(Opt::OutputUnselected, Some('U'), &["unoutput", "output-unselected"], Arg, Yes, "FILE  Output reads not selected by filters to FILE"),
+    opt(Opt::Unmap, Some('p'), &["unmap"], Flag, Yes, "Set flag to UNMAP on reads not selected"),
+    opt(Opt::FetchPairs, Some('P'), &["fetch-pairs"], Flag, Yes, "Retrieve complete pairs even when outside of region"),
     opt(Opt::OutputFmt, Some('O'), &["output-fmt"], Arg, Yes, "FORMAT[,level=N]  Output format (SAM, BAM, SAM.gz) and level"),
     opt(Opt::OutputFmtOption, None, &["output-fmt-option"], Arg, Yes, "OPT=VAL  Output format option (level=N)"),
     opt(Opt::WriteIndex, None, &["write-index"], Flag, Yes, "Index the output (CSI; OUT##idx##OUT.bai for BAI)"),
     opt(Opt::NoPg, None, &["no-PG"], Flag, Yes, "Do not add a PG line"),
-    opt(Opt::FaiReference, Some('t'), &["fai-reference"], Arg, No, "FILE  FILE listing reference names and lengths"),
-    opt(Opt::UseIndex, Some('M'), &["use-index"], Flag, No, "Use index and multi-region iterator for regions"),
-    opt(Opt::RegionFile, None, &["region-file", "regions-file"], Arg, No, "FILE  Use index to include only reads overlapping FILE"),
+    opt(Opt::FaiReference, Some('t'), &["fai-reference"], Arg, Yes, "FILE  FILE listing reference names and lengths (ignored: BAM input has its own)"),
+    opt(Opt::UseIndex, Some('M'), &["use-index"], Flag, Yes, "Use index and multi-region iterator for regions"),
+    opt(Opt::RegionFile, None, &["region-file", "regions-file"], Arg, Yes, "FILE  Use index to include only reads overlapping FILE"),
     opt(Opt::CustomizedIndex, Some('X'), &["customized-index", "customised-index"], Flag, Yes, "Expect extra index file argument after FILE"),
     opt(Opt::InputFmtOption, None, &["input-fmt-option"], Arg, No, "OPT=VAL  Input format option"),
     opt(Opt::Reference, Some('T'), &["reference"], Arg, No, "FILE  Reference sequence FASTA FILE"),
-    opt(Opt::TargetFile, Some('L'), &["target-file", "targets-file"], Arg, No, "FILE  ...overlap (BED) regions in FILE"),
-    opt(Opt::ReadGroup, Some('r'), &["read-group", "readgroup"], Arg, No, "STR  ...are in read group STR"),
-    opt(Opt::ReadGroupFile, Some('R'), &["read-group-file", "readgroup-file"], Arg, No, "FILE  ...are in a read group listed in FILE"),
-    opt(Opt::QnameFile, Some('N'), &["qname-file", "QNAME-file"], Arg, No, "FILE  ...whose read name is listed in FILE"),
-    opt(Opt::Tag, Some('d'), &["tag"], Arg, No, "STR1[:STR2]  ...have a tag STR1 (with value STR2)"),
-    opt(Opt::TagFile, Some('D'), &["tag-file"], Arg, No, "STR:FILE  ...have a tag STR whose value is listed in FILE"),
+    opt(Opt::TargetFile, Some('L'), &["target-file", "targets-file"], Arg, Yes, "FILE  ...overlap (BED) regions in FILE"),
+    opt(Opt::ReadGroup, Some('r'), &["read-group", "readgroup"], Arg, Yes, "STR  ...are in read group STR"),
+    opt(Opt::ReadGroupFile, Some('R'), &["read-group-file", "readgroup-file"], Arg, Yes, "FILE  ...are in a read group listed in FILE"),
+    opt(Opt::QnameFile, Some('N'), &["qname-file", "QNAME-file"], Arg, Yes, "FILE  ...whose read name is listed in FILE"),
+    opt(Opt::Tag, Some('d'), &["tag"], Arg, Yes, "STR1[:STR2]  ...have a tag STR1 (with value STR2)"),
+    opt(Opt::TagFile, Some('D'), &["tag-file"], Arg, Yes, "STR:FILE  ...have a tag STR whose value is listed in FILE"),
     opt(Opt::MinMq, Some('q'), &["min-MQ", "min-mapq", "min-mq"], Arg, Yes, "INT  ...have mapping quality >= INT"),
-    opt(Opt::Library, Some('l'), &["library"], Arg, No, "STR  ...are in library STR"),
-    opt(Opt::MinQlen, Some('m'), &["min-qlen"], Arg, No, "INT  ...cover >= INT query bases"),
-    opt(Opt::Expr, Some('e'), &["expr", "expression"], Arg, No, "STR  ...match the filter expression STR"),
+    opt(Opt::Library, Some('l'), &["library"], Arg, Yes, "STR  ...are in library STR"),
+    opt(Opt::MinQlen, Some('m'), &["min-qlen"], Arg, Yes, "INT  ...cover >= INT query bases"),
+    opt(Opt::Expr, Some('e'), &["expr", "expression"], Arg, Yes, "STR  ...match the filter expression STR"),
     opt(Opt::RequireFlags, Some('f'), &["require-flags"], Arg, Yes, "FLAG  ...have all of the FLAGs present"),
     opt(Opt::ExcludeFlags, Some('F'), &["excl-flags", "exclude-flags"], Arg, Yes, "FLAG  ...have none of the FLAGs present"),
-    opt(Opt::IncludeFlags, None, &["rf", "incl-flags", "include-flags"], Arg, No, "FLAG  ...have some of the FLAGs present"),
-    opt(Opt::ExcludeAllFlags, Some('G'), &[], Arg, No, "FLAG  EXCLUDE reads with all of the FLAGs present"),
-    opt(Opt::Subsample, None, &["subsample"], Arg, No, "FLOAT  Keep only FLOAT fraction of templates/read pairs"),
-    opt(Opt::SubsampleSeed, None, &["subsample-seed"], Arg, No, "INT  Influence WHICH reads are kept in subsampling"),
-    opt(Opt::SubsampleLegacy, Some('s'), &[], Arg, No, "INT.FRAC  Same as --subsample 0.FRAC --subsample-seed INT"),
-    opt(Opt::AddFlags, None, &["add-flags"], Arg, No, "FLAG  Add FLAGs to reads"),
-    opt(Opt::RemoveFlags, None, &["remove-flags"], Arg, No, "FLAG  Remove FLAGs from reads"),
-    opt(Opt::RemoveTag, Some('x'), &["remove-tag"], Arg, No, "STR  Comma-separated read tags to strip"),
-    opt(Opt::KeepTag, None, &["keep-tag"], Arg, No, "STR  Comma-separated read tags to preserve"),
-    opt(Opt::RemoveB, Some('B'), &["remove-B"], Flag, No, "Collapse the backward CIGAR operation"),
+    opt(Opt::IncludeFlags, None, &["rf", "incl-flags", "include-flags"], Arg, Yes, "FLAG  ...have some of the FLAGs present"),
+    opt(Opt::ExcludeAllFlags, Some('G'), &[], Arg, Yes, "FLAG  EXCLUDE reads with all of the FLAGs present"),
+    opt(Opt::Subsample, None, &["subsample"], Arg, Yes, "FLOAT  Keep only FLOAT fraction of templates/read pairs"),
+    opt(Opt::SubsampleSeed, None, &["subsample-seed"], Arg, Yes, "INT  Influence WHICH reads are kept in subsampling"),
+    opt(Opt::SubsampleLegacy, Some('s'), &[], Arg, Yes, "INT.FRAC  Same as --subsample 0.FRAC --subsample-seed INT"),
+    opt(Opt::AddFlags, None, &["add-flags"], Arg, Yes, "FLAG  Add FLAGs to reads"),
+    opt(Opt::RemoveFlags, None, &["remove-flags"], Arg, Yes, "FLAG  Remove FLAGs from reads"),
+    opt(Opt::RemoveTag, Some('x'), &["remove-tag"], Arg, Yes, "STR  Comma-separated read tags to strip"),
+    opt(Opt::KeepTag, None, &["keep-tag"], Arg, Yes, "STR  Comma-separated read tags to preserve"),
+    opt(Opt::RemoveB, Some('B'), &["remove-B"], Flag, Yes, "Collapse the backward CIGAR operation"),
     opt(Opt::Help, Some('?'), &["help"], Flag, Yes, "Print this help"),
     opt(Opt::Ignored, Some('S'), &[], Flag, Yes, "Ignored (input format is auto-detected)"),
     opt(Opt::Threads, Some('@'), &["threads"], Arg, Yes, "INT  Number of additional threads to use [0]"),
@@ -169,6 +171,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
     opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
+    opt(Opt::Timeout, None, &["timeout"], Arg, Yes, "SECS  Remote files: fail if the query is not over after SECS seconds [$HTS_TIMEOUT, else none]"),
     opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
     opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
 ];
@@ -222,6 +225,10 @@ pub struct ViewArgs {
     pub fetchers: Option<usize>,
     /// `--no-cache`: neither read nor write the index cache.
     pub no_cache: bool,
+    /// `--timeout SECS` (else `HTS_TIMEOUT`): the time the whole query may take.
+    pub timeout: Option<std::time::Duration>,
+    /// When that time is up (set when the run starts).
+    pub deadline: Option<bam::hfile::Deadline>,
     /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
     pub s3_endpoint: Option<String>,
     /// `--requester-pays`: the reader pays for `s3://` requests.
@@ -236,25 +243,38 @@ pub struct ViewArgs {
     pub fmt_options: Vec<(String, String)>,
     pub write_index: bool,
     pub help: bool,
+    /// The selection and processing options (`-L -M -e -r -x -U -p ...`).
+    pub select: SelectArgs,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
 }
 
 /// A usage error (exit status 1). A bad option is printed as `hts view: <message>` followed by
-/// the usage; an option hts does not support yet is printed as its message alone.
+/// the usage (unless `show_usage` is false: a value samtools refuses without it, such as a BED
+/// file it cannot read); an option hts does not support yet is printed as its message alone.
 #[derive(Debug)]
-pub struct UsageError(pub String);
+pub struct UsageError {
+    pub message: String,
+    pub show_usage: bool,
+}
 
 impl UsageError {
+    fn usage(message: String) -> UsageError {
+        UsageError {
+            message,
+            show_usage: true,
+        }
+    }
+
     /// True for an option samtools has and hts does not support yet.
     pub fn is_unsupported(&self) -> bool {
-        self.0.starts_with("hts view does not support")
+        self.message.starts_with("hts view does not support")
     }
 }
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -315,7 +335,7 @@ pub fn usage() -> String {
 /// Parses the arguments after `view`.
 pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
     let table: Vec<Spec<Opt>> = VIEW_OPTIONS.iter().map(|o| o.spec).collect();
-    let parsed = getopt::parse(&table, args).map_err(|e| UsageError(e.to_string()))?;
+    let parsed = getopt::parse(&table, args).map_err(|e| UsageError::usage(e.to_string()))?;
     let mut out = ViewArgs {
         compress_level: -1,
         positional: parsed.positional,
@@ -325,9 +345,9 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
         let info = VIEW_OPTIONS
             .iter()
             .find(|o| o.spec.id == found.id)
-            .ok_or_else(|| UsageError(format!("unknown option {}", found.spelled)))?;
+            .ok_or_else(|| UsageError::usage(format!("unknown option {}", found.spelled)))?;
         if info.support == No {
-            return Err(UsageError(format!(
+            return Err(UsageError::usage(format!(
                 "hts view does not support option {} yet",
                 found.spelled
             )));
@@ -338,7 +358,26 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
             found.value.as_deref().unwrap_or(""),
         )?;
     }
+    if out.timeout.is_none() {
+        if let Some(v) = std::env::var("HTS_TIMEOUT").ok().filter(|v| !v.is_empty()) {
+            out.timeout = Some(seconds("HTS_TIMEOUT", &v)?);
+        }
+    }
     Ok(out)
+}
+
+/// A time limit in seconds (`2`, `0.5`): positive and finite.
+fn seconds(spelled: &str, v: &str) -> Result<std::time::Duration, UsageError> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| {
+            UsageError::usage(format!(
+                "{spelled} needs a number of seconds above 0, not '{v}'"
+            ))
+        })
 }
 
 impl ViewArgs {
@@ -375,14 +414,14 @@ impl ViewArgs {
             Opt::Verbosity => self.verbosity = atoi(v).clamp(0, 255) as u8,
             Opt::RequestHeader => {
                 let (k, val) = v.split_once(':').ok_or_else(|| {
-                    UsageError(format!("{spelled} '{v}' is not of the form 'Name: value'"))
+                    UsageError::usage(format!("{spelled} '{v}' is not of the form 'Name: value'"))
                 })?;
                 self.request_headers
                     .push((k.trim().to_string(), val.trim().to_string()));
             }
             Opt::FetchMode => {
                 if !matches!(v, "planned" | "per-chunk" | "open-ended") {
-                    return Err(UsageError(format!(
+                    return Err(UsageError::usage(format!(
                         "{spelled} must be planned, per-chunk or open-ended, not '{v}'"
                     )));
                 }
@@ -391,20 +430,30 @@ impl ViewArgs {
             Opt::Fetchers => {
                 let n = atoi(v);
                 if n < 1 {
-                    return Err(UsageError(format!(
+                    return Err(UsageError::usage(format!(
                         "{spelled} needs a count of 1 or more, not '{v}'"
                     )));
                 }
                 self.fetchers = Some(n as usize);
             }
             Opt::NoCache => self.no_cache = true,
+            Opt::Timeout => self.timeout = Some(seconds(spelled, v)?),
             Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
             Opt::RequesterPays => self.requester_pays = true,
-            _ => {
-                return Err(UsageError(format!(
-                    "hts view does not support option {spelled} yet"
-                )))
-            }
+            _ => match self.select.apply(id, v) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(UsageError::usage(format!(
+                        "hts view does not support option {spelled} yet"
+                    )))
+                }
+                Err(refused) => {
+                    return Err(UsageError {
+                        message: refused.message,
+                        show_usage: refused.usage,
+                    })
+                }
+            },
         }
         Ok(())
     }
@@ -424,7 +473,11 @@ fn parse_format(v: &str) -> Result<(OutFmt, Vec<(String, String)>), UsageError> 
         "fastq.gz" | "fq.gz" => OutFmt::FastqGz,
         "fasta" | "fa" => OutFmt::Fasta,
         "fasta.gz" | "fa.gz" => OutFmt::FastaGz,
-        _ => return Err(UsageError(format!("unknown output format '{keyword}'"))),
+        _ => {
+            return Err(UsageError::usage(format!(
+                "unknown output format '{keyword}'"
+            )))
+        }
     };
     let mut opts = Vec::new();
     for o in rest.split(',').filter(|o| !o.is_empty()) {
@@ -482,7 +535,9 @@ fn parse_fmt_option(o: &str) -> Result<(String, String), UsageError> {
     let known = KNOWN_FMT_OPTIONS.contains(&lower.as_str())
         && (key == lower || key == key.to_ascii_uppercase());
     if !known {
-        return Err(UsageError(format!("unknown output format option '{key}'")));
+        return Err(UsageError::usage(format!(
+            "unknown output format option '{key}'"
+        )));
     }
     Ok((lower, value.to_string()))
 }
@@ -558,16 +613,54 @@ mod tests {
     #[test]
     fn unsupported_options_say_so() {
         for (args, opt) in [
-            (&["-L", "t.bed", "x"][..], "-L"),
-            (&["--targets-file=t.bed", "x"][..], "--targets-file"),
+            (&["-T", "ref.fa", "x"][..], "-T"),
+            (&["--input-fmt-option=x=1", "x"][..], "--input-fmt-option"),
             (&["-C", "x"][..], "-C"),
-            (&["--expr", "mapq>3", "x"][..], "--expr"),
+            (&["--reference", "ref.fa", "x"][..], "--reference"),
         ] {
-            let e = p(args).unwrap_err().0;
+            let e = p(args).unwrap_err().message;
             assert_eq!(e, format!("hts view does not support option {opt} yet"));
         }
-        assert_eq!(p(&["-Z"]).unwrap_err().0, "invalid option -- 'Z'");
+        assert_eq!(p(&["-Z"]).unwrap_err().message, "invalid option -- 'Z'");
+        let e = p(&["-L", "/nonexistent.bed", "x"]).unwrap_err();
+        assert!(!e.show_usage && !e.is_unsupported(), "{}", e.message);
         assert!(p(&["-?"]).unwrap().help);
+    }
+
+    #[test]
+    fn selection_options_reach_select_args() {
+        let a = p(&[
+            "-M",
+            "-q3",
+            "--rf",
+            "PAIRED",
+            "-G",
+            "0x10",
+            "-e",
+            "mapq>1",
+            "-r",
+            "g1",
+            "-x",
+            "NM,MD",
+            "-U",
+            "u.sam",
+            "--subsample=0.5",
+            "-t",
+            "ref.fai",
+            "x",
+            "chr1",
+        ])
+        .unwrap();
+        let s = &a.select;
+        assert!(s.multi_region);
+        assert_eq!((a.min_mapq, s.require_any, s.exclude_all), (3, 1, 0x10));
+        assert_eq!(s.expression.as_deref(), Some("mapq>1"));
+        assert_eq!(s.remove_tags.as_ref().map(|t| t.len()), Some(2));
+        assert_eq!(s.unselected.as_deref(), Some("u.sam"));
+        assert_eq!(s.subsample_fraction, 0.5);
+        assert_eq!(a.positional, ["x", "chr1"]);
+        let e = p(&["-x", "NMX", "x"]).unwrap_err();
+        assert!(e.show_usage && !e.is_unsupported());
     }
 
     #[test]

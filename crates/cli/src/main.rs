@@ -1,9 +1,16 @@
 //! `hts`: samtools' `view`, on the `bam` facade, for local and remote BAM files.
 
 mod args;
+mod flagstat;
 mod getopt;
+mod idxstats;
+mod input;
 mod numbers;
+mod opts;
 mod output;
+mod quickcheck;
+mod select;
+mod sink;
 mod summary;
 mod view;
 
@@ -16,6 +23,9 @@ Usage:   hts <command> [options]
 
 Commands:
      view           SAM/BAM output of a BAM file, whole or by region
+     flagstat       simple stats
+     idxstats       BAM index stats
+     quickcheck     quickly check if SAM/BAM/CRAM file appears intact
      help [cmd]     display this help message or help for [cmd]
      version        detailed version information
 ";
@@ -31,11 +41,21 @@ fn version() -> String {
 }
 
 fn main() -> ExitCode {
+    let code = run();
+    // No request may still be inside libcurl when the process exits (see hfile::shutdown).
+    bam::hfile::shutdown(std::time::Duration::from_secs(2));
+    code
+}
+
+fn run() -> ExitCode {
     let mut argv = std::env::args();
     let program = argv.next().unwrap_or_else(|| "hts".to_string());
     let argv: Vec<String> = argv.collect();
     match argv.first().map(String::as_str) {
         Some("view") => view::run(&program, &argv[1..]),
+        Some("flagstat") => flagstat::run(&argv[1..]),
+        Some("idxstats") => idxstats::run(&argv[1..]),
+        Some("quickcheck") => quickcheck::run(&argv[1..]),
         Some("--version") | Some("-V") | Some("version") => {
             print!("{}", version());
             ExitCode::SUCCESS

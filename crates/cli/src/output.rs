@@ -71,10 +71,10 @@ fn mode_from_extension(path: &str) -> Option<&'static str> {
     }
 }
 
-/// Decides the output for `args` (samtools `main_samview`'s mode string, then
-/// `hts_open_format`'s reading of it).
-pub fn plan(args: &ViewArgs) -> Result<Plan, Unsupported> {
-    let path_arg = args.output.as_deref().filter(|p| *p != "-");
+/// Decides the output to `path` (`-o`, or `-U`'s file) for `args` (samtools `main_samview`'s
+/// mode string, then `hts_open_format`'s reading of it).
+pub fn plan(args: &ViewArgs, path: Option<&str>) -> Result<Plan, Unsupported> {
+    let path_arg = path.filter(|p| *p != "-");
     // out_mode after "w": the extension's letters.
     let mut mode = path_arg
         .and_then(mode_from_extension)
@@ -177,7 +177,8 @@ mod tests {
     fn plan_of(args: &[&str]) -> Result<Plan, Unsupported> {
         let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         v.push("in.bam".to_string());
-        plan(&parse_view(&v).unwrap())
+        let args = parse_view(&v).unwrap();
+        plan(&args, args.output.as_deref())
     }
 
     #[test]

@@ -1,17 +1,20 @@
-//! `hts view`: what samtools view does for the same arguments, in the same order (open the
-//! input, open the output, add the `@PG` line, write the header, then the records of the whole
-//! file or of each region, then the index and the count).
+//! `hts view`: what samtools view does for the same arguments, in the same order (read the
+//! selection options, open the input, edit the header, open the outputs, then select, edit and
+//! write the records of the whole file, of each region or of all regions at once, then the
+//! indexes and the count), except that any query is planned, and cached parts of a remote file
+//! shown current, before an output is opened.
 
-use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-use bam::index::build::Scheme;
-use bam::pg::Program;
-use bam::{parse_region, Header, Reader, Record, RecordRef, Writer, WriterOptions};
+use bam::filter::Selection;
+use bam::{Header, Record};
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
-use crate::output::{self, Plan};
+use crate::input::{self, Item, Records};
+use crate::output;
+use crate::select::{self, Fate};
+use crate::sink::{self, Output, Pace};
 use crate::summary;
 
 /// The status samtools ends with when its output pipe closes: killed by SIGPIPE, which a shell
@@ -19,7 +22,7 @@ use crate::summary;
 pub const BROKEN_PIPE_STATUS: u8 = 141;
 
 /// Why `view` stopped.
-enum Failure {
+pub enum Failure {
     /// The reader of the output went away: stop quietly.
     BrokenPipe,
     /// A cached header or index turned out stale before anything was written: read again
@@ -41,7 +44,7 @@ impl From<bam::Error> for Failure {
     }
 }
 
-fn io_failure(what: &str, e: io::Error) -> Failure {
+pub fn io_failure(what: &str, e: io::Error) -> Failure {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Failure::BrokenPipe
     } else {
@@ -62,6 +65,10 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
             eprintln!("{e}");
             return ExitCode::from(1);
         }
+        Err(e) if !e.show_usage => {
+            eprintln!("hts view: {e}");
+            return ExitCode::from(1);
+        }
         Err(e) => {
             eprintln!("hts view: {e}");
             eprint!("{}", usage());
@@ -78,6 +85,11 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let command_line = command_line(program, argv);
+    // The time limit runs from here, over a second reading as well.
+    let args = ViewArgs {
+        deadline: args.timeout.map(bam::hfile::Deadline::after),
+        ..args
+    };
     let started = std::time::Instant::now();
     let mut result = view(&args, &command_line);
     if let Err(Failure::Stale(why)) = &result {
@@ -103,268 +115,109 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
 }
 
 /// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
-/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, so query
-/// strings are hidden.
+/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, and a
+/// `--header 'Authorization: ...'` its credential, so query strings and the values of
+/// credential headers are hidden.
 fn command_line(program: &str, argv: &[String]) -> String {
     let mut words = vec![program.to_string(), "view".to_string()];
-    words.extend(argv.iter().cloned());
+    words.extend(argv.iter().map(|word| {
+        // `--header=Name: value` as well as `--header` `Name: value`.
+        let (option, value) = match word.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (format!("{o}="), v),
+            _ => (String::new(), word.as_str()),
+        };
+        format!("{option}{}", bam::hfile::redact_text(value))
+    }));
     bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 
-/// samtools' `process_aln` for the filters hts has: keep when all `-f` bits are set, no `-F`
-/// bit is, and MAPQ is at least `-q` (all compared as C `int`s).
-struct Filter {
-    require: i32,
-    exclude: i32,
-    min_mapq: i32,
-}
-
-impl Filter {
-    fn keeps<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {
-        let flag = i32::from(r.flag());
-        flag & self.require == self.require
-            && flag & self.exclude == 0
-            && i32::from(r.mapq()) >= self.min_mapq
-    }
-}
-
-/// Where records go: a writer (and where its index is saved), or only a count.
+/// Where selected (and unselected) records go: the outputs, or only a count.
 enum Sink {
     Records {
-        writer: Box<Writer<Box<dyn Write>>>,
-        index_path: Option<String>,
+        main: Output,
+        /// `-U`.
+        unselected: Option<Output>,
     },
     Count,
 }
 
-/// The index file named with `-X`, and the regions (samtools' positional arguments).
-fn index_and_regions(args: &ViewArgs) -> Result<(Option<&str>, &[String]), Failure> {
-    if !args.explicit_index {
-        return Ok((None, args.positional.get(1..).unwrap_or(&[])));
-    }
-    match args.positional.get(1) {
-        Some(ix) if args.positional.len() > 2 => Ok((Some(ix.as_str()), &args.positional[2..])),
-        _ => Err(Failure::Message(
-            "Incorrect number of arguments for -X option. Aborting.".to_string(),
-        )),
-    }
-}
-
-fn open_input(args: &ViewArgs) -> Result<Reader, Failure> {
-    let file = args.positional.first().map_or("-", String::as_str);
-    let (index_location, regions) = index_and_regions(args)?;
-    // For a remote file the index is fetched while the header is, when regions will need it.
-    let index = match (regions.is_empty(), index_location) {
-        (true, _) => bam::IndexHint::None,
-        (false, Some(at)) => bam::IndexHint::At(at.to_string()),
-        (false, None) => bam::IndexHint::Auto,
-    };
-    let mut options = bam::OpenOptions {
-        threads: args.threads,
-        index,
-        no_cache: args.no_cache,
-        ..Default::default()
-    };
-    options.transport.headers = args.request_headers.clone();
-    options.transport.verbosity = args.verbosity;
-    options.transport.s3 = bam::hfile::S3Options {
-        endpoint: args.s3_endpoint.clone(),
-        requester_pays: args.requester_pays,
-    };
-    if let Some(n) = args.fetchers {
-        options.transport.fetchers = n;
-    }
-    match args.fetch_mode.as_deref() {
-        Some("open-ended") => {
-            options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
-            options.fetch_plan = bam::FetchPlan::PerChunk;
-        }
-        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
-        _ => {}
-    }
-    let reader = Reader::open(file, &options)?;
-    for warning in reader.header().warnings() {
-        eprintln!("{warning}");
-    }
-    Ok(reader)
-}
-
-/// Where the records come from: the whole file in order, or a query of the regions.
-enum Records<'r> {
-    File(&'r mut Reader),
-    Query(bam::Query<'r>),
-}
-
-impl Records<'_> {
-    fn has_eof_marker(&mut self) -> bam::Result<bool> {
-        match self {
-            Records::File(r) => r.has_eof_marker(),
-            Records::Query(q) => q.has_eof_marker(),
-        }
-    }
-
-    fn header(&self) -> &Header {
-        match self {
-            Records::File(r) => r.header(),
-            Records::Query(q) => q.header(),
-        }
-    }
-
-    /// The next record, read in place (it borrows the reader's block buffer).
-    #[inline]
-    fn next(&mut self) -> bam::Result<Option<RecordRef<'_>>> {
-        match self {
-            Records::File(r) => r.read_record_ref(),
-            Records::Query(q) => q.next_record_ref(),
-        }
-    }
-}
-
-/// The records to write. With regions, the query is planned first (its spans on their way),
-/// and cached parts of the file are shown current before anything is written.
-fn plan_records<'r>(
-    args: &ViewArgs,
-    reader: &'r mut Reader,
-) -> Result<(Records<'r>, Vec<String>), Failure> {
-    let (index_location, regions) = index_and_regions(args)?;
-    if regions.is_empty() || args.header == HeaderMode::Only {
-        reader.confirm()?;
-        return Ok((Records::File(reader), Vec::new()));
-    }
-    reader.select_index(index_location)?;
-    if let Some(e) = reader.header().text_error() {
-        eprintln!("{e}");
-    }
-    let mut targets = Vec::with_capacity(regions.len());
-    let mut names = Vec::with_capacity(regions.len());
-    for region in regions {
-        match parse_region(region, reader.header()) {
-            Ok(target) => {
-                targets.push(target);
-                names.push(region.clone());
-            }
-            Err(e) => {
-                if let Some(message) = e.htslib_message() {
-                    eprintln!("{message}");
-                }
-                eprintln!("{}", e.samtools_warning());
-            }
-        }
-    }
-    // One plan for every region; records still come region by region, as samtools prints them.
-    let query = reader.query_all(&targets)?;
-    for (i, name) in names.iter().enumerate() {
-        if query.is_invalid(i) {
-            eprintln!("{}", bam::region::invalid_region_warning(name));
-        }
-    }
-    Ok((Records::Query(query), names))
-}
-
-fn create(path: Option<&str>) -> Result<Box<dyn Write>, Failure> {
-    match path {
-        None => Ok(Box::new(io::stdout())),
-        Some(p) => File::create(p)
-            .map(|f| Box::new(f) as Box<dyn Write>)
-            .map_err(|e| Failure::Message(format!("failed to open \"{p}\" for writing: {e}"))),
-    }
-}
-
-/// The header to write: the input's, with hts's `@PG` line unless `--no-PG`.
-fn output_header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Header, Failure> {
-    if args.no_pg {
-        return Ok(input.clone());
-    }
-    let program = Program {
-        name: "hts",
-        version: env!("CARGO_PKG_VERSION"),
-        command_line,
-    };
-    input.with_program(&program).map_err(|e| {
-        eprintln!("{e}");
-        Failure::Message("failed to add PG line to the header".to_string())
-    })
-}
-
-fn open_output(
-    args: &ViewArgs,
-    plan: &Plan,
-    header: &Header,
-) -> Result<Writer<Box<dyn Write>>, Failure> {
-    let index = match &plan.index {
-        None if args.write_index => {
-            return Err(Failure::Message(
-                "--write-index needs an output file (-o FILE)".to_string(),
-            ))
-        }
-        None => None,
-        Some((_, Scheme::Bai)) => Some(Scheme::Bai),
-        Some((_, Scheme::Csi { min_shift, .. })) => Some(Scheme::csi_for(
-            *min_shift,
-            header.refs().iter().map(|r| u64::from(r.len)),
-        )),
-    };
-    if index.is_some() && plan.format == bam::OutputFormat::Sam {
-        return Err(Failure::Message(format!(
-            "failed to open index \"{}\" for writing: uncompressed SAM cannot be indexed",
-            plan.index.as_ref().map_or("", |i| i.0.as_str())
-        )));
-    }
-    let options = WriterOptions {
-        format: plan.format,
-        level: plan.level,
-        threads: plan.threads.unwrap_or(args.threads),
-        sam_header: plan.force_header || args.header != HeaderMode::None,
-        index,
-        name: plan
-            .path
-            .clone()
-            .unwrap_or_else(|| "standard output".to_string()),
-    };
-    let out = create(plan.path.as_deref())?;
-    Ok(Writer::new(out, header, &options)?)
-}
-
 fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
-    let plan = output::plan(args);
-    if plan.as_ref().is_ok_and(|p| p.warn_uncompressed_ignored) {
+    let select = &args.select;
+    if args.count && select.fetch_pairs {
+        return Err(Failure::Message(
+            "The options -P and -c cannot be combined".to_string(),
+        ));
+    }
+    if select.unmap && select.unselected.is_some() {
+        return Err(Failure::Message(
+            "Options --unoutput and --unmap are mutually exclusive.".to_string(),
+        ));
+    }
+    let mut selection = select
+        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
+        .map_err(Failure::Message)?;
+    let plan = output::plan(args, args.output.as_deref());
+    let plan_unselected = select
+        .unselected
+        .as_deref()
+        .map(|path| output::plan(args, Some(path)));
+    let warn = |p: &Result<output::Plan, output::Unsupported>| {
+        p.as_ref().is_ok_and(|p| p.warn_uncompressed_ignored)
+    };
+    if warn(&plan) || plan_unselected.as_ref().is_some_and(warn) {
         eprintln!("[view] Warning option -u ignored due to filename suffix");
     }
-    let mut reader = open_input(args)?;
-    let (mut records, _) = plan_records(args, &mut reader)?;
+    let mut reader = input::open(args)?;
+    // htslib parses the header text when a reference name is looked up or a line is added (@PG,
+    // -r/-R); from then on the text's @SQ lines are references too (`Header::targets`), for
+    // the records read and the names written. samtools has one header object: the input's is
+    // parsed before the output's is made from it.
+    if sink::edits_header(args) || input::looks_up_names(args) {
+        let _ = reader.header().text_error();
+    }
+    let header = sink::header(args, reader.header(), command_line)?;
+    let mut records = input::plan(args, &mut reader, &header, &mut selection)?;
     if !records.has_eof_marker()? {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
     let mut sink = if args.count {
         Sink::Count
     } else {
-        let plan = plan.map_err(|u| {
+        let unsupported = |u: output::Unsupported| {
             Failure::Message(format!("hts view does not support writing {} yet", u.0))
-        })?;
-        let header = output_header(args, records.header(), command_line)?;
-        let writer = open_output(args, &plan, &header)?;
-        Sink::Records {
-            writer: Box::new(writer),
-            index_path: plan.index.map(|(path, _)| path),
-        }
+        };
+        let main = Output::open(args, &plan.map_err(unsupported)?, &header)?;
+        let unselected = match plan_unselected {
+            Some(p) => Some(Output::open(args, &p.map_err(unsupported)?, &header)?),
+            None => None,
+        };
+        Sink::Records { main, unselected }
     };
     let mut count: u64 = 0;
     if args.header != HeaderMode::Only {
-        write_records(args, &mut records, &mut sink, &mut count)?;
+        write_records(
+            args,
+            &mut selection,
+            &header,
+            &mut records,
+            &mut sink,
+            &mut count,
+        )?;
     }
-    if let Sink::Records { writer, index_path } = sink {
-        let (mut out, index) = writer.finish()?;
-        out.flush().map_err(|e| io_failure("write failed", e))?;
-        if let (Some(built), Some(path)) = (index, index_path) {
-            let file = File::create(&path)
-                .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
-            built
-                .write(io::BufWriter::new(file))
-                .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
+    if let (n @ 1.., first) = selection.evaluation_errors() {
+        let why = first.map_or(String::new(), |e| format!(" ({e})"));
+        eprintln!(
+            "[E::sam_passes_filter] Couldn't process filter expression{why}: {n} records not selected"
+        );
+    }
+    if let Sink::Records { main, unselected } = sink {
+        main.finish()?;
+        if let Some(u) = unselected {
+            u.finish()?;
         }
     }
     if args.count {
-        let mut out = create(args.output.as_deref().filter(|p| *p != "-"))?;
+        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"))?;
         writeln!(out, "{count}")
             .and_then(|()| out.flush())
             .map_err(|e| io_failure("writing the count failed", e))?;
@@ -372,63 +225,74 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// samtools' `process_one_record` on every record: selected ones (edited) to the output and
+/// the count, with `-p` unselected ones marked unmapped to the output, else to `-U`. A record
+/// read in place is judged and written as it is when only its fixed fields decide and no edit
+/// applies; otherwise it is copied into an owned record first.
 fn write_records(
     args: &ViewArgs,
+    selection: &mut Selection,
+    header: &Header,
     records: &mut Records,
     sink: &mut Sink,
     count: &mut u64,
 ) -> Result<(), Failure> {
-    let filter = Filter {
-        require: args.require_flags,
-        exclude: args.exclude_flags,
-        min_mapq: args.min_mapq,
-    };
+    let in_place = selection.by_fields_only()
+        && !args.select.fetch_pairs
+        && (args.count || !args.select.edits());
     let mut pace = Pace::new();
-    while let Some(record) = records.next()? {
-        if !filter.keeps(&record) {
-            continue;
-        }
-        *count += 1;
-        if let Sink::Records { writer, .. } = sink {
-            writer.write_record(&record)?;
+    while let Some(item) = records.next()? {
+        let written = match item {
+            Item::InPlace(record) if in_place => {
+                let fate = if selection.passes_fields(&record) {
+                    Fate::Selected
+                } else {
+                    Fate::Unselected
+                };
+                deliver(sink, fate, &record, count)
+            }
+            item => {
+                let mut record = item.into_owned();
+                let fate =
+                    select::process(&args.select, selection, &mut record, header, args.count)
+                        .map_err(Failure::Message)?;
+                deliver(sink, fate, &record, count)
+            }
+        };
+        // A record the writer refuses (corrupt aux data) is named by where it is in the input.
+        written.map_err(|e| {
+            let (input, at) = records.last_record();
+            e.about_record(input, at)
+        })?;
+        if let Sink::Records { main, unselected } = sink {
             if pace.due() {
-                writer.flush_text()?;
+                main.flush_text()?;
+                if let Some(u) = unselected {
+                    u.flush_text()?;
+                }
             }
         }
     }
     Ok(())
 }
 
-/// When to hand buffered output on: records come slowly from a slow link, and a reader of the
-/// output should not wait for a full buffer. The clock is read every few records only.
-struct Pace {
-    records: u32,
-    last: std::time::Instant,
-}
-
-impl Pace {
-    const EVERY: u32 = 64;
-    const AFTER: std::time::Duration = std::time::Duration::from_millis(200);
-
-    fn new() -> Pace {
-        Pace {
-            records: 0,
-            last: std::time::Instant::now(),
-        }
+/// Counts a selected record and writes a record where its fate sends it.
+#[inline]
+fn deliver<D: AsRef<[u8]>>(
+    sink: &mut Sink,
+    fate: Fate,
+    record: &Record<D>,
+    count: &mut u64,
+) -> bam::Result<()> {
+    if fate == Fate::Selected {
+        *count += 1;
     }
-
-    /// True when the output should be flushed now.
-    fn due(&mut self) -> bool {
-        self.records += 1;
-        if self.records < Pace::EVERY {
-            return false;
-        }
-        self.records = 0;
-        let now = std::time::Instant::now();
-        if now.duration_since(self.last) >= Pace::AFTER {
-            self.last = now;
-            return true;
-        }
-        false
+    let Sink::Records { main, unselected } = sink else {
+        return Ok(());
+    };
+    match (fate, unselected.as_mut()) {
+        (Fate::Selected | Fate::Unmapped, _) => main.write(record),
+        (Fate::Unselected, Some(u)) => u.write(record),
+        (Fate::Unselected | Fate::Dropped, _) => Ok(()),
     }
 }

@@ -99,14 +99,26 @@ fn fetched_header(log: &[LogEntry]) -> bool {
         .any(|e| e.range.as_deref() == Some("bytes=0-16383"))
 }
 
+/// x.bam (rand.bam) and its BAI served, an empty cache folder, and the local output of
+/// [`REGIONS`].
+fn bai_site() -> (Site, PathBuf, Vec<u8>) {
+    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
+    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    (site, scratch("cache"), expected)
+}
+
+/// `hts view URL REGIONS...`'s arguments.
+fn query_args(url: &str) -> Vec<&str> {
+    let mut args = vec![url];
+    args.extend(REGIONS);
+    args
+}
+
 #[test]
 fn a_second_run_takes_header_and_index_from_the_cache() {
-    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
-    let cache = scratch("cache");
+    let (site, cache, expected) = bai_site();
     let url = site.url("x.bam");
-    let mut args = vec![url.as_str()];
-    args.extend(REGIONS);
-    let expected = local(&REGIONS, &site.dir.join("x.bam"));
+    let args = query_args(&url);
 
     let (cold, _) = view(&args, &cache, &[]);
     assert!(cold == expected, "cold output differs");
@@ -139,11 +151,9 @@ fn a_second_run_takes_header_and_index_from_the_cache() {
 /// and checks the second run read the file anew (no stale header or index) with the right
 /// output.
 fn changed_object_is_read_anew(change: impl Fn(&Site)) {
-    let site = Site::new(&[("rand.bam", "x.bam"), ("rand.bam.bai", "x.bam.bai")]);
-    let cache = scratch("cache");
+    let (site, cache, _) = bai_site();
     let url = site.url("x.bam");
-    let mut args = vec![url.as_str()];
-    args.extend(REGIONS);
+    let args = query_args(&url);
     view(&args, &cache, &[]);
     change(&site);
     site.server.reset();
@@ -313,4 +323,91 @@ fn partial_index_reads_fetch_what_the_query_needs() {
         }
         println!("{what}: {fetched} of {size} index bytes");
     }
+}
+
+#[test]
+fn a_cached_index_under_a_later_name_lets_the_spans_go_out_at_once() {
+    let (site, cache, expected) = bai_site();
+    let url = site.url("x.bam");
+    let args = query_args(&url);
+    view(&args, &cache, &[]);
+
+    // The names samtools tries before x.bam.bai answer late: the spans, planned from the
+    // cached index, must not wait for those answers (the log records a request when it is
+    // answered).
+    site.server.reset();
+    for name in ["/x.bam.csi", "/x.csi"] {
+        site.server.add_rule(testkit::Rule {
+            path: name.into(),
+            fault: testkit::Fault::Delay(Duration::from_millis(800)),
+            times: None,
+        });
+    }
+    let (warm, err) = view(&args, &cache, &[]);
+    assert!(warm == expected, "warm output differs: {err}");
+    let log = site.server.log();
+    let first_absent = log
+        .iter()
+        .position(|e| e.path.ends_with(".csi"))
+        .expect("the .csi names were asked for");
+    let first_span = log
+        .iter()
+        .position(|e| e.path == "/x.bam" && e.bounded_range().is_some_and(|(a, _)| a > 0))
+        .expect("a span was fetched");
+    assert!(first_span < first_absent, "{log:#?}");
+
+    // An index appearing under an earlier name is the one samtools would use: the run
+    // starts again without the cache and reads it.
+    site.server.clear_rules();
+    site.server.reset();
+    site.replace("rand.bam.csi", "x.bam.csi");
+    let (got, err) = view(&args, &cache, &[]);
+    assert!(got == expected, "output differs: {err}");
+    assert!(err.contains("exists now"), "{err}");
+    let csi = requests_for(&site.server.log(), "x.bam.csi")
+        .iter()
+        .filter(|e| e.status == 206)
+        .count();
+    assert!(
+        csi > 0,
+        "the new index was not read: {:#?}",
+        site.server.log()
+    );
+}
+
+#[test]
+fn the_rest_of_an_index_is_asked_for_before_its_first_piece_has_arrived() {
+    let site = Site::new(&[("manyrefs.bam", "m.bam"), ("manyrefs.bam.bai", "m.bam.bai")]);
+    let url = site.url("m.bam");
+    let knob = [("HTS_INDEX_FIRST_PIECE", "4096")];
+    // The first piece's body arrives slowly (0.5 s; its headers, with the size, at once);
+    // the rest (the query names the last reference) must be asked for without waiting for it.
+    site.server.add_rule(testkit::Rule {
+        path: "/m.bam.bai".into(),
+        fault: testkit::Fault::OnRange {
+            start: 0,
+            fault: Box::new(testkit::Fault::Trickle {
+                bytes_per_sec: 8 * 1024,
+            }),
+        },
+        times: None,
+    });
+    let args = ["--no-cache", url.as_str(), "*"];
+    let (got, _) = view(&args, &scratch("c"), &knob);
+    assert!(
+        got == local(&["*"], &site.dir.join("m.bam")),
+        "output differs"
+    );
+    let log = site.server.log();
+    let at = |start: u64| {
+        log.iter()
+            .find(|e| e.path == "/m.bam.bai" && e.bounded_range().is_some_and(|(a, _)| a == start))
+            .map(|e| e.arrived)
+            .unwrap_or_else(|| panic!("no index request from {start}: {log:#?}"))
+    };
+    let waited = at(4096).duration_since(at(0));
+    assert!(
+        waited < Duration::from_millis(300),
+        "the rest waited {waited:?}"
+    );
 }

@@ -4,7 +4,7 @@
 //! is still on the wire.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -216,6 +216,178 @@ fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
     }
 }
 
+/// A BED of 300 lines on a remote file, with `-L` (samtools reads the whole file; hts asks the
+/// index), `-M -L` and `--region-file`: the output of a local run (for `-L`, the whole file
+/// read and filtered), and a few bounded requests for the BAM: one plan, not one per line.
+#[test]
+fn a_bed_of_many_lines_is_one_plan() {
+    let bed = testkit::workspace_root()
+        .join("fixtures/conformance-extra/lists/many.bed")
+        .display()
+        .to_string();
+    let local = testkit::corpus_dir()
+        .join("data/rand.bam")
+        .display()
+        .to_string();
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    let remote = server.url("data/rand.bam");
+    for option in [&["-L"][..], &["-M", "-L"], &["--region-file"]] {
+        let args = |file: &str| {
+            let mut a = vec!["--no-cache".to_string()];
+            a.extend(option.iter().map(|s| s.to_string()));
+            a.extend([bed.clone(), file.to_string()]);
+            a
+        };
+        let (expected, _) = view(&args(&local));
+        assert!(
+            expected.len() > 10_000,
+            "{option:?}: the BED selects records"
+        );
+        server.reset();
+        let (got, _) = view(&args(&remote));
+        assert!(
+            got == expected,
+            "{option:?}: remote output differs from local"
+        );
+        let log = server.log();
+        let bam_gets: Vec<_> = log
+            .iter()
+            .filter(|e| e.method == "GET" && e.path.ends_with("rand.bam"))
+            .collect();
+        assert!(
+            bam_gets.iter().all(|e| e.is_bounded()),
+            "{option:?}: {bam_gets:?}"
+        );
+        assert!(
+            bam_gets.len() <= 12,
+            "{option:?}: {} requests for 300 BED lines",
+            bam_gets.len()
+        );
+        // Reading the whole file needs no index: asking for one shows the query was planned.
+        assert!(
+            log.iter()
+                .any(|e| e.path.ends_with(".bai") || e.path.ends_with(".csi")),
+            "{option:?}: the index was read"
+        );
+    }
+}
+
+/// A coordinate-sorted BAM of `n` random 100 bp reads on one 4 Mb reference, with a BAI,
+/// written by hts itself into `dir` as `big.bam`: large enough that regions far apart are
+/// planned as separate spans.
+fn big_bam(dir: &Path, n: usize) -> PathBuf {
+    use testkit::builders::{bgzf, BamBuilder, Rec};
+    let mut rng = testkit::Rng::new(7);
+    let mut positions: Vec<i32> = (0..n).map(|_| rng.below(3_999_000) as i32).collect();
+    positions.sort_unstable();
+    let mut b = BamBuilder::new(b"@HD\tVN:1.6\tSO:coordinate\n", &[("c", 4_000_000)]);
+    for (i, pos) in positions.into_iter().enumerate() {
+        let seq: String = (0..100).map(|_| b"ACGT"[rng.below(4)] as char).collect();
+        let qual: Vec<u8> = (0..100).map(|_| rng.below(40) as u8).collect();
+        let name = format!("r{i}");
+        b = b.record(&Rec {
+            name: &name,
+            pos,
+            cigar: "100M",
+            seq: &seq,
+            qual: Some(qual),
+            ..Rec::default()
+        });
+    }
+    let raw = dir.join("raw.bam");
+    std::fs::write(&raw, bgzf(&b.bytes(), 65_280)).unwrap();
+    let out = dir.join("big.bam");
+    view(&[
+        "-b".to_string(),
+        "--no-PG".to_string(),
+        "--write-index".to_string(),
+        "-o".to_string(),
+        format!("{}##idx##{}.bai", out.display(), out.display()),
+        raw.display().to_string(),
+    ]);
+    out
+}
+
+/// The bytes a multi-region query reads are the ones it planned (and so fetched ahead): the
+/// chunks of regions already passed are skipped, as htslib's multi-region iterator skips them,
+/// rather than read with a request of their own.
+#[test]
+fn multi_region_reads_stay_inside_the_plan() {
+    use bam::filter::bed::Targets;
+    use bam::multi::RegionSet;
+
+    let dir = std::env::temp_dir().join(format!("hts-remote-multi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let local = big_bam(&dir, 40_000);
+    // Eight regions 480 kb apart.
+    let bed = dir.join("far.bed");
+    let lines: String = (0..8)
+        .map(|i| format!("c\t{}\t{}\n", 100_000 + i * 480_000, 101_000 + i * 480_000))
+        .collect();
+    std::fs::write(&bed, lines).unwrap();
+    let targets = Targets::read(&bed.display().to_string()).unwrap();
+    let mut reader = bam::Reader::open(&local.display().to_string(), &Default::default()).unwrap();
+    reader.select_index(None).unwrap();
+    let set = RegionSet::resolve(&targets.region_list(false), reader.header(), |_| {});
+    // `--region-file`: htslib's multi-region iterator; `-L` on a remote file: every record
+    // overlapping the BED, through the index.
+    let planned = [
+        (
+            "--region-file",
+            reader
+                .itr_multi(&set)
+                .unwrap()
+                .spans()
+                .iter()
+                .map(|s| (s.start, s.end))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "-L",
+            reader
+                .query_regions(set.clone())
+                .unwrap()
+                .plan()
+                .spans
+                .iter()
+                .map(|s| (s.start, s.end))
+                .collect(),
+        ),
+    ];
+    let server = Server::start(&dir).unwrap();
+    for (option, spans) in planned {
+        assert!(spans.len() >= 8, "{option}: {spans:?}");
+        let args = |file: String| {
+            vec![
+                "--no-cache".to_string(),
+                option.to_string(),
+                bed.display().to_string(),
+                file,
+            ]
+        };
+        let (expected, _) = view(&args(local.display().to_string()));
+        server.reset();
+        let (got, _) = view(&args(server.url("big.bam")));
+        assert!(expected.len() > 10_000 && got == expected, "{option}");
+        for e in server.log() {
+            if e.method != "GET" || !e.path.ends_with("big.bam") {
+                continue;
+            }
+            let Some((a, b)) = e.bounded_range() else {
+                assert_eq!(e.range.as_deref(), Some("bytes=-28"), "{e:?}");
+                continue;
+            };
+            let header = a == 0 && b < 64 * 1024;
+            let inside = spans.iter().any(|&(s, t)| s <= a && b < t);
+            assert!(
+                header || inside,
+                "{option}: bytes {a}-{b} outside the plan {spans:?}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `[hts] summary: requests=N retries=N bytes_received=N ...` as (name, value) pairs.
 fn summary_of(stderr: &str) -> Vec<(String, f64)> {
     let lines: Vec<&str> = stderr
@@ -301,4 +473,28 @@ fn scattered_transient_faults_are_retried_and_counted() {
         faults += served;
     }
     assert!(faults > 0, "no fault was served");
+}
+
+#[test]
+fn missing_index_names_cost_no_round_trip_of_their_own() {
+    // aux.bam has only a .bai: the .csi names are asked for beside it and refused.
+    let data = testkit::corpus_dir().join("data");
+    let (expected, _) = view(&[
+        "--no-cache".into(),
+        data.join("aux.bam").display().to_string(),
+        "a1".into(),
+    ]);
+    let server = Server::start(&testkit::corpus_dir()).unwrap();
+    let (got, _) = view(&["--no-cache".into(), server.url("data/aux.bam"), "a1".into()]);
+    assert!(got == expected, "remote output differs from local");
+    let log = server.log();
+    // The refusal of each missing name's first request answers for it: no HEAD (or other
+    // second request) asks again, which would add a round trip before the query can start.
+    for e in &log {
+        assert_eq!(e.method, "GET", "{e:?}\n{log:#?}");
+    }
+    for missing in ["/data/aux.bam.csi", "/data/aux.csi"] {
+        let asked = log.iter().filter(|e| e.path == missing).count();
+        assert_eq!(asked, 1, "{missing} asked {asked} times\n{log:#?}");
+    }
 }

@@ -34,6 +34,15 @@ pub enum Error {
         offset: u64,
         message: String,
     },
+    /// The server ignores `Range` (it answered a request for bytes from `offset`, or for the
+    /// last bytes, with `200` and the whole object): the object can only be read as one stream
+    /// from its start. The HTTP backend switches to that by itself; this error reaches callers
+    /// only where a stream cannot serve (the last bytes of the object, asked for alone).
+    RangeIgnored { name: String, offset: u64 },
+    /// The server does not tell the object's size (`Content-Range: bytes A-B/*`, no usable
+    /// `HEAD`): the object can still be read to its end (a `416` at the end says where it
+    /// is), but nothing that needs the size beforehand can be done.
+    SizeUnknown { name: String },
 }
 
 impl Error {
@@ -45,7 +54,9 @@ impl Error {
             | Error::UnsupportedScheme { name, .. }
             | Error::Remote { name, .. }
             | Error::Status { name, .. }
-            | Error::Protocol { name, .. } => name,
+            | Error::Protocol { name, .. }
+            | Error::RangeIgnored { name, .. }
+            | Error::SizeUnknown { name } => name,
         }
     }
 
@@ -58,7 +69,9 @@ impl Error {
             | Error::UnsupportedScheme { name, .. }
             | Error::Remote { name, .. }
             | Error::Status { name, .. }
-            | Error::Protocol { name, .. } => *name = new_name.to_string(),
+            | Error::Protocol { name, .. }
+            | Error::RangeIgnored { name, .. }
+            | Error::SizeUnknown { name } => *name = new_name.to_string(),
         }
         self
     }
@@ -114,7 +127,22 @@ impl Error {
                 offset: *offset,
                 message: message.clone(),
             },
+            Error::RangeIgnored { name, offset } => Error::RangeIgnored {
+                name: name.clone(),
+                offset: *offset,
+            },
+            Error::SizeUnknown { name } => Error::SizeUnknown { name: name.clone() },
         }
+    }
+
+    /// True when the server ignores `Range` requests ([`Error::RangeIgnored`]).
+    pub fn is_range_ignored(&self) -> bool {
+        matches!(self, Error::RangeIgnored { .. })
+    }
+
+    /// True when the server does not tell the object's size ([`Error::SizeUnknown`]).
+    pub fn is_size_unknown(&self) -> bool {
+        matches!(self, Error::SizeUnknown { .. })
     }
 
     /// True when the source does not exist (a missing file, HTTP 404).
@@ -160,6 +188,14 @@ impl fmt::Display for Error {
                 offset, message, ..
             } => {
                 write!(f, "{name}: bad response at byte {offset}: {message}")
+            }
+            Error::RangeIgnored { offset, .. } => write!(
+                f,
+                "{name}: the server ignores Range requests (200 and the whole object for bytes \
+                 from {offset}); the object can only be read from its start"
+            ),
+            Error::SizeUnknown { .. } => {
+                write!(f, "{name}: the server does not tell the object's size")
             }
         }
     }

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod cache;
+mod deadline;
 mod error;
 mod file;
 pub mod gcs;
@@ -37,11 +38,12 @@ pub mod s3;
 mod stats;
 mod stream;
 
+pub use deadline::Deadline;
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
 pub use hook::RequestHook;
-pub use http::HttpBackend;
+pub use http::{shutdown, HttpBackend};
 pub use memory::MemoryBackend;
 pub use prefix::{Prefix, PrefixBackend};
 pub use redact::{is_presigned, redact_header, redact_text, redact_url};

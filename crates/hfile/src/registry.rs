@@ -40,6 +40,15 @@ pub struct OpenOptions {
     pub low_speed_time: std::time::Duration,
     /// See `low_speed_time`.
     pub low_speed_limit: u32,
+    /// Each attempt of a request may take `request_time` plus its bytes at `min_rate` bytes/s
+    /// (0: no bound), then it is abandoned (and retried): a body trickled just above the
+    /// low-speed limit still ends.
+    pub request_time: std::time::Duration,
+    /// See `request_time`.
+    pub min_rate: u64,
+    /// The whole query must be over by then (`hts view --timeout`): no request starts after it,
+    /// running ones are cut at it, and no retry waits past it.
+    pub deadline: Option<crate::Deadline>,
     /// The largest byte count one request asks for; reads with no readahead limit are split
     /// into requests of this size.
     pub request_size: u64,
@@ -67,6 +76,9 @@ impl Default for OpenOptions {
             connect_timeout: std::time::Duration::from_secs(30),
             low_speed_time: std::time::Duration::from_secs(30),
             low_speed_limit: 1,
+            request_time: std::time::Duration::from_secs(30),
+            min_rate: 16 * 1024,
+            deadline: None,
             request_size: 8 * 1024 * 1024,
             max_redirects: 5,
             range_mode: RangeMode::Bounded,
@@ -89,6 +101,7 @@ impl fmt::Debug for OpenOptions {
             .field("s3", &self.s3)
             .field("verbosity", &self.verbosity)
             .field("retries", &self.retries)
+            .field("deadline", &self.deadline)
             .field("request_size", &self.request_size)
             .field("range_mode", &self.range_mode)
             .finish_non_exhaustive()

@@ -483,11 +483,28 @@ fn mismatched_ranges_are_protocol_errors() {
 }
 
 #[test]
-fn ignored_range_is_an_error_except_at_offset_zero() {
+fn a_server_that_ignores_range_is_read_as_one_stream() {
     let _g = serial();
-    let (_s, r, _) = fault_read(Fault::IgnoreRange, None, 1000, 2000);
-    let e = r.unwrap_err();
-    assert!(e.to_string().contains("ignored the Range"), "{e}");
+    let s = Server::with_fault(Fault::IgnoreRange, None);
+    let mut b = HttpBackend::open(&s.url("/data.bin"), &fast_options()).unwrap();
+    assert_eq!(read_span(&mut b, 1000, 2000).unwrap(), &s.data[1000..2000]);
+    // The ranged request showed it; the object then came as one stream, without Range.
+    assert_eq!(s.ranges("/data.bin"), vec![range(1000, 1999), None]);
+    // Forward: the same stream reads on.
+    let far = SIZE as u64 - 5000;
+    assert_eq!(
+        read_span(&mut b, far, far + 100).unwrap(),
+        &s.data[SIZE - 5000..SIZE - 4900]
+    );
+    assert_eq!(s.ranges("/data.bin").len(), 2);
+    // Back before what the stream holds: read again from the start.
+    assert_eq!(read_span(&mut b, 10, 20).unwrap(), &s.data[10..20]);
+    assert_eq!(s.ranges("/data.bin"), vec![range(1000, 1999), None, None]);
+    assert_eq!(b.size().unwrap(), SIZE as u64);
+    // The last bytes alone cannot be had: a typed error, not data.
+    let e = b.read_tail(28).unwrap_err();
+    assert!(e.is_range_ignored(), "{e}");
+    // At offset 0 a 200 is the answer itself, and only what was asked is kept.
     let s = Server::with_fault(Fault::IgnoreRange, None);
     let mut b = HttpBackend::open(&s.url("/data.bin"), &fast_options()).unwrap();
     assert_eq!(read_span(&mut b, 0, 1000).unwrap(), &s.data[..1000]);
@@ -550,6 +567,61 @@ fn retries_stop_at_the_time_limit() {
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     // 50 + 100 + 200 ms of backoff fit in 400 ms; the next 400 ms would not.
     assert_eq!(s.ranges("/data.bin").len(), 4);
+}
+
+#[test]
+fn a_trickled_body_is_cut_by_the_request_deadline() {
+    let _g = serial();
+    // 2000 bytes/s keeps above the low-speed limit; 20000 bytes would take 10 s.
+    let s = Server::with_fault(
+        Fault::Trickle {
+            bytes_per_sec: 2000,
+        },
+        None,
+    );
+    let mut options = fast_options();
+    options.request_time = Duration::from_millis(500);
+    options.min_rate = 10_000;
+    options.retries = 1;
+    let t = Instant::now();
+    let mut b = HttpBackend::open(&s.url("/data.bin"), &options).unwrap();
+    let e = read_span(&mut b, 0, 20_000).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("no complete answer within"), "{text}");
+    assert!(text.contains("gave up after 2 attempts"), "{text}");
+    // 0.5 s + 20000 bytes at 10 kB/s per attempt, twice, and a backoff.
+    assert!(t.elapsed() < Duration::from_secs(7), "{:?}", t.elapsed());
+    let ranges = s.ranges("/data.bin");
+    assert_eq!(ranges.len(), 2, "{ranges:?}");
+    // The retry resumed after the bytes that had trickled in.
+    assert!(bounds(&ranges[1]).0 > 0, "{ranges:?}");
+}
+
+#[test]
+fn the_query_deadline_cuts_a_stall_and_stops_retries() {
+    let _g = serial();
+    let s = Server::with_fault(Fault::Stall { after: Some(10) }, None);
+    let mut options = fast_options();
+    options.low_speed_time = Duration::from_secs(30);
+    options.deadline = Some(hfile::Deadline::after(Duration::from_millis(1500)));
+    let t = Instant::now();
+    let mut b = HttpBackend::open(&s.url("/data.bin"), &options).unwrap();
+    let e = read_span(&mut b, 100, 1000).unwrap_err();
+    assert!(
+        e.to_string().contains("the time limit of 1.5 s ran out"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("at byte 110"), "{e}");
+    let took = t.elapsed();
+    assert!(
+        took >= Duration::from_millis(1400) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    // Past the deadline nothing more is sent.
+    let sent = s.ranges("/data.bin").len();
+    let mut again = HttpBackend::open(&s.url("/data.bin"), &options).unwrap();
+    assert!(read_span(&mut again, 0, 10).is_err());
+    assert_eq!(s.ranges("/data.bin").len(), sent);
 }
 
 #[test]

@@ -21,6 +21,7 @@ pub mod build;
 mod chunk;
 mod error;
 mod load;
+pub mod multi;
 pub mod plan;
 mod query;
 mod refs;

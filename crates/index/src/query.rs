@@ -102,7 +102,7 @@ impl Index {
     }
 
     /// htslib's `min_off` and `max_off` for a region.
-    fn offset_window(&self, r: &Reference, beg: i64, end: i64) -> (u64, u64) {
+    pub(crate) fn offset_window(&self, r: &Reference, beg: i64, end: i64) -> (u64, u64) {
         let pseudo = binning::pseudo_bin(self.depth);
         // htslib reads the unmapped count into a uint32_t; with no pseudo-bin it assumes there
         // may be unmapped reads. A pseudo-bin with fewer than two pairs is read out of bounds
@@ -177,11 +177,13 @@ impl Index {
 
     /// An estimate of where the records of reference `tid` that start at or after `end` begin:
     /// the smallest offset of the records overlapping the first index window after the one
-    /// holding `end - 1` (the linear index for BAI; the deepest existing bin's loffset there
-    /// for CSI). Reading up to the block holding it usually sees the first record past `end`,
-    /// which ends a region query; it is only an estimate (a long record from before can sit
-    /// later in the file), so a reader must be ready to read on. `None` when the index has no
-    /// entry that far (the region runs to the end of the reference's data).
+    /// holding `end - 1` (the linear index for BAI; for CSI, the loffset of the existing bin
+    /// that starts first at or after that window, since htslib folds small bins into their
+    /// parents and a parent's loffset describes its own start). Reading up to the block holding
+    /// it usually sees the first record past `end`, which ends a region query; it is only an
+    /// estimate (a long record from before can sit later in the file), so a reader must be
+    /// ready to read on. `None` when the index has no entry that far (the region runs to the
+    /// end of the reference's data).
     pub fn estimate_end(&self, tid: usize, end: u64) -> Option<VirtualOffset> {
         let r = self.refs.get(tid)?;
         let window = (end.max(1) - 1) >> self.min_shift;
@@ -196,14 +198,33 @@ impl Index {
         if pos >= self.max_position() {
             return None;
         }
-        // From the deepest level up: the first existing bin holding `pos`.
-        let mut found = None;
-        binning::for_each_level(pos, pos + 1, self.min_shift, self.depth, |first, _| {
-            if let Some(b) = r.bins.get(&first) {
-                found = Some(b.loffset);
+        // A bin's loffset is the linear index at its first window, so the bin starting first
+        // at or after `pos` gives the tightest value that is not before `pos`'s own. At each
+        // level the bins up to a parent's width on are enough: past them, the parent's level
+        // has one.
+        let mut best: Option<(u64, u64)> = None;
+        for level in 0..=self.depth {
+            let shift = self.min_shift + 3 * (self.depth - level);
+            let bins_here = 1u64 << (3 * level);
+            let first = u64::from(binning::first_bin(level));
+            let k0 = pos.div_ceil(1u64 << shift);
+            for k in k0..(k0 + 8).min(bins_here) {
+                let start = k << shift;
+                if best.is_some_and(|(s, _)| s <= start) {
+                    break;
+                }
+                let Ok(bin) = u32::try_from(first + k) else {
+                    break;
+                };
+                if let Some(b) = r.bins.get(&bin) {
+                    if b.loffset != 0 {
+                        best = Some((start, b.loffset));
+                    }
+                    break;
+                }
             }
-        });
-        found.map(VirtualOffset::from_raw).filter(|v| v.raw() != 0)
+        }
+        best.map(|(_, loffset)| VirtualOffset::from_raw(loffset))
     }
 
     /// Where htslib starts reading for the region `*` (reads without coordinates), as

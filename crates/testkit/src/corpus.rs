@@ -10,10 +10,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-use wait_timeout::ChildExt;
 
 /// One row of `cases.tsv`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,43 +238,10 @@ pub fn run_with_timeout(
     env: &[EnvChange],
     timeout: Duration,
 ) -> Result<Outcome, String> {
-    // Output goes to files, not pipes: a pipe nobody reads while waiting could block the child.
-    let tmp = scratch_dir()?;
-    let (out_path, err_path) = (tmp.join("out"), tmp.join("err"));
-    let out_file = fs::File::create(&out_path).map_err(|e| e.to_string())?;
-    let err_file = fs::File::create(&err_path).map_err(|e| e.to_string())?;
-    let mut command = crate::command(program);
-    apply_env(&mut command, env);
-    let mut child = command
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(out_file)
-        .stderr(err_file)
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-    let status = match child.wait_timeout(timeout) {
-        Ok(Some(status)) => status,
-        Ok(None) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = fs::remove_dir_all(&tmp);
-            return Err(format!("timed out after {}s", timeout.as_secs()));
-        }
-        Err(e) => return Err(format!("waiting for {}: {e}", program.display())),
-    };
-    let stdout = fs::read(&out_path).map_err(|e| e.to_string())?;
-    let stderr = fs::read(&err_path).map_err(|e| e.to_string())?;
-    let _ = fs::remove_dir_all(&tmp);
-    Ok(Outcome {
-        code: status.code(),
-        stdout,
-        stderr,
-    })
+    crate::peak::run_measured(program, dir, args, env, timeout).map(|m| m.outcome)
 }
 
-/// A fresh folder for one command's output (cases may run on several threads at once).
-fn scratch_dir() -> Result<PathBuf, String> {
+pub(crate) fn scratch_dir() -> Result<PathBuf, String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(

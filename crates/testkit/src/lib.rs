@@ -2,13 +2,18 @@
 //!
 //! - [`Server`]: the one HTTP/1.1 test server (tower-http's `ServeDir` on 127.0.0.1) with a
 //!   request log, an emulated link for benchmarks, and [`Fault`]s for the remote fault tests;
+//! - [`RawServer`]: a small file server on plain TCP for the protocol faults hyper will not
+//!   produce ([`RawFault`]: cut chunked bodies, lying lengths, endless headers, ...);
+//! - [`TlsFront`]: HTTPS in front of a test server, with a self-signed certificate;
+//! - [`peak`]: a program's peak resident memory, for the memory-bound tests;
 //! - [`builders`]: BGZF and BAM bytes written without the crates under test;
 //! - [`corpus`]: the conformance corpus runner, by the rules of the corpus's `run.sh`;
 //! - [`s3`]: a real S3 (s3s-fs, which checks signatures) behind the server in proxy mode, and
 //!   boto3 for pre-signed URLs, both installed on first use;
 //! - [`layering`]: the check that each crate names only the crates below it;
 //! - [`tools`]: tools from package registries (Snakemake from PyPI), installed on first use;
-//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs.
+//! - [`cohort`]: a synthetic cohort of served BAMs for the Snakemake workflow, and its runs;
+//! - [`Rng`]: a seeded generator for generated inputs.
 //!
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
@@ -16,11 +21,18 @@ pub mod builders;
 pub mod cohort;
 pub mod corpus;
 pub mod layering;
+pub mod peak;
+mod raw;
+mod rng;
 pub mod s3;
 mod server;
+mod tls;
 pub mod tools;
 
+pub use raw::{RawEntry, RawFault, RawServer};
+pub use rng::Rng;
 pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
+pub use tls::TlsFront;
 
 use std::path::{Path, PathBuf};
 

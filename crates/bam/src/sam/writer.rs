@@ -169,9 +169,9 @@ impl Drop for Pool {
 /// formatting done on `threads` worker threads when `threads > 0`. Output order is the order of
 /// [`SamWriter::write_record`] calls either way.
 ///
-/// With workers, an error in a record surfaces from a later call or from
-/// [`SamWriter::finish`]; the text written is then exactly that of the records before it, as
-/// without workers. Call [`SamWriter::finish`] at the end (also after a failure elsewhere, so
+/// With workers, corrupt aux data is found by the call that writes the record, as without
+/// workers; any other failure of a worker surfaces from a later call or from
+/// [`SamWriter::finish`]. The text written is exactly that of the records before the failing one. Call [`SamWriter::finish`] at the end (also after a failure elsewhere, so
 /// that the records before it are written); dropping the writer discards pending text.
 ///
 /// ```
@@ -248,6 +248,14 @@ impl<W: Write> SamWriter<W> {
                 self.write_text()?;
             }
         } else {
+            // Corrupt aux data, the one fault formatting finds, is looked for here: the call
+            // with the failing record fails, so that the caller can say which record it is
+            // (where it lies in the input). The records before it are written first.
+            if let Err(e) = record.check_aux() {
+                self.flush()?;
+                self.failed = true;
+                return Err(SamWriteError::Record(e));
+            }
             self.batch.push(record);
             if self.batch.bytes.len() >= BATCH_BYTES {
                 self.dispatch()?;

@@ -30,6 +30,34 @@ pub struct Validators {
 }
 
 impl Validators {
+    /// Whether `now` (what the server says at present) describes the object these validators
+    /// were taken from; see [`Entry::check`].
+    ///
+    /// # Errors
+    /// The [`Change`] found.
+    pub fn check(&self, now: &Validators) -> Result<(), Change> {
+        let cached = self;
+        if cached.size != now.size {
+            return Err(Change::Size {
+                cached: cached.size,
+                now: now.size,
+            });
+        }
+        let etag = same(&cached.etag, &now.etag, |cached, now| Change::ETag {
+            cached,
+            now,
+        })?;
+        let lm = same(&cached.last_modified, &now.last_modified, |cached, now| {
+            Change::LastModified { cached, now }
+        })?;
+        let compared = etag || lm;
+        if compared {
+            Ok(())
+        } else {
+            Err(Change::Unverifiable)
+        }
+    }
+
     /// Whether an object can be cached: without an ETag or a Last-Modified, a later response
     /// could never show that it is unchanged.
     pub fn is_cacheable(&self) -> bool {
@@ -118,6 +146,15 @@ impl Entry {
         }
     }
 
+    /// The validators and the bytes from the object's start, taken without a copy.
+    pub fn into_prefix(self) -> (Validators, Vec<u8>) {
+        let prefix = match self.ranges.into_iter().next() {
+            Some(r) if r.start == 0 => r.data,
+            _ => Vec::new(),
+        };
+        (self.validators, prefix)
+    }
+
     /// The bytes `[start, end)` of the object, if the entry holds all of them.
     pub fn get(&self, start: u64, end: u64) -> Option<&[u8]> {
         let r = self
@@ -141,26 +178,7 @@ impl Entry {
     /// # Errors
     /// The [`Change`] found.
     pub fn check(&self, now: &Validators) -> Result<(), Change> {
-        let cached = &self.validators;
-        if cached.size != now.size {
-            return Err(Change::Size {
-                cached: cached.size,
-                now: now.size,
-            });
-        }
-        let etag = same(&cached.etag, &now.etag, |cached, now| Change::ETag {
-            cached,
-            now,
-        })?;
-        let lm = same(&cached.last_modified, &now.last_modified, |cached, now| {
-            Change::LastModified { cached, now }
-        })?;
-        let compared = etag || lm;
-        if compared {
-            Ok(())
-        } else {
-            Err(Change::Unverifiable)
-        }
+        self.validators.check(now)
     }
 
     /// Bytes of object data held.

@@ -26,6 +26,9 @@ pub(crate) enum Verdict {
     },
     /// The request starts at or past the end of an object of `total` bytes (when known).
     PastEnd { total: Option<u64> },
+    /// `200` and the whole object (of `total` bytes, when told) to a request for bytes from
+    /// another place than byte 0: the server ignores `Range`.
+    RangeIgnored { total: Option<u64> },
 }
 
 /// `bytes A-B/T`, `bytes */T`, `bytes A-B/*` as (A, B, T).
@@ -59,16 +62,15 @@ pub(crate) fn check(
         200 => {
             // The whole object: acceptable only when it starts where the request did.
             let start = asked.start.unwrap_or(0);
-            if start > 0 || asked.suffix.is_some() {
-                return Err(format!(
-                    "the server ignored the Range header (200 for {})",
-                    describe(asked)
-                ));
-            }
             if let (Some(known), Some(len)) = (asked.known_size, content_length) {
                 if known != len {
                     return Err(format!("object size changed from {known} to {len}"));
                 }
+            }
+            if start > 0 || asked.suffix.is_some() {
+                return Ok(Verdict::RangeIgnored {
+                    total: content_length,
+                });
             }
             Ok(Verdict::Data {
                 first: 0,
@@ -106,6 +108,19 @@ pub(crate) fn check(
     }
 }
 
+/// The body must be the object's own bytes: no `Accept-Encoding` is sent, so a
+/// `Content-Encoding` other than `identity` means bytes of another representation.
+pub(crate) fn check_encoding(content_encoding: Option<&str>) -> Result<(), String> {
+    match content_encoding.map(str::trim) {
+        None | Some("") => Ok(()),
+        Some(e) if e.eq_ignore_ascii_case("identity") => Ok(()),
+        Some(e) => Err(format!(
+            "the body came with Content-Encoding {e}, which was not asked for: its bytes are \
+             not the object's"
+        )),
+    }
+}
+
 fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, String> {
     let header = content_range.ok_or("206 response without Content-Range")?;
     let (first, last, total) = parse_content_range(header)
@@ -128,7 +143,10 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
             ));
         }
     }
-    let clamped = total.is_some_and(|t| last + 1 == t);
+    // Short of what was asked only at the end of the object. Where the server does not tell
+    // the size (`bytes A-B/*`), a short span is taken as it comes: the reader asks again from
+    // where it ends, and only a 416 there is the end.
+    let clamped = total.is_none_or(|t| last + 1 == t);
     match (asked.start, asked.suffix) {
         (Some(start), _) => {
             if first != start {
@@ -152,7 +170,8 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
             }
         }
         (None, Some(n)) => {
-            // A suffix: the last n bytes (or the whole object if smaller).
+            // A suffix: the last n bytes (or the whole object if smaller). A server that does
+            // not tell the size (`bytes A-B/*`) still resolved the suffix to the object's end.
             if !clamped || last + 1 - first != n.min(last + 1) {
                 return Err(format!(
                     "Content-Range '{header}' is not the last {n} bytes of the object"
@@ -249,6 +268,15 @@ mod tests {
     }
 
     #[test]
+    fn only_identity_bodies() {
+        assert!(check_encoding(None).is_ok());
+        assert!(check_encoding(Some("identity")).is_ok());
+        let e = check_encoding(Some("gzip")).unwrap_err();
+        assert!(e.contains("Content-Encoding gzip"), "{e}");
+        assert!(check_encoding(Some("br")).is_err());
+    }
+
+    #[test]
     fn suffix_requests() {
         let a = Asked {
             start: None,
@@ -267,7 +295,16 @@ mod tests {
         );
         assert!(check(206, Some("bytes 70-99/100"), None, &a).is_err());
         assert!(check(206, Some("bytes 72-98/100"), None, &a).is_err());
-        assert!(check(200, None, Some(100), &a).is_err());
+        // A size the server does not tell: the span it resolved the suffix to.
+        assert_eq!(
+            check(206, Some("bytes 72-99/*"), None, &a),
+            data(72, 28, None)
+        );
+        assert!(check(206, Some("bytes 70-99/*"), None, &a).is_err());
+        assert_eq!(
+            check(200, None, Some(100), &a),
+            Ok(Verdict::RangeIgnored { total: Some(100) })
+        );
     }
 
     #[test]
@@ -276,9 +313,10 @@ mod tests {
             check(200, None, Some(50), &asked(0, Some(10))),
             data(0, 50, Some(50))
         );
-        assert!(check(200, None, Some(50), &asked(5, Some(10)))
-            .unwrap_err()
-            .contains("ignored the Range"));
+        assert_eq!(
+            check(200, None, Some(50), &asked(5, Some(10))),
+            Ok(Verdict::RangeIgnored { total: Some(50) })
+        );
         let mut a = asked(0, Some(10));
         a.known_size = Some(40);
         assert!(check(200, None, Some(50), &a).is_err());

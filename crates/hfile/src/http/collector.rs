@@ -12,6 +12,10 @@ use super::transfer::{Told, Transfer};
 /// Error pages are read (and dropped) up to this size; beyond it the transfer is abandoned.
 const ERROR_BODY_CAP: u64 = 64 * 1024;
 
+/// The most header bytes an attempt takes in (redirects included); a server that goes on is
+/// cut off.
+const HEADER_CAP: usize = 256 * 1024;
+
 /// What the write callback decided on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stop {
@@ -21,6 +25,8 @@ pub(crate) enum Stop {
     Protocol(String),
     /// The reader no longer wants the bytes.
     Cancelled,
+    /// The server answered a range with the whole object.
+    RangeIgnored,
     /// No byte arrived for the stall time: the transfer is given up (and retried).
     Stalled(std::time::Duration),
 }
@@ -35,6 +41,7 @@ pub(crate) struct Response {
     pub retry_after: Option<u64>,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    pub content_encoding: Option<String>,
     /// The start of an error page's body (for messages, e.g. S3's XML).
     pub error_body: Vec<u8>,
     /// Every header (the first 100), for a hook reading a refusal (`x-amz-bucket-region`).
@@ -57,6 +64,10 @@ pub(crate) struct Collector {
     pub accepted: u64,
     /// Body bytes that arrived in this attempt, kept or not.
     pub arrived: u64,
+    /// Header bytes that arrived in this attempt.
+    pub header_bytes: usize,
+    /// Body bytes to drop before keeping any (a streamed object read again from its start).
+    pub skip: u64,
     /// Give up when no byte arrives for this long (`None`: never).
     pub stall_after: Option<std::time::Duration>,
     /// When `arrived` last grew (or the attempt began).
@@ -77,7 +88,11 @@ impl Collector {
     /// What this response told about the object.
     pub(crate) fn told(&self) -> Told {
         let total = match &self.verdict {
-            Some(Ok(Verdict::Data { total, .. } | Verdict::PastEnd { total })) => *total,
+            Some(Ok(
+                Verdict::Data { total, .. }
+                | Verdict::PastEnd { total }
+                | Verdict::RangeIgnored { total },
+            )) => *total,
             _ => None,
         };
         Told {
@@ -96,12 +111,14 @@ impl Collector {
             return;
         };
         let r = &self.response;
-        let verdict = check::check(
-            r.status,
-            r.content_range.as_deref(),
-            r.content_length,
-            &asked,
-        );
+        let verdict = check::check_encoding(r.content_encoding.as_deref()).and_then(|()| {
+            check::check(
+                r.status,
+                r.content_range.as_deref(),
+                r.content_length,
+                &asked,
+            )
+        });
         if let Ok(Verdict::Data { first, len, .. }) = verdict {
             self.want = self.want.min(len);
             if let Some(t) = &self.transfer {
@@ -114,7 +131,11 @@ impl Collector {
             // Tell the reader what the response says as soon as it is known.
             let told = Told {
                 total: match verdict {
-                    Ok(Verdict::Data { total, .. } | Verdict::PastEnd { total }) => total,
+                    Ok(
+                        Verdict::Data { total, .. }
+                        | Verdict::PastEnd { total }
+                        | Verdict::RangeIgnored { total },
+                    ) => total,
                     Err(_) => None,
                 },
                 etag: self.response.etag.clone(),
@@ -147,10 +168,23 @@ impl Handler for Collector {
             });
         }
         self.judge();
-        if let Some(Err(message)) = &self.verdict {
-            self.stop = Some(Stop::Protocol(message.clone()));
-            return Ok(0);
+        match &self.verdict {
+            Some(Err(message)) => {
+                self.stop = Some(Stop::Protocol(message.clone()));
+                return Ok(0);
+            }
+            Some(Ok(Verdict::RangeIgnored { .. })) => {
+                self.stop = Some(Stop::RangeIgnored);
+                return Ok(0);
+            }
+            _ => {}
         }
+        let whole = data.len();
+        let skipped = (data.len() as u64).min(self.skip) as usize;
+        self.skip -= skipped as u64;
+        // Skipped bytes were handed on by an earlier attempt: they count as delivered.
+        self.accepted += skipped as u64;
+        let data = &data[skipped..];
         let room = self.want - self.accepted;
         let keep = (data.len() as u64).min(room) as usize;
         if let Some(t) = &self.transfer {
@@ -171,10 +205,18 @@ impl Handler for Collector {
             });
             return Ok(0);
         }
-        Ok(data.len())
+        Ok(whole)
     }
 
     fn header(&mut self, data: &[u8]) -> bool {
+        self.header_bytes += data.len();
+        if self.header_bytes > HEADER_CAP {
+            self.stop = Some(Stop::Protocol(format!(
+                "the response headers go on past {} KiB",
+                HEADER_CAP / 1024
+            )));
+            return false;
+        }
         let line = String::from_utf8_lossy(data);
         let line = line.trim_end();
         if line.starts_with("HTTP/") {
@@ -196,6 +238,7 @@ impl Handler for Collector {
                 "retry-after" => r.retry_after = value.parse().ok(),
                 "etag" => r.etag = Some(value),
                 "last-modified" => r.last_modified = Some(value),
+                "content-encoding" => r.content_encoding = Some(value),
                 _ => {}
             }
         }
@@ -246,6 +289,7 @@ impl Handler for Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::transfer::Available;
 
     fn collector(start: u64, end: u64, status: u32, range: Option<&str>) -> Collector {
         let mut c = Collector::default();
@@ -282,9 +326,25 @@ mod tests {
         assert_eq!(c.stop, Some(Stop::Enough));
         assert_eq!(c.accepted, 4);
         assert_eq!(c.told().total, Some(10));
+        // Elsewhere, a 200 shows a server that ignores Range: nothing is kept.
         let mut c = collector(5, 9, 200, None);
         assert_eq!(c.write(b"abcdef").ok(), Some(0));
-        assert!(matches!(c.stop, Some(Stop::Protocol(_))));
+        assert_eq!(c.stop, Some(Stop::RangeIgnored));
+        assert_eq!(c.accepted, 0);
+    }
+
+    #[test]
+    fn a_stream_read_again_skips_what_was_handed_on() {
+        let mut c = collector(0, 100, 200, None);
+        c.skip = 4;
+        assert_eq!(c.write(b"abc").ok(), Some(3));
+        assert_eq!(c.write(b"defgh").ok(), Some(5));
+        let t = c.transfer.clone().unwrap();
+        let mut buf = [0u8; 8];
+        // Bytes 4.. of this response are the transfer's first bytes.
+        assert!(matches!(t.read_at(0, &mut buf), Ok(Available::Copied(4))));
+        assert_eq!(&buf[..4], b"efgh");
+        assert_eq!(c.accepted, 8);
     }
 
     #[test]

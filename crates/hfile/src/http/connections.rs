@@ -48,6 +48,8 @@ struct State {
     threads: usize,
     /// The transfers running now, with their origins.
     running: Vec<(String, Arc<super::transfer::Transfer>)>,
+    /// Set by [`shutdown`]: no request starts any more.
+    closing: bool,
 }
 
 fn pool() -> &'static Pool {
@@ -68,6 +70,15 @@ pub(crate) enum Priority {
 /// or the next one to finish.
 pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
     let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+    if state.closing {
+        job.transfer.cancel();
+        job.transfer.finish(Err(crate::Error::Remote {
+            name: crate::redact_url(&job.url),
+            offset: 0,
+            message: "the process is exiting".into(),
+        }));
+        return;
+    }
     let wanted = origin(&job.url);
     // Best: an idle thread that last talked to the same origin (its connection may be open).
     let same = state
@@ -186,6 +197,10 @@ fn work(slot: &Arc<Slot>) {
         };
         {
             let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.closing {
+                // Handed over just before the shutdown: never sent.
+                current.transfer.cancel();
+            }
             state.running.push((
                 origin(&current.url).to_string(),
                 Arc::clone(&current.transfer),
@@ -206,6 +221,28 @@ fn work(slot: &Arc<Slot>) {
             }
         }
         current.transfer.finish(outcome);
+    }
+}
+
+/// Stops every request before the process exits: queued ones are never sent, running ones are
+/// cancelled, and the call waits (at most `wait`) until no connection thread is inside libcurl.
+/// libcurl has OpenSSL register its clean-up to run at exit; a thread still in a TLS handshake
+/// then crashes the process (SIGSEGV) after its work was done and its error reported.
+pub fn shutdown(wait: std::time::Duration) {
+    let until = std::time::Instant::now() + wait;
+    let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
+    state.closing = true;
+    for job in state.queue.drain(..) {
+        job.transfer.cancel();
+        job.transfer.finish(Ok(()));
+    }
+    for (_, t) in &state.running {
+        t.cancel();
+    }
+    while state.idle.len() < state.threads && std::time::Instant::now() < until {
+        drop(state);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
     }
 }
 

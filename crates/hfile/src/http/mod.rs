@@ -5,15 +5,18 @@
 //! - [`window`]: which bytes to ask for next (pure);
 //! - [`request`]: one request's attempts and retries on a curl handle;
 //! - [`connections`]: the threads that own the handles (one connection each);
-//! - [`transfer`]: a request's bytes, shared by its connection thread and the reader.
+//! - [`transfer`]: a request's bytes, shared by its connection thread and the reader;
+//! - [`whole`]: the object as one stream, for a server that ignores `Range`.
 //!
 //! The reader's position, readahead limit and advice live here, in [`HttpBackend`].
 
 mod check;
 mod collector;
 mod connections;
+mod object;
 mod request;
 mod transfer;
+mod whole;
 mod window;
 
 use std::collections::VecDeque;
@@ -26,7 +29,7 @@ use request::{Ask, Job};
 use transfer::{Available, Told, Transfer};
 
 use crate::stats::TransferStats;
-use crate::{Backend, Error, ObjectInfo, OpenOptions, RangeMode, Result};
+use crate::{Backend, ObjectInfo, OpenOptions, RangeMode, Result};
 
 /// A request still being read when the reader moves elsewhere is let to finish (so its
 /// connection stays usable) if no more than this much of it is left; else it is abandoned.
@@ -40,6 +43,8 @@ const SEQUENTIAL_AHEAD: usize = 2;
 /// large ones follow each other, so the link's bandwidth goes to the bytes the reader needs
 /// first rather than being shared by spans it will read later.
 const IN_FLIGHT_AHEAD: u64 = 4 * 1024 * 1024;
+
+pub use connections::shutdown;
 
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(HttpBackend::open(location, options)?))
@@ -77,6 +82,10 @@ pub struct HttpBackend {
     tail: Option<(u64, Arc<Transfer>)>,
     overrun: u64,
     stats: Arc<Mutex<TransferStats>>,
+    /// Where the last read ended: a read elsewhere is a seek.
+    read_end: u64,
+    /// Set once the server showed that it ignores `Range` ([`whole`]).
+    whole: Option<whole::Whole>,
 }
 
 impl std::fmt::Debug for HttpBackend {
@@ -106,6 +115,8 @@ impl HttpBackend {
             tail: None,
             overrun: window::OVERRUN_START,
             stats: Arc::default(),
+            read_end: 0,
+            whole: None,
         })
     }
 
@@ -120,6 +131,11 @@ impl HttpBackend {
             .chain(self.tail.as_ref().map(|(_, t)| t));
         for t in running {
             t.wait_finished();
+        }
+        if let Some(t) = self.whole.as_ref().and_then(whole::Whole::transfer) {
+            if !t.is_cancelled() {
+                t.wait_finished();
+            }
         }
         self.stats.lock().map(|s| *s).unwrap_or_default()
     }
@@ -158,7 +174,7 @@ impl HttpBackend {
     fn run_now(&self, ask: Ask, len: u64) -> Result<(Arc<Transfer>, Vec<u8>)> {
         let start = match ask {
             Ask::Range { start, .. } => Some(start),
-            Ask::Head => Some(0),
+            Ask::Head | Ask::Stream => Some(0),
             Ask::Suffix(_) => None,
         };
         let transfer = Arc::new(Transfer::new(start, len));
@@ -169,45 +185,6 @@ impl HttpBackend {
         );
         let (_, bytes) = transfer.wait_all()?;
         Ok((transfer, bytes))
-    }
-
-    /// Takes in what a response told about the object; a size or ETag that differs from what
-    /// earlier responses said is an error: the object changed under the reader.
-    fn learn(&mut self, told: &Told) -> Result<()> {
-        if let Some(total) = told.total {
-            match self.size {
-                Some(size) if size != total => {
-                    return Err(self.protocol(
-                        self.pos,
-                        format!("object size changed from {size} to {total}"),
-                    ))
-                }
-                _ => self.size = Some(total),
-            }
-        }
-        if let Some(etag) = &told.etag {
-            match &self.etag {
-                Some(old) if old != etag => {
-                    return Err(self.protocol(
-                        self.pos,
-                        format!("object changed (ETag {old} became {etag})"),
-                    ))
-                }
-                _ => self.etag = Some(etag.clone()),
-            }
-        }
-        if told.last_modified.is_some() && self.last_modified.is_none() {
-            self.last_modified.clone_from(&told.last_modified);
-        }
-        Ok(())
-    }
-
-    fn protocol(&self, offset: u64, message: String) -> Error {
-        Error::Protocol {
-            name: self.name.clone(),
-            offset,
-            message,
-        }
     }
 
     /// The reader left `w`: an unfinished request with much left is abandoned.
@@ -233,7 +210,7 @@ impl HttpBackend {
     /// within the budget, and the bytes still to arrive before them stay below
     /// [`IN_FLIGHT_AHEAD`].
     fn pump(&mut self) {
-        if !self.bounded() {
+        if !self.bounded() || self.whole.is_some() {
             return;
         }
         let fetchers = self.options.fetchers.max(1);
@@ -346,46 +323,15 @@ impl HttpBackend {
         self.pump();
         true
     }
-
-    /// The size from a `HEAD`, or, where HEAD is refused (a URL signed for GET only), from a
-    /// one-byte GET.
-    fn probe_size(&mut self) -> Result<u64> {
-        match self.run_now(Ask::Head, 0) {
-            Ok((t, _)) => self.learn(&t.told())?,
-            Err(Error::Status {
-                status: 400 | 403 | 405,
-                ..
-            })
-            | Err(Error::Protocol { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        if let Some(size) = self.size {
-            return Ok(size);
-        }
-        let (t, bytes) = self.run_now(
-            Ask::Range {
-                start: 0,
-                end: Some(1),
-                want: 1,
-            },
-            1,
-        )?;
-        self.learn(&t.told())?;
-        match self.size {
-            Some(size) => Ok(size),
-            None if bytes.is_empty() => {
-                self.size = Some(0);
-                Ok(0)
-            }
-            None => Err(self.protocol(0, "the server does not tell the object's size".into())),
-        }
-    }
 }
 
 impl Backend for HttpBackend {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
         if buf.is_empty() || self.size.is_some_and(|s| self.pos >= s) {
             return Ok(0);
+        }
+        if self.whole.is_some() {
+            return self.read_streamed(buf);
         }
         loop {
             let serving = self
@@ -396,9 +342,17 @@ impl Backend for HttpBackend {
             if let Some(t) = serving {
                 let got = t.read_at(self.pos, buf);
                 self.learn(&t.told())?;
-                match got? {
+                let got = match got {
+                    Err(e) if e.is_range_ignored() => {
+                        self.stream_from_now();
+                        return self.read_streamed(buf);
+                    }
+                    other => other?,
+                };
+                match got {
                     Available::Copied(n) => {
                         self.pos += n as u64;
+                        self.read_end = self.pos;
                         // Bytes have arrived: the next advised window may be due.
                         if self.ahead.front().is_some_and(|w| w.transfer.is_none()) {
                             self.pump();
@@ -406,11 +360,20 @@ impl Backend for HttpBackend {
                         return Ok(n);
                     }
                     Available::Ended => {
-                        // The response ended short of this byte: the object ends there.
                         let end = t.start().unwrap_or(self.pos) + t.received();
-                        if self.size.is_none() {
-                            self.size = Some(end);
+                        if self.size.is_none() && end > t.start().unwrap_or(end) {
+                            // The response ended short of this byte and the server does not
+                            // tell the size: only a 416 for a request from here shows the end
+                            // (a response may also end short for other reasons).
+                            if let Some(old) = self.current.take() {
+                                HttpBackend::retire(old);
+                            }
+                            if !self.open_window() {
+                                return Ok(0);
+                            }
+                            continue;
                         }
+                        // The response ended short of this byte: the object ends there.
                         if self.size.is_some_and(|s| self.pos >= s) {
                             return Ok(0);
                         }
@@ -453,6 +416,20 @@ impl Backend for HttpBackend {
         for t in &told {
             self.learn(t)?;
         }
+        // A request already refused (an index name that does not exist) answers for the
+        // object: a HEAD would only cost one more round trip to hear the same.
+        if self.size.is_none() {
+            let refused = self
+                .current
+                .iter()
+                .chain(self.ahead.iter())
+                .filter_map(|w| w.transfer.as_ref())
+                .chain(self.tail.as_ref().map(|(_, t)| t))
+                .find_map(|t| t.refusal());
+            if let Some(e) = refused {
+                return Err(e);
+            }
+        }
         match self.size {
             Some(size) => Ok(size),
             None => self.probe_size(),
@@ -465,7 +442,7 @@ impl Backend for HttpBackend {
     }
 
     fn advise(&mut self, ranges: &[Range<u64>]) {
-        if !self.bounded() {
+        if !self.bounded() || self.whole.is_some() {
             return;
         }
         // Bytes the current window holds or is receiving are not asked for again.
@@ -499,7 +476,7 @@ impl Backend for HttpBackend {
     }
 
     fn advise_tail(&mut self, len: u64) {
-        if self.tail.is_some() || !self.bounded() {
+        if self.tail.is_some() || !self.bounded() || self.whole.is_some() {
             return;
         }
         let transfer = Arc::new(Transfer::new(None, len));
@@ -512,6 +489,10 @@ impl Backend for HttpBackend {
     }
 
     fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        if self.whole.is_some() {
+            let offset = self.size.map_or(0, |s| s.saturating_sub(len));
+            return Err(self.range_ignored(offset));
+        }
         let transfer = match self.tail.take() {
             Some((n, t)) if n == len => t,
             _ if !self.bounded() => {
@@ -539,8 +520,15 @@ impl Backend for HttpBackend {
                 t
             }
         };
-        let (_, bytes) = transfer.wait_all()?;
+        let waited = transfer.wait_all();
         self.learn(&transfer.told())?;
+        let bytes = match waited {
+            Err(e) if e.is_range_ignored() => {
+                self.stream_from_now();
+                return Err(e);
+            }
+            other => other?.1,
+        };
         if self.size.is_none() && bytes.is_empty() {
             self.size = Some(0);
         }
@@ -570,9 +558,14 @@ impl Backend for HttpBackend {
             heard |= told.total.is_some();
             self.learn(&told)?;
         }
-        if !heard {
-            let bytes = self.read_tail(1)?;
-            let _ = bytes;
+        if !heard && self.whole.is_none() {
+            match self.read_tail(1) {
+                Err(e) if e.is_range_ignored() => {}
+                other => drop(other?),
+            }
+        }
+        if self.whole.is_some() && self.size.is_none() {
+            self.size()?;
         }
         Ok(self.object_info())
     }
@@ -589,6 +582,9 @@ impl Drop for HttpBackend {
         }
         if let Some(w) = self.current.take() {
             HttpBackend::retire(w);
+        }
+        if let Some(t) = self.whole.as_ref().and_then(whole::Whole::transfer) {
+            t.cancel();
         }
         connections::forget_cancelled();
     }

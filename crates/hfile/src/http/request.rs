@@ -9,6 +9,7 @@ use curl::easy::{Easy2, List};
 use super::check::{Asked, Verdict};
 use super::collector::{Collector, Stop};
 use super::transfer::Transfer;
+use crate::deadline::{self, seconds};
 use crate::hook::{explain_refusal, Refusal, Request};
 use crate::stats::{self, TransferStats};
 use crate::{Error, OpenOptions};
@@ -30,6 +31,9 @@ pub(crate) enum Ask {
     Suffix(u64),
     /// A `HEAD`, for the size.
     Head,
+    /// The whole object, without a `Range` (a server that ignores ranges): a retry reads it
+    /// again from the start and drops what was already handed on.
+    Stream,
 }
 
 /// A request, with where its bytes go.
@@ -71,13 +75,23 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
         let kept = job.transfer.received();
         let from = match job.ask {
             Ask::Range { start, .. } => start + kept,
+            Ask::Stream => kept,
             _ => 0,
         };
+        if let Some(d) = job.options.deadline.filter(|d| d.remaining().is_none()) {
+            return Err(remote(job, from, d.to_string()));
+        }
         match attempt(easy, job, kept) {
             Attempt::Done => return Ok(()),
             Attempt::Fail(e) => return Err(e),
             Attempt::Retry(message) => {
                 failures += 1;
+                // The next attempt resumes after the bytes this one delivered.
+                let from = match job.ask {
+                    Ask::Range { start, .. } => start + job.transfer.received(),
+                    Ask::Stream => job.transfer.received(),
+                    _ => 0,
+                };
                 let options = &job.options;
                 let mut delay = options
                     .retry_backoff
@@ -92,6 +106,11 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                         offset: from,
                         message: format!("{message} (gave up after {failures} attempts)"),
                     });
+                }
+                if let Some(d) = options.deadline {
+                    if d.remaining().is_none_or(|left| left <= delay) {
+                        return Err(remote(job, from, format!("{message}; {d} before a retry")));
+                    }
                 }
                 let retry = TransferStats {
                     retries: 1,
@@ -129,6 +148,7 @@ fn configure(
     job: &Job,
     range: Option<&str>,
     hooked: &[(String, String)],
+    limit: Duration,
 ) -> Result<(), curl::Error> {
     let options = &job.options;
     // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
@@ -137,8 +157,17 @@ fn configure(
     // Off when no redirect may be followed: a store that signs requests answers its own.
     easy.follow_location(options.max_redirects > 0)?;
     easy.max_redirections(options.max_redirects)?;
-    easy.connect_timeout(options.connect_timeout)?;
-    easy.low_speed_limit(options.low_speed_limit)?;
+    easy.connect_timeout(options.connect_timeout.min(limit))?;
+    // 0: none (a handle is reused, so the bound is always set).
+    easy.timeout(if limit == Duration::MAX {
+        Duration::ZERO
+    } else {
+        limit.max(Duration::from_millis(1))
+    })?;
+    // A stream's connection thread waits while the reader is behind: libcurl would take that
+    // for a slow server, so the collector watches streams itself.
+    let stream = job.ask == Ask::Stream;
+    easy.low_speed_limit(if stream { 0 } else { options.low_speed_limit })?;
     easy.low_speed_time(options.low_speed_time)?;
     easy.useragent(concat!("hfile/", env!("CARGO_PKG_VERSION")))?;
     easy.signal(false)?;
@@ -237,15 +266,37 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             };
             (None, asked, 0, 0)
         }
+        Ask::Stream => {
+            let asked = Asked {
+                start: Some(0),
+                end: None,
+                suffix: None,
+                known_size: job.known_size,
+            };
+            (None, asked, u64::MAX, kept)
+        }
     };
     if want == 0 && job.ask != Ask::Head {
         return Attempt::Done;
     }
+    let options = &job.options;
+    let Some(limit) = deadline::attempt_limit(
+        want,
+        options.request_time,
+        options.min_rate,
+        options.deadline.as_ref(),
+    ) else {
+        let message = options.deadline.map_or_else(String::new, |d| d.to_string());
+        return Attempt::Fail(remote(job, from, message));
+    };
     let transfer = (job.ask != Ask::Head).then(|| Arc::clone(&job.transfer));
     easy.get_mut().begin(transfer, asked, want);
     // The low-speed rule, checked by us (see `Collector::progress`).
     easy.get_mut().stall_after =
         (job.options.low_speed_limit > 0).then_some(job.options.low_speed_time);
+    if job.ask == Ask::Stream {
+        easy.get_mut().skip = kept;
+    }
     let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
     // Made for each attempt: a signature covers this attempt's range and time.
     let hooked = match &job.options.hook {
@@ -260,7 +311,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
         Ok(headers) => headers,
         Err(message) => return Attempt::Fail(remote(job, from, message)),
     };
-    if let Err(e) = configure(easy, job, range.as_deref(), &hooked) {
+    if let Err(e) = configure(easy, job, range.as_deref(), &hooked, limit) {
         return Attempt::Fail(remote(job, from, format!("cannot set up the request: {e}")));
     }
     let shown = format!(
@@ -274,6 +325,7 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
     if job.options.verbosity >= 1 {
         eprintln!("[hfile] {shown}");
     }
+    let started = Instant::now();
     let result = easy.perform();
     let connects = easy.num_connects().unwrap_or(0);
     let c = easy.get_mut();
@@ -308,7 +360,42 @@ fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
             c.accepted
         );
     }
-    judge_attempt(job, from, want, result, c)
+    let timing = Timing {
+        took: started.elapsed(),
+        limit,
+    };
+    judge_attempt(job, from, want, result, c, timing)
+}
+
+/// How long an attempt took, and the most it was allowed.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    took: Duration,
+    limit: Duration,
+}
+
+/// What a timeout of libcurl's was: the query's deadline (final), the attempt's own limit, or
+/// the low-speed limit (both retried).
+fn timed_out(job: &Job, from: u64, want: u64, e: &curl::Error, timing: Timing) -> Attempt {
+    let options = &job.options;
+    if let Some(d) = options.deadline.filter(|d| d.remaining().is_none()) {
+        // Where the transfer stood when the time ran out.
+        let at = match job.ask {
+            Ask::Range { start, .. } => start + job.transfer.received(),
+            Ask::Stream => job.transfer.received(),
+            _ => from,
+        };
+        return Attempt::Fail(remote(job, at, d.to_string()));
+    }
+    if timing.took + Duration::from_millis(20) >= timing.limit {
+        return Attempt::Retry(format!(
+            "no complete answer within {} for {want} bytes (the least rate allowed is {} \
+             bytes/s)",
+            seconds(timing.limit),
+            options.min_rate
+        ));
+    }
+    Attempt::Retry(e.to_string())
 }
 
 fn judge_attempt(
@@ -317,6 +404,7 @@ fn judge_attempt(
     want: u64,
     result: Result<(), curl::Error>,
     c: &Collector,
+    timing: Timing,
 ) -> Attempt {
     match &c.stop {
         Some(Stop::Protocol(message)) => {
@@ -328,6 +416,12 @@ fn judge_attempt(
         }
         Some(Stop::Enough) => return Attempt::Done,
         Some(Stop::Cancelled) => return Attempt::Fail(cancelled(job)),
+        Some(Stop::RangeIgnored) => {
+            return Attempt::Fail(Error::RangeIgnored {
+                name: job.name(),
+                offset: from,
+            })
+        }
         Some(Stop::Stalled(quiet)) => {
             return Attempt::Retry(format!("no byte arrived for {:.1} s", quiet.as_secs_f64()))
         }
@@ -356,6 +450,9 @@ fn judge_attempt(
         let aborted_error_page = e.is_write_error() && status >= 300;
         let complete = matches!(status, 200 | 206) && c.accepted >= deliverable;
         if !aborted_error_page && !complete {
+            if e.is_operation_timedout() {
+                return timed_out(job, from, want, &e, timing);
+            }
             let transient = e.is_couldnt_connect()
                 || e.is_operation_timedout()
                 || e.is_partial_file()

@@ -16,11 +16,25 @@ pub(crate) struct Told {
     pub last_modified: Option<String>,
 }
 
+/// A streamed transfer keeps at most this much that the reader has not read yet: the
+/// connection thread waits while it is full.
+const STREAM_AHEAD: usize = 16 << 20;
+
+/// A streamed transfer keeps this much before the reader's position (for short steps back).
+const STREAM_BEHIND: u64 = 256 << 10;
+
+/// Bytes a streamed transfer no longer needs are dropped in pieces of at least this much.
+const STREAM_DROP: usize = 1 << 20;
+
 #[derive(Debug, Default)]
 struct State {
     /// The object offset of `data[0]`; for a suffix request, known once the response starts.
     start: Option<u64>,
     data: Vec<u8>,
+    /// Streamed: bytes dropped from the front of `data`, and the lowest offset the reader may
+    /// still read.
+    dropped: u64,
+    floor: u64,
     told: Told,
     /// `Some` once the transfer is over: `Ok` when every byte asked for (or up to the end of
     /// the object) arrived.
@@ -35,6 +49,9 @@ pub(crate) struct Transfer {
     cancelled: AtomicBool,
     /// Bytes asked for (an upper bound on what arrives).
     len: u64,
+    /// A whole object read as one stream (a server that ignores `Range`): bytes behind the
+    /// reader are dropped, and the connection thread waits while too many lie ahead of it.
+    streaming: bool,
 }
 
 /// The outcome of waiting for a byte.
@@ -57,7 +74,22 @@ impl Transfer {
             changed: Condvar::new(),
             cancelled: AtomicBool::new(false),
             len,
+            streaming: false,
         }
+    }
+
+    /// A whole object from its first byte, streamed with bounded memory.
+    pub(crate) fn streaming() -> Transfer {
+        Transfer {
+            streaming: true,
+            ..Transfer::new(Some(0), u64::MAX)
+        }
+    }
+
+    /// The lowest object offset this transfer can still serve.
+    pub(crate) fn first_held(&self) -> u64 {
+        let s = self.lock();
+        s.start.unwrap_or(0)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -72,6 +104,8 @@ impl Transfer {
     /// The reader no longer wants it: a queued request is not sent, a running one may stop.
     pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
+        // A connection thread waiting for room wakes up and stops.
+        self.changed.notify_all();
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
@@ -82,7 +116,8 @@ impl Transfer {
 
     /// Bytes received so far (what a retry resumes after).
     pub(crate) fn received(&self) -> u64 {
-        self.lock().data.len() as u64
+        let s = self.lock();
+        s.dropped + s.data.len() as u64
     }
 
     /// Forgets the bytes received, for a request that cannot resume (a suffix is asked again
@@ -97,13 +132,37 @@ impl Transfer {
 
     pub(crate) fn append(&self, bytes: &[u8]) {
         let mut s = self.lock();
-        if s.data.capacity() == 0 {
+        if self.streaming {
+            s = self.make_room(s);
+        } else if s.data.capacity() == 0 {
             // One allocation for the whole window (it is bounded by the request size).
             s.data.reserve_exact(self.len.min(64 << 20) as usize);
         }
         s.data.extend_from_slice(bytes);
         drop(s);
         self.changed.notify_all();
+    }
+
+    /// Streamed: drops what lies behind the reader, then waits while the bytes ahead of it
+    /// fill the allowance (or until the transfer is cancelled).
+    fn make_room<'a>(&'a self, mut s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        loop {
+            let start = s.start.unwrap_or(0);
+            let behind = s.floor.saturating_sub(start).min(s.data.len() as u64) as usize;
+            if behind >= STREAM_DROP || behind == s.data.len() {
+                s.data.drain(..behind);
+                s.dropped += behind as u64;
+                s.start = Some(start + behind as u64);
+            }
+            let ahead = s
+                .data
+                .len()
+                .saturating_sub(s.floor.saturating_sub(s.start.unwrap_or(0)) as usize);
+            if ahead < STREAM_AHEAD || self.is_cancelled() {
+                return s;
+            }
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     pub(crate) fn tell(&self, told: &Told) {
@@ -145,6 +204,11 @@ impl Transfer {
     /// copies from it into `buf`. An error if the transfer failed before reaching `pos`.
     pub(crate) fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<Available, Error> {
         let mut s = self.lock();
+        if self.streaming {
+            // What lies well behind the reader may go; the connection thread may have room now.
+            s.floor = pos.saturating_sub(STREAM_BEHIND);
+            self.changed.notify_all();
+        }
         loop {
             if let Some(start) = s.start {
                 let have_end = start + s.data.len() as u64;
@@ -172,6 +236,16 @@ impl Transfer {
             s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
         s.told.clone()
+    }
+
+    /// The status a finished request was refused with (its retries already spent): the
+    /// answer for the whole object, such as a 404, that no other request needs to ask again.
+    pub(crate) fn refusal(&self) -> Option<Error> {
+        match &self.lock().outcome {
+            // A 416 may only say the object is shorter than the range: the size is still due.
+            Some(Err(e @ Error::Status { status, .. })) if *status != 416 => Some(e.duplicate()),
+            _ => None,
+        }
     }
 
     /// Waits for the end of the transfer, whatever its outcome.

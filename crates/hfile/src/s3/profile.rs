@@ -6,9 +6,18 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// A snapshot of environment variables (and the home folder) to resolve settings from.
-#[derive(Debug, Clone, Default)]
+/// `Debug` shows the names only: values include secret keys and tokens.
+#[derive(Clone, Default)]
 pub struct Env {
     vars: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.vars.keys().collect();
+        names.sort();
+        f.debug_struct("Env").field("vars", &names).finish()
+    }
 }
 
 impl Env {
@@ -129,12 +138,25 @@ impl IniFile {
 }
 
 /// One profile's settings, merged from the credentials file (first) and the config file.
-#[derive(Debug, Clone, Default)]
+/// `Debug` shows the setting names only: values include secret keys.
+#[derive(Clone, Default)]
 pub struct Profile {
     pub name: String,
     /// Which files had a section for it.
     pub found: bool,
     settings: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.settings.keys().collect();
+        names.sort();
+        f.debug_struct("Profile")
+            .field("name", &self.name)
+            .field("found", &self.found)
+            .field("settings", &names)
+            .finish()
+    }
 }
 
 impl Profile {

@@ -199,6 +199,7 @@ mod tests {
             status: 206,
             content_length: len,
             fault: None,
+            arrived: std::time::Instant::now(),
         }
     }
 

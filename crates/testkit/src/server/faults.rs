@@ -49,7 +49,8 @@ pub enum Fault {
     Delay(Duration),
     /// `400` to `HEAD` (pre-signed URLs are signed for one method); other methods are served.
     RefuseHead,
-    /// `fault`, only for requests whose `Range` starts at byte `start`; others are served.
+    /// `fault`, only for requests whose `Range` starts at byte `start`; others are served (and
+    /// do not count against the rule's `times`).
     OnRange { start: u64, fault: Box<Fault> },
 }
 
@@ -85,19 +86,7 @@ pub(crate) struct Armed {
 /// `bytes=A-B`, `bytes=A-` or `bytes=-N` (the last N) against an object of `len` bytes, as an
 /// inclusive pair (B clamped).
 fn parse_range(headers: &HeaderMap, len: u64) -> Option<(u64, u64)> {
-    let value = headers.get(header::RANGE)?.to_str().ok()?;
-    let (a, b) = value.trim().strip_prefix("bytes=")?.split_once('-')?;
-    let last = len.checked_sub(1)?;
-    if a.trim().is_empty() {
-        let n: u64 = b.trim().parse().ok()?;
-        return (n > 0).then(|| (len - n.min(len), last));
-    }
-    let a: u64 = a.trim().parse().ok()?;
-    let b: u64 = match b.trim() {
-        "" => last,
-        b => b.parse::<u64>().ok()?.min(last),
-    };
-    (a <= b).then_some((a, b))
+    crate::raw::resolve(headers.get(header::RANGE)?.to_str().ok()?, len)
 }
 
 fn build(status: StatusCode, headers: &[(String, String)], body: Body) -> Response {
@@ -129,7 +118,7 @@ fn partial(first: u64, last: u64, total: u64, body: Body) -> Response {
 }
 
 /// The first byte a `Range: bytes=A-...` asks for.
-fn range_start(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn range_start(headers: &HeaderMap) -> Option<u64> {
     let value = headers.get(header::RANGE)?.to_str().ok()?;
     value
         .trim()

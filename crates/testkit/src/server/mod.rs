@@ -56,6 +56,8 @@ pub struct LogEntry {
     pub content_length: u64,
     /// The fault served in place of the file server's answer, if any.
     pub fault: Option<Fault>,
+    /// When the request arrived (entries are logged in the order they were answered).
+    pub arrived: std::time::Instant,
 }
 
 impl LogEntry {
@@ -341,12 +343,18 @@ impl Drop for Server {
     }
 }
 
-/// The fault of the first rule matching `path`, counting the hit; else a [`Chaos`] draw.
-fn matching_fault(shared: &Shared, path: &str) -> Option<Fault> {
+/// The fault of the first rule matching `path` (and, for [`Fault::OnRange`], the request's
+/// first byte), counting the hit; else a [`Chaos`] draw.
+fn matching_fault(shared: &Shared, path: &str, headers: &axum::http::HeaderMap) -> Option<Fault> {
+    let start = faults::range_start(headers);
     let ruled = shared.rules.lock().ok().and_then(|mut rules| {
-        let armed = rules
-            .iter_mut()
-            .find(|a| a.rule.path == path && a.rule.times.is_none_or(|n| a.hits < n))?;
+        let armed = rules.iter_mut().find(|a| {
+            let range_fits = match &a.rule.fault {
+                Fault::OnRange { start: s, .. } => start == Some(*s),
+                _ => true,
+            };
+            a.rule.path == path && range_fits && a.rule.times.is_none_or(|n| a.hits < n)
+        })?;
         armed.hits += 1;
         Some(armed.rule.fault.clone())
     });
@@ -363,6 +371,7 @@ async fn handle(
     request: Request,
     next: Next,
 ) -> Response {
+    let arrived = std::time::Instant::now();
     let method = request.method().to_string();
     let path = request.uri().path().to_string();
     let query = request.uri().query().map(str::to_string);
@@ -384,7 +393,7 @@ async fn handle(
     if !shared.link.latency.is_zero() {
         tokio::time::sleep(shared.link.latency).await;
     }
-    let fault = matching_fault(&shared, &path);
+    let fault = matching_fault(&shared, &path, request.headers());
     let mut response = None;
     if let Some(fault) = &fault {
         let root = shared.root.clone();
@@ -421,6 +430,7 @@ async fn handle(
         status: response.status().as_u16(),
         content_length,
         fault,
+        arrived,
     };
     if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);

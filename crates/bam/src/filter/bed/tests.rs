@@ -1,0 +1,103 @@
+use super::*;
+
+fn t(text: &str) -> Targets {
+    Targets::parse("t.bed", text.as_bytes()).unwrap()
+}
+
+#[test]
+fn reads_bed_lines() {
+    let b = t("# comment\nbrowser x\ntrack name=y\n\nchr1\t10\t20\n  chr1 30 40 extra\nchr2\t5\n");
+    assert!(b.overlaps(b"chr1", 19, 25));
+    assert!(!b.overlaps(b"chr1", 20, 30));
+    assert!(b.overlaps(b"chr1", 0, 11));
+    assert!(!b.overlaps(b"chr1", 0, 10));
+    assert!(b.overlaps(b"chr1", 39, 39 + 1));
+    // One number is a 1-based position.
+    assert!(b.overlaps(b"chr2", 4, 5));
+    assert!(!b.overlaps(b"chr2", 5, 6));
+    assert!(!b.overlaps(b"chr3", 0, 100));
+    // A zero-width query overlaps only strictly inside an interval (samtools -P's mate test).
+    assert!(b.overlaps(b"chr1", 15, 15));
+    assert!(!b.overlaps(b"chr1", 10, 10));
+}
+
+#[test]
+fn errors_name_the_line() {
+    let e = Targets::parse("x.bed", b"\nchr1\t10\t20\nchr1\n").unwrap_err();
+    assert_eq!(e.to_string(), "Parse error reading \"x.bed\" at line 2");
+    let e = Targets::parse("x.bed", b"chr1\t20\t10\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Parse error reading \"x.bed\" at line 1 : end (10) must not be less than start (20)"
+    );
+    assert!(Targets::parse("x.bed", b"chr1 abc\n").is_err());
+    // "browser" with numbers is a reference called browser.
+    assert!(t("browser 1 2\n").overlaps(b"browser", 1, 2));
+}
+
+#[test]
+fn region_strings() {
+    assert_eq!(parse_reg(b"chr1"), Some((4, 0, INT_MAX)));
+    assert_eq!(parse_reg(b"chr1:100-200"), Some((4, 99, 200)));
+    assert_eq!(parse_reg(b"chr1:1,000-2k"), Some((4, 999, 2000)));
+    assert_eq!(parse_reg(b"chr1:1.5k"), Some((4, 1499, INT_MAX)));
+    assert_eq!(parse_reg(b"chr1:0-5"), Some((4, 0, 5)));
+    assert_eq!(parse_reg(b"chr1:200-100"), None);
+    assert_eq!(parse_reg(b"chr1:x"), None);
+    assert_eq!(parse_reg(b"HLA:1:2-3"), Some((5, 1, 3)));
+    assert_eq!(parse_reg(b"chr1:"), Some((4, 0, INT_MAX)));
+}
+
+#[test]
+fn regions_merge_and_intersect() {
+    let regs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (alone, filtered) = Targets::merge_regions(
+        None,
+        &regs(&["chr1:100-200", "chr1:150-300", "chr1:301-400", "chr2"]),
+    );
+    assert!(!filtered);
+    assert_eq!(
+        alone.region_list(false),
+        vec![
+            (
+                b"chr1".to_vec(),
+                vec![(99, 300), (300, 400)].into_iter().fold(
+                    Vec::new(),
+                    |mut v: Vec<(i64, i64)>, x| {
+                        match v.last_mut() {
+                            Some(l) if l.1 >= x.0 => l.1 = l.1.max(x.1),
+                            _ => v.push(x),
+                        }
+                        v
+                    }
+                )
+            ),
+            (b"chr2".to_vec(), vec![(0, INT_MAX)]),
+        ]
+    );
+    let bed = t("chr1\t0\t120\nchr1\t180\t250\nchr3\t0\t10\n");
+    let (cut, filtered) = Targets::merge_regions(Some(bed), &regs(&["chr1:100-200", "chr2"]));
+    assert!(filtered);
+    assert_eq!(
+        cut.region_list(true),
+        vec![(b"chr1".to_vec(), vec![(99, 120), (180, 200)])]
+    );
+    // chr3 stays in the targets (samtools -P still tests mates against it) but is not iterated.
+    assert!(cut.overlaps(b"chr3", 5, 6));
+}
+
+#[test]
+fn the_index_is_not_rebuilt_after_merging() {
+    // bedidx indexes the sorted lines, then merges them without indexing again: the window of
+    // 16363 still names the third line, which after the merge is past the end, so samtools
+    // finds no overlap there (seen with `view -P`).
+    let mut b = t("chrM\t704\t1704\nchrM\t16363\t21363\nchrM\t187\t1187\n");
+    assert!(b.overlaps(b"chrM", 16307, 16454));
+    b.unify();
+    assert!(!b.overlaps(b"chrM", 16307, 16454));
+    assert!(b.overlaps(b"chrM", 500, 600));
+    assert_eq!(
+        b.region_list(false),
+        vec![(b"chrM".to_vec(), vec![(187, 1704), (16363, 21363)])]
+    );
+}

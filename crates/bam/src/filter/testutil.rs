@@ -1,0 +1,129 @@
+//! Records and headers built in memory for the filter tests.
+
+use crate::header::{Header, Reference};
+use crate::Record;
+
+/// The fields of one record, to be encoded and decoded.
+#[derive(Clone)]
+pub(crate) struct Rec {
+    pub ref_id: i32,
+    pub pos: i32,
+    pub mapq: u8,
+    pub flag: u16,
+    pub next_ref_id: i32,
+    pub next_pos: i32,
+    pub tlen: i32,
+    pub name: Vec<u8>,
+    pub cigar: Vec<(u32, u8)>,
+    pub seq: Vec<u8>,
+    pub qual: Vec<u8>,
+    pub aux: Vec<u8>,
+}
+
+impl Default for Rec {
+    fn default() -> Rec {
+        Rec {
+            ref_id: 0,
+            pos: 99,
+            mapq: 30,
+            flag: 0,
+            next_ref_id: -1,
+            next_pos: -1,
+            tlen: 0,
+            name: b"read1".to_vec(),
+            cigar: vec![(2, 4), (6, 0)],
+            seq: b"ACGTACGT".to_vec(),
+            qual: vec![30, 31, 32, 33, 34, 35, 36, 37],
+            aux: Vec::new(),
+        }
+    }
+}
+
+impl Rec {
+    pub fn bytes(&self) -> Vec<u8> {
+        let code = |b: u8| {
+            b"=ACMGRSVTWYHKDBN"
+                .iter()
+                .position(|&c| c == b)
+                .unwrap_or(15) as u8
+        };
+        let mut v = Vec::new();
+        v.extend_from_slice(&self.ref_id.to_le_bytes());
+        v.extend_from_slice(&self.pos.to_le_bytes());
+        v.push(self.name.len() as u8 + 1);
+        v.push(self.mapq);
+        v.extend_from_slice(&4680u16.to_le_bytes());
+        v.extend_from_slice(&(self.cigar.len() as u16).to_le_bytes());
+        v.extend_from_slice(&self.flag.to_le_bytes());
+        v.extend_from_slice(&(self.seq.len() as i32).to_le_bytes());
+        v.extend_from_slice(&self.next_ref_id.to_le_bytes());
+        v.extend_from_slice(&self.next_pos.to_le_bytes());
+        v.extend_from_slice(&self.tlen.to_le_bytes());
+        v.extend_from_slice(&self.name);
+        v.push(0);
+        for &(len, op) in &self.cigar {
+            v.extend_from_slice(&(len << 4 | u32::from(op)).to_le_bytes());
+        }
+        for pair in self.seq.chunks(2) {
+            let hi = code(pair[0]) << 4;
+            let lo = pair.get(1).map_or(0, |&b| code(b));
+            v.push(hi | lo);
+        }
+        v.extend_from_slice(&self.qual);
+        v.extend_from_slice(&self.aux);
+        v
+    }
+
+    pub fn record(&self) -> Record {
+        Record::decode(self.bytes(), 3).expect("test record")
+    }
+
+    pub fn tag_z(mut self, tag: &[u8; 2], value: &[u8]) -> Rec {
+        self.aux.extend_from_slice(tag);
+        self.aux.push(b'Z');
+        self.aux.extend_from_slice(value);
+        self.aux.push(0);
+        self
+    }
+
+    pub fn tag_i(mut self, tag: &[u8; 2], ty: u8, value: i64) -> Rec {
+        self.aux.extend_from_slice(tag);
+        self.aux.push(ty);
+        match ty {
+            b'c' | b'C' | b'A' => self.aux.push(value as u8),
+            b's' | b'S' => self.aux.extend_from_slice(&(value as u16).to_le_bytes()),
+            _ => self.aux.extend_from_slice(&(value as u32).to_le_bytes()),
+        }
+        self
+    }
+
+    pub fn tag_f(mut self, tag: &[u8; 2], value: f32) -> Rec {
+        self.aux.extend_from_slice(tag);
+        self.aux.push(b'f');
+        self.aux.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+
+    pub fn tag_b(mut self, tag: &[u8; 2], values: &[u8]) -> Rec {
+        self.aux.extend_from_slice(tag);
+        self.aux.extend_from_slice(b"BC");
+        self.aux
+            .extend_from_slice(&(values.len() as u32).to_le_bytes());
+        self.aux.extend_from_slice(values);
+        self
+    }
+}
+
+/// Three references, two read groups with libraries.
+pub(crate) fn header() -> Header {
+    let text = b"@HD\tVN:1.6\n@SQ\tSN:chr1\tLN:1000\n@SQ\tSN:chr2\tLN:2000\n@SQ\tSN:chr3\tLN:500\n\
+@RG\tID:grpA\tLB:libA\n@RG\tID:grpB\tLB:libB\n@RG\tID:grpC\n";
+    let refs = [("chr1", 1000), ("chr2", 2000), ("chr3", 500)]
+        .iter()
+        .map(|&(n, len)| Reference {
+            name: n.as_bytes().to_vec(),
+            len,
+        })
+        .collect();
+    Header::from_parts(text.to_vec(), refs).expect("test header")
+}

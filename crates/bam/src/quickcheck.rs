@@ -1,0 +1,212 @@
+//! `samtools quickcheck`: can the file be opened, is it sequence data, does its header read (with
+//! at least one reference), and does it end with the BGZF EOF marker. Only the start of the file
+//! and its last 28 bytes are read: on a remote file, two small bounded requests.
+
+use std::io::Read;
+
+use crate::header::Header;
+use crate::Error;
+
+/// Could not be opened (or is an index, which htslib will not open as data).
+pub const FAIL_OPEN: u32 = 2;
+/// Not BAM or SAM.
+pub const NOT_SEQUENCE: u32 = 4;
+/// The header does not read, or has no references.
+pub const BAD_HEADER: u32 = 8;
+/// The BGZF EOF marker is missing (or could not be checked).
+pub const NO_EOF_BLOCK: u32 = 16;
+
+/// What one file's check found: the status bits (0 when fine) and the messages samtools prints
+/// for them (`problems`, shown unless quiet) and at `-vvv` (`details`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    pub state: u32,
+    pub problems: Vec<String>,
+    pub details: Vec<String>,
+}
+
+/// How much of the start of the data is read to tell what it is (and, for SAM, its header).
+const PEEK: usize = 64 * 1024;
+
+/// The header's first read is bounded to this, as in [`crate::Reader::open`].
+const HEADER_READAHEAD: u64 = 64 * 1024;
+
+impl Report {
+    fn problem(&mut self, bit: u32, text: String) {
+        self.state |= bit;
+        self.problems.push(text);
+    }
+}
+
+/// Checks one file or URL. `unmapped`: a header without references is fine (`-u`).
+pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> Report {
+    let mut rep = Report::default();
+    rep.details.push(format!("checking {location}"));
+    let mut file = match hfile::open(location, transport) {
+        Ok(f) => f,
+        Err(_) => {
+            rep.problem(
+                FAIL_OPEN,
+                format!("{location} could not be opened for reading."),
+            );
+            return rep;
+        }
+    };
+    file.set_readahead_limit(Some(HEADER_READAHEAD));
+    let mut bgzf = match bgzf::Reader::new(file) {
+        Ok(r) => r,
+        Err(_) => {
+            rep.problem(
+                FAIL_OPEN,
+                format!("{location} could not be opened for reading."),
+            );
+            return rep;
+        }
+    };
+    // The EOF marker is fetched beside the header, not after it.
+    if bgzf.format() == bgzf::Format::Bgzf {
+        bgzf.advise_eof_check();
+    }
+    // The first bytes tell the format; an unreadable first block is "not sequence data".
+    let mut head = [0u8; 4];
+    let got = read_up_to(&mut bgzf, &mut head);
+    let kind = match got {
+        Err(_) => Kind::Unknown,
+        Ok(n) => classify(&head[..n]),
+    };
+    match kind {
+        Kind::Index | Kind::Binary => {
+            rep.problem(
+                FAIL_OPEN,
+                format!("{location} could not be opened for reading."),
+            );
+            return rep;
+        }
+        Kind::Unknown => rep.problem(
+            NOT_SEQUENCE,
+            format!("{location} was not identified as sequence data."),
+        ),
+        Kind::Bam | Kind::Sam => {
+            rep.details.push(format!("opened {location}"));
+            rep.details.push(format!("{location} is sequence data"));
+            let n_ref = match kind {
+                Kind::Bam => {
+                    let n = got.unwrap_or(0);
+                    let mut chained = (&head[..n]).chain(&mut bgzf);
+                    Header::read(&mut chained, location).map(|h| h.refs().len())
+                }
+                _ => sam_header_refs(&head, &mut bgzf),
+            };
+            match n_ref {
+                Err(_) => rep.problem(
+                    BAD_HEADER,
+                    format!("{location} caused an error whilst reading its header."),
+                ),
+                Ok(0) if !unmapped => {
+                    rep.problem(BAD_HEADER, format!("{location} had no targets in header."))
+                }
+                Ok(n) => rep
+                    .details
+                    .push(format!("{location} has {n} targets in header.")),
+            }
+        }
+    }
+    if bgzf.format() != bgzf::Format::Bgzf {
+        rep.details.push(format!(
+            "{location} cannot be checked for EOF block because its filetype does not contain one."
+        ));
+        return rep;
+    }
+    match bgzf.check_eof_marker() {
+        Ok(true) => rep.details.push(format!("{location} has good EOF block.")),
+        Ok(false) => rep.problem(
+            NO_EOF_BLOCK,
+            format!("{location} was missing EOF block when one should be present."),
+        ),
+        Err(_) => rep.problem(
+            NO_EOF_BLOCK,
+            format!("{location} caused an error whilst checking for EOF block."),
+        ),
+    }
+    rep
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bam,
+    Sam,
+    Index,
+    /// Binary data htslib does not recognise: it refuses to open it.
+    Binary,
+    /// Empty, unreadable or text that is not SAM: opened, but not sequence data.
+    Unknown,
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn classify(head: &[u8]) -> Kind {
+    match head {
+        b"BAM\x01" => Kind::Bam,
+        b"BAI\x01" | b"CSI\x01" => Kind::Index,
+        [] => Kind::Unknown,
+        [b'@', ..] => Kind::Sam,
+        _ if head
+            .iter()
+            .all(|b| b.is_ascii_graphic() || b" \t\r\n".contains(b)) =>
+        {
+            Kind::Unknown
+        }
+        _ => Kind::Binary,
+    }
+}
+
+/// The number of `@SQ` lines with `SN` and `LN` in a SAM text header.
+fn sam_header_refs(head: &[u8; 4], rest: &mut impl Read) -> Result<usize, Error> {
+    let mut text = head.to_vec();
+    let mut chunk = vec![0u8; PEEK];
+    loop {
+        let n = read_up_to(rest, &mut chunk).unwrap_or(0);
+        text.extend_from_slice(&chunk[..n]);
+        let header_done = text
+            .split(|&b| b == b'\n')
+            .any(|l| !l.is_empty() && l[0] != b'@');
+        if n < chunk.len() || header_done {
+            break;
+        }
+    }
+    Ok(text
+        .split(|&b| b == b'\n')
+        .take_while(|l| l.first() == Some(&b'@'))
+        .filter(|l| l.starts_with(b"@SQ\t"))
+        .filter(|l| {
+            let has = |k: &[u8]| l.split(|&b| b == b'\t').any(|f| f.starts_with(k));
+            has(b"SN:") && has(b"LN:")
+        })
+        .count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        assert_eq!(classify(b"BAM\x01"), Kind::Bam);
+        assert_eq!(classify(b"BAM\x02"), Kind::Binary);
+        assert_eq!(classify(b"CSI\x01"), Kind::Index);
+        assert_eq!(classify(b"@HD\t"), Kind::Sam);
+        assert_eq!(classify(b"hell"), Kind::Unknown);
+        assert_eq!(classify(b""), Kind::Unknown);
+    }
+}

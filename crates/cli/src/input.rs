@@ -1,0 +1,306 @@
+//! The input side of `hts view`: opening the file (with its index fetched ahead when the query
+//! will need it), and the records to process, planned before any output is opened: the whole
+//! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
+//! on a remote file), as samtools chooses in `main_samview`.
+
+use bam::filter::bed::{RegionList, Targets};
+use bam::filter::Selection;
+use bam::itr_multi::ItrMulti;
+use bam::multi::{MultiQuery, RegionSet};
+use bam::pairs::PairQuery;
+use bam::{parse_region, Error, Header, Reader, Record, RecordRef};
+
+use crate::args::{HeaderMode, ViewArgs};
+use crate::view::Failure;
+
+/// The index file named with `-X`, and the regions (samtools' positional arguments).
+pub fn index_and_regions(args: &ViewArgs) -> Result<(Option<&str>, &[String]), Failure> {
+    if !args.explicit_index {
+        return Ok((None, args.positional.get(1..).unwrap_or(&[])));
+    }
+    match args.positional.get(1) {
+        Some(ix) if args.positional.len() > 2 => Ok((Some(ix.as_str()), &args.positional[2..])),
+        _ => Err(Failure::Message(
+            "Incorrect number of arguments for -X option. Aborting.".to_string(),
+        )),
+    }
+}
+
+/// Whether samtools looks a reference name up for this command (regions, `-M`,
+/// `--region-file`, `-P`), which makes htslib parse the header text.
+pub fn looks_up_names(args: &ViewArgs) -> bool {
+    args.header != HeaderMode::Only
+        && (args.select.multi_region || index_and_regions(args).is_ok_and(|(_, r)| !r.is_empty()))
+}
+
+/// The input file (`-` when none is named).
+fn input_name(args: &ViewArgs) -> &str {
+    args.positional.first().map_or("-", String::as_str)
+}
+
+/// `-L` without regions or `-M` on a remote file: samtools reads the whole file and keeps what
+/// overlaps the BED; hts asks the index for the same records (one plan for every line), and
+/// reads the whole file only when there is no index. Not with `-U` or `-p`, which want the
+/// records outside the BED too.
+fn targets_through_index(args: &ViewArgs, regions: &[String]) -> bool {
+    let s = &args.select;
+    s.targets.is_some()
+        && !s.multi_region
+        && s.unselected.is_none()
+        && !s.unmap
+        && regions.is_empty()
+        && bam::hfile::scheme_of(input_name(args)).is_some()
+}
+
+/// Opens the input; for a remote file the index is fetched beside the header when the query
+/// will need it.
+pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
+    let file = input_name(args);
+    let (index_location, regions) = index_and_regions(args)?;
+    let needs_index = args.header != HeaderMode::Only
+        && (!regions.is_empty()
+            || args.select.multi_region
+            || targets_through_index(args, regions));
+    let index = match (needs_index, index_location) {
+        (false, _) => bam::IndexHint::None,
+        (true, Some(at)) => bam::IndexHint::At(at.to_string()),
+        (true, None) => bam::IndexHint::Auto,
+    };
+    let mut options = bam::OpenOptions {
+        threads: args.threads,
+        index,
+        no_cache: args.no_cache,
+        ..Default::default()
+    };
+    options.transport.headers = args.request_headers.clone();
+    options.transport.verbosity = args.verbosity;
+    options.transport.deadline = args.deadline;
+    options.transport.s3 = bam::hfile::S3Options {
+        endpoint: args.s3_endpoint.clone(),
+        requester_pays: args.requester_pays,
+    };
+    if let Some(n) = args.fetchers {
+        options.transport.fetchers = n;
+    }
+    match args.fetch_mode.as_deref() {
+        Some("open-ended") => {
+            options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
+            options.fetch_plan = bam::FetchPlan::PerChunk;
+        }
+        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
+        _ => {}
+    }
+    let reader = Reader::open(file, &options)?;
+    for warning in reader.header().warnings() {
+        eprintln!("{warning}");
+    }
+    Ok(reader)
+}
+
+/// Where the records come from.
+pub enum Records<'r> {
+    /// The whole file in order.
+    File(&'r mut Reader),
+    /// The regions one after another, as given.
+    Query(bam::Query<'r>),
+    /// Every region at once, each record overlapping one of them once, in file order.
+    Multi(MultiQuery<'r>),
+    /// htslib's multi-region iterator (`-M`, `--region-file`).
+    Itr(Box<ItrMulti<'r>>),
+    /// `-P`: the regions' records and their mates.
+    Pairs(Box<PairQuery<'r>>),
+}
+
+impl Records<'_> {
+    pub fn has_eof_marker(&mut self) -> bam::Result<bool> {
+        match self {
+            Records::File(r) => r.has_eof_marker(),
+            Records::Query(q) => q.has_eof_marker(),
+            Records::Multi(q) => q.has_eof_marker(),
+            Records::Itr(q) => q.has_eof_marker(),
+            Records::Pairs(q) => q.has_eof_marker(),
+        }
+    }
+
+    /// The input and where its last record read starts, for messages about that record.
+    pub fn last_record(&self) -> (&str, bam::bgzf::VirtualOffset) {
+        match self {
+            Records::File(r) => (r.location(), r.last_record_offset()),
+            Records::Query(q) => q.last_record(),
+            Records::Multi(q) => (q.reader().location(), q.reader().last_record_offset()),
+            Records::Itr(q) => (q.reader().location(), q.reader().last_record_offset()),
+            Records::Pairs(q) => q.last_record(),
+        }
+    }
+
+    /// The next record: read in place (borrowing the reader's block buffer) from the whole file
+    /// or a query of the regions; owned from the iterators that keep records of their own.
+    #[inline]
+    pub fn next(&mut self) -> bam::Result<Option<Item<'_>>> {
+        Ok(match self {
+            Records::File(r) => r.read_record_ref()?.map(Item::InPlace),
+            Records::Query(q) => q.next_record_ref()?.map(Item::InPlace),
+            Records::Multi(q) => q.next_record()?.map(Item::Owned),
+            Records::Itr(q) => q.next_record()?.map(Item::Owned),
+            Records::Pairs(q) => q.next_record()?.map(Item::Owned),
+        })
+    }
+}
+
+/// A record as [`Records::next`] gives it.
+pub enum Item<'a> {
+    InPlace(RecordRef<'a>),
+    Owned(Record),
+}
+
+impl Item<'_> {
+    /// The record as an owned one, to edit (a copy only when it was read in place).
+    pub fn into_owned(self) -> Record {
+        match self {
+            Item::InPlace(r) => r.to_owned_record(),
+            Item::Owned(r) => r,
+        }
+    }
+}
+
+/// The records to process. Any query is planned here, its spans on their way, and the cached
+/// parts of the file shown current, before anything is written. `header` is the one records
+/// are selected with; `selection` is used by the first pass of `-P`.
+pub fn plan<'r>(
+    args: &ViewArgs,
+    reader: &'r mut Reader,
+    header: &Header,
+    selection: &mut Selection,
+) -> Result<Records<'r>, Failure> {
+    let (index_location, regions) = index_and_regions(args)?;
+    if args.header == HeaderMode::Only {
+        reader.confirm()?;
+        return Ok(Records::File(reader));
+    }
+    if args.select.multi_region {
+        reader.select_index(index_location)?;
+        return multi_region(args, reader, header, regions, selection);
+    }
+    if !regions.is_empty() {
+        reader.select_index(index_location)?;
+        return Ok(Records::Query(query_regions(reader, regions)?));
+    }
+    if targets_through_index(args, regions) {
+        if let Some(set) = targets_as_regions(args, reader, header)? {
+            return Ok(Records::Multi(reader.query_regions(set)?));
+        }
+    }
+    reader.confirm()?;
+    Ok(Records::File(reader))
+}
+
+/// samtools' `-M`, `--region-file` and `-P` (`multi_region_init`): the command-line regions
+/// and the BED merged into one region list, read through the multi-region iterator.
+fn multi_region<'r>(
+    args: &ViewArgs,
+    reader: &'r mut Reader,
+    header: &Header,
+    regions: &[String],
+    selection: &mut Selection,
+) -> Result<Records<'r>, Failure> {
+    let bed = args.select.targets.clone();
+    let (targets, filtered) = match bed {
+        None if regions.is_empty() => {
+            return Err(Failure::Message(
+                "No regions or BED file have been provided. Aborting.".to_string(),
+            ))
+        }
+        Some(mut bed) if regions.is_empty() => {
+            bed.unify();
+            (bed, false)
+        }
+        bed => Targets::merge_regions(bed, regions),
+    };
+    let list: RegionList = targets.region_list(filtered);
+    if list.is_empty() {
+        return Err(Failure::Message(
+            "Region list is empty or could not be created. Aborting.".to_string(),
+        ));
+    }
+    let set = RegionSet::resolve(&list, header, |warning| eprintln!("{warning}"));
+    if args.select.fetch_pairs {
+        let pairs = reader.query_pairs(header, &targets, set, selection)?;
+        return Ok(Records::Pairs(Box::new(pairs)));
+    }
+    Ok(Records::Itr(Box::new(reader.itr_multi(&set)?)))
+}
+
+/// The regions of the command line, as samtools reads them one by one (a bad one is skipped
+/// with its warning), planned as one query.
+fn query_regions<'r>(
+    reader: &'r mut Reader,
+    regions: &[String],
+) -> Result<bam::Query<'r>, Failure> {
+    if let Some(e) = reader.header().text_error() {
+        eprintln!("{e}");
+    }
+    let mut targets = Vec::with_capacity(regions.len());
+    let mut names = Vec::with_capacity(regions.len());
+    for region in regions {
+        match parse_region(region, reader.header()) {
+            Ok(target) => {
+                targets.push(target);
+                names.push(region.clone());
+            }
+            Err(e) => {
+                if let Some(message) = e.htslib_message() {
+                    eprintln!("{message}");
+                }
+                eprintln!("{}", e.samtools_warning());
+            }
+        }
+    }
+    // One plan for every region; records still come region by region, as samtools prints them.
+    let query = reader.query_all(&targets)?;
+    for (i, name) in names.iter().enumerate() {
+        if query.is_invalid(i) {
+            eprintln!("{}", bam::region::invalid_region_warning(name));
+        }
+    }
+    Ok(query)
+}
+
+/// `-L` on a remote file: the BED's intervals on the references whose names they give (as
+/// `bed_overlap` compares them: the names of the binary reference list), for the index. `None`
+/// when the file has no index (samtools never looks for one here): then it is read whole.
+fn targets_as_regions(
+    args: &ViewArgs,
+    reader: &mut Reader,
+    header: &Header,
+) -> Result<Option<RegionSet>, Failure> {
+    match reader.select_index(None) {
+        Ok(()) => {}
+        Err(Error::NoIndex { .. }) => return Ok(None),
+        Err(e @ Error::Index { .. }) => {
+            eprintln!("[W::hts] {e}; reading the whole file");
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let Some(targets) = &args.select.targets else {
+        return Ok(None);
+    };
+    let tid_of: std::collections::HashMap<&[u8], usize> = header
+        .refs()
+        .iter()
+        .enumerate()
+        .map(|(tid, r)| (r.name.as_slice(), tid))
+        .collect();
+    let mut set = RegionSet::default();
+    set.add_all(
+        targets
+            .region_list(false)
+            .into_iter()
+            .filter_map(|(name, intervals)| {
+                let tid = *tid_of.get(name.as_slice())?;
+                Some(intervals.into_iter().map(move |(b, e)| (tid, b, e)))
+            })
+            .flatten(),
+    );
+    Ok(Some(set))
+}

@@ -1,0 +1,158 @@
+//! The output side of `hts view`: the header samtools writes (`@RG` lines of other groups
+//! dropped for `-r`/`-R`, then its `@PG` line), the writers of `-o` and `-U` as the output plan
+//! describes them, their indexes, and when buffered SAM is handed on.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+use bam::index::build::Scheme;
+use bam::pg::Program;
+use bam::{Header, Record, Writer, WriterOptions};
+
+use crate::args::{HeaderMode, ViewArgs};
+use crate::output::Plan;
+use crate::view::{io_failure, Failure};
+
+/// Standard output, or a file created for writing.
+pub fn create(path: Option<&str>) -> Result<Box<dyn Write>, Failure> {
+    match path {
+        None => Ok(Box::new(io::stdout())),
+        Some(p) => File::create(p)
+            .map(|f| Box::new(f) as Box<dyn Write>)
+            .map_err(|e| Failure::Message(format!("failed to open \"{p}\" for writing: {e}"))),
+    }
+}
+
+/// Whether samtools edits the header (`-r`/`-R`, an `@PG` line), which makes htslib parse its
+/// text.
+pub fn edits_header(args: &ViewArgs) -> bool {
+    args.select.read_groups.is_some() || !(args.no_pg || args.count)
+}
+
+/// The header records are selected with and written with: the input's, without the `@RG`
+/// lines of other groups (`-r`/`-R`), then with hts's `@PG` line when records are written
+/// (not with `-c` or `--no-PG`), as samtools edits its header before it opens the outputs.
+pub fn header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Header, Failure> {
+    let edited = match &args.select.read_groups {
+        Some(groups) => input.keep_read_groups(groups),
+        None => input.clone(),
+    };
+    if args.no_pg || args.count {
+        return Ok(edited);
+    }
+    let program = Program {
+        name: "hts",
+        version: env!("CARGO_PKG_VERSION"),
+        command_line,
+    };
+    edited.with_program(&program).map_err(|e| {
+        eprintln!("{e}");
+        Failure::Message("failed to add PG line to the header".to_string())
+    })
+}
+
+/// One output file (`-o` or `-U`) being written, and where its index goes.
+pub struct Output {
+    writer: Box<Writer<Box<dyn Write>>>,
+    index_path: Option<String>,
+}
+
+impl Output {
+    /// Creates the file of `plan` and writes the header (for SAM, when samtools would).
+    pub fn open(args: &ViewArgs, plan: &Plan, header: &Header) -> Result<Output, Failure> {
+        let index = match &plan.index {
+            None if args.write_index => {
+                return Err(Failure::Message(
+                    "--write-index needs an output file (-o FILE)".to_string(),
+                ))
+            }
+            None => None,
+            Some((_, Scheme::Bai)) => Some(Scheme::Bai),
+            Some((_, Scheme::Csi { min_shift, .. })) => Some(Scheme::csi_for(
+                *min_shift,
+                header.refs().iter().map(|r| u64::from(r.len)),
+            )),
+        };
+        if index.is_some() && plan.format == bam::OutputFormat::Sam {
+            return Err(Failure::Message(format!(
+                "failed to open index \"{}\" for writing: uncompressed SAM cannot be indexed",
+                plan.index.as_ref().map_or("", |i| i.0.as_str())
+            )));
+        }
+        let options = WriterOptions {
+            format: plan.format,
+            level: plan.level,
+            threads: plan.threads.unwrap_or(args.threads),
+            sam_header: plan.force_header || args.header != HeaderMode::None,
+            index,
+            name: plan
+                .path
+                .clone()
+                .unwrap_or_else(|| "standard output".to_string()),
+        };
+        let out = create(plan.path.as_deref())?;
+        Ok(Output {
+            writer: Box::new(Writer::new(out, header, &options)?),
+            index_path: plan.index.as_ref().map(|(path, _)| path.clone()),
+        })
+    }
+
+    /// Writes a record: its stored bytes as they are, or as an edit left them.
+    pub fn write<D: AsRef<[u8]>>(&mut self, record: &Record<D>) -> bam::Result<()> {
+        self.writer.write_record(record)
+    }
+
+    /// Hands buffered SAM text on.
+    pub fn flush_text(&mut self) -> Result<(), Failure> {
+        Ok(self.writer.flush_text()?)
+    }
+
+    /// Ends the file (EOF marker) and saves its index.
+    pub fn finish(self) -> Result<(), Failure> {
+        let (mut out, index) = self.writer.finish()?;
+        out.flush().map_err(|e| io_failure("write failed", e))?;
+        if let (Some(built), Some(path)) = (index, self.index_path) {
+            let file = File::create(&path)
+                .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
+            built
+                .write(io::BufWriter::new(file))
+                .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// When to hand buffered output on: records come slowly from a slow link, and a reader of the
+/// output should not wait for a full buffer. The clock is read every few records only.
+pub struct Pace {
+    records: u32,
+    last: Instant,
+}
+
+impl Pace {
+    const EVERY: u32 = 64;
+    const AFTER: Duration = Duration::from_millis(200);
+
+    pub fn new() -> Pace {
+        Pace {
+            records: 0,
+            last: Instant::now(),
+        }
+    }
+
+    /// True when the output should be flushed now.
+    pub fn due(&mut self) -> bool {
+        self.records += 1;
+        if self.records < Pace::EVERY {
+            return false;
+        }
+        self.records = 0;
+        let now = Instant::now();
+        if now.duration_since(self.last) >= Pace::AFTER {
+            self.last = now;
+            return true;
+        }
+        false
+    }
+}

@@ -84,6 +84,18 @@ fn read_chunk(r: &mut Reader, start: VirtualOffset, end: VirtualOffset, limit: u
     out
 }
 
+/// The bytes from `start` to `end` as a reader without a limit gives them.
+fn read_unlimited(r: &mut Reader, start: VirtualOffset, end: VirtualOffset) -> Vec<u8> {
+    r.seek(start).unwrap();
+    let mut out = Vec::new();
+    let mut byte = [0u8; 1];
+    while r.virtual_offset() < end {
+        r.read_exact(&mut byte).unwrap();
+        out.push(byte[0]);
+    }
+    out
+}
+
 #[test]
 fn seek_limit_sends_the_byte_end_down_before_any_read() {
     let file = "data/rand.bam";
@@ -145,13 +157,7 @@ fn threaded_read_ahead_never_reads_past_the_limit() {
             }
             assert!(events.iter().any(|e| matches!(e, Event::Read(..))));
             // Same bytes as a single-threaded reader without limits.
-            single.seek(start).unwrap();
-            let mut expect = Vec::new();
-            let mut byte = [0u8; 1];
-            while single.virtual_offset() < end {
-                single.read_exact(&mut byte).unwrap();
-                expect.push(byte[0]);
-            }
+            let expect = read_unlimited(&mut single, start, end);
             assert!(got == expect, "chunk {s}-{e}");
             // Reading on past the limit (the record straddling the chunk end) still works.
             let mut more = vec![0u8; 200_000];
@@ -198,13 +204,7 @@ fn single_threaded_read_ahead_stops_at_the_limit_and_reads_on_only_on_demand() {
     assert!(reads <= 3, "{reads} reads: {events:?}");
     // The same bytes as an unlimited reader.
     let mut plain = Reader::new(HFile::from_bytes(file, bytes.clone())).unwrap();
-    plain.seek(start).unwrap();
-    let mut expect = Vec::new();
-    let mut byte = [0u8; 1];
-    while plain.virtual_offset() < end {
-        plain.read_exact(&mut byte).unwrap();
-        expect.push(byte[0]);
-    }
+    let expect = read_unlimited(&mut plain, start, end);
     assert!(got == expect);
     // Reading on past the limit reads only the blocks asked for.
     let mut more = vec![0u8; 70_000];

@@ -189,6 +189,24 @@ fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// Checks the fields as [`format`] would, without output: the offset of the first corrupt
+/// field. Same walk as [`fields`], in a loop that builds nothing (it runs on every record that
+/// SAM formatting threads are to print).
+#[inline]
+pub(crate) fn check(aux: &[u8]) -> Result<(), usize> {
+    let mut start = 0;
+    while aux.len() - start >= 4 {
+        start = match aux[start + 2] {
+            b'A' | b'c' | b'C' => start + 4,
+            _ => match value_end(aux, start + 3) {
+                Some((_, next)) => next,
+                None => return Err(start),
+            },
+        };
+    }
+    Ok(())
+}
+
 /// Appends the aux fields as SAM text (each preceded by a tab), exactly as htslib 1.16's
 /// `sam_format1`. On corrupt data returns the offset of the bad field; `out` then holds a
 /// partial line that the caller discards.
@@ -585,6 +603,29 @@ mod tests {
         assert_eq!(fmt(b"XBBi\x02\0\0\0\x01\0\0\0"), Err(0));
         assert_eq!(fmt(b"XBBi\x01\0\0"), Err(0));
         assert_eq!(fmt(b"XddAAAAAAA"), Err(0));
+    }
+
+    #[test]
+    fn check_agrees_with_format() {
+        let cases: [&[u8]; 12] = [
+            b"XAAxXQQ1234",
+            b"XZZabc",
+            b"Xii\x01\x02\x03",
+            b"XBBA\x01\0\0\0a",
+            b"XBBi\x02\0\0\0\x01\0\0\0",
+            b"XBBi\x01\0\0",
+            b"XddAAAAAAA",
+            b"XAAxXCC\x07XZZab\0NMi\x01\0\0\0",
+            b"XBBC\x02\0\0\0\x01\x02XSs\x01\0",
+            b"XCC",
+            b"XZZ\0XQQ",
+            b"",
+        ];
+        for aux in cases {
+            let mut out = Vec::new();
+            assert_eq!(check(aux), format(aux, &mut out), "{aux:?}");
+        }
+        assert_eq!(check(b"XAAxXQQ1234"), Err(4));
     }
 
     #[test]

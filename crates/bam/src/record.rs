@@ -375,13 +375,10 @@ impl<D: AsRef<[u8]>> Record<D> {
 
     /// Checks the aux data with the rules of `sam_format1`, without formatting it.
     pub fn check_aux(&self) -> Result<(), RecordError> {
-        match self.aux_fields().find_map(Result::err) {
-            Some(offset) => Err(RecordError::CorruptAux {
-                read_name: self.name_lossy(),
-                offset: self.aux_start + offset,
-            }),
-            None => Ok(()),
-        }
+        aux::check(self.aux()).map_err(|offset| RecordError::CorruptAux {
+            read_name: self.name_lossy(),
+            offset: self.aux_start + offset,
+        })
     }
 
     /// htslib's `bam_endpos`: one past the last reference base covered, or `pos + 1` when the

@@ -1,5 +1,7 @@
 //! BGZF inflate throughput on real blocks: libdeflater against flate2's default backend, on the
-//! raw deflate data, and the full `bgzf::block::inflate` path (libdeflater plus CRC32 check).
+//! raw deflate data, the full `bgzf::block::inflate` path (libdeflater plus CRC32 check), and
+//! the whole `bgzf::Reader` (reading, inflating and handing out blocks in place) with and
+//! without worker threads.
 //!
 //! Data: the first blocks of `HTS_BENCH_BAM`, else of the fixture `rand.bam`.
 
@@ -101,6 +103,31 @@ fn inflate(c: &mut Criterion) {
             black_box(n)
         })
     });
+
+    // The whole reader: blocks read from a source, inflated and checked, handed out in place
+    // (what `hts view` does before parsing), on the calling thread and on two workers.
+    let mut file: Vec<u8> = blocks.iter().flat_map(|b| b.bytes().to_vec()).collect();
+    file.extend_from_slice(&bgzf::block::EOF_MARKER);
+    for threads in [0, 2] {
+        group.bench_function(format!("bgzf_reader_{threads}_threads"), |bench| {
+            bench.iter(|| {
+                let src = hfile::HFile::from_bytes(&name, file.clone());
+                let mut r = bgzf::Reader::new(src).expect("fixture blocks are BGZF");
+                r.set_threads(threads);
+                let mut n = 0;
+                loop {
+                    let len = r.fill_buf().expect("checked above").len();
+                    if len == 0 {
+                        break;
+                    }
+                    n += len;
+                    r.consume(len);
+                }
+                assert_eq!(n, total);
+                black_box(n)
+            })
+        });
+    }
 
     group.finish();
 }

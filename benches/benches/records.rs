@@ -1,5 +1,11 @@
-//! BAM record decoding (`bam::Record::decode`) and SAM formatting (`bam::write_sam`), measured
-//! separately, in records per second.
+//! The stages after inflation, each as a throughput of uncompressed BAM record bytes so that
+//! they compare with each other and with `inflate` (which reports inflated bytes too):
+//!
+//! - `parse/owned`: `Record::decode` of a copied buffer (what `read_record` costs on top of the
+//!   copy);
+//! - `parse/in_place`: `Record::decode_in`, the in-place parse `hts view` uses;
+//! - `sam/write_sam`: SAM text of decoded records, one `write_sam` each;
+//! - `sam/sam_writer`: the same through `SamWriter` (output buffering included), to a sink.
 //!
 //! Data: the records of the fixture `rand.bam`, or the first records of `HTS_BENCH_BAM`.
 
@@ -16,6 +22,7 @@ fn records(c: &mut Criterion) {
         .unwrap_or_else(|e| panic!("cannot read records of {}: {e}", path.display()));
     assert!(!set.records.is_empty(), "{} has no records", path.display());
     let n_ref = set.header.refs().len();
+    let bytes = set.bytes() as u64;
 
     let decoded: Vec<bam::Record> = set
         .records
@@ -28,18 +35,17 @@ fn records(c: &mut Criterion) {
     }
     let sam_bytes = line.len();
     eprintln!(
-        "records: {} records, {} record bytes, {sam_bytes} SAM bytes from {}",
+        "records: {} records, {bytes} record bytes, {sam_bytes} SAM bytes from {}",
         set.records.len(),
-        set.bytes(),
         path.display()
     );
+    let name = benches::short_name(&path);
 
-    let mut group = c.benchmark_group(format!("records/{}", benches::short_name(&path)));
-    group.throughput(Throughput::Elements(set.records.len() as u64));
-
+    let mut group = c.benchmark_group(format!("parse/{name}"));
+    group.throughput(Throughput::Bytes(bytes));
     // decode takes ownership of its bytes, so each batch gets a fresh copy made outside the
     // timing.
-    group.bench_function("decode", |bench| {
+    group.bench_function("owned", |bench| {
         bench.iter_batched(
             || set.records.clone(),
             |records| {
@@ -53,7 +59,22 @@ fn records(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    let mut scratch = Vec::new();
+    group.bench_function("in_place", |bench| {
+        bench.iter(|| {
+            let mut flags = 0u64;
+            for data in &set.records {
+                let r = bam::Record::decode_in(black_box(data), n_ref, &mut scratch)
+                    .expect("checked above");
+                flags += u64::from(r.flag());
+            }
+            black_box(flags)
+        })
+    });
+    group.finish();
 
+    let mut group = c.benchmark_group(format!("sam/{name}"));
+    group.throughput(Throughput::Bytes(bytes));
     let mut out = Vec::with_capacity(sam_bytes);
     group.bench_function("write_sam", |bench| {
         bench.iter(|| {
@@ -64,7 +85,15 @@ fn records(c: &mut Criterion) {
             black_box(out.len())
         })
     });
-
+    group.bench_function("sam_writer", |bench| {
+        bench.iter(|| {
+            let mut w = bam::SamWriter::new(std::io::sink(), &set.header, 0);
+            for r in &decoded {
+                w.write_record(black_box(r)).expect("checked above");
+            }
+            w.finish().expect("a sink takes everything")
+        })
+    });
     group.finish();
 }
 

@@ -12,6 +12,7 @@ mod conformance;
 mod fuzz;
 mod fuzz_seeds;
 mod nginx;
+mod noodles_count;
 mod s3;
 mod soak;
 mod test;
@@ -29,7 +30,7 @@ cargo xtask <command> [--help]
   serve          serve a folder on 127.0.0.1, optionally through an emulated link
   bench-data     generate the benchmark BAM (+ BAI, CSI) into ~/.cache/hts-bench
   bench-remote   the remote benchmark: htslib's and PR #1998's request patterns, hts, samtools
-  bench-local    whole-file and region decoding, hts vs samtools, 1 and 2 threads
+  bench-local    local decoding, hts vs samtools and noodles-bam: counts, SAM, regions, BAM
   bench-targets  a 10,000-line BED (--region-file, -L) over an emulated link, hts vs samtools
   s3             hts over s3:// against s3s-fs with the server's request log, and the byte
                  totals of s3://, pre-signed and plain HTTP

@@ -1,7 +1,7 @@
 //! Optional fields ("aux" tags): walking them with htslib's bounds rules and printing them the way
 //! `sam_format1` does, including its two different float formats.
 
-use crate::sam::{push_i64, push_u64};
+use crate::sam::{push_i64, push_u32, push_u64};
 
 /// Size of a value of this type code, as htslib's `aux_type2size`: the type letter itself for the
 /// variable-length `Z`, `H` and `B`, and 0 for an unknown type.
@@ -145,6 +145,7 @@ impl<'a> Iterator for Fields<'a> {
 
 /// For the value whose type byte is at `t - 1` and data at `t`, checks it as
 /// `sam_format_aux1` does and returns (end of value data, start of next field).
+#[inline]
 fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
     let ty = aux[t - 1];
     let left = aux.len() - t;
@@ -188,99 +189,146 @@ fn value_end(aux: &[u8], t: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// Checks the fields as [`format`] would, without output: the offset of the first corrupt
+/// field. Same walk as [`fields`], in a loop that builds nothing (it runs on every record that
+/// SAM formatting threads are to print).
+#[inline]
+pub(crate) fn check(aux: &[u8]) -> Result<(), usize> {
+    let mut start = 0;
+    while aux.len() - start >= 4 {
+        start = match aux[start + 2] {
+            b'A' | b'c' | b'C' => start + 4,
+            _ => match value_end(aux, start + 3) {
+                Some((_, next)) => next,
+                None => return Err(start),
+            },
+        };
+    }
+    Ok(())
+}
+
 /// Appends the aux fields as SAM text (each preceded by a tab), exactly as htslib 1.16's
 /// `sam_format1`. On corrupt data returns the offset of the bad field; `out` then holds a
 /// partial line that the caller discards.
+///
+/// This walks the fields itself rather than through [`Fields`] (same rules, one pass): it runs
+/// for every record of a SAM conversion.
 pub(crate) fn format(aux: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
-    for field in fields(aux) {
-        let f = field?;
-        out.push(b'\t');
-        out.extend_from_slice(&f.tag);
-        out.push(b':');
-        let v = f.value;
-        match f.ty {
-            b'A' => {
-                out.extend_from_slice(b"A:");
-                out.push(v[0]);
-            }
-            b'c' => {
-                out.extend_from_slice(b"i:");
-                push_i64(out, i64::from(v[0] as i8));
-            }
+    let mut start = 0;
+    // sam_format1 stops silently when fewer than 4 bytes are left.
+    while let Some(field) = aux.get(start..).filter(|f| f.len() >= 4) {
+        let (k0, k1, ty) = (field[0], field[1], field[2]);
+        let v = &field[3..];
+        // The commonest types first, each written with one fixed-size prefix.
+        let used = match ty {
             b'C' => {
-                out.extend_from_slice(b"i:");
-                push_u64(out, u64::from(v[0]));
+                out.extend_from_slice(&[b'\t', k0, k1, b':', b'i', b':']);
+                push_u32(out, u32::from(v[0]));
+                1
             }
-            b's' => {
-                out.extend_from_slice(b"i:");
-                push_i64(out, i64::from(i16::from_le_bytes([v[0], v[1]])));
-            }
-            b'S' => {
-                out.extend_from_slice(b"i:");
-                push_u64(out, u64::from(u16::from_le_bytes([v[0], v[1]])));
-            }
-            b'i' => {
-                out.extend_from_slice(b"i:");
-                push_i64(out, i64::from(le_u32(v) as i32));
-            }
-            b'I' => {
-                out.extend_from_slice(b"i:");
-                push_u64(out, u64::from(le_u32(v)));
-            }
-            b'f' => {
-                out.extend_from_slice(b"f:");
-                push_printf_g(out, f64::from(f32::from_bits(le_u32(v))));
-            }
-            b'd' => {
-                out.extend_from_slice(b"d:");
-                let b = [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]];
-                push_printf_g(out, f64::from_le_bytes(b));
-            }
-            b'Z' | b'H' => {
-                out.push(f.ty);
-                out.push(b':');
-                out.extend_from_slice(v);
+            b'Z' => {
+                let Some(n) = v.iter().position(|&b| b == 0) else {
+                    return Err(start);
+                };
+                out.extend_from_slice(&[b'\t', k0, k1, b':', b'Z', b':']);
+                out.extend_from_slice(&v[..n]);
+                n + 1
             }
             _ => {
-                // B: subtype, count, elements (validated by `fields`).
-                let sub = v[0];
-                out.extend_from_slice(b"B:");
-                out.push(sub);
-                let data = &v[5..];
-                match sub {
-                    b'c' => data.iter().for_each(|&b| {
-                        out.push(b',');
-                        push_i64(out, i64::from(b as i8));
-                    }),
-                    b'C' => data.iter().for_each(|&b| {
-                        out.push(b',');
-                        push_u64(out, u64::from(b));
-                    }),
-                    b's' => data.chunks_exact(2).for_each(|b| {
-                        out.push(b',');
-                        push_i64(out, i64::from(i16::from_le_bytes([b[0], b[1]])));
-                    }),
-                    b'S' => data.chunks_exact(2).for_each(|b| {
-                        out.push(b',');
-                        push_u64(out, u64::from(u16::from_le_bytes([b[0], b[1]])));
-                    }),
-                    b'i' => data.chunks_exact(4).for_each(|b| {
-                        out.push(b',');
-                        push_i64(out, i64::from(le_u32(b) as i32));
-                    }),
-                    b'I' => data.chunks_exact(4).for_each(|b| {
-                        out.push(b',');
-                        push_u64(out, u64::from(le_u32(b)));
-                    }),
-                    _ => data.chunks_exact(4).for_each(|b| {
-                        out.push(b',');
-                        push_kputd(out, f64::from(f32::from_bits(le_u32(b))));
-                    }),
-                }
+                let Some((end, next)) = value_end(aux, start + 3) else {
+                    return Err(start);
+                };
+                out.extend_from_slice(&[b'\t', k0, k1, b':']);
+                format_value(ty, &aux[start + 3..end], out);
+                next - (start + 3)
             }
-        }
+        };
+        start += 3 + used;
     }
     Ok(())
+}
+
+/// Appends `TYPE:VALUE` for a value that [`value_end`] has checked.
+#[inline]
+fn format_value(ty: u8, v: &[u8], out: &mut Vec<u8>) {
+    match ty {
+        b'C' => {
+            out.extend_from_slice(b"i:");
+            push_u32(out, u32::from(v[0]));
+        }
+        b'c' => {
+            out.extend_from_slice(b"i:");
+            push_i64(out, i64::from(v[0] as i8));
+        }
+        b'S' => {
+            out.extend_from_slice(b"i:");
+            push_u32(out, u32::from(u16::from_le_bytes([v[0], v[1]])));
+        }
+        b's' => {
+            out.extend_from_slice(b"i:");
+            push_i64(out, i64::from(i16::from_le_bytes([v[0], v[1]])));
+        }
+        b'i' => {
+            out.extend_from_slice(b"i:");
+            push_i64(out, i64::from(le_u32(v) as i32));
+        }
+        b'I' => {
+            out.extend_from_slice(b"i:");
+            push_u32(out, le_u32(v));
+        }
+        b'Z' | b'H' => {
+            out.extend_from_slice(&[ty, b':']);
+            out.extend_from_slice(v);
+        }
+        b'A' => out.extend_from_slice(&[b'A', b':', v[0]]),
+        b'f' => {
+            out.extend_from_slice(b"f:");
+            push_printf_g(out, f64::from(f32::from_bits(le_u32(v))));
+        }
+        b'd' => {
+            out.extend_from_slice(b"d:");
+            let b = [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]];
+            push_printf_g(out, f64::from_le_bytes(b));
+        }
+        _ => format_array(v, out),
+    }
+}
+
+/// `B:` arrays: subtype, count, elements (validated by [`value_end`]).
+fn format_array(v: &[u8], out: &mut Vec<u8>) {
+    let sub = v[0];
+    out.extend_from_slice(&[b'B', b':', sub]);
+    let data = &v[5..];
+    match sub {
+        b'c' => data.iter().for_each(|&b| {
+            out.push(b',');
+            push_i64(out, i64::from(b as i8));
+        }),
+        b'C' => data.iter().for_each(|&b| {
+            out.push(b',');
+            push_u32(out, u32::from(b));
+        }),
+        b's' => data.chunks_exact(2).for_each(|b| {
+            out.push(b',');
+            push_i64(out, i64::from(i16::from_le_bytes([b[0], b[1]])));
+        }),
+        b'S' => data.chunks_exact(2).for_each(|b| {
+            out.push(b',');
+            push_u32(out, u32::from(u16::from_le_bytes([b[0], b[1]])));
+        }),
+        b'i' => data.chunks_exact(4).for_each(|b| {
+            out.push(b',');
+            push_i64(out, i64::from(le_u32(b) as i32));
+        }),
+        b'I' => data.chunks_exact(4).for_each(|b| {
+            out.push(b',');
+            push_u32(out, le_u32(b));
+        }),
+        _ => data.chunks_exact(4).for_each(|b| {
+            out.push(b',');
+            push_kputd(out, f64::from(f32::from_bits(le_u32(b))));
+        }),
+    }
 }
 
 fn le_u32(b: &[u8]) -> u32 {
@@ -555,6 +603,29 @@ mod tests {
         assert_eq!(fmt(b"XBBi\x02\0\0\0\x01\0\0\0"), Err(0));
         assert_eq!(fmt(b"XBBi\x01\0\0"), Err(0));
         assert_eq!(fmt(b"XddAAAAAAA"), Err(0));
+    }
+
+    #[test]
+    fn check_agrees_with_format() {
+        let cases: [&[u8]; 12] = [
+            b"XAAxXQQ1234",
+            b"XZZabc",
+            b"Xii\x01\x02\x03",
+            b"XBBA\x01\0\0\0a",
+            b"XBBi\x02\0\0\0\x01\0\0\0",
+            b"XBBi\x01\0\0",
+            b"XddAAAAAAA",
+            b"XAAxXCC\x07XZZab\0NMi\x01\0\0\0",
+            b"XBBC\x02\0\0\0\x01\x02XSs\x01\0",
+            b"XCC",
+            b"XZZ\0XQQ",
+            b"",
+        ];
+        for aux in cases {
+            let mut out = Vec::new();
+            assert_eq!(check(aux), format(aux, &mut out), "{aux:?}");
+        }
+        assert_eq!(check(b"XAAxXQQ1234"), Err(4));
     }
 
     #[test]

@@ -93,6 +93,20 @@ impl<'a> Cigar<'a> {
             .sum()
     }
 
+    /// Reference and query lengths in one pass (htslib `bam_cigar2rqlens`), branch-free: the
+    /// reader computes both for every record.
+    pub fn lengths(&self) -> (u64, u64) {
+        let (mut rlen, mut qlen) = (0u64, 0u64);
+        for b in self.bytes.chunks_exact(4) {
+            let op = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let kind = u64::from((OP_TYPES >> ((op & 0xf) << 1)) & 3);
+            let len = u64::from(op >> 4);
+            qlen += len * (kind & 1);
+            rlen += len * (kind >> 1);
+        }
+        (rlen, qlen)
+    }
+
     /// Reference length (htslib `bam_cigar2rlen`).
     pub fn reference_len(&self) -> u64 {
         self.iter()
@@ -162,6 +176,7 @@ mod tests {
         assert_eq!(c.len(), 8);
         assert_eq!(c.query_len(), 5 + 10 + 3 + 4 + 1);
         assert_eq!(c.reference_len(), 10 + 7 + 100 + 4 + 1);
+        assert_eq!(c.lengths(), (c.reference_len(), c.query_len()));
         assert_eq!(c.get(4), Some(Op(100 << 4 | 3)));
         assert_eq!(c.get(8), None);
         assert_eq!(Cigar::new(&b[..9]).len(), 2);

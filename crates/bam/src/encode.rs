@@ -84,7 +84,7 @@ impl Encoded<'_> {
 }
 
 /// Lays `record` out as `bam_write1` would write it.
-pub(crate) fn encode(record: &Record) -> Result<Encoded<'_>, EncodeError> {
+pub(crate) fn encode<D: AsRef<[u8]>>(record: &Record<D>) -> Result<Encoded<'_>, EncodeError> {
     let (name_field, terminated) = record.name_field();
     let nul: &[u8] = if terminated { &[] } else { NUL };
     let l_qname = name_field.len() + nul.len();

@@ -63,9 +63,9 @@ pub use iter::{QueryRecords, Records};
 pub use location::{split_index, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query};
 pub use reader::{OpenOptions, Reader};
-pub use record::Record;
+pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
-pub use sam::write_sam;
+pub use sam::{write_sam, SamWriteError, SamWriter};
 pub use writer::{OutputFormat, Writer, WriterOptions};
 
 /// The versions of the libraries under this crate that a user may need to know (for

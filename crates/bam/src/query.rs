@@ -7,7 +7,7 @@ use index::plan::{self, Plan, Region};
 use index::{Chunk, Wanted};
 
 use crate::reader::Reader;
-use crate::record::Record;
+use crate::record::{Record, RecordRef};
 use crate::region::Target;
 use crate::{Error, Result};
 
@@ -231,35 +231,45 @@ impl Query<'_> {
     /// The next record, or `None` when every target is exhausted. Before the first, the
     /// parts of the file that came from the cache are shown current ([`Reader::confirm`]).
     pub fn next_record(&mut self) -> Result<Option<Record>> {
+        Ok(self.next_record_ref()?.map(|r| r.to_owned_record()))
+    }
+
+    /// The next record read in place (see [`Reader::read_record_ref`]): no copy, no
+    /// allocation. `None` when every target is exhausted.
+    pub fn next_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         while self.current < self.targets.len() {
-            let record = match self.targets[self.current] {
+            let found = match self.targets[self.current] {
                 Target::Ref { tid, beg, end } => self.next_in_region(tid, beg, end)?,
                 Target::Unplaced | Target::All => self.next_from_start()?,
             };
-            match record {
-                Some(r) => return Ok(Some(r)),
-                None => self.next_target(),
+            if found {
+                let record = self.reader.last_record_ref();
+                debug_assert!(record.is_some(), "the record just read is held");
+                return Ok(record);
             }
+            self.next_target();
         }
         Ok(None)
     }
 
-    /// `*` and `.`: every record from the start offset to the end of the file.
-    fn next_from_start(&mut self) -> Result<Option<Record>> {
+    /// `*` and `.`: every record from the start offset to the end of the file. True when a
+    /// record was read (the reader holds it).
+    fn next_from_start(&mut self) -> Result<bool> {
         let Some(start) = self.starts[self.current] else {
-            return Ok(None);
+            return Ok(false);
         };
         if !self.cursor.started {
             self.cursor.started = true;
             self.reader.bgzf_mut().seek(start)?;
         }
-        self.reader.read_record()
+        Ok(self.reader.read_record_ref()?.is_some())
     }
 
-    /// htslib's `hts_itr_next` for one region.
-    fn next_in_region(&mut self, tid: usize, beg: u64, end: u64) -> Result<Option<Record>> {
+    /// htslib's `hts_itr_next` for one region. True when a record of the region was read (the
+    /// reader holds it).
+    fn next_in_region(&mut self, tid: usize, beg: u64, end: u64) -> Result<bool> {
         let Some(r) = self.region_of[self.current] else {
-            return Ok(None);
+            return Ok(false);
         };
         let region = &self.plan.regions[r];
         let chunks: &[Chunk] = &region.chunks;
@@ -271,7 +281,7 @@ impl Query<'_> {
             if need_next {
                 let next = self.cursor.chunk.map_or(0, |i| i + 1);
                 if next >= chunks.len() {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 let contiguous = self
                     .cursor
@@ -284,18 +294,18 @@ impl Query<'_> {
                 }
                 self.cursor.chunk = Some(next);
             }
-            let Some(record) = self.reader.read_record()? else {
+            let Some(record) = self.reader.read_record_ref()? else {
                 // htslib ends the iteration quietly when a chunk points past the end of the file.
-                return Ok(None);
+                return Ok(false);
             };
+            let (ref_id, pos, rec_end) =
+                (record.ref_id(), i64::from(record.pos()), record.end_pos());
             self.cursor.position = self.reader.virtual_offset();
-            let pos = i64::from(record.pos());
-            if record.ref_id() != tid as i32 || (pos >= 0 && pos as u64 >= end) {
-                return Ok(None);
+            if ref_id != tid as i32 || (pos >= 0 && pos as u64 >= end) {
+                return Ok(false);
             }
-            let rec_end = record.end_pos();
             if rec_end > beg as i64 && (end as i64) > pos {
-                return Ok(Some(record));
+                return Ok(true);
             }
         }
     }

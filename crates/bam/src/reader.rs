@@ -9,7 +9,7 @@ use crate::header::Header;
 use crate::index_source::{IndexHint, IndexSource, Pending};
 use crate::lengths;
 use crate::query::FetchPlan;
-use crate::record::Record;
+use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
 
 /// How to open a BAM file.
@@ -57,12 +57,12 @@ pub struct Reader {
     index_hint: Option<String>,
     bgzf: bgzf::Reader,
     header: Header,
-    index: Option<Index>,
     /// Where the first record starts (just after the header).
     first_record: VirtualOffset,
     /// Where the last record read starts, for messages about it.
     last_record: VirtualOffset,
-    /// Every block start the index knows, for the span planner.
+    /// Every block start the index knows, for the span planner of a remote file (empty for a
+    /// local one: see [`Reader::update_block_starts`]).
     block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
     /// The index of [`OpenOptions::index`], being fetched.
@@ -78,6 +78,22 @@ pub struct Reader {
     storing: Vec<std::thread::JoinHandle<()>>,
     /// Read from a pipe: no seeking, no size, no index.
     stream: bool,
+    /// A record that crosses a block boundary, copied whole.
+    straddling: Vec<u8>,
+    /// A long-CIGAR record rewritten with its real CIGAR.
+    rewritten: Vec<u8>,
+    /// The last record read in place: its fields, and where its bytes are.
+    last: Option<Record<Held>>,
+}
+
+/// Where the bytes of the last record read in place are, so that it can be handed out again
+/// ([`Reader::last_record_ref`]).
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    /// In the current block, just before the read position: this many bytes.
+    Block(usize),
+    Straddling,
+    Rewritten,
 }
 
 impl Reader {
@@ -162,12 +178,14 @@ impl Reader {
             index_hint: index_hint.map(str::to_string),
             bgzf,
             header,
-            index: None,
             first_record,
             last_record: first_record,
             block_starts: Arc::default(),
             options: options.clone(),
             pending_index,
+            straddling: Vec::new(),
+            rewritten: Vec::new(),
+            last: None,
             index_source: None,
             cached,
             cache,
@@ -247,14 +265,20 @@ impl Reader {
             // Output has begun: what the index's choice rests on is shown now.
             self.storing.extend(source.confirm_and_store()?);
         }
-        self.set_index(source.index().clone());
         self.index_source = Some(source);
+        self.update_block_starts();
         Ok(())
     }
 
-    fn set_index(&mut self, index: Index) {
-        self.block_starts = Arc::new(bgzf::BlockStarts::new(index.block_starts()));
-        self.index = Some(index);
+    /// Block starts make a remote plan's requests end where the last needed block ends rather
+    /// than up to 64 KiB later. Locally those bytes cost nothing, while collecting and sorting
+    /// every start of a whole index costs more than a small query: they are not computed.
+    fn update_block_starts(&mut self) {
+        let remote = hfile::scheme_of(&self.source).is_some();
+        self.block_starts = match (remote, self.index()) {
+            (true, Some(index)) => Arc::new(bgzf::BlockStarts::new(index.block_starts())),
+            _ => Arc::default(),
+        };
     }
 
     /// Makes sure the index holds `wanted` (loading more of it if needed).
@@ -264,16 +288,11 @@ impl Reader {
                 name: self.location.clone(),
             });
         };
-        if self
-            .index
-            .as_ref()
-            .is_some_and(|i| i.require(wanted).is_ok())
-        {
+        if source.index().require(wanted).is_ok() {
             return Ok(());
         }
         source.extend(wanted, &self.header)?;
-        let index = source.index().clone();
-        self.set_index(index);
+        self.update_block_starts();
         Ok(())
     }
 
@@ -300,7 +319,7 @@ impl Reader {
 
     /// The loaded index, if any (a partly loaded one holds the references queries needed).
     pub fn index(&self) -> Option<&Index> {
-        self.index.as_ref()
+        self.index_source.as_ref().map(IndexSource::index)
     }
 
     /// Rewinds to the first record, for reading the whole file in order.
@@ -312,16 +331,95 @@ impl Reader {
     /// Reads the next record in file order; `None` at the end of the file. Before the first,
     /// the parts of the file that came from the cache are shown current ([`Reader::confirm`]).
     pub fn read_record(&mut self) -> Result<Option<Record>> {
+        Ok(self.read_record_ref()?.map(|r| r.to_owned_record()))
+    }
+
+    /// Reads the next record in file order in place: it borrows the block it lies in (a record
+    /// that crosses a block boundary is the one that is copied, into a buffer the reader keeps),
+    /// so reading allocates nothing. `None` at the end of the file.
+    ///
+    /// The record borrows the reader; take what you need from [`Reader::header`] before the
+    /// loop (e.g. a clone).
+    #[inline]
+    pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         if !self.confirmed {
             self.confirm()?;
         }
         let at = self.bgzf.virtual_offset();
         self.last_record = at;
-        let mut size = [0u8; 4];
-        if !self.bgzf.read_exact_or_eof(&mut size)? {
+        let n_ref = self.header.targets().len();
+        let buffered = self.bgzf.fill_buf()?;
+        let available = buffered.len();
+        if available == 0 {
             return Ok(None);
         }
-        let block_size = u32::from_le_bytes(size);
+        let block_size = buffered
+            .get(..4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let whole = match block_size {
+            Some(block_size) => {
+                self.check_block_size(block_size, at)?;
+                let len = 4 + block_size as usize;
+                (available >= len).then_some(len)
+            }
+            None => None,
+        };
+        self.last = None;
+        let (data, scratch, held) = match whole {
+            Some(len) => (
+                &self.bgzf.take_buffered(len)[4..],
+                &mut self.rewritten,
+                Held::Block(len - 4),
+            ),
+            None => {
+                self.read_straddling(at)?;
+                (
+                    self.straddling.as_slice(),
+                    &mut self.rewritten,
+                    Held::Straddling,
+                )
+            }
+        };
+        match Record::decode_in(data, n_ref, scratch) {
+            Ok(record) => {
+                // Moving a long CIGAR in always shortens the record (the tag goes), so a
+                // length that changed means the bytes are the rewritten ones.
+                let held = if record.data().len() == data.len() {
+                    held
+                } else {
+                    Held::Rewritten
+                };
+                self.last = Some(record.with_data(held));
+                Ok(Some(record))
+            }
+            Err(kind) => Err(Error::Record {
+                name: self.location.clone(),
+                offset: at,
+                kind,
+            }),
+        }
+    }
+
+    /// The record the last [`Reader::read_record_ref`] returned, again (for a caller that
+    /// looked at it before deciding to hand it out); `None` after anything else moved the
+    /// reader.
+    pub(crate) fn last_record_ref(&self) -> Option<RecordRef<'_>> {
+        let last = self.last.as_ref()?;
+        let data: &[u8] = match *last.storage() {
+            Held::Block(len) => self.bgzf.taken(len),
+            Held::Straddling => &self.straddling,
+            Held::Rewritten => &self.rewritten,
+        };
+        // The fields were read from exactly these bytes; anything else is not that record.
+        let expected = match *last.storage() {
+            Held::Block(len) => len,
+            Held::Straddling | Held::Rewritten => data.len(),
+        };
+        (data.len() == expected && data.len() >= last.aux_offset()).then(|| last.with_data(data))
+    }
+
+    #[inline]
+    fn check_block_size(&self, block_size: u32, at: VirtualOffset) -> Result<()> {
         if block_size < 32 || block_size > i32::MAX as u32 {
             return Err(Error::Record {
                 name: self.location.clone(),
@@ -329,8 +427,28 @@ impl Reader {
                 kind: RecordError::TooShort { block_size },
             });
         }
+        Ok(())
+    }
+
+    /// Reads a record that is not whole in the current block into `self.straddling` (without
+    /// its `block_size`).
+    fn read_straddling(&mut self, at: VirtualOffset) -> Result<()> {
+        let mut size = [0u8; 4];
+        if !self.bgzf.read_exact_or_eof(&mut size)? {
+            // fill_buf found data, so this cannot be a clean end.
+            return Err(Error::Bgzf(bgzf::Error::UnexpectedEof {
+                name: self.location.clone(),
+                at,
+                wanted: 4,
+                got: 0,
+            }));
+        }
+        let block_size = u32::from_le_bytes(size);
+        self.check_block_size(block_size, at)?;
         let block_size = block_size as usize;
-        let mut data = Vec::with_capacity(block_size.min(RECORD_READ_STEP));
+        let data = &mut self.straddling;
+        data.clear();
+        // A hostile block_size meets the end of the file before it meets an allocation.
         while data.len() < block_size {
             let start = data.len();
             // The fixed fields first: what they promise must fit before the rest is read.
@@ -344,7 +462,7 @@ impl Reader {
                 offset: at,
                 kind,
             };
-            lengths::grow(&mut data, start + step)
+            lengths::grow(data, start + step)
                 .map_err(|_| record_error(RecordError::OutOfMemory { block_size }))?;
             if let Err(source) = self.bgzf.read_exact(&mut data[start..]) {
                 return Err(Error::TruncatedRecord {
@@ -355,16 +473,10 @@ impl Reader {
                 });
             }
             if start == 0 {
-                lengths::check_fixed(&data, block_size).map_err(record_error)?;
+                lengths::check_fixed(data, block_size).map_err(record_error)?;
             }
         }
-        let record =
-            Record::decode(data, self.header.targets().len()).map_err(|kind| Error::Record {
-                name: self.location.clone(),
-                offset: at,
-                kind,
-            })?;
-        Ok(Some(record))
+        Ok(())
     }
 
     pub(crate) fn first_record(&self) -> VirtualOffset {
@@ -394,6 +506,7 @@ impl Reader {
     }
 
     pub(crate) fn bgzf_mut(&mut self) -> &mut bgzf::Reader {
+        self.last = None;
         &mut self.bgzf
     }
 

@@ -1,4 +1,7 @@
 //! One BAM alignment record, decoded and checked as htslib 1.16's `bam_read1` and `sam_read1` do.
+//!
+//! A [`Record`] owns its bytes; a [`RecordRef`] is the same record read in place from a block
+//! buffer (no copy, no allocation), with the same accessors.
 
 use crate::aux;
 
@@ -14,10 +17,11 @@ const FIXED: usize = 32;
 /// Flag bit: the read is unmapped.
 pub const FLAG_UNMAPPED: u16 = 0x4;
 
-/// A decoded alignment record. It owns the record bytes and knows where each part is.
+/// A decoded alignment record: its bytes (`D`: owned by default, or borrowed, see
+/// [`RecordRef`]) and where each part of them is.
 #[derive(Debug, Clone)]
-pub struct Record {
-    data: Vec<u8>,
+pub struct Record<D = Vec<u8>> {
+    data: D,
     ref_id: i32,
     pos: i32,
     bin: u16,
@@ -35,7 +39,17 @@ pub struct Record {
     aux_start: usize,
 }
 
-impl Record {
+/// A record decoded in place: its bytes borrowed from the buffer they were read into.
+pub type RecordRef<'a> = Record<&'a [u8]>;
+
+/// Where a record's `CG:B:I` array (the real CIGAR of a long-CIGAR record) lies in its aux data:
+/// the index of the tag's type byte, and the operation count.
+struct LongCigar {
+    at: usize,
+    n: usize,
+}
+
+impl Record<Vec<u8>> {
     /// Decodes the bytes of one record after its `block_size` (the caller reads `block_size`,
     /// rejects values below 32 and reads that many bytes). `n_ref` is the header's reference
     /// count, for the `refID`/`next_refID` range check.
@@ -47,8 +61,86 @@ impl Record {
     /// only when printed ([`crate::sam::write_sam`]) or by [`Record::check_aux`], as samtools
     /// does, so that `view -c` counts a record with bad aux data.
     pub fn decode(data: Vec<u8>, n_ref: usize) -> Result<Record, RecordError> {
-        crate::lengths::check_fixed(&data, data.len())?;
-        let word = |i: usize| u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+        let mut r = Record::layout(data)?;
+        if let Some(long) = r.long_cigar()? {
+            let mut out = Vec::with_capacity(r.data.len() + 4 * long.n);
+            r.restore_long_cigar(&long, &mut out);
+            r.data = out;
+        }
+        r.check(n_ref)?;
+        Ok(r)
+    }
+
+    /// Gives back the record bytes (possibly rewritten for a `CG` CIGAR), to reuse the buffer.
+    pub fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+}
+
+impl<'a> Record<&'a [u8]> {
+    /// [`Record::decode`] in place: the record borrows `data`. A long-CIGAR record (its CIGAR in
+    /// a `CG` tag) is rewritten into `scratch` and borrows that instead.
+    #[inline]
+    pub fn decode_in(
+        data: &'a [u8],
+        n_ref: usize,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<RecordRef<'a>, RecordError> {
+        let mut r = Record::layout(data)?;
+        if let Some(long) = r.long_cigar()? {
+            scratch.clear();
+            r.restore_long_cigar(&long, scratch);
+            r.data = scratch.as_slice();
+        }
+        r.check(n_ref)?;
+        Ok(r)
+    }
+}
+
+impl<D> Record<D> {
+    /// Where the record's bytes are: the buffer, or for a record kept apart from its bytes
+    /// (a formatting batch), their range.
+    pub(crate) fn storage(&self) -> &D {
+        &self.data
+    }
+
+    /// Where the aux data starts within the record bytes (for error offsets).
+    pub fn aux_offset(&self) -> usize {
+        self.aux_start
+    }
+
+    /// The same fields over other storage holding the same bytes.
+    pub(crate) fn with_data<E>(&self, data: E) -> Record<E> {
+        Record {
+            data,
+            ref_id: self.ref_id,
+            pos: self.pos,
+            bin: self.bin,
+            mapq: self.mapq,
+            flag: self.flag,
+            next_ref_id: self.next_ref_id,
+            next_pos: self.next_pos,
+            tlen: self.tlen,
+            name_len: self.name_len,
+            cigar_start: self.cigar_start,
+            n_cigar: self.n_cigar,
+            seq_start: self.seq_start,
+            seq_len: self.seq_len,
+            qual_start: self.qual_start,
+            aux_start: self.aux_start,
+        }
+    }
+}
+
+impl<D: AsRef<[u8]>> Record<D> {
+    /// Reads the fixed fields and places the variable ones, checking that they fit.
+    #[inline]
+    fn layout(data: D) -> Result<Record<D>, RecordError> {
+        let bytes = data.as_ref();
+        crate::lengths::check_fixed(bytes, bytes.len())?;
+        let fixed = &bytes[..FIXED];
+        let word =
+            |i: usize| u32::from_le_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
         let ref_id = word(0) as i32;
         let pos = word(4) as i32;
         let bin_mq_nl = word(8);
@@ -62,7 +154,7 @@ impl Record {
         let n_cigar = (flag_nc & 0xffff) as usize;
         let seq_len = l_seq as usize;
         // htslib adds a NUL to an unterminated name, so then every stored byte is printed.
-        let name_len = if data[FIXED + l_read_name - 1] == 0 {
+        let name_len = if bytes[FIXED + l_read_name - 1] == 0 {
             l_read_name - 1
         } else {
             l_read_name
@@ -71,8 +163,7 @@ impl Record {
         let seq_start = cigar_start + 4 * n_cigar;
         let qual_start = seq_start + seq_len.div_ceil(2);
         let aux_start = qual_start + seq_len;
-
-        let mut r = Record {
+        Ok(Record {
             data,
             ref_id,
             pos,
@@ -89,50 +180,60 @@ impl Record {
             seq_len,
             qual_start,
             aux_start,
-        };
-        r.restore_long_cigar()?;
+        })
+    }
 
-        if r.n_cigar > 0 {
-            let cigar = r.cigar();
-            let (rlen, qlen) = (cigar.reference_len(), cigar.query_len());
-            let span = if r.flag & FLAG_UNMAPPED != 0 || rlen == 0 {
+    /// The checks that need the final CIGAR: its query length against `l_seq`, and the
+    /// reference ids; the bin is recomputed from the CIGAR as htslib does.
+    #[inline]
+    fn check(&mut self, n_ref: usize) -> Result<(), RecordError> {
+        if self.n_cigar > 0 {
+            let (rlen, qlen) = self.cigar().lengths();
+            let span = if self.flag & FLAG_UNMAPPED != 0 || rlen == 0 {
                 1
             } else {
                 rlen as i64
             };
             // htslib recomputes the bin of every record with a CIGAR.
-            r.bin = cigar::reg2bin(i64::from(r.pos), i64::from(r.pos) + span) as u16;
-            if r.seq_len > 0 && r.flag & FLAG_UNMAPPED == 0 && qlen != r.seq_len as u64 {
+            self.bin = cigar::reg2bin(i64::from(self.pos), i64::from(self.pos) + span) as u16;
+            if self.seq_len > 0 && self.flag & FLAG_UNMAPPED == 0 && qlen != self.seq_len as u64 {
                 return Err(RecordError::CigarSeqMismatch {
-                    read_name: r.name_lossy(),
+                    read_name: self.name_lossy(),
                     cigar_len: qlen,
-                    seq_len: r.seq_len as u64,
+                    seq_len: self.seq_len as u64,
                 });
             }
         }
-
-        for id in [r.ref_id, r.next_ref_id] {
+        for id in [self.ref_id, self.next_ref_id] {
             if id < -1 || (id >= 0 && id as usize >= n_ref) {
                 return Err(RecordError::RefIdOutOfRange { ref_id: id, n_ref });
             }
         }
-        Ok(r)
+        Ok(())
     }
 
-    /// htslib's `bam_tag2cigar`: a record whose CIGAR starts with `<l_seq>S` and that carries a
-    /// `CG:B:I` (or `B:i`) array of at least as many operations gets that array as its CIGAR.
-    fn restore_long_cigar(&mut self) -> Result<(), RecordError> {
+    /// htslib's `bam_tag2cigar` rule: a record whose CIGAR starts with `<l_seq>S` and that
+    /// carries a `CG:B:I` (or `B:i`) array of at least as many operations gets that array as its
+    /// CIGAR. Returns where the array is when the rule applies.
+    #[inline]
+    fn long_cigar(&self) -> Result<Option<LongCigar>, RecordError> {
         if self.n_cigar == 0 || self.ref_id < 0 || self.pos < 0 {
-            return Ok(());
+            return Ok(None);
         }
         let first = self.cigar().get(0).unwrap_or(Op(0));
         if first.code() != cigar::SOFT_CLIP || first.len() as usize != self.seq_len {
-            return Ok(());
+            return Ok(None);
         }
-        let aux = &self.data[self.aux_start..];
+        self.find_long_cigar()
+    }
+
+    /// The rare part of [`Record::long_cigar`]: looking for the `CG` tag.
+    #[cold]
+    fn find_long_cigar(&self) -> Result<Option<LongCigar>, RecordError> {
+        let aux = self.aux();
         let at = match aux::find(aux, *b"CG") {
             Ok(Some(at)) => at,
-            Ok(None) => return Ok(()),
+            Ok(None) => return Ok(None),
             Err(offset) => {
                 return Err(RecordError::CorruptAux {
                     read_name: self.name_lossy(),
@@ -141,30 +242,44 @@ impl Record {
             }
         };
         if aux[at] != b'B' || !(aux[at + 1] == b'I' || aux[at + 1] == b'i') {
-            return Ok(());
+            return Ok(None);
         }
         let n = u32::from_le_bytes([aux[at + 2], aux[at + 3], aux[at + 4], aux[at + 5]]) as usize;
         if n < self.n_cigar || n >= 1 << 29 {
-            return Ok(());
+            return Ok(None);
         }
+        Ok(Some(LongCigar { at, n }))
+    }
+
+    /// Writes the record's bytes to `out` with the `CG` array as the CIGAR and the tag removed,
+    /// and moves the offsets to match `out` (which the caller then makes the record's data).
+    fn restore_long_cigar(&mut self, long: &LongCigar, out: &mut Vec<u8>) {
+        let data = self.data.as_ref();
+        let aux = &data[self.aux_start..];
         // `find` checked that the array lies inside the record.
-        let ops = at + 6..at + 6 + 4 * n;
-        let tag_start = at - 2;
+        let ops = long.at + 6..long.at + 6 + 4 * long.n;
+        let tag_start = long.at - 2;
+        out.extend_from_slice(&data[..self.cigar_start]);
+        out.extend_from_slice(&aux[ops.clone()]);
+        out.extend_from_slice(&data[self.seq_start..self.aux_start]);
+        out.extend_from_slice(&aux[..tag_start]);
+        out.extend_from_slice(&aux[ops.end..]);
 
-        let mut data = Vec::with_capacity(self.data.len() + 4 * n);
-        data.extend_from_slice(&self.data[..self.cigar_start]);
-        data.extend_from_slice(&aux[ops.clone()]);
-        data.extend_from_slice(&self.data[self.seq_start..self.aux_start]);
-        data.extend_from_slice(&aux[..tag_start]);
-        data.extend_from_slice(&aux[ops.end..]);
-
-        let grown = 4 * n - 4 * self.n_cigar;
-        self.n_cigar = n;
+        let grown = 4 * long.n - 4 * self.n_cigar;
+        self.n_cigar = long.n;
         self.seq_start += grown;
         self.qual_start += grown;
         self.aux_start += grown;
-        self.data = data;
-        Ok(())
+    }
+
+    /// The record's bytes as decoded (after `block_size`; a `CG` CIGAR already moved in place).
+    pub fn data(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
+    /// A copy that owns its bytes.
+    pub fn to_owned_record(&self) -> Record {
+        self.with_data(self.data().to_vec())
     }
 
     /// `refID` (-1 when unplaced).
@@ -209,7 +324,7 @@ impl Record {
 
     /// Read name, without its NUL.
     pub fn name(&self) -> &[u8] {
-        &self.data[FIXED..FIXED + self.name_len]
+        &self.data.as_ref()[FIXED..FIXED + self.name_len]
     }
 
     fn name_lossy(&self) -> String {
@@ -218,7 +333,7 @@ impl Record {
 
     /// CIGAR operations (the real ones when they were stored in a `CG` tag).
     pub fn cigar(&self) -> Cigar<'_> {
-        Cigar::new(&self.data[self.cigar_start..self.cigar_start + 4 * self.n_cigar])
+        Cigar::new(&self.data.as_ref()[self.cigar_start..self.cigar_start + 4 * self.n_cigar])
     }
 
     /// Sequence length `l_seq`.
@@ -228,15 +343,16 @@ impl Record {
 
     /// The packed 4-bit sequence (two bases per byte, high nibble first).
     pub fn seq_packed(&self) -> &[u8] {
-        &self.data[self.seq_start..self.qual_start]
+        &self.data.as_ref()[self.seq_start..self.qual_start]
     }
 
     /// The sequence as letters of `=ACMGRSVTWYHKDBN`.
     pub fn seq(&self) -> Vec<u8> {
         const BASES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
+        let packed = self.seq_packed();
         (0..self.seq_len)
             .map(|i| {
-                let b = self.data[self.seq_start + i / 2];
+                let b = packed[i / 2];
                 BASES[usize::from(if i % 2 == 0 { b >> 4 } else { b & 0xf })]
             })
             .collect()
@@ -244,17 +360,12 @@ impl Record {
 
     /// Base qualities without the +33 offset (`0xff` first when absent).
     pub fn qual(&self) -> &[u8] {
-        &self.data[self.qual_start..self.aux_start]
+        &self.data.as_ref()[self.qual_start..self.aux_start]
     }
 
     /// Raw aux data (a `CG` tag whose array became the CIGAR is not in it).
     pub fn aux(&self) -> &[u8] {
-        &self.data[self.aux_start..]
-    }
-
-    /// Where the aux data starts within the record bytes (for error offsets).
-    pub fn aux_offset(&self) -> usize {
-        self.aux_start
+        &self.data.as_ref()[self.aux_start..]
     }
 
     /// The aux fields in order; an `Err(offset)` item marks corrupt data.
@@ -264,13 +375,10 @@ impl Record {
 
     /// Checks the aux data with the rules of `sam_format1`, without formatting it.
     pub fn check_aux(&self) -> Result<(), RecordError> {
-        match self.aux_fields().find_map(Result::err) {
-            Some(offset) => Err(RecordError::CorruptAux {
-                read_name: self.name_lossy(),
-                offset: self.aux_start + offset,
-            }),
-            None => Ok(()),
-        }
+        aux::check(self.aux()).map_err(|offset| RecordError::CorruptAux {
+            read_name: self.name_lossy(),
+            offset: self.aux_start + offset,
+        })
     }
 
     /// htslib's `bam_endpos`: one past the last reference base covered, or `pos + 1` when the
@@ -287,24 +395,19 @@ impl Record {
     /// The stored read-name field (`l_read_name` bytes, padding NULs included), and whether it
     /// ends in a NUL (htslib adds one when it does not).
     pub(crate) fn name_field(&self) -> (&[u8], bool) {
-        let field = &self.data[FIXED..self.cigar_start];
+        let field = &self.data()[FIXED..self.cigar_start];
         (field, field.last() == Some(&0))
     }
 
     /// The bytes from the CIGAR to the end: CIGAR, SEQ, QUAL and aux data, as stored (with a
     /// `CG` CIGAR already moved in place).
     pub(crate) fn cigar_onwards(&self) -> &[u8] {
-        &self.data[self.cigar_start..]
+        &self.data()[self.cigar_start..]
     }
 
     /// The bytes from SEQ to the end.
     pub(crate) fn seq_onwards(&self) -> &[u8] {
-        &self.data[self.seq_start..]
-    }
-
-    /// Gives back the record bytes (possibly rewritten for a `CG` CIGAR), to reuse the buffer.
-    pub fn into_data(self) -> Vec<u8> {
-        self.data
+        &self.data()[self.seq_start..]
     }
 }
 
@@ -505,6 +608,39 @@ mod tests {
         assert_eq!(r.seq(), b"ACGT");
         assert_eq!(r.qual(), [30; 4]);
         assert_eq!(r.end_pos(), 10 + 8);
+    }
+
+    #[test]
+    fn in_place_decoding_matches_owned() {
+        let real = [1 << 4, 1 << 4 | 1, 5 << 4 | 2, 2 << 4];
+        let mut plain = Raw::new();
+        plain.aux = b"NMC\x02".to_vec();
+        for raw in [plain, cg_raw(&real)] {
+            let bytes = raw.bytes();
+            let owned = Record::decode(bytes.clone(), 3).unwrap();
+            let mut scratch = Vec::new();
+            let borrowed = Record::decode_in(&bytes, 3, &mut scratch).unwrap();
+            assert_eq!(borrowed.data(), owned.data());
+            let ops = |c: Cigar<'_>| c.iter().map(|o| o.0).collect::<Vec<u32>>();
+            assert_eq!(ops(borrowed.cigar()), ops(owned.cigar()));
+            assert_eq!(borrowed.aux(), owned.aux());
+            assert_eq!(borrowed.bin(), owned.bin());
+            let copy = borrowed.to_owned_record();
+            assert_eq!(copy.data(), owned.data());
+            assert_eq!(copy.end_pos(), owned.end_pos());
+        }
+        // Only a rewritten record uses the scratch buffer.
+        let mut scratch = Vec::new();
+        let bytes = Raw::new().bytes();
+        Record::decode_in(&bytes, 3, &mut scratch).unwrap();
+        assert!(scratch.is_empty());
+        let mut bad = Raw::new();
+        bad.l_seq = -1;
+        let bytes = bad.bytes();
+        assert_eq!(
+            Record::decode_in(&bytes, 3, &mut scratch).unwrap_err(),
+            RecordError::NegativeSeqLength(-1)
+        );
     }
 
     #[test]

@@ -1,5 +1,10 @@
-//! SAM text for one record, byte-identical to htslib 1.16's `sam_format1` (as used by
-//! `samtools view`).
+//! SAM text, byte-identical to htslib 1.16's `sam_format1` (as used by `samtools view`): one
+//! record with [`write_sam`], a stream of records with [`SamWriter`] (in large writes, formatted
+//! on worker threads when asked).
+
+mod writer;
+
+pub use writer::{SamWriteError, SamWriter};
 
 use crate::error::RecordError;
 use crate::header::Header;
@@ -19,7 +24,7 @@ static BASE_PAIRS: [[u8; 2]; 256] = {
     t
 };
 
-/// Appends one SAM line for `record`, ending in `\n`, to `out`.
+/// Appends one SAM line for `record` (owned or read in place), ending in `\n`, to `out`.
 ///
 /// The only failure is corrupt aux data (htslib: "Corrupted aux data for read ..."); `out` is then
 /// left as it was, so everything before this record can still be written.
@@ -45,30 +50,41 @@ static BASE_PAIRS: [[u8; 2]; 256] = {
 /// bam::sam::write_sam(&record, &header, &mut out).unwrap();
 /// assert_eq!(out, b"r\t0\tchr1\t10\t60\t2M\t*\t0\t0\tAC\t??\tNM:i:0\n");
 /// ```
-pub fn write_sam(record: &Record, header: &Header, out: &mut Vec<u8>) -> Result<(), RecordError> {
+pub fn write_sam<D: AsRef<[u8]>>(
+    record: &Record<D>,
+    header: &Header,
+    out: &mut Vec<u8>,
+) -> Result<(), RecordError> {
     let start = out.len();
     let seq_len = record.seq_len();
+    let cigar = record.cigar();
+    // One reservation for the whole line: the fixed fields take at most ~120 bytes beside the
+    // names, each CIGAR operation at most 11, each aux byte at most ~4 (a B:c array element).
     out.reserve(
-        record.name().len() + 2 * seq_len + 11 * record.cigar().len() + 3 * record.aux().len() + 96,
+        record.name().len()
+            + 2 * seq_len
+            + 11 * cigar.len()
+            + 4 * record.aux().len()
+            + 2 * header_name_len(header, record.ref_id())
+            + 128,
     );
 
     out.extend_from_slice(record.name());
     out.push(b'\t');
-    push_u64(out, u64::from(record.flag()));
+    push_u32(out, u32::from(record.flag()));
     out.push(b'\t');
     push_ref_name(out, header, record.ref_id());
     out.push(b'\t');
     push_i64(out, i64::from(record.pos()) + 1);
     out.push(b'\t');
-    push_u64(out, u64::from(record.mapq()));
+    push_u32(out, u32::from(record.mapq()));
     out.push(b'\t');
 
-    let cigar = record.cigar();
     if cigar.is_empty() {
         out.push(b'*');
     } else {
         for op in cigar.iter() {
-            push_u64(out, u64::from(op.len()));
+            push_u32(out, op.len());
             out.push(op.letter());
         }
     }
@@ -91,27 +107,13 @@ pub fn write_sam(record: &Record, header: &Header, out: &mut Vec<u8>) -> Result<
     if seq_len == 0 {
         out.extend_from_slice(b"*\t*");
     } else {
-        let packed = record.seq_packed();
-        let start = out.len();
-        out.resize(start + seq_len, 0);
-        let dst = &mut out[start..];
-        let (pair_dst, odd_dst) = dst.split_at_mut(seq_len / 2 * 2);
-        for (d, &b) in pair_dst.chunks_exact_mut(2).zip(packed) {
-            d.copy_from_slice(&BASE_PAIRS[usize::from(b)]);
-        }
-        if let (Some(d), Some(&b)) = (odd_dst.first_mut(), packed.get(seq_len / 2)) {
-            *d = BASES[usize::from(b >> 4)];
-        }
+        push_seq(out, record.seq_packed(), seq_len);
         out.push(b'\t');
         let qual = record.qual();
         if qual.first() == Some(&0xff) {
             out.push(b'*');
         } else {
-            let start = out.len();
-            out.resize(start + qual.len(), 0);
-            for (d, &q) in out[start..].iter_mut().zip(qual) {
-                *d = q.wrapping_add(33);
-            }
+            push_qual(out, qual);
         }
     }
 
@@ -126,6 +128,94 @@ pub fn write_sam(record: &Record, header: &Header, out: &mut Vec<u8>) -> Result<
     Ok(())
 }
 
+/// Appends `seq_len` bases decoded from their packed 4-bit form: 32 at a time with a SIMD
+/// table lookup where the CPU has one, else two per table lookup, 16 at a time through a fixed
+/// buffer (constant-size copies, nothing zeroed first).
+fn push_seq(out: &mut Vec<u8>, packed: &[u8], seq_len: usize) {
+    let mut pairs = packed.get(..seq_len / 2).unwrap_or(packed);
+    #[cfg(target_arch = "x86_64")]
+    if pairs.len() >= 16 && std::arch::is_x86_feature_detected!("ssse3") {
+        let whole = pairs.len() / 16 * 16;
+        let mut buf = [0u8; 32];
+        for chunk in pairs[..whole].chunks_exact(16) {
+            if let Ok(chunk) = <&[u8; 16]>::try_from(chunk) {
+                // SAFETY: SSSE3 is present (checked above).
+                unsafe { simd::decode16(chunk, &mut buf) };
+                out.extend_from_slice(&buf);
+            }
+        }
+        pairs = &pairs[whole..];
+    }
+    let mut chunks = pairs.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut buf = [0u8; 16];
+        for (d, &b) in buf.chunks_exact_mut(2).zip(chunk) {
+            d.copy_from_slice(&BASE_PAIRS[usize::from(b)]);
+        }
+        out.extend_from_slice(&buf);
+    }
+    for &b in chunks.remainder() {
+        out.extend_from_slice(&BASE_PAIRS[usize::from(b)]);
+    }
+    if seq_len % 2 == 1 {
+        if let Some(&b) = packed.get(seq_len / 2) {
+            out.push(BASES[usize::from(b >> 4)]);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_loadu_si128, _mm_set1_epi8, _mm_shuffle_epi8, _mm_srli_epi16,
+        _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpacklo_epi8,
+    };
+
+    /// Decodes 16 packed bytes (32 bases, high nibble first) into `out` with two byte shuffles
+    /// of the 16-letter table.
+    ///
+    /// # Safety
+    /// The CPU must have SSSE3.
+    #[target_feature(enable = "ssse3")]
+    pub(super) unsafe fn decode16(packed: &[u8; 16], out: &mut [u8; 32]) {
+        let table = _mm_loadu_si128(super::BASES.as_ptr().cast::<__m128i>());
+        let low_nibbles = _mm_set1_epi8(0x0f);
+        let v = _mm_loadu_si128(packed.as_ptr().cast::<__m128i>());
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(v), low_nibbles);
+        let lo = _mm_and_si128(v, low_nibbles);
+        let hi = _mm_shuffle_epi8(table, hi);
+        let lo = _mm_shuffle_epi8(table, lo);
+        _mm_storeu_si128(
+            out.as_mut_ptr().cast::<__m128i>(),
+            _mm_unpacklo_epi8(hi, lo),
+        );
+        _mm_storeu_si128(
+            out.as_mut_ptr().add(16).cast::<__m128i>(),
+            _mm_unpackhi_epi8(hi, lo),
+        );
+    }
+}
+
+/// Appends base qualities as SAM text (+33 each).
+fn push_qual(out: &mut Vec<u8>, qual: &[u8]) {
+    let mut chunks = qual.chunks_exact(16);
+    for chunk in &mut chunks {
+        let mut buf = [0u8; 16];
+        for (d, &q) in buf.iter_mut().zip(chunk) {
+            *d = q.wrapping_add(33);
+        }
+        out.extend_from_slice(&buf);
+    }
+    out.extend(chunks.remainder().iter().map(|&q| q.wrapping_add(33)));
+}
+
+fn header_name_len(header: &Header, ref_id: i32) -> usize {
+    usize::try_from(ref_id)
+        .ok()
+        .and_then(|t| header.ref_name(t))
+        .map_or(1, <[u8]>::len)
+}
+
 /// RNAME/RNEXT for a reference id that `Record::decode` has already range-checked.
 fn push_ref_name(out: &mut Vec<u8>, header: &Header, ref_id: i32) {
     match usize::try_from(ref_id)
@@ -137,36 +227,85 @@ fn push_ref_name(out: &mut Vec<u8>, header: &Header, ref_id: i32) {
     }
 }
 
-/// Appends the decimal form of `n`.
-pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    // Most numbers in a SAM line (flags, MAPQ, CIGAR lengths) are short; avoid a copy call.
+/// "00" to "99": two digits per division, as fast integer printers do.
+static DIGIT_PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
+/// Appends the decimal form of `n`. The short numbers that fill a SAM line (flags, MAPQ, CIGAR
+/// lengths, tag values) take one fixed-size store each.
+#[inline]
+pub(crate) fn push_u32(out: &mut Vec<u8>, n: u32) {
     if n < 10 {
         out.push(b'0' + n as u8);
-        return;
+    } else if n < 100 {
+        out.extend_from_slice(&DIGIT_PAIRS[n as usize]);
+    } else if n < 1000 {
+        let [a, b] = DIGIT_PAIRS[(n % 100) as usize];
+        out.extend_from_slice(&[b'0' + (n / 100) as u8, a, b]);
+    } else {
+        push_digits(out, u64::from(n));
     }
-    if n < 100 {
-        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
-        return;
+}
+
+/// Appends the decimal form of `n`.
+#[inline]
+pub(crate) fn push_u64(out: &mut Vec<u8>, n: u64) {
+    match u32::try_from(n) {
+        Ok(n) => push_u32(out, n),
+        Err(_) => push_digits(out, n),
     }
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends the decimal form of `n`, with a `-` when negative.
+#[inline]
 pub(crate) fn push_i64(out: &mut Vec<u8>, n: i64) {
     if n < 0 {
         out.push(b'-');
     }
     push_u64(out, n.unsigned_abs());
+}
+
+/// Eight decimal digits of `n < 10^8`, leading zeros included: two independent halves of
+/// two pairs each, so the divisions (multiplications, in fact) run in parallel.
+fn eight_digits(n: u32) -> [u8; 8] {
+    let (hi, lo) = (n / 10_000, n % 10_000);
+    let [a, b] = DIGIT_PAIRS[(hi / 100) as usize];
+    let [c, d] = DIGIT_PAIRS[(hi % 100) as usize];
+    let [e, f] = DIGIT_PAIRS[(lo / 100) as usize];
+    let [g, h] = DIGIT_PAIRS[(lo % 100) as usize];
+    [a, b, c, d, e, f, g, h]
+}
+
+/// Appends `n < 10^8` without leading zeros: the eight digits are shifted to the front of one
+/// machine word, appended whole (a constant-size copy, no call) and cut to length.
+fn push_up_to_eight(out: &mut Vec<u8>, n: u32) {
+    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let word = u64::from_be_bytes(eight_digits(n)) << (8 * (8 - len));
+    let start = out.len();
+    out.extend_from_slice(&word.to_be_bytes());
+    out.truncate(start + len);
+}
+
+/// The decimal form of a number of four digits or more.
+fn push_digits(out: &mut Vec<u8>, n: u64) {
+    const E8: u64 = 100_000_000;
+    if n < E8 {
+        push_up_to_eight(out, n as u32);
+    } else if n < E8 * E8 {
+        push_up_to_eight(out, (n / E8) as u32);
+        out.extend_from_slice(&eight_digits((n % E8) as u32));
+    } else {
+        push_up_to_eight(out, (n / (E8 * E8)) as u32);
+        out.extend_from_slice(&eight_digits((n / E8 % E8) as u32));
+        out.extend_from_slice(&eight_digits((n % E8) as u32));
+    }
 }
 
 #[cfg(test)]
@@ -188,6 +327,37 @@ mod tests {
             String::from_utf8(v).unwrap(),
             "0 -9223372036854775808 18446744073709551615 -7"
         );
+        // Every digit count, and the edges between them.
+        let mut n: u64 = 1;
+        for _ in 0..19 {
+            for m in [n - 1, n, n + 1, 2 * n - 1, 5 * n + 3] {
+                let mut v = Vec::new();
+                push_u64(&mut v, m);
+                assert_eq!(v, m.to_string().into_bytes(), "{m}");
+                if let Ok(m32) = u32::try_from(m) {
+                    let mut v = b"x".to_vec();
+                    push_u32(&mut v, m32);
+                    assert_eq!(v, format!("x{m}").into_bytes(), "{m}");
+                }
+            }
+            n *= 10;
+        }
+    }
+
+    #[test]
+    fn sequences_of_every_length_and_byte() {
+        let packed: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+        for seq_len in (0..=2 * packed.len()).filter(|n| n % 7 < 3 || *n > 500) {
+            let mut got = b"x".to_vec();
+            push_seq(&mut got, &packed, seq_len);
+            let want: Vec<u8> = (0..seq_len)
+                .map(|i| {
+                    let b = packed[i / 2];
+                    BASES[usize::from(if i % 2 == 0 { b >> 4 } else { b & 0xf })]
+                })
+                .collect();
+            assert_eq!(got[1..], want[..], "{seq_len} bases");
+        }
     }
 
     fn header() -> Header {

@@ -18,7 +18,7 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
 use bgzf::BlockPosition;
 use index::build::{Builder, BuiltIndex, Scheme};
@@ -26,6 +26,7 @@ use index::build::{Builder, BuiltIndex, Scheme};
 use crate::encode::encode;
 use crate::header::Header;
 use crate::record::{Record, FLAG_UNMAPPED};
+use crate::sam::{SamWriteError, SamWriter};
 use crate::{Error, Result};
 
 /// What a [`Writer`] writes.
@@ -47,7 +48,8 @@ pub struct WriterOptions {
     /// Compression level as samtools takes it: -1 the default, 0 stored blocks, 1 fastest to 9
     /// smallest (htslib's mapping to libdeflate levels, [`bgzf::writer::htslib_level`]).
     pub level: i64,
-    /// Threads compressing BGZF blocks besides the calling one (0: none).
+    /// Threads besides the calling one (0: none) compressing BGZF blocks, or for plain SAM,
+    /// formatting batches of records ([`SamWriter`]).
     pub threads: usize,
     /// Write the header of SAM output (BAM output always has one).
     pub sam_header: bool,
@@ -71,7 +73,7 @@ impl Default for WriterOptions {
 }
 
 enum Sink<W: Write> {
-    Text(BufWriter<W>),
+    Text(SamWriter<W>),
     Bgzf(bgzf::Writer<W>),
 }
 
@@ -122,7 +124,11 @@ impl<W: Write> Writer<W> {
                         reason: "uncompressed SAM cannot be indexed".into(),
                     });
                 }
-                Sink::Text(BufWriter::with_capacity(1 << 20, inner))
+                let mut inner = inner;
+                if options.sam_header {
+                    inner.write_all(&header.text_for_output()).map_err(werr)?;
+                }
+                Sink::Text(SamWriter::new(inner, header, options.threads))
             }
             OutputFormat::SamBgzf | OutputFormat::Bam => {
                 let level = bgzf::writer::htslib_level(options.level);
@@ -145,11 +151,7 @@ impl<W: Write> Writer<W> {
                     w.flush_block().map_err(werr)?;
                 }
             }
-            Sink::Text(w) => {
-                if options.sam_header {
-                    w.write_all(&header.text_for_output()).map_err(werr)?;
-                }
-            }
+            Sink::Text(_) => {}
         }
         let index = match (options.index, &mut sink) {
             (Some(scheme), Sink::Bgzf(w)) => {
@@ -184,8 +186,8 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// Writes one record.
-    pub fn write_record(&mut self, record: &Record) -> Result<()> {
+    /// Writes one record (owned, or read in place).
+    pub fn write_record<D: AsRef<[u8]>>(&mut self, record: &Record<D>) -> Result<()> {
         let mut start = None;
         let result = match (&mut self.sink, self.format) {
             (Sink::Bgzf(w), OutputFormat::Bam) => {
@@ -204,7 +206,10 @@ impl<W: Write> Writer<W> {
                 };
                 put()
             }
-            (sink, _) => {
+            (Sink::Text(w), _) => {
+                return w.write_record(record).map_err(|e| sam_error(&self.name, e));
+            }
+            (Sink::Bgzf(w), _) => {
                 self.line.clear();
                 crate::sam::write_sam(record, &self.header, &mut self.line).map_err(|kind| {
                     Error::Unwritable {
@@ -213,12 +218,8 @@ impl<W: Write> Writer<W> {
                         reason: Box::new(kind),
                     }
                 })?;
-                match sink {
-                    Sink::Text(w) => w.write_all(&self.line),
-                    Sink::Bgzf(w) => w
-                        .flush_try(self.line.len())
-                        .and_then(|()| w.write_all(&self.line)),
-                }
+                w.flush_try(self.line.len())
+                    .and_then(|()| w.write_all(&self.line))
             }
         };
         result.map_err(|e| self.write_error(e))?;
@@ -240,13 +241,10 @@ impl<W: Write> Writer<W> {
     /// records that come slowly). BGZF output is left as it is: ending a block early would
     /// move block boundaries away from htslib's, and the index offsets with them.
     pub fn flush_text(&mut self) -> Result<()> {
-        if let Sink::Text(w) = &mut self.sink {
-            w.flush().map_err(|source| Error::Write {
-                name: self.name.clone(),
-                source,
-            })?;
+        match &mut self.sink {
+            Sink::Text(w) => w.flush().map_err(|e| sam_error(&self.name, e)),
+            Sink::Bgzf(_) => Ok(()),
         }
-        Ok(())
     }
 
     /// Hands to the index builder every pending record whose blocks have addresses.
@@ -313,12 +311,28 @@ impl<W: Write> Writer<W> {
             }
         }
         let name = self.name.clone();
+        let name_for_sam = name.clone();
         let werr = |source| Error::Write { name, source };
         let inner = match self.sink {
-            Sink::Text(w) => w.into_inner().map_err(|e| werr(e.into_error()))?,
+            Sink::Text(w) => w.finish().map_err(|e| sam_error(&name_for_sam, e))?,
             Sink::Bgzf(w) => w.finish().map_err(werr)?,
         };
         Ok((inner, built))
+    }
+}
+
+/// What [`SamWriter`] reports, as the other formats report it.
+fn sam_error(name: &str, e: SamWriteError) -> Error {
+    match e {
+        SamWriteError::Record(kind) => Error::Unwritable {
+            name: name.to_string(),
+            what: "a record as SAM".to_string(),
+            reason: Box::new(kind),
+        },
+        SamWriteError::Io(source) => Error::Write {
+            name: name.to_string(),
+            source,
+        },
     }
 }
 

@@ -124,6 +124,15 @@ pub fn block_size(extra: &[u8], name: &str, offset: u64) -> Result<usize, Error>
     Ok(size)
 }
 
+/// For the first bytes of a block: its header length (12 + XLEN) and total size, when they hold
+/// a whole valid header; `None` otherwise (too short, or invalid: the full parse says why).
+pub fn whole_len(prefix: &[u8]) -> Option<(usize, usize)> {
+    let fixed = <&[u8; FIXED_HEADER_LEN]>::try_from(prefix.get(..FIXED_HEADER_LEN)?).ok()?;
+    let header_len = FIXED_HEADER_LEN + parse_fixed_header(fixed, "", 0).ok()?;
+    let total = block_size(prefix.get(FIXED_HEADER_LEN..header_len)?, "", 0).ok()?;
+    Some((header_len, total))
+}
+
 /// True for the start of a gzip member that is not a BGZF block: gzip magic and deflate, but no
 /// extra field (`FLG.FEXTRA` clear), or an extra field (`extra`, when read) without a `BC`
 /// subfield. htslib reads on from such a member as plain gzip; other damage is an error.
@@ -160,18 +169,7 @@ pub fn has_extra_field(header: &[u8]) -> bool {
 
 /// True when `prefix` (the first bytes of a file) is a complete BGZF block header.
 pub fn is_bgzf_header(prefix: &[u8]) -> bool {
-    let Some(fixed) = prefix
-        .get(..FIXED_HEADER_LEN)
-        .and_then(|b| <&[u8; FIXED_HEADER_LEN]>::try_from(b).ok())
-    else {
-        return false;
-    };
-    let Ok(xlen) = parse_fixed_header(fixed, "", 0) else {
-        return false;
-    };
-    prefix
-        .get(FIXED_HEADER_LEN..FIXED_HEADER_LEN + xlen)
-        .is_some_and(|extra| block_size(extra, "", 0).is_ok())
+    whole_len(prefix).is_some()
 }
 
 /// Inflates one whole block (`block`: its bytes from the magic to the end of ISIZE;
@@ -198,7 +196,8 @@ pub fn inflate(
     let stored_crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let stored_isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
 
-    out.clear();
+    // Only the bytes past what the buffer already holds need initialising: a reused buffer
+    // (the reader keeps one per block in flight) costs no memset.
     out.resize(MAX_BLOCK_SIZE, 0);
     let n = match decompressor.deflate_decompress(&block[header_len..body_end], out) {
         Ok(n) => n,

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use libdeflater::Decompressor;
 
-use crate::fetch::{fetch, Cursor, Fetched, Input};
+use crate::block;
+use crate::fetch::{fetch, Cursor, Fetched};
 use crate::gzip_tail::GzipTail;
-use crate::workers::{Inflated, Workers};
+use crate::input::Input;
+use crate::workers::{inflate_job, Inflated, Workers};
 use crate::{Error, Result, Source, VirtualOffset};
 
 /// A block handed to the workers, or the outcome that stopped read-ahead.
@@ -45,9 +47,17 @@ pub(crate) struct BgzfState<S> {
     queue: VecDeque<Ahead>,
     /// Read-ahead reached the end or an error; it resumes once the consumer gets there.
     halted: bool,
+    /// Used buffers for inflated data and for compressed blocks, kept for the next blocks.
+    spare_data: Vec<Vec<u8>>,
+    spare_raw: Vec<Vec<u8>>,
     /// After a gzip member that is not BGZF: the rest of the file as plain gzip.
     tail: Option<GzipTail>,
 }
+
+/// Blocks read ahead per worker: enough that the workers keep inflating while the reader thread
+/// is held up for a moment (e.g. by SAM formatting threads that fell behind), few enough that
+/// memory stays small (two 64 KiB buffers a block).
+const AHEAD_PER_WORKER: usize = 8;
 
 impl<S: Source> BgzfState<S> {
     pub(crate) fn new(src: S, name: Arc<str>, start: u64) -> BgzfState<S> {
@@ -65,6 +75,8 @@ impl<S: Source> BgzfState<S> {
             workers: None,
             queue: VecDeque::new(),
             halted: false,
+            spare_data: Vec::new(),
+            spare_raw: Vec::new(),
             tail: None,
         }
     }
@@ -74,6 +86,7 @@ impl<S: Source> BgzfState<S> {
         self.input.src.set_readahead_limit(limit);
     }
 
+    #[inline]
     pub(crate) fn virtual_offset(&self) -> VirtualOffset {
         if let Some(u) = self.pending_uoffset {
             VirtualOffset::new(self.block_coffset, u)
@@ -84,21 +97,47 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    pub(crate) fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+    /// The unread data of the current block, after loading the next block with data if the
+    /// current one is used up; empty at the end of the file.
+    #[inline]
+    pub(crate) fn fill_buf(&mut self) -> Result<&[u8]> {
         if self.pos >= self.block.len() && !self.load_next_block()? {
-            return Ok(0);
+            return Ok(&[]);
         }
-        let avail = &self.block[self.pos..];
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.pos += n;
-        Ok(n)
+        Ok(self.buffer())
+    }
+
+    /// The unread data of the current block, without loading anything.
+    #[inline]
+    pub(crate) fn buffer(&self) -> &[u8] {
+        self.block.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Marks `n` bytes of the current block as read (at most what is left of it).
+    #[inline]
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.pos += n.min(self.block.len().saturating_sub(self.pos));
+    }
+
+    /// The last `n` bytes consumed from the current block (fewer if less was consumed).
+    #[inline]
+    pub(crate) fn taken(&self, n: usize) -> &[u8] {
+        let end = self.pos.min(self.block.len());
+        &self.block[end - n.min(end)..end]
+    }
+
+    /// Consumes up to `n` bytes of the current block and returns them.
+    #[inline]
+    pub(crate) fn take_buffered(&mut self, n: usize) -> &[u8] {
+        let start = self.pos;
+        self.consume(n);
+        self.block.get(start..self.pos).unwrap_or_default()
     }
 
     /// Makes the next block with data current; false at the end of the file.
     fn load_next_block(&mut self) -> Result<bool> {
         loop {
-            let Some((coffset, clen, data)) = self.take_next()? else {
+            let Some((coffset, clen)) = self.take_next()? else {
                 if let Some(u) = self.pending_uoffset.filter(|&u| u > 0) {
                     return Err(Error::SeekPastBlock {
                         name: self.name.to_string(),
@@ -108,7 +147,6 @@ impl<S: Source> BgzfState<S> {
                 }
                 return Ok(false);
             };
-            self.block = data;
             self.block_coffset = coffset;
             self.block_clen = clen;
             self.pos = 0;
@@ -130,10 +168,41 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
-    /// The next block's (coffset, compressed size, data), from the read-ahead queue or read now.
-    fn take_next(&mut self) -> Result<Option<(u64, u64, Vec<u8>)>> {
+    /// Makes an inflated block current (keeping the old buffer for a later block), or on a
+    /// failure leaves the current block as it was and rewinds the read-ahead to the bad block.
+    fn accept(
+        &mut self,
+        coffset: u64,
+        clen: u64,
+        inflated: Inflated,
+    ) -> Result<Option<(u64, u64)>> {
+        let Inflated { result, data, raw } = inflated;
+        self.spare_raw.push(raw);
+        match result {
+            Ok(()) => {
+                let old = std::mem::replace(&mut self.block, data);
+                self.spare_data.push(old);
+                Ok(Some((coffset, clen)))
+            }
+            Err(e) => {
+                self.spare_data.push(data);
+                self.rewind_to(coffset);
+                Err(e)
+            }
+        }
+    }
+
+    /// Loads the next block's data (from the gzip tail, the read-ahead queue, or read now) into
+    /// `self.block` and returns its (coffset, compressed size); `None` at the end of the file.
+    /// On an error the current block is left as it was.
+    fn take_next(&mut self) -> Result<Option<(u64, u64)>> {
         if let Some(tail) = &mut self.tail {
-            return tail.next_chunk(&mut self.input, &self.name);
+            let Some((coffset, clen, data)) = tail.next_chunk(&mut self.input, &self.name)? else {
+                return Ok(None);
+            };
+            let old = std::mem::replace(&mut self.block, data);
+            self.spare_data.push(old);
+            return Ok(Some((coffset, clen)));
         }
         self.fill_queue();
         if let Some(front) = self.queue.pop_front() {
@@ -146,11 +215,7 @@ impl<S: Source> BgzfState<S> {
                     // Keep the workers busy while this thread waits.
                     self.fill_queue();
                     match answer.recv() {
-                        Ok(Ok(data)) => Ok(Some((coffset, clen, data))),
-                        Ok(Err(e)) => {
-                            self.rewind_to(coffset);
-                            Err(e)
-                        }
+                        Ok(inflated) => self.accept(coffset, clen, inflated),
                         Err(_) => {
                             self.rewind_to(coffset);
                             Err(Error::Thread {
@@ -175,21 +240,70 @@ impl<S: Source> BgzfState<S> {
             };
         }
         // Single-threaded, or past the read-ahead limit: read just this block, on demand.
-        match fetch(&mut self.input, &self.name, &mut self.cursor, None)? {
+        if let Some(done) = self.inflate_in_place()? {
+            return Ok(Some(done));
+        }
+        self.cursor.supply(&mut self.spare_raw);
+        match fetch(
+            &mut self.input,
+            &self.name,
+            &mut self.cursor,
+            None,
+            self.limit,
+        )? {
             Fetched::Block(raw) => {
-                let clen = raw.bytes.len() as u64;
-                match raw.inflate(&mut self.decompressor, &self.name) {
-                    Ok(data) => Ok(Some((raw.coffset, clen, data))),
-                    Err(e) => {
-                        self.rewind_to(raw.coffset);
-                        Err(e)
-                    }
-                }
+                let (coffset, clen) = (raw.coffset, raw.bytes.len() as u64);
+                let out = self.spare_data.pop().unwrap_or_default();
+                let inflated = inflate_job(raw, out, &mut self.decompressor, &self.name);
+                self.accept(coffset, clen, inflated)
             }
             Fetched::Eof | Fetched::Stopped => Ok(None),
             Fetched::Gzip { coffset, .. } => {
                 self.start_tail(coffset);
                 self.take_next()
+            }
+        }
+    }
+
+    /// Inflates the next block straight from the read-ahead buffer, with no copy, when it lies
+    /// there whole and well-formed; `None` leaves the block to [`fetch`] (which also gives any
+    /// error its exact form).
+    fn inflate_in_place(&mut self) -> Result<Option<(u64, u64)>> {
+        if !self.cursor.is_fresh() {
+            return Ok(None);
+        }
+        let at = self.cursor.coffset;
+        let head = self
+            .input
+            .window(at, block::HEADER_LEN, self.limit, &self.name)?;
+        let Some((header_len, total)) = block::whole_len(head) else {
+            return Ok(None);
+        };
+        // Served from the buffer when the first read brought the whole block.
+        let whole = self.input.window(at, total, self.limit, &self.name)?;
+        let Some(bytes) = whole.get(..total) else {
+            return Ok(None);
+        };
+        let mut out = self.spare_data.pop().unwrap_or_default();
+        let result = block::inflate(
+            bytes,
+            header_len,
+            &mut out,
+            &mut self.decompressor,
+            &self.name,
+            at,
+        );
+        self.cursor.skip_to(at + total as u64);
+        match result {
+            Ok(()) => {
+                let old = std::mem::replace(&mut self.block, out);
+                self.spare_data.push(old);
+                Ok(Some((at, total as u64)))
+            }
+            Err(e) => {
+                self.spare_data.push(out);
+                self.rewind_to(at);
+                Err(e)
             }
         }
     }
@@ -202,7 +316,7 @@ impl<S: Source> BgzfState<S> {
         self.tail = Some(GzipTail::new(coffset));
     }
 
-    /// Reads blocks ahead for the workers, up to twice their number, inside the limit.
+    /// Reads blocks ahead for the workers, up to [`AHEAD_PER_WORKER`] each, inside the limit.
     fn fill_queue(&mut self) {
         let Some(workers) = &self.workers else {
             return;
@@ -210,9 +324,16 @@ impl<S: Source> BgzfState<S> {
         if self.tail.is_some() {
             return;
         }
-        let capacity = 2 * workers.threads();
+        let capacity = AHEAD_PER_WORKER * workers.threads();
         while !self.halted && self.queue.len() < capacity {
-            match fetch(&mut self.input, &self.name, &mut self.cursor, self.limit) {
+            self.cursor.supply(&mut self.spare_raw);
+            match fetch(
+                &mut self.input,
+                &self.name,
+                &mut self.cursor,
+                self.limit,
+                self.limit,
+            ) {
                 Ok(Fetched::Stopped) => break,
                 Ok(Fetched::Eof) => {
                     self.queue.push_back(Ahead::Eof);
@@ -229,12 +350,14 @@ impl<S: Source> BgzfState<S> {
                 Ok(Fetched::Block(raw)) => {
                     let coffset = raw.coffset;
                     let clen = raw.bytes.len() as u64;
-                    let answer = match workers.submit(raw) {
+                    let out = self.spare_data.pop().unwrap_or_default();
+                    let answer = match workers.submit(raw, out) {
                         Ok(answer) => answer,
-                        Err(raw) => {
+                        Err((raw, out)) => {
                             // No worker left: inflate here, keeping the order.
                             let (tx, rx) = crossbeam_channel::bounded(1);
-                            let _ = tx.send(raw.inflate(&mut self.decompressor, &self.name));
+                            let _ =
+                                tx.send(inflate_job(raw, out, &mut self.decompressor, &self.name));
                             rx
                         }
                     };

@@ -2,11 +2,12 @@
 //! have to stop part-way at a readahead limit and resume later), and as a plain iterator
 //! ([`Blocks`]) for tools that walk a file's blocks without inflating them.
 
-use std::io::{self, Read, SeekFrom};
+use std::io::{self, Read};
 
 use libdeflater::Decompressor;
 
 use crate::block::{self, FIXED_HEADER_LEN, MAX_BLOCK_SIZE};
+use crate::input::Input;
 use crate::{Error, Result, Source};
 
 /// One whole compressed block as stored in the file, its header already checked (so it holds
@@ -114,7 +115,10 @@ pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Resu
 /// stay inside the limit).
 pub(crate) struct Cursor {
     pub(crate) coffset: u64,
+    /// The block's bytes in `bytes[..filled]`; what follows is left from an earlier block, so
+    /// that a reused buffer is not zeroed again before each read.
     bytes: Vec<u8>,
+    filled: usize,
     header_len: Option<usize>,
     total: Option<usize>,
     /// What is wrong with a header that has an extra field, said once the extra field shows
@@ -127,9 +131,33 @@ impl Cursor {
         Cursor {
             coffset,
             bytes: Vec::new(),
+            filled: 0,
             header_len: None,
             total: None,
             deferred: None,
+        }
+    }
+
+    /// True when nothing of the block has been read yet.
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.filled == 0 && self.header_len.is_none()
+    }
+
+    /// Moves a fresh cursor to the next block, keeping its buffer.
+    pub(crate) fn skip_to(&mut self, coffset: u64) {
+        self.coffset = coffset;
+        self.filled = 0;
+        self.header_len = None;
+        self.total = None;
+    }
+
+    /// Gives the cursor a used block buffer to read into, if it has none yet (so sequential
+    /// reading allocates nothing per block).
+    pub(crate) fn supply(&mut self, spare: &mut Vec<Vec<u8>>) {
+        if self.bytes.capacity() == 0 {
+            if let Some(buf) = spare.pop() {
+                self.bytes = buf;
+            }
         }
     }
 }
@@ -147,46 +175,15 @@ pub(crate) enum Fetched {
     },
 }
 
-/// A source and where its read position is, so that sequential reads cost no seek.
-pub(crate) struct Input<S> {
-    pub(crate) src: S,
-    /// The source's position, when known.
-    pub(crate) pos: Option<u64>,
-}
-
-impl<S: Source> Input<S> {
-    pub(crate) fn new(src: S) -> Input<S> {
-        Input { src, pos: None }
-    }
-
-    /// Reads up to `buf.len()` bytes at `at`.
-    pub(crate) fn read_at(&mut self, at: u64, buf: &mut [u8], name: &str) -> Result<usize> {
-        if self.pos != Some(at) {
-            self.pos = None;
-            self.src
-                .seek(SeekFrom::Start(at))
-                .map_err(|e| source_error(e, name, at))?;
-        }
-        let n = read_full(&mut self.src, buf).map_err(|e| {
-            self.pos = None;
-            source_error(e, name, at)
-        })?;
-        self.pos = Some(at + n as u64);
-        Ok(n)
-    }
-
-    /// Forgets the position (after someone else moved the source).
-    pub(crate) fn moved(&mut self) {
-        self.pos = None;
-    }
-}
-
-/// Reads the block at the cursor, stopping before any byte at or past `limit`.
+/// Reads the block at the cursor, stopping before any byte at or past `limit`; reads ahead
+/// never past `bound` (the readahead limit, which the single-threaded reader reads past on
+/// demand only).
 pub(crate) fn fetch<S: Source>(
     input: &mut Input<S>,
     name: &str,
     cur: &mut Cursor,
     limit: Option<u64>,
+    bound: Option<u64>,
 ) -> Result<Fetched> {
     loop {
         let target = match (cur.header_len, cur.total) {
@@ -194,30 +191,26 @@ pub(crate) fn fetch<S: Source>(
             (Some(h), None) => h,
             (Some(_), Some(t)) => t,
         };
-        let have = cur.bytes.len();
+        let have = cur.filled;
         if have < target {
             if limit.is_some_and(|l| cur.coffset.saturating_add(target as u64) > l) {
                 return Ok(Fetched::Stopped);
             }
-            cur.bytes.resize(target, 0);
+            if cur.bytes.len() < target {
+                cur.bytes.resize(target, 0);
+            }
             let at = cur.coffset + have as u64;
-            let n = match input.read_at(at, &mut cur.bytes[have..], name) {
-                Ok(n) => n,
-                Err(e) => {
-                    cur.bytes.truncate(have);
-                    return Err(e);
-                }
-            };
-            cur.bytes.truncate(have + n);
-            if have + n < target {
-                if have + n == 0 {
+            let n = input.read_at(at, &mut cur.bytes[have..target], bound, name)?;
+            cur.filled = have + n;
+            if cur.filled < target {
+                if cur.filled == 0 {
                     return Ok(Fetched::Eof);
                 }
                 return Err(Error::TruncatedBlock {
                     name: name.to_string(),
                     offset: cur.coffset,
                     needed: target,
-                    available: have + n,
+                    available: cur.filled,
                 });
             }
         }
@@ -262,7 +255,8 @@ pub(crate) fn fetch<S: Source>(
             }
             (Some(header_len), Some(total)) => {
                 let next = Cursor::at(cur.coffset + total as u64);
-                let done = std::mem::replace(cur, next);
+                let mut done = std::mem::replace(cur, next);
+                done.bytes.truncate(total);
                 return Ok(Fetched::Block(RawBlock {
                     coffset: done.coffset,
                     bytes: done.bytes,
@@ -320,7 +314,7 @@ impl<S: Source> Iterator for Blocks<S> {
         if self.done {
             return None;
         }
-        match fetch(&mut self.input, &self.name, &mut self.cursor, None) {
+        match fetch(&mut self.input, &self.name, &mut self.cursor, None, None) {
             Ok(Fetched::Block(b)) => Some(Ok(b)),
             Ok(Fetched::Eof | Fetched::Stopped) => {
                 self.done = true;

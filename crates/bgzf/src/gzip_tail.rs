@@ -7,7 +7,7 @@
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 
 use crate::block::{self, FIXED_HEADER_LEN, MAX_BLOCK_SIZE, TRAILER_LEN};
-use crate::fetch::Input;
+use crate::input::Input;
 use crate::{Error, Result, Source};
 
 /// Compressed bytes read from the source at a time.
@@ -71,7 +71,7 @@ impl GzipTail {
         let have = self.window.len();
         self.window.resize(have + READ_SIZE, 0);
         let at = self.window_at + have as u64;
-        let n = input.read_at(at, &mut self.window[have..], name);
+        let n = input.read_at(at, &mut self.window[have..], None, name);
         let n = match n {
             Ok(n) => n,
             Err(e) => {

@@ -38,6 +38,7 @@ mod deflate_pool;
 mod error;
 mod fetch;
 mod gzip_tail;
+mod input;
 mod limit;
 mod reader;
 mod source;

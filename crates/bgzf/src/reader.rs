@@ -57,18 +57,73 @@ pub struct Reader<S = HFile> {
 
 enum Inner<S> {
     Bgzf(Box<BgzfState<S>>),
-    Gzip(GzipState<S>),
-    Raw(RawState<S>),
+    Gzip(Stream<MultiGzDecoder<S>>),
+    Raw(Stream<S>),
 }
 
-struct GzipState<S> {
-    decoder: MultiGzDecoder<S>,
+/// Size of the buffer of a stream without blocks (plain gzip or uncompressed).
+const STREAM_BUFFER: usize = 64 * 1024;
+
+/// A stream without blocks, buffered so that records can be parsed in place as with BGZF.
+struct Stream<R> {
+    inner: R,
+    buf: Vec<u8>,
+    pos: usize,
+    /// Bytes handed to the caller so far.
     upos: u64,
 }
 
-struct RawState<S> {
-    src: S,
-    upos: u64,
+impl<R: io::Read> Stream<R> {
+    fn new(inner: R) -> Stream<R> {
+        Stream {
+            inner,
+            buf: Vec::new(),
+            pos: 0,
+            upos: 0,
+        }
+    }
+
+    fn buffer(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos >= self.buf.len() {
+            self.buf.resize(STREAM_BUFFER, 0);
+            self.pos = 0;
+            loop {
+                match self.inner.read(&mut self.buf) {
+                    Ok(n) => {
+                        self.buf.truncate(n);
+                        break;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        self.buf.clear();
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(self.buffer())
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.buf.len().saturating_sub(self.pos));
+        self.pos += n;
+        self.upos += n as u64;
+    }
+
+    fn take_buffered(&mut self, n: usize) -> &[u8] {
+        let start = self.pos;
+        self.consume(n);
+        self.buf.get(start..self.pos).unwrap_or_default()
+    }
+
+    fn taken(&self, n: usize) -> &[u8] {
+        let end = self.pos.min(self.buf.len());
+        &self.buf[end - n.min(end)..end]
+    }
 }
 
 /// Virtual offsets of a stream without blocks: the uncompressed position split into 64 KiB
@@ -115,11 +170,8 @@ impl<S: Source> Reader<S> {
             .map_err(|e| source_error(e, &name, start))?;
         let inner = match format {
             Format::Bgzf => Inner::Bgzf(Box::new(BgzfState::new(src, Arc::clone(&name), start))),
-            Format::Gzip => Inner::Gzip(GzipState {
-                decoder: MultiGzDecoder::new(src),
-                upos: 0,
-            }),
-            Format::Raw => Inner::Raw(RawState { src, upos: 0 }),
+            Format::Gzip => Inner::Gzip(Stream::new(MultiGzDecoder::new(src))),
+            Format::Raw => Inner::Raw(Stream::new(src)),
         };
         Ok(Reader { name, inner })
     }
@@ -145,25 +197,72 @@ impl<S: Source> Reader<S> {
         if buf.is_empty() {
             return Ok(0);
         }
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+
+    /// The unread data of the current block (for a file without blocks, of the reader's
+    /// buffer), after loading the next one when the current one is used up; empty at the end of
+    /// the data. With [`Reader::consume`] this reads in place, with no copy.
+    #[inline]
+    pub fn fill_buf(&mut self) -> Result<&[u8]> {
         match &mut self.inner {
-            Inner::Bgzf(s) => s.read(buf),
+            Inner::Bgzf(s) => s.fill_buf(),
             Inner::Raw(s) => {
-                let n = loop {
-                    match io::Read::read(&mut s.src, buf) {
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        other => break other.map_err(|e| source_error(e, &self.name, s.upos))?,
-                    }
-                };
-                s.upos += n as u64;
-                Ok(n)
+                let upos = s.upos;
+                s.fill_buf().map_err(|e| source_error(e, &self.name, upos))
             }
-            Inner::Gzip(s) => match io::Read::read(&mut s.decoder, buf) {
-                Ok(n) => {
-                    s.upos += n as u64;
-                    Ok(n)
-                }
-                Err(e) => Err(gzip_error(e, &self.name, s.upos)),
-            },
+            Inner::Gzip(s) => {
+                let upos = s.upos;
+                s.fill_buf().map_err(|e| gzip_error(e, &self.name, upos))
+            }
+        }
+    }
+
+    /// What [`Reader::fill_buf`] would return, without loading anything: empty when the
+    /// current block is used up.
+    #[inline]
+    pub fn buffer(&self) -> &[u8] {
+        match &self.inner {
+            Inner::Bgzf(s) => s.buffer(),
+            Inner::Raw(s) => s.buffer(),
+            Inner::Gzip(s) => s.buffer(),
+        }
+    }
+
+    /// Marks `n` bytes of [`Reader::buffer`] as read (never more than it holds).
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        match &mut self.inner {
+            Inner::Bgzf(s) => s.consume(n),
+            Inner::Raw(s) => s.consume(n),
+            Inner::Gzip(s) => s.consume(n),
+        }
+    }
+
+    /// The last `n` bytes consumed from the current block (fewer if less of it was consumed),
+    /// still in place: what [`Reader::take_buffered`] returned, handed out again.
+    #[inline]
+    pub fn taken(&self, n: usize) -> &[u8] {
+        match &self.inner {
+            Inner::Bgzf(s) => s.taken(n),
+            Inner::Raw(s) => s.taken(n),
+            Inner::Gzip(s) => s.taken(n),
+        }
+    }
+
+    /// Consumes up to `n` bytes of [`Reader::buffer`] and returns them: after checking with
+    /// [`Reader::fill_buf`] that a record lies whole in the current block, this hands it out in
+    /// place.
+    #[inline]
+    pub fn take_buffered(&mut self, n: usize) -> &[u8] {
+        match &mut self.inner {
+            Inner::Bgzf(s) => s.take_buffered(n),
+            Inner::Raw(s) => s.take_buffered(n),
+            Inner::Gzip(s) => s.take_buffered(n),
         }
     }
 
@@ -216,6 +315,7 @@ impl<S: Source> Reader<S> {
     /// The virtual offset of the next byte to be read. After the last byte of a block this is
     /// the next block's start with in-block offset 0, as in htslib. For gzip and uncompressed
     /// files it is the uncompressed position split into 64 KiB pages (not seekable).
+    #[inline]
     pub fn virtual_offset(&self) -> VirtualOffset {
         match &self.inner {
             Inner::Bgzf(s) => s.virtual_offset(),
@@ -256,8 +356,8 @@ impl<S: Source> Reader<S> {
     pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         match &mut self.inner {
             Inner::Bgzf(s) => s.input.src.advise(ranges),
-            Inner::Gzip(s) => s.decoder.get_mut().advise(ranges),
-            Inner::Raw(s) => s.src.advise(ranges),
+            Inner::Gzip(s) => s.inner.get_mut().advise(ranges),
+            Inner::Raw(s) => s.inner.advise(ranges),
         }
     }
 
@@ -308,8 +408,8 @@ impl<S: Source> Reader<S> {
                 s.input.moved();
                 &mut s.input.src
             }
-            Inner::Gzip(s) => s.decoder.get_mut(),
-            Inner::Raw(s) => &mut s.src,
+            Inner::Gzip(s) => s.inner.get_mut(),
+            Inner::Raw(s) => &mut s.inner,
         }
     }
 
@@ -325,8 +425,8 @@ impl<S: Source> Reader<S> {
     pub fn get_ref(&self) -> &S {
         match &self.inner {
             Inner::Bgzf(s) => &s.input.src,
-            Inner::Gzip(s) => s.decoder.get_ref(),
-            Inner::Raw(s) => &s.src,
+            Inner::Gzip(s) => s.inner.get_ref(),
+            Inner::Raw(s) => &s.inner,
         }
     }
 
@@ -360,6 +460,16 @@ fn gzip_error(e: io::Error, name: &str, upos: u64) -> Error {
 impl<S: Source> io::Read for Reader<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Reader::read(self, buf).map_err(io::Error::from)
+    }
+}
+
+impl<S: Source> io::BufRead for Reader<S> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Reader::fill_buf(self).map_err(io::Error::from)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        Reader::consume(self, amt);
     }
 }
 

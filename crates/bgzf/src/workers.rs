@@ -1,7 +1,8 @@
 //! Worker threads that inflate blocks the reader thread has already read.
 //!
 //! Only CPU work happens here: every byte is read by the thread that owns the [`crate::Reader`],
-//! so a seek and its read-ahead limit can never race with I/O done elsewhere.
+//! so a seek and its read-ahead limit can never race with I/O done elsewhere. Buffers travel
+//! with the work and come back with the answer, so a long read allocates nothing per block.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,11 +13,18 @@ use libdeflater::Decompressor;
 
 use crate::{Error, RawBlock};
 
-pub(crate) type Inflated = Result<Vec<u8>, Error>;
+/// A worker's answer: the inflated data (in the buffer the job brought) or why not, and the
+/// compressed block's buffer for reuse.
+pub(crate) struct Inflated {
+    pub(crate) result: Result<(), Error>,
+    pub(crate) data: Vec<u8>,
+    pub(crate) raw: Vec<u8>,
+}
 
 struct Job {
     generation: u64,
     block: RawBlock,
+    out: Vec<u8>,
     reply: Sender<Inflated>,
 }
 
@@ -64,27 +72,50 @@ impl Workers {
         self.threads
     }
 
-    /// Queues `block`; the answer arrives on the returned channel. Gives the block back if no
-    /// worker is left to take it.
-    pub fn submit(&self, block: RawBlock) -> Result<Receiver<Inflated>, RawBlock> {
+    /// Queues `block` to be inflated into `out`; the answer arrives on the returned channel.
+    /// Gives both back if no worker is left to take them.
+    pub fn submit(
+        &self,
+        block: RawBlock,
+        out: Vec<u8>,
+    ) -> Result<Receiver<Inflated>, (RawBlock, Vec<u8>)> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         let Some(jobs) = &self.jobs else {
-            return Err(block);
+            return Err((block, out));
         };
         let job = Job {
             generation: self.generation.load(Ordering::Relaxed),
             block,
+            out,
             reply,
         };
         match jobs.send(job) {
             Ok(()) => Ok(answer),
-            Err(e) => Err(e.into_inner().block),
+            Err(e) => {
+                let job = e.into_inner();
+                Err((job.block, job.out))
+            }
         }
     }
 
     /// Marks every queued job as unwanted.
     pub fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Inflates `block` into `out` and packs the answer.
+pub(crate) fn inflate_job(
+    block: RawBlock,
+    mut out: Vec<u8>,
+    decompressor: &mut Decompressor,
+    name: &str,
+) -> Inflated {
+    let result = block.inflate_into(decompressor, &mut out, name);
+    Inflated {
+        result,
+        data: out,
+        raw: block.bytes,
     }
 }
 
@@ -95,7 +126,9 @@ fn work(jobs: &Receiver<Job>, generation: &AtomicU64, name: &str) {
             continue;
         }
         // The receiver may be gone (a seek discarded it); nothing to do then.
-        let _ = job.reply.send(job.block.inflate(&mut decompressor, name));
+        let _ = job
+            .reply
+            .send(inflate_job(job.block, job.out, &mut decompressor, name));
     }
 }
 

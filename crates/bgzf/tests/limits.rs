@@ -84,6 +84,18 @@ fn read_chunk(r: &mut Reader, start: VirtualOffset, end: VirtualOffset, limit: u
     out
 }
 
+/// The bytes from `start` to `end` as a reader without a limit gives them.
+fn read_unlimited(r: &mut Reader, start: VirtualOffset, end: VirtualOffset) -> Vec<u8> {
+    r.seek(start).unwrap();
+    let mut out = Vec::new();
+    let mut byte = [0u8; 1];
+    while r.virtual_offset() < end {
+        r.read_exact(&mut byte).unwrap();
+        out.push(byte[0]);
+    }
+    out
+}
+
 #[test]
 fn seek_limit_sends_the_byte_end_down_before_any_read() {
     let file = "data/rand.bam";
@@ -145,13 +157,7 @@ fn threaded_read_ahead_never_reads_past_the_limit() {
             }
             assert!(events.iter().any(|e| matches!(e, Event::Read(..))));
             // Same bytes as a single-threaded reader without limits.
-            single.seek(start).unwrap();
-            let mut expect = Vec::new();
-            let mut byte = [0u8; 1];
-            while single.virtual_offset() < end {
-                single.read_exact(&mut byte).unwrap();
-                expect.push(byte[0]);
-            }
+            let expect = read_unlimited(&mut single, start, end);
             assert!(got == expect, "chunk {s}-{e}");
             // Reading on past the limit (the record straddling the chunk end) still works.
             let mut more = vec![0u8; 200_000];
@@ -167,4 +173,57 @@ fn threaded_read_ahead_never_reads_past_the_limit() {
             );
         }
     }
+}
+
+#[test]
+fn single_threaded_read_ahead_stops_at_the_limit_and_reads_on_only_on_demand() {
+    let file = "data/rand.bam";
+    let bytes = fixture_bytes(file);
+    let starts = walk_blocks(&bytes);
+    let size = bytes.len() as u64;
+    let (mut r, log) = recording(file);
+    let start = VirtualOffset::new(starts[1], 3);
+    let end = VirtualOffset::new(starts[3], 200);
+    let limit = byte_end(end, &starts, size);
+    take(&log);
+    let got = read_chunk(&mut r, start, end, limit);
+    let events = take(&log);
+    for ev in &events {
+        if let Event::Read(pos, n) = *ev {
+            assert!(
+                pos + n as u64 <= limit,
+                "read {pos}+{n} beyond limit {limit}"
+            );
+        }
+    }
+    // One read brings several blocks: far fewer reads than blocks' header and body pieces.
+    let reads = events
+        .iter()
+        .filter(|e| matches!(e, Event::Read(..)))
+        .count();
+    assert!(reads <= 3, "{reads} reads: {events:?}");
+    // The same bytes as an unlimited reader.
+    let mut plain = Reader::new(HFile::from_bytes(file, bytes.clone())).unwrap();
+    let expect = read_unlimited(&mut plain, start, end);
+    assert!(got == expect);
+    // Reading on past the limit reads only the blocks asked for.
+    let mut more = vec![0u8; 70_000];
+    r.read_exact(&mut more).unwrap();
+    let past: Vec<(u64, usize)> = take(&log)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Read(p, n) => Some((p, n)),
+            _ => None,
+        })
+        .collect();
+    assert!(past.iter().all(|&(p, _)| p >= limit), "{past:?}");
+    // 70 KB of data lie in the next few blocks; the byte source's own buffer may round the
+    // last read up to 64 KiB, but nothing is read a chunk ahead.
+    let read: u64 = past.iter().map(|&(_, n)| n as u64).sum();
+    let first = starts.iter().position(|&s| s == limit).unwrap();
+    let needed = starts[(first + 3).min(starts.len() - 1)] - limit;
+    assert!(
+        read <= needed + 65536,
+        "read {read} bytes past the limit for 70 KB of data"
+    );
 }

@@ -8,7 +8,7 @@ use bam::filter::Selection;
 use bam::itr_multi::ItrMulti;
 use bam::multi::{MultiQuery, RegionSet};
 use bam::pairs::PairQuery;
-use bam::{parse_region, Error, Header, Reader, Record};
+use bam::{parse_region, Error, Header, Reader, Record, RecordRef};
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::view::Failure;
@@ -133,13 +133,32 @@ impl Records<'_> {
         }
     }
 
-    pub fn next(&mut self) -> bam::Result<Option<Record>> {
+    /// The next record: read in place (borrowing the reader's block buffer) from the whole file
+    /// or a query of the regions; owned from the iterators that keep records of their own.
+    #[inline]
+    pub fn next(&mut self) -> bam::Result<Option<Item<'_>>> {
+        Ok(match self {
+            Records::File(r) => r.read_record_ref()?.map(Item::InPlace),
+            Records::Query(q) => q.next_record_ref()?.map(Item::InPlace),
+            Records::Multi(q) => q.next_record()?.map(Item::Owned),
+            Records::Itr(q) => q.next_record()?.map(Item::Owned),
+            Records::Pairs(q) => q.next_record()?.map(Item::Owned),
+        })
+    }
+}
+
+/// A record as [`Records::next`] gives it.
+pub enum Item<'a> {
+    InPlace(RecordRef<'a>),
+    Owned(Record),
+}
+
+impl Item<'_> {
+    /// The record as an owned one, to edit (a copy only when it was read in place).
+    pub fn into_owned(self) -> Record {
         match self {
-            Records::File(r) => r.read_record(),
-            Records::Query(q) => q.next_record(),
-            Records::Multi(q) => q.next_record(),
-            Records::Itr(q) => q.next_record(),
-            Records::Pairs(q) => q.next_record(),
+            Item::InPlace(r) => r.to_owned_record(),
+            Item::Owned(r) => r,
         }
     }
 }

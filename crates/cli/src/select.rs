@@ -272,6 +272,17 @@ impl SelectArgs {
         result.map_err(|e| e.to_string())
     }
 
+    /// Whether any record may be edited: `--add-flags`/`--remove-flags`, `-x`/`--keep-tag`,
+    /// `-p`, or `-P` (which applies the tag edits and drops unselected records).
+    pub fn edits(&self) -> bool {
+        self.add_flags != 0
+            || self.remove_flags != 0
+            || self.keep_tags.is_some()
+            || self.remove_tags.is_some()
+            || self.unmap
+            || self.fetch_pairs
+    }
+
     /// `--add-flags`/`--remove-flags` (`change_flag`), then [`SelectArgs::adjust_tags`].
     fn edit_selected(&self, r: &mut Record) -> Result<(), String> {
         if self.add_flags != 0 || self.remove_flags != 0 {

@@ -99,7 +99,7 @@ impl Output {
     }
 
     /// Writes a record: its stored bytes as they are, or as an edit left them.
-    pub fn write(&mut self, record: &Record) -> bam::Result<()> {
+    pub fn write<D: AsRef<[u8]>>(&mut self, record: &Record<D>) -> bam::Result<()> {
         self.writer.write_record(record)
     }
 

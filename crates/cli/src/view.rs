@@ -8,10 +8,10 @@ use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use bam::filter::Selection;
-use bam::Header;
+use bam::{Header, Record};
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
-use crate::input::{self, Records};
+use crate::input::{self, Item, Records};
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output, Pace};
@@ -226,7 +226,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
 }
 
 /// samtools' `process_one_record` on every record: selected ones (edited) to the output and
-/// the count, with `-p` unselected ones marked unmapped to the output, else to `-U`.
+/// the count, with `-p` unselected ones marked unmapped to the output, else to `-U`. A record
+/// read in place is judged and written as it is when only its fixed fields decide and no edit
+/// applies; otherwise it is copied into an owned record first.
 fn write_records(
     args: &ViewArgs,
     selection: &mut Selection,
@@ -235,32 +237,62 @@ fn write_records(
     sink: &mut Sink,
     count: &mut u64,
 ) -> Result<(), Failure> {
+    let in_place = selection.by_fields_only()
+        && !args.select.fetch_pairs
+        && (args.count || !args.select.edits());
     let mut pace = Pace::new();
-    while let Some(mut record) = records.next()? {
-        let fate = select::process(&args.select, selection, &mut record, header, args.count)
-            .map_err(Failure::Message)?;
-        if fate == Fate::Selected {
-            *count += 1;
-        }
-        let Sink::Records { main, unselected } = sink else {
-            continue;
-        };
-        let written = match (fate, unselected.as_mut()) {
-            (Fate::Selected | Fate::Unmapped, _) => main.write(&record),
-            (Fate::Unselected, Some(u)) => u.write(&record),
-            (Fate::Unselected | Fate::Dropped, _) => Ok(()),
+    while let Some(item) = records.next()? {
+        let written = match item {
+            Item::InPlace(record) if in_place => {
+                let fate = if selection.passes_fields(&record) {
+                    Fate::Selected
+                } else {
+                    Fate::Unselected
+                };
+                deliver(sink, fate, &record, count)
+            }
+            item => {
+                let mut record = item.into_owned();
+                let fate =
+                    select::process(&args.select, selection, &mut record, header, args.count)
+                        .map_err(Failure::Message)?;
+                deliver(sink, fate, &record, count)
+            }
         };
         // A record the writer refuses (corrupt aux data) is named by where it is in the input.
         written.map_err(|e| {
             let (input, at) = records.last_record();
             e.about_record(input, at)
         })?;
-        if pace.due() {
-            main.flush_text()?;
-            if let Some(u) = unselected {
-                u.flush_text()?;
+        if let Sink::Records { main, unselected } = sink {
+            if pace.due() {
+                main.flush_text()?;
+                if let Some(u) = unselected {
+                    u.flush_text()?;
+                }
             }
         }
     }
     Ok(())
+}
+
+/// Counts a selected record and writes a record where its fate sends it.
+#[inline]
+fn deliver<D: AsRef<[u8]>>(
+    sink: &mut Sink,
+    fate: Fate,
+    record: &Record<D>,
+    count: &mut u64,
+) -> bam::Result<()> {
+    if fate == Fate::Selected {
+        *count += 1;
+    }
+    let Sink::Records { main, unselected } = sink else {
+        return Ok(());
+    };
+    match (fate, unselected.as_mut()) {
+        (Fate::Selected | Fate::Unmapped, _) => main.write(record),
+        (Fate::Unselected, Some(u)) => u.write(record),
+        (Fate::Unselected | Fate::Dropped, _) => Ok(()),
+    }
 }

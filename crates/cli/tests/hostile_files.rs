@@ -141,6 +141,25 @@ fn corrupt_aux_data_is_reported_with_the_file_and_virtual_offset() {
 }
 
 #[test]
+fn corrupt_aux_data_is_named_by_its_record_when_sam_is_formatted_on_threads() {
+    // SAM formatting threads must not report the failure later, against another record.
+    let file = testkit::corpus_dir().join("malformed/aux_bad_type.bam");
+    let single = view(&[file.to_str().unwrap()]);
+    let out = view(&["-@", "3", file.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("aux_bad_type.bam: invalid BAM record at virtual offset 0:"),
+        "{err}"
+    );
+    assert_eq!(err, stderr(&single));
+    assert_eq!(
+        out.stdout, single.stdout,
+        "the records before it, as without threads"
+    );
+}
+
+#[test]
 fn a_read_name_with_a_newline_keeps_the_message_on_one_line() {
     // An aux field of unknown type 'Q' after a name holding a newline and an escape.
     let bam = BamBuilder::new(b"@SQ\tSN:c\tLN:100\n", &[("c", 100)])

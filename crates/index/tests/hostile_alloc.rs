@@ -97,9 +97,10 @@ fn bai(rest: &[&[u8]]) -> Vec<u8> {
 
 const KIB: usize = 1024;
 
-/// The buffers of the stream itself (64 KiB for a plain index, one block for BGZF) and small
-/// bookkeeping: anything beyond this was allocated for a count.
-const BUDGET: usize = 300 * KIB;
+/// The buffers of the stream itself (64 KiB for a plain index; for BGZF one block and the
+/// reader's read-ahead buffer, at most 256 KiB) and small bookkeeping: anything beyond this was
+/// allocated for a count.
+const BUDGET: usize = 300 * KIB + 256 * KIB;
 
 fn expect_fail(what: &str, bytes: &[u8], wanted: Wanted) -> Error {
     let (r, peak, took) = measure(|| {

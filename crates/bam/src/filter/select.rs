@@ -139,7 +139,7 @@ impl Selection {
                 return false;
             }
         }
-        if i32::from(r.mapq()) < self.min_mapq || !self.flags.passes(r.flag()) {
+        if !self.passes_fields(r) {
             return false;
         }
         if let Some(t) = &self.targets {
@@ -185,6 +185,27 @@ impl Selection {
             }
         }
         true
+    }
+
+    /// True when only [`Selection::passes_fields`] can turn a record away (no expression, `-B`,
+    /// `-m`, targets, subsampling, read groups, tag, names or library): then a record read in
+    /// place is judged as it is, with no owned copy.
+    pub fn by_fields_only(&self) -> bool {
+        self.expression.is_none()
+            && !self.remove_backward
+            && self.min_query_len <= 0
+            && self.targets.is_none()
+            && self.subsample.is_none()
+            && self.read_groups.is_none()
+            && self.tag.is_none()
+            && self.names.is_none()
+            && self.library.is_none()
+    }
+
+    /// The `-q` and flag tests (`-f`, `-F`, `--rf`, `-G`), which read only fixed fields.
+    #[inline]
+    pub fn passes_fields<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {
+        i32::from(r.mapq()) >= self.min_mapq && self.flags.passes(r.flag())
     }
 
     /// How many records failed to evaluate the expression, and the first reason.

@@ -1,5 +1,8 @@
 //! Optional fields ("aux" tags): walking them with htslib's bounds rules and printing them the way
 //! `sam_format1` does, including its two different float formats.
+//!
+//! Longer than most files: walking, checking and printing share the type rules of each field
+//! code, kept side by side so they cannot drift apart.
 
 use crate::sam::{push_i64, push_u32, push_u64};
 

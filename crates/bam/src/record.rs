@@ -2,6 +2,9 @@
 //!
 //! A [`Record`] owns its bytes; a [`RecordRef`] is the same record read in place from a block
 //! buffer (no copy, no allocation), with the same accessors.
+//!
+//! Longer than most files: the owned and the in-place record share one generic type and its
+//! accessors, which would otherwise be written twice.
 
 use crate::aux;
 

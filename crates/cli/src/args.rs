@@ -4,6 +4,9 @@
 //! Adding an option is one entry in [`VIEW_OPTIONS`] (its names, whether it takes a value, its
 //! help line, or `Support::No` for one samtools has and hts does not yet) and one arm in
 //! [`ViewArgs::apply`].
+//!
+//! Longer than most files: the option table is samtools view's whole option list in one place,
+//! so an option's spelling, help line and meaning are read together.
 
 use std::fmt;
 

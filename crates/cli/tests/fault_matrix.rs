@@ -4,6 +4,9 @@
 //! off as complete), asserted. Faults hyper cannot produce come from `testkit::RawServer`.
 //!
 //! The table of fault | expected | observed is printed (`--nocapture` shows it).
+//!
+//! Longer than most files: it is one table, a row per fault, each with its expectation; split,
+//! the matrix would no longer read as one.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -2,6 +2,9 @@
 //! which implements Range and keep-alive itself), with faults from `testkit` for what real
 //! servers do only on a bad day. The server logs every request, so the assertions come from the
 //! server's own view.
+//!
+//! Longer than most files: one test file for the HTTP backend's behaviour, sharing its server
+//! set-up; the fault matrix of whole queries is in `crates/cli/tests/fault_matrix.rs`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,6 +5,9 @@
 //! From loosest to tightest: `&&` `||` (one level, left to right); `==` `!=` `=~` `!~` (right to
 //! left); `>` `>=` `<` `<=` (right to left); `|`; `^`; `&`; `+` `-`; `*` `/` `%`; unary `+` `-` `!`
 //! `~`; then numbers, strings, names, `[XX]` tags, functions and parentheses.
+//!
+//! Longer than most files: one function per precedence level of htslib's grammar, kept in one
+//! file so the levels read in order.
 
 use std::fmt;
 

@@ -141,13 +141,10 @@ impl Pending {
         let mut tried = self.tried;
         let cached_at = tried
             .iter()
-            .position(|(_, opened)| matches!(opened, Ok((c, _)) if c.from_cache > 0));
-        let speculate = !explicit
-            && cached_at.is_some_and(|k| k > 0 && tried[..k].iter().all(|(_, o)| o.is_ok()));
-        let mut failed = None;
-        if let (true, Some(k)) = (speculate, cached_at) {
-            let rest = tried.split_off(k);
-            let mut rest = rest.into_iter();
+            .position(|(_, opened)| matches!(opened, Ok((c, _)) if c.from_cache > 0))
+            .filter(|&k| !explicit && k > 0 && tried[..k].iter().all(|(_, o)| o.is_ok()));
+        if let Some(k) = cached_at {
+            let mut rest = tried.split_off(k).into_iter();
             if let Some((_, Ok((c, f)))) = rest.next() {
                 match IndexSource::load(c, f, wanted, header) {
                     Ok(mut source) => {
@@ -158,36 +155,49 @@ impl Pending {
                         return Ok(source);
                     }
                     // The names before it decide whether this error is the answer.
-                    Err(e) => failed = Some(e),
+                    Err(e) => {
+                        if let Some(source) = first_existing(tried, false, true, wanted, header)? {
+                            return Ok(source);
+                        }
+                        if !e.is_not_found() {
+                            return Err(e);
+                        }
+                        tried = rest.collect();
+                    }
                 }
             }
-            tried.extend(rest);
         }
-        let last = tried.len().saturating_sub(1);
-        for (i, (name, opened)) in tried.into_iter().enumerate() {
-            if failed.is_some() && i == cached_at.unwrap_or(usize::MAX) {
-                // The cached candidate's turn: its error stands.
-                if let Some(e) = failed.take() {
-                    return Err(e);
-                }
-            }
-            let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
-            match loaded {
-                Ok(source) => return Ok(source),
-                Err(e) if !explicit && e.is_not_found() => continue,
-                // An object store that hides absence answers 403 for a missing key (S3
-                // without list permission): the next name may still be there.
-                Err(e) if !explicit && i < last && hidden_absence(&name, &e) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        Err(Error::NoIndex {
+        first_existing(tried, explicit, false, wanted, header)?.ok_or_else(|| Error::NoIndex {
             name: location.to_string(),
         })
     }
+}
+
+/// The first of `tried` that loads; `None` when every one is absent. Absent: a 404, or (for
+/// any but the last name, unless `names_after` says more follow) an object store's 403 that may
+/// hide a missing key. With `explicit` (one name the user gave) every failure is an error.
+fn first_existing(
+    tried: Vec<(String, Result<(Cached, hfile::HFile)>)>,
+    explicit: bool,
+    names_after: bool,
+    wanted: &Wanted,
+    header: &Header,
+) -> Result<Option<IndexSource>> {
+    let last = tried.len().saturating_sub(1);
+    for (i, (name, opened)) in tried.into_iter().enumerate() {
+        let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
+        match loaded {
+            Ok(source) => return Ok(Some(source)),
+            Err(e) if !explicit && e.is_not_found() => continue,
+            // An object store that hides absence answers 403 for a missing key (S3
+            // without list permission): the next name may still be there.
+            Err(e) if !explicit && (i < last || names_after) && hidden_absence(&name, &e) => {
+                continue
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
 }
 
 /// An index file and what has been loaded of it.

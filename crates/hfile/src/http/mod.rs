@@ -121,16 +121,20 @@ impl HttpBackend {
         })
     }
 
-    /// What this backend's requests have cost so far, once the requests running now are over
-    /// (a reader may have its bytes before its request has quite finished).
-    pub fn stats(&self) -> TransferStats {
-        let running = self
-            .current
+    /// The requests sent and not yet retired: the current window's, those fetched ahead, and
+    /// the one for the object's last bytes.
+    fn requests(&self) -> impl Iterator<Item = &Arc<Transfer>> {
+        self.current
             .iter()
             .chain(self.ahead.iter())
             .filter_map(|w| w.transfer.as_ref())
-            .chain(self.tail.as_ref().map(|(_, t)| t));
-        for t in running {
+            .chain(self.tail.as_ref().map(|(_, t)| t))
+    }
+
+    /// What this backend's requests have cost so far, once the requests running now are over
+    /// (a reader may have its bytes before its request has quite finished).
+    pub fn stats(&self) -> TransferStats {
+        for t in self.requests() {
             t.wait_finished();
         }
         if let Some(t) = self.whole.as_ref().and_then(whole::Whole::transfer) {
@@ -406,27 +410,14 @@ impl Backend for HttpBackend {
             return Ok(size);
         }
         // A response already on its way tells the size: wait for its headers rather than ask.
-        let told: Vec<Told> = self
-            .current
-            .iter()
-            .chain(self.ahead.iter())
-            .filter_map(|w| w.transfer.as_ref())
-            .chain(self.tail.as_ref().map(|(_, t)| t))
-            .map(|t| t.wait_told())
-            .collect();
+        let told: Vec<Told> = self.requests().map(|t| t.wait_told()).collect();
         for t in &told {
             self.learn(t)?;
         }
         // A request already refused (an index name that does not exist) answers for the
         // object: a HEAD would only cost one more round trip to hear the same.
         if self.size.is_none() {
-            let refused = self
-                .current
-                .iter()
-                .chain(self.ahead.iter())
-                .filter_map(|w| w.transfer.as_ref())
-                .chain(self.tail.as_ref().map(|(_, t)| t))
-                .find_map(|t| t.refusal());
+            let refused = self.requests().find_map(|t| t.refusal());
             if let Some(e) = refused {
                 return Err(e);
             }

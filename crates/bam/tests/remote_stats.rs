@@ -10,6 +10,15 @@ fn server() -> Server {
     Server::start(&testkit::corpus_dir()).expect("test server")
 }
 
+/// Options for opening a served file: no persistent cache, because servers on reused ports of
+/// other test processes would meet this one's entries (and tests never fill the user's cache).
+fn remote_options() -> OpenOptions {
+    OpenOptions {
+        no_cache: true,
+        ..OpenOptions::default()
+    }
+}
+
 #[test]
 fn quickcheck_fetches_header_and_eof_marker_only() {
     let s = server();
@@ -51,7 +60,7 @@ fn idxstats_reads_no_record() {
     let url = s.url("data/rand.bam");
     let options = OpenOptions {
         index: bam::IndexHint::Auto,
-        ..OpenOptions::default()
+        ..remote_options()
     };
     let mut reader = Reader::open(&url, &options).unwrap();
     reader.load_index(None).unwrap();
@@ -82,7 +91,7 @@ fn multi_region_bed_is_one_plan_over_http() {
     let bed = testkit::workspace_root().join("fixtures/conformance-extra/lists/many.bed");
     let targets = Targets::read(bed.to_str().unwrap()).unwrap();
     let records = |location: &str| {
-        let mut reader = Reader::open(location, &OpenOptions::default()).unwrap();
+        let mut reader = Reader::open(location, &remote_options()).unwrap();
         reader.load_index(None).unwrap();
         let mut unified = targets.clone();
         unified.unify();

@@ -4,7 +4,7 @@
 //! stopping after the last one; and the prefix read kept in the persistent cache.
 
 use hfile::cache::Cache;
-use index::{Index, Loader, Wanted};
+use index::{Index, Loader, Outcome, Wanted};
 
 use crate::cached::Cached;
 use crate::header::Header;
@@ -22,6 +22,20 @@ fn first_piece() -> u64 {
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(FIRST_PIECE, |n| n.max(1024))
+}
+
+/// The most the first request for an index asks for, however many references the query names.
+const FIRST_REQUEST_CAP: u64 = 4 << 20;
+
+/// The first request for an index of a query over `query_refs` distinct references (0: not
+/// known): a piece for each. An index is laid out reference by reference, so a query over
+/// several needs at least that many references' worth; asking for it at once saves the round
+/// trip in which the header would show it (the rest, if any, is asked for then).
+pub(crate) fn first_request(query_refs: usize) -> u64 {
+    let n = u64::try_from(query_refs.max(1)).unwrap_or(u64::MAX);
+    first_piece()
+        .saturating_mul(n)
+        .min(FIRST_REQUEST_CAP.max(first_piece()))
 }
 
 /// The most of an index kept in memory (and in the cache) as its raw prefix.
@@ -75,16 +89,19 @@ pub(crate) struct Pending {
     /// candidate's turn comes.
     tried: Vec<(String, Result<(Cached, hfile::HFile)>)>,
     explicit: bool,
+    /// The bytes the first request of each asks for ([`first_request`]).
+    piece: u64,
 }
 
 impl Pending {
-    /// Opens the candidates of `hint` and starts fetching their first bytes (or, for one the
-    /// cache holds, the one-byte request that will show it unchanged).
+    /// Opens the candidates of `hint` and starts fetching their first `piece` bytes (or, for
+    /// one the cache holds, the one-byte request that will show it unchanged).
     pub(crate) fn start(
         location: &str,
         hint: &IndexHint,
         transport: &hfile::OpenOptions,
         cache: Option<&Cache>,
+        piece: u64,
     ) -> Pending {
         let (names, explicit) = match hint {
             IndexHint::None => (Vec::new(), false),
@@ -100,7 +117,7 @@ impl Pending {
                             // The request that will show the cached prefix still current.
                             file.advise_tail(1);
                         } else {
-                            file.advise(std::slice::from_ref(&(0..first_piece())));
+                            file.advise(std::slice::from_ref(&(0..piece)));
                         }
                         (c, file)
                     },
@@ -108,7 +125,11 @@ impl Pending {
                 (name, opened)
             })
             .collect();
-        Pending { tried, explicit }
+        Pending {
+            tried,
+            explicit,
+            piece,
+        }
     }
 
     /// True when this is the index `explicit` names (or, for `None`, the automatic search).
@@ -132,7 +153,7 @@ impl Pending {
         wanted: &Wanted,
         header: &Header,
     ) -> Result<IndexSource> {
-        let explicit = self.explicit;
+        let (explicit, piece) = (self.explicit, self.piece);
         if !explicit && self.tried.is_empty() {
             return Err(Error::IndexNotGiven {
                 name: location.to_string(),
@@ -146,7 +167,7 @@ impl Pending {
         if let Some(k) = cached_at {
             let mut rest = tried.split_off(k).into_iter();
             if let Some((_, Ok((c, f)))) = rest.next() {
-                match IndexSource::load(c, f, wanted, header) {
+                match IndexSource::load(c, f, wanted, header, piece) {
                     Ok(mut source) => {
                         source.unverified = tried
                             .into_iter()
@@ -156,7 +177,9 @@ impl Pending {
                     }
                     // The names before it decide whether this error is the answer.
                     Err(e) => {
-                        if let Some(source) = first_existing(tried, false, true, wanted, header)? {
+                        if let Some(source) =
+                            first_existing(tried, false, true, wanted, header, piece)?
+                        {
                             return Ok(source);
                         }
                         if !e.is_not_found() {
@@ -167,8 +190,10 @@ impl Pending {
                 }
             }
         }
-        first_existing(tried, explicit, false, wanted, header)?.ok_or_else(|| Error::NoIndex {
-            name: location.to_string(),
+        first_existing(tried, explicit, false, wanted, header, piece)?.ok_or_else(|| {
+            Error::NoIndex {
+                name: location.to_string(),
+            }
         })
     }
 }
@@ -182,10 +207,11 @@ fn first_existing(
     names_after: bool,
     wanted: &Wanted,
     header: &Header,
+    piece: u64,
 ) -> Result<Option<IndexSource>> {
     let last = tried.len().saturating_sub(1);
     for (i, (name, opened)) in tried.into_iter().enumerate() {
-        let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header));
+        let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header, piece));
         match loaded {
             Ok(source) => return Ok(Some(source)),
             Err(e) if !explicit && e.is_not_found() => continue,
@@ -210,6 +236,8 @@ pub(crate) struct IndexSource {
     consumed_input: Option<u64>,
     /// Names samtools would try before this one, whose absence is still to be shown.
     unverified: Vec<(String, hfile::HFile)>,
+    /// What the first request asked for.
+    piece: u64,
 }
 
 impl IndexSource {
@@ -218,8 +246,9 @@ impl IndexSource {
         mut file: hfile::HFile,
         wanted: &Wanted,
         header: &Header,
+        piece: u64,
     ) -> Result<IndexSource> {
-        let (index, consumed_input) = read(&cached, &mut file, wanted, header)?;
+        let (index, consumed_input) = read(&cached, &mut file, wanted, wanted, header, piece)?;
         Ok(IndexSource {
             cached,
             file,
@@ -227,6 +256,7 @@ impl IndexSource {
             wanted: wanted.clone(),
             consumed_input,
             unverified: Vec::new(),
+            piece,
         })
     }
 
@@ -235,17 +265,56 @@ impl IndexSource {
     }
 
     /// Makes sure the references in `more` are loaded, reading further into the file if needed
-    /// (the prefix already read is parsed again from memory).
-    pub(crate) fn extend(&mut self, more: &Wanted, header: &Header) -> Result<()> {
+    /// (the prefix already read is parsed again from memory). The server is asked at once for
+    /// as far as the references in `ahead` (a query's later ones) will take too.
+    pub(crate) fn extend(&mut self, more: &Wanted, ahead: &Wanted, header: &Header) -> Result<()> {
         if self.index.require(more).is_ok() {
             return Ok(());
         }
         let wanted = self.wanted.union(more);
-        let (index, consumed_input) = read(&self.cached, &mut self.file, &wanted, header)?;
+        let ahead = wanted.union(ahead);
+        let (index, consumed_input) = read(
+            &self.cached,
+            &mut self.file,
+            &wanted,
+            &ahead,
+            header,
+            self.piece,
+        )?;
         self.index = index;
         self.wanted = wanted;
         self.consumed_input = consumed_input;
         Ok(())
+    }
+
+    /// True when the references in `more` are loaded, or could be from the cached bytes held in
+    /// memory (they are then loaded): the file need not be read.
+    pub(crate) fn extend_from_memory(&mut self, more: &Wanted) -> Result<bool> {
+        if self.index.require(more).is_ok() {
+            return Ok(true);
+        }
+        if self.cached.from_cache == 0 {
+            return Ok(false);
+        }
+        let total = match self.cached.size(&mut self.file) {
+            Err(e) if e.is_size_unknown() => return Ok(false),
+            other => other?,
+        };
+        // As `read`: an index its first request holds is read whole.
+        let wanted = if total > self.piece {
+            self.wanted.union(more)
+        } else {
+            Wanted::all()
+        };
+        let name = hfile::redact_url(&self.cached.name);
+        let Some((index, consumed_input)) = from_memory(&self.cached, &wanted, Some(total), &name)?
+        else {
+            return Ok(false);
+        };
+        self.index = index;
+        self.wanted = wanted;
+        self.consumed_input = consumed_input;
+        Ok(true)
     }
 
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
@@ -279,11 +348,15 @@ impl IndexSource {
 /// Loads `wanted` from the start of `file`, asking the server for about as much as those
 /// references take (estimated from the reference lengths: an index stores references one after
 /// another, each roughly in proportion to its length), and reading on if that was short.
+/// `ahead` (which holds `wanted`) says how far to ask for; `piece`: what the first request
+/// asked for.
 fn read(
     cached: &Cached,
     file: &mut hfile::HFile,
     wanted: &Wanted,
+    ahead: &Wanted,
     header: &Header,
+    piece: u64,
 ) -> Result<(Index, Option<u64>)> {
     // An index whose server does not tell its size is read whole, to its end.
     let total = match cached.size(file) {
@@ -296,19 +369,25 @@ fn read(
     // than that is read as far as the query needs, also when the cache holds all of it (the
     // same bytes give the same answer, warm or cold).
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let wanted = match total {
-        Some(total) if remote && total > first_piece() => wanted.clone(),
-        _ => Wanted::all(),
+    let (wanted, ahead) = match total {
+        Some(total) if remote && total > piece => (wanted.clone(), ahead.clone()),
+        _ => (Wanted::all(), Wanted::all()),
     };
+    if remote {
+        if let Some(loaded) = from_memory(cached, &wanted, total, &name)? {
+            return Ok(loaded);
+        }
+    }
     file.seek_to(0)?;
-    let end = total.map(|t| estimate_end(t, &wanted, header));
+    let end = total.map(|t| estimate_end(t, &ahead, header, piece));
     file.set_readahead_limit(end);
-    let piece = first_piece();
-    if let Some(end) = end.filter(|&e| remote && e > piece + piece / 4) {
+    let to_the_end = |e: u64| total == Some(e) && e > piece;
+    if let Some(end) = end.filter(|&e| remote && (e > piece + piece / 4 || to_the_end(e))) {
         // The rest is asked for now, beside the first piece still arriving, rather than once
         // the first piece has been read: that saves a round trip's wait. Not for an estimate
         // less than a quarter past the first piece: that is mostly the estimate's margin,
-        // rarely needed.
+        // rarely needed; but an estimate that reaches the end of the file (the last
+        // references, or all) is no margin.
         file.advise(&[0..piece, piece..end]);
     }
     let mut loader = Loader::new(name.clone()).wanted(wanted);
@@ -320,6 +399,33 @@ fn read(
         .map_err(|source| Error::Index { name, source })?;
     file.set_readahead_limit(None);
     Ok((loaded.index, loaded.consumed_input))
+}
+
+/// The references in `wanted` from the bytes held in memory (a cache entry, or what was read
+/// before), when those hold them: the file is then not read, since a read through it fills a
+/// buffer past the held bytes and would wait for a response it does not need.
+fn from_memory(
+    cached: &Cached,
+    wanted: &Wanted,
+    total: Option<u64>,
+    name: &str,
+) -> Result<Option<(Index, Option<u64>)>> {
+    let prefix = cached.prefix.lock().unwrap_or_else(|p| p.into_inner());
+    if prefix.is_empty() {
+        return Ok(None);
+    }
+    let mut loader = Loader::new(name).wanted(wanted.clone());
+    if let Some(total) = total.filter(|&t| t > 0) {
+        loader = loader.file_len(total);
+    }
+    match loader.read_prefix(&prefix[..]) {
+        Ok(Outcome::Loaded(loaded)) => Ok(Some((loaded.index, loaded.consumed_input))),
+        Ok(Outcome::NeedMore(_)) => Ok(None),
+        Err(source) => Err(Error::Index {
+            name: name.to_string(),
+            source,
+        }),
+    }
 }
 
 fn hidden_absence(location: &str, error: &Error) -> bool {
@@ -336,12 +442,12 @@ fn hidden_absence(location: &str, error: &Error) -> bool {
 }
 
 /// Where the data of the last wanted reference probably ends in an index of `total` bytes.
-fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
+fn estimate_end(total: u64, wanted: &Wanted, header: &Header, piece: u64) -> u64 {
     let Some(tids) = wanted.tids() else {
         return total;
     };
     let Some(&last) = tids.last() else {
-        return first_piece().min(total);
+        return piece.min(total);
     };
     let lens: Vec<u64> = header
         .refs()
@@ -355,7 +461,7 @@ fn estimate_end(total: u64, wanted: &Wanted, header: &Header) -> u64 {
     let through: u64 = lens[..=last].iter().sum();
     let share = through as f64 / all as f64;
     let guess = (total as f64 * share * 1.1) as u64 + 16 * 1024;
-    guess.max(first_piece()).min(total)
+    guess.max(piece).min(total)
 }
 
 #[cfg(test)]
@@ -373,12 +479,25 @@ mod tests {
             .collect();
         let header = Header::from_parts(Vec::new(), refs).unwrap();
         let total = 10_000_000;
-        let e0 = estimate_end(total, &Wanted::refs([0]), &header);
-        let e4 = estimate_end(total, &Wanted::refs([4, 1]), &header);
+        let piece = FIRST_PIECE;
+        let e0 = estimate_end(total, &Wanted::refs([0]), &header, piece);
+        let e4 = estimate_end(total, &Wanted::refs([4, 1]), &header, piece);
         assert_eq!(e0, 1_100_000 + 16_384);
         assert_eq!(e4, 5_500_000 + 16_384);
-        assert_eq!(estimate_end(total, &Wanted::refs([9]), &header), total);
-        assert_eq!(estimate_end(total, &Wanted::all(), &header), total);
-        assert_eq!(estimate_end(100, &Wanted::refs([0]), &header), 100);
+        let e9 = estimate_end(total, &Wanted::refs([9]), &header, piece);
+        assert_eq!(e9, total);
+        let all = estimate_end(total, &Wanted::all(), &header, piece);
+        assert_eq!(all, total);
+        assert_eq!(estimate_end(100, &Wanted::refs([0]), &header, piece), 100);
+        // Never less than the first request asked for.
+        let big = estimate_end(total, &Wanted::refs([0]), &header, 2_000_000);
+        assert_eq!(big, 2_000_000);
+    }
+
+    #[test]
+    fn the_first_request_grows_with_the_references_named() {
+        assert_eq!(first_request(0), first_request(1));
+        assert_eq!(first_request(5), 5 * first_request(1));
+        assert_eq!(first_request(1000), FIRST_REQUEST_CAP);
     }
 }

@@ -147,16 +147,6 @@ impl Reader {
     /// and cached parts of the file are shown current ([`Reader::confirm`]) before this
     /// returns; the chunks are then merged into one list read in file order.
     pub fn query_regions(&mut self, regions: RegionSet) -> Result<MultiQuery<'_>> {
-        // `*` needs every reference's pseudo-bin (where the unplaced reads start); `.` reads
-        // the whole file and needs none.
-        let needed = if regions.unplaced && !regions.all {
-            Wanted::all()
-        } else if regions.all {
-            Wanted::none()
-        } else {
-            Wanted::refs(regions.iter().map(|(tid, _)| tid))
-        };
-        self.ensure_index(&needed)?;
         let mut wanted = Vec::new();
         if !regions.all {
             for (tid, intervals) in regions.iter() {
@@ -172,6 +162,16 @@ impl Reader {
                 }
             }
         }
+        // `*` needs every reference's pseudo-bin (where the unplaced reads start); `.` reads
+        // the whole file and needs none.
+        let needed = if regions.unplaced && !regions.all {
+            Wanted::all()
+        } else if regions.all {
+            Wanted::none()
+        } else {
+            Wanted::refs(regions.iter().map(|(tid, _)| tid))
+        };
+        self.ensure_index_for(&needed, &wanted)?;
         let size = self.size()?;
         let index = self.index().ok_or_else(|| Error::NoIndex {
             name: self.location().to_string(),

@@ -60,15 +60,19 @@ impl Reader {
     pub fn query_all(&mut self, targets: &[Target]) -> Result<Query<'_>> {
         // The references these targets need; `*` and `.` need every reference's pseudo-bin.
         let whole = targets.iter().any(|t| !matches!(t, Target::Ref { .. }));
+        let refs: Vec<Region> = targets
+            .iter()
+            .filter_map(|t| match *t {
+                Target::Ref { tid, beg, end } => Some(Region { tid, beg, end }),
+                _ => None,
+            })
+            .collect();
         let wanted = if whole {
             Wanted::all()
         } else {
-            Wanted::refs(targets.iter().filter_map(|t| match t {
-                Target::Ref { tid, .. } => Some(*tid),
-                _ => None,
-            }))
+            Wanted::refs(refs.iter().map(|r| r.tid))
         };
-        self.ensure_index(&wanted)?;
+        self.ensure_index_for(&wanted, &refs)?;
         let index = self.index().ok_or_else(|| Error::NoIndex {
             name: self.location().to_string(),
         })?;

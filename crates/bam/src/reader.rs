@@ -6,7 +6,7 @@ use index::{Index, Wanted};
 
 use crate::cached::Cached;
 use crate::header::Header;
-use crate::index_source::{IndexHint, IndexSource, Pending};
+use crate::index_source::{first_request, IndexHint, IndexSource, Pending};
 use crate::lengths;
 use crate::query::FetchPlan;
 use crate::record::{Record, RecordRef};
@@ -29,6 +29,11 @@ pub struct OpenOptions {
     /// Leave the persistent cache of remote headers and index prefixes alone (it is also off
     /// with `HTS_CACHE=off`).
     pub no_cache: bool,
+    /// How many distinct references the query will name (0: not known). The first request
+    /// for a remote index, made beside the header's, asks for about that many references'
+    /// worth, so a query over many references does not learn a round trip later that it needs
+    /// more.
+    pub query_refs: usize,
 }
 
 /// The bytes of the header's first read: the first block of a typical header (a BGZF block is
@@ -125,6 +130,7 @@ impl Reader {
                 hint,
                 &options.transport,
                 cache.as_ref(),
+                first_request(options.query_refs),
             )),
         };
         let at = (source, index_hint);
@@ -257,6 +263,7 @@ impl Reader {
                     &hint,
                     &self.options.transport,
                     self.cache.as_ref(),
+                    first_request(self.options.query_refs),
                 )
             }
         };
@@ -291,9 +298,63 @@ impl Reader {
         if source.index().require(wanted).is_ok() {
             return Ok(());
         }
-        source.extend(wanted, &self.header)?;
+        source.extend(wanted, wanted, &self.header)?;
         self.update_block_starts();
         Ok(())
+    }
+
+    /// Loads the references in `needed` for a query planned as one, of `regions` (on references
+    /// `needed` holds). When a remote index must be read on to reach them, the regions on all
+    /// but the last reference are
+    /// planned as soon as those references are loaded and their spans asked for while the rest
+    /// of the index arrives; the query's own plan then finds them on their way (the byte
+    /// source keeps a fetch whose range is advised again).
+    pub(crate) fn ensure_index_for(
+        &mut self,
+        needed: &Wanted,
+        regions: &[index::plan::Region],
+    ) -> Result<()> {
+        let all = needed;
+        let last = match all.tids() {
+            Some(tids) => tids.last().copied(),
+            None => None,
+        };
+        let early: Vec<_> = regions
+            .iter()
+            .filter(|r| Some(r.tid) != last)
+            .copied()
+            .collect();
+        let remote = hfile::scheme_of(&self.source).is_some();
+        if let Some(source) = self.index_source.as_mut().filter(|_| remote) {
+            let had = source.index().require(all).is_ok();
+            let pending = !had && !source.extend_from_memory(all)?;
+            if !had && !pending {
+                self.update_block_starts();
+                return Ok(());
+            }
+            if pending && !early.is_empty() && self.options.fetch_plan == FetchPlan::Planned {
+                source.extend(
+                    &Wanted::refs(early.iter().map(|r| r.tid)),
+                    all,
+                    &self.header,
+                )?;
+                self.update_block_starts();
+                // A server that does not tell the size waits for the query's own plan.
+                let size = self.size();
+                let order = match (size, self.index()) {
+                    (Ok(size), Some(index)) => {
+                        let starts = self.block_starts();
+                        index::plan::plan(index, &early, starts, size, &self.plan_options())
+                            .read_order()
+                    }
+                    _ => Vec::new(),
+                };
+                if !order.is_empty() {
+                    self.bgzf_mut().advise(&order);
+                }
+            }
+        }
+        self.ensure_index(all)
     }
 
     /// Shows that the parts of the file that came from the cache still describe it, from

@@ -70,6 +70,7 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
         threads: args.threads,
         index,
         no_cache: args.no_cache,
+        query_refs: distinct_references(regions),
         ..Default::default()
     };
     options.transport.headers = args.request_headers.clone();
@@ -95,6 +96,35 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
         eprintln!("{warning}");
     }
     Ok(reader)
+}
+
+/// How many distinct references the regions name, as far as can be told before the header is
+/// read (`name`, `name:beg-end`, `{name}:beg-end`); `*` needs every reference.
+fn distinct_references(regions: &[String]) -> usize {
+    let mut names: Vec<&str> = Vec::new();
+    for region in regions {
+        if region == "*" {
+            return usize::MAX;
+        }
+        let name = match region.strip_prefix('{').and_then(|r| r.split_once('}')) {
+            Some((name, _)) => name,
+            None => match region.rsplit_once(':') {
+                Some((name, range))
+                    if !range.is_empty()
+                        && range
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || c == ',' || c == '-') =>
+                {
+                    name
+                }
+                _ => region.as_str(),
+            },
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.len()
 }
 
 /// Where the records come from.
@@ -303,4 +333,21 @@ fn targets_as_regions(
             .flatten(),
     );
     Ok(Some(set))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_references;
+
+    #[test]
+    fn references_are_counted_by_name() {
+        let count =
+            |r: &[&str]| distinct_references(&r.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(count(&[]), 0);
+        assert_eq!(
+            count(&["1:1000-2000", "1:5000", "2", "{3:4}:1-5", "X:1,000-2,000"]),
+            4
+        );
+        assert_eq!(count(&["1", "*"]), usize::MAX);
+    }
 }

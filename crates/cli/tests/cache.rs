@@ -124,6 +124,7 @@ fn a_second_run_takes_header_and_index_from_the_cache() {
     assert!(cold == expected, "cold output differs");
     let log = site.server.log();
     assert!(fetched_header(&log));
+    let cold_spans = span_ends(&log, "x.bam");
     site.server.reset();
 
     let (warm, err) = view(&args, &cache, &[]);
@@ -145,6 +146,22 @@ fn a_second_run_takes_header_and_index_from_the_cache() {
     assert!(requests_for(&log, ".bam")
         .iter()
         .any(|e| e.range.as_deref() == Some("bytes=-28")));
+    // The same plan: a cached index gives the same span ends (a cold span may start later,
+    // where the header's request left off).
+    assert_eq!(span_ends(&log, "x.bam"), cold_spans);
+}
+
+/// The ends of the bounded requests for `name` but the header's (from 0), sorted.
+fn span_ends(log: &[LogEntry], name: &str) -> Vec<u64> {
+    let mut out: Vec<_> = log
+        .iter()
+        .filter(|e| e.path.ends_with(&format!("/{name}")))
+        .filter_map(|e| e.bounded_range())
+        .filter(|r| r.0 > 0)
+        .map(|r| r.1)
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Runs the query cold to fill `cache`, lets `change` alter the served files, runs it again,
@@ -392,12 +409,13 @@ fn the_rest_of_an_index_is_asked_for_before_its_first_piece_has_arrived() {
         },
         times: None,
     });
-    let args = ["--no-cache", url.as_str(), "*"];
+    let args = ["--no-cache", url.as_str(), "ctg4999"];
     let (got, _) = view(&args, &scratch("c"), &knob);
     assert!(
-        got == local(&["*"], &site.dir.join("m.bam")),
+        got == local(&["ctg4999"], &site.dir.join("m.bam")),
         "output differs"
     );
+    assert!(!got.is_empty());
     let log = site.server.log();
     let at = |start: u64| {
         log.iter()
@@ -410,4 +428,83 @@ fn the_rest_of_an_index_is_asked_for_before_its_first_piece_has_arrived() {
         waited < Duration::from_millis(300),
         "the rest waited {waited:?}"
     );
+}
+
+#[test]
+fn the_first_index_request_grows_with_the_references_a_query_names() {
+    let site = Site::new(&[("manyrefs.bam", "m.bam"), ("manyrefs.bam.bai", "m.bam.bai")]);
+    let url = site.url("m.bam");
+    let knob = [("HTS_INDEX_FIRST_PIECE", "4096")];
+    let first_request = |regions: &[&str]| {
+        site.server.take_log();
+        let mut args = vec!["--no-cache", url.as_str()];
+        args.extend_from_slice(regions);
+        let (got, _) = view(&args, &scratch("c"), &knob);
+        assert!(
+            got == local(regions, &site.dir.join("m.bam")),
+            "{regions:?}"
+        );
+        let log = site.server.log();
+        let first = log
+            .iter()
+            .filter(|e| e.path == "/m.bam.bai")
+            .filter_map(|e| e.bounded_range())
+            .find(|r| r.0 == 0);
+        first.unwrap_or_else(|| panic!("no first index request: {log:#?}"))
+    };
+    assert_eq!(first_request(&["ctg0"]), (0, 4095));
+    // Three references named (one twice): three pieces at once.
+    let three = first_request(&["ctg0:1-100", "ctg1", "ctg2", "ctg0:200-300"]);
+    assert_eq!(three, (0, 3 * 4096 - 1));
+}
+
+#[test]
+fn spans_on_earlier_references_go_out_while_the_rest_of_the_index_arrives() {
+    let site = Site::new(&[("rand.bam", "r.bam"), ("rand.bam.bai", "r.bam.bai")]);
+    let url = site.url("r.bam");
+    // A BED (whose references are not counted before the header is read): the first request
+    // (1 KiB) holds chr1; the rest, which chr3 needs, arrives slowly (about 2 s).
+    let knob = [("HTS_INDEX_FIRST_PIECE", "1024")];
+    site.server.add_rule(testkit::Rule {
+        path: "/r.bam.bai".into(),
+        fault: testkit::Fault::OnRange {
+            start: 1024,
+            fault: Box::new(testkit::Fault::Trickle { bytes_per_sec: 500 }),
+        },
+        times: None,
+    });
+    let bed = site.dir.join("t.bed");
+    fs::write(&bed, "chr1\t200000\t200100\nchr3\t1000000\t1000100\n").unwrap();
+    let bed = bed.display().to_string();
+    let args = ["--no-cache", "-L", bed.as_str(), url.as_str()];
+    let (got, _) = view(&args, &scratch("c"), &knob);
+    let (want, _) = view(
+        &[
+            "--no-cache",
+            "-L",
+            bed.as_str(),
+            "-M",
+            &site.dir.join("r.bam").display().to_string(),
+        ],
+        &scratch("none"),
+        &[],
+    );
+    assert!(!got.is_empty() && got == want, "output differs");
+    let log = site.server.log();
+    let rest = log
+        .iter()
+        .find(|e| e.path == "/r.bam.bai" && e.bounded_range().is_some_and(|r| r.0 == 1024))
+        .unwrap_or_else(|| panic!("no request for the rest of the index: {log:#?}"));
+    // The BAM's requests past its header's: the spans; chr1's must not wait for the rest.
+    let spans: Vec<_> = log
+        .iter()
+        .filter(|e| e.path == "/r.bam" && e.bounded_range().is_some_and(|r| r.0 >= 16 * 1024))
+        .collect();
+    let first = spans.first().unwrap_or_else(|| panic!("no span: {log:#?}"));
+    let waited = first.arrived.saturating_duration_since(rest.arrived);
+    assert!(
+        waited < Duration::from_millis(700),
+        "the first span waited {waited:?} for the index: {spans:#?}"
+    );
+    assert!(spans.len() >= 2, "one span for each reference: {spans:#?}");
 }

@@ -17,6 +17,7 @@
 
 mod bin_table;
 pub mod binning;
+mod bins;
 pub mod build;
 mod chunk;
 mod error;
@@ -30,7 +31,6 @@ pub mod span;
 mod walk;
 mod wanted;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use bgzf::VirtualOffset;
@@ -59,12 +59,7 @@ pub(crate) struct Pair {
     pub(crate) v: u64,
 }
 
-#[derive(Clone, Debug)]
-pub(crate) struct Bin {
-    /// For CSI, as stored; for BAI, derived from the linear index as htslib does.
-    pub(crate) loffset: u64,
-    pub(crate) chunks: Vec<Pair>,
-}
+pub(crate) use bins::{Bin, Bins};
 
 /// One reference's bins. Every bin of the file is kept under its number, including the
 /// pseudo-bin and bins numbered out of range: htslib keeps them all in one hash, and its
@@ -72,7 +67,7 @@ pub(crate) struct Bin {
 /// them. Queries never return their chunks.
 #[derive(Clone, Debug)]
 pub(crate) struct Reference {
-    pub(crate) bins: BTreeMap<u32, Bin>,
+    pub(crate) bins: Bins,
     /// BAI only: the 16 kbp-window linear index, gaps filled as htslib does on load.
     pub(crate) linear: Option<Vec<u64>>,
 }
@@ -173,11 +168,11 @@ impl Index {
         self.n_no_coor
     }
 
-    fn pseudo(&self, tid: usize) -> Option<&Bin> {
+    fn pseudo(&self, tid: usize) -> Option<Bin<'_>> {
         self.refs
             .get(tid)?
             .bins
-            .get(&binning::pseudo_bin(self.depth))
+            .get(binning::pseudo_bin(self.depth))
     }
 
     /// The pseudo-bin's `(n_mapped, n_unmapped)` read counts for reference `tid`, as
@@ -207,12 +202,12 @@ impl Index {
             if let Some(linear) = &r.linear {
                 out.extend(linear.iter().map(|&o| o >> 16));
             }
-            for (&id, bin) in &r.bins {
+            for (id, bin) in r.bins.iter() {
                 if id < n_bins {
                     if self.kind == Kind::Csi {
                         out.push(bin.loffset >> 16);
                     }
-                    for p in &bin.chunks {
+                    for p in bin.chunks {
                         out.push(p.u >> 16);
                         out.push(p.v >> 16);
                     }

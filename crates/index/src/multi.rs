@@ -58,7 +58,7 @@ impl Index {
                 self.depth,
                 |lo, hi| {
                     for (_, bin) in r.bins.range(lo..=hi) {
-                        for p in &bin.chunks {
+                        for p in bin.chunks {
                             if p.v > min_off && p.u < max_off {
                                 out.push(TaggedChunk {
                                     chunk: Chunk::from_raw(p.u.max(min_off), p.v.min(max_off)),

@@ -107,7 +107,7 @@ impl Index {
         // htslib reads the unmapped count into a uint32_t; with no pseudo-bin it assumes there
         // may be unmapped reads. A pseudo-bin with fewer than two pairs is read out of bounds
         // by htslib; we take the conservative value (more chunks, never fewer).
-        let unmapped = match r.bins.get(&pseudo) {
+        let unmapped = match r.bins.get(pseudo) {
             Some(b) => b.chunks.get(1).map_or(1, |p| p.v as u32),
             None => 1,
         };
@@ -167,7 +167,7 @@ impl Index {
                     .find_map(|(_, b)| b.chunks.first().map(|p| p.u))
                     .unwrap_or(u64::MAX);
             }
-            if let Some(p) = r.bins.get(&(bin as u32)).and_then(|b| b.chunks.first()) {
+            if let Some(p) = r.bins.get(bin as u32).and_then(|b| b.chunks.first()) {
                 break p.u;
             }
             bin += 1;
@@ -216,7 +216,7 @@ impl Index {
                 let Ok(bin) = u32::try_from(first + k) else {
                     break;
                 };
-                if let Some(b) = r.bins.get(&bin) {
+                if let Some(b) = r.bins.get(bin) {
                     if b.loffset != 0 {
                         best = Some((start, b.loffset));
                     }
@@ -240,7 +240,7 @@ impl Index {
         let pseudo = binning::pseudo_bin(self.depth);
         let mut off0 = u64::MAX;
         for r in &self.refs {
-            if let Some(p) = r.bins.get(&pseudo).and_then(|b| b.chunks.first()) {
+            if let Some(p) = r.bins.get(pseudo).and_then(|b| b.chunks.first()) {
                 if off0 == u64::MAX || off0 < p.v {
                     off0 = p.v;
                 }
@@ -255,7 +255,7 @@ impl Index {
         let pseudo = binning::pseudo_bin(self.depth);
         let mut off0 = u64::MAX;
         for r in &self.refs {
-            if let Some(p) = r.bins.get(&pseudo).and_then(|b| b.chunks.first()) {
+            if let Some(p) = r.bins.get(pseudo).and_then(|b| b.chunks.first()) {
                 off0 = off0.min(p.u);
             }
         }
@@ -274,12 +274,12 @@ impl Index {
 /// siblings, else up to the parent, until a bin exists or the root is reached. Where htslib
 /// would loop forever (negative bin numbers from a region start beyond 2^45, or a missing root
 /// in a depth-0 scheme) we report no bin.
-fn nearest_bin_left(r: &Reference, mut bin: i32) -> Option<&Bin> {
+fn nearest_bin_left(r: &Reference, mut bin: i32) -> Option<Bin<'_>> {
     loop {
         if bin < 0 {
             return None;
         }
-        if let Some(b) = r.bins.get(&(bin as u32)) {
+        if let Some(b) = r.bins.get(bin as u32) {
             return Some(b);
         }
         if bin == 0 {
@@ -292,7 +292,7 @@ fn nearest_bin_left(r: &Reference, mut bin: i32) -> Option<&Bin> {
             bin = (bin - 1) >> 3;
         }
         if bin == 0 {
-            return r.bins.get(&0);
+            return r.bins.get(0);
         }
     }
 }

@@ -2,15 +2,13 @@
 //! and the checks that keep a query from reading "no records" out of a reference that was
 //! skipped.
 
-use std::collections::BTreeMap;
-
-use crate::{Chunk, Error, Index, Reference, Wanted};
+use crate::{Bins, Chunk, Error, Index, Reference, Wanted};
 
 /// A loaded reference with no bins and no linear index: the common value of every empty one,
 /// so that empty references cost no memory (a hostile `n_ref` over a stream of zeros must not
 /// turn 4 bytes of input into a 50-byte entry each).
 static EMPTY: Reference = Reference {
-    bins: BTreeMap::new(),
+    bins: Bins::new(),
     linear: None,
 };
 

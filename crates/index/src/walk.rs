@@ -6,16 +6,15 @@
 //! items arrive, and when the stored size of an uncompressed index is known a count that
 //! needs more bytes than remain fails at once, naming its offset.
 
-use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Read};
 
 use byteorder::{LittleEndian, ReadBytesExt};
 
 use crate::binning::{self, MAX_DEPTH};
+use crate::bins::{self, Bins};
 use crate::refs::Refs;
 use crate::source::{Failure, Stream};
-use crate::{Bin, Error, Index, Kind, Pair, Part, Reference, Wanted};
+use crate::{Error, Index, Kind, Part, Reference, Wanted};
 
 /// The most values a list is given room for before they arrive.
 const STEP: usize = 4096;
@@ -57,8 +56,8 @@ pub(crate) struct Walker<'a, R> {
     len: Option<u64>,
     limit: u64,
     part: Part,
-    /// Bin numbers of the reference being skipped, for the duplicate check.
-    seen: HashSet<u32>,
+    /// Bin numbers of the reference being read, with their offsets, for the duplicate check.
+    seen: Vec<(u32, u64)>,
     /// Chunk offsets as read, before they are paired (reused).
     scratch: Vec<u64>,
 }
@@ -79,7 +78,7 @@ impl<'a, R: Read> Walker<'a, R> {
             len,
             limit,
             part: Part::Header,
-            seen: HashSet::new(),
+            seen: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -176,7 +175,8 @@ impl<'a, R: Read> Walker<'a, R> {
 
     fn reference(&mut self, kind: Kind, depth: u32, n_bins: u32) -> Result<Reference, Stop> {
         let n_bin = self.n_bin(kind)?;
-        let mut bins = BTreeMap::new();
+        let mut bins = bins::Builder::default();
+        self.seen.clear();
         for _ in 0..n_bin {
             let bin_at = self.s.pos();
             let id = self.u32("bin number")?;
@@ -189,23 +189,15 @@ impl<'a, R: Read> Walker<'a, R> {
             let mut raw = std::mem::take(&mut self.scratch);
             raw.clear();
             let read = self.u64s(n_chunk, &CHUNK, Some(&mut raw));
-            // The values have arrived: room for exactly them.
-            let chunks = raw
-                .chunks_exact(2)
-                .map(|p| Pair { u: p[0], v: p[1] })
-                .collect();
+            if read.is_ok() {
+                bins.push(id, loffset, &raw);
+            }
             self.scratch = raw;
             read?;
-            match bins.entry(id) {
-                Entry::Occupied(_) => {
-                    // htslib's idx_read_core fails on a repeated bin number (kh_put says present).
-                    return Err(self.invalid(bin_at, format!("bin {id} appears twice")));
-                }
-                Entry::Vacant(slot) => {
-                    slot.insert(Bin { loffset, chunks });
-                }
-            }
+            self.seen.push((id, bin_at));
         }
+        self.check_unique()?;
+        let mut bins = bins.finish();
 
         let linear = if kind == Kind::Bai {
             let n_intv = self.n_intv()?;
@@ -233,15 +225,31 @@ impl<'a, R: Read> Walker<'a, R> {
             }
             let n_chunk = self.n_chunk()?;
             self.u64s(n_chunk, &CHUNK, None)?;
-            if !self.seen.insert(id) {
-                return Err(self.invalid(bin_at, format!("bin {id} appears twice")));
-            }
+            self.seen.push((id, bin_at));
         }
+        self.check_unique()?;
         if kind == Kind::Bai {
             let n_intv = self.n_intv()?;
             self.u64s(n_intv, &LINEAR, None)?;
         }
         Ok(())
+    }
+
+    /// htslib's idx_read_core fails on a repeated bin number (kh_put says present): the error
+    /// names the first repeat in file order. Sorting rather than hashing keeps a hostile set of
+    /// numbers from costing more than n log n.
+    fn check_unique(&mut self) -> Result<(), Stop> {
+        self.seen.sort_unstable();
+        let repeat = self
+            .seen
+            .windows(2)
+            .filter(|w| w[0].0 == w[1].0)
+            .map(|w| w[1])
+            .min_by_key(|&(_, at)| at);
+        match repeat {
+            Some((id, at)) => Err(self.invalid(at, format!("bin {id} appears twice"))),
+            None => Ok(()),
+        }
     }
 
     fn n_bin(&mut self, kind: Kind) -> Result<usize, Stop> {
@@ -481,9 +489,9 @@ fn fill_linear(offsets: &mut [u64]) {
 
 /// BAI stores no per-bin loffset; htslib derives it from the linear index entry of the bin's
 /// first window, or 0 when that window is past the linear index or the bin is out of range.
-fn set_bai_loffsets(bins: &mut BTreeMap<u32, Bin>, linear: &[u64], depth: u32, n_bins: u32) {
-    for (&id, bin) in bins.iter_mut() {
-        bin.loffset = if id < n_bins {
+fn set_bai_loffsets(bins: &mut Bins, linear: &[u64], depth: u32, n_bins: u32) {
+    bins.set_loffsets(|id| {
+        if id < n_bins {
             let bot = binning::bottom(id, depth);
             usize::try_from(bot)
                 .ok()
@@ -492,8 +500,8 @@ fn set_bai_loffsets(bins: &mut BTreeMap<u32, Bin>, linear: &[u64], depth: u32, n
                 .unwrap_or(0)
         } else {
             0
-        };
-    }
+        }
+    });
 }
 
 #[cfg(test)]

@@ -248,7 +248,14 @@ impl IndexSource {
         header: &Header,
         piece: u64,
     ) -> Result<IndexSource> {
-        let (index, consumed_input) = read(&cached, &mut file, wanted, wanted, header, piece)?;
+        let (index, consumed_input) = read(
+            &cached,
+            &mut file,
+            (wanted, wanted),
+            header,
+            piece,
+            &mut |_, _| {},
+        )?;
         Ok(IndexSource {
             cached,
             file,
@@ -267,7 +274,14 @@ impl IndexSource {
     /// Makes sure the references in `more` are loaded, reading further into the file if needed
     /// (the prefix already read is parsed again from memory). The server is asked at once for
     /// as far as the references in `ahead` (a query's later ones) will take too.
-    pub(crate) fn extend(&mut self, more: &Wanted, ahead: &Wanted, header: &Header) -> Result<()> {
+    /// `each` sees the index so far after each wanted reference is loaded.
+    pub(crate) fn extend(
+        &mut self,
+        more: &Wanted,
+        ahead: &Wanted,
+        header: &Header,
+        each: &mut dyn FnMut(usize, &Index),
+    ) -> Result<()> {
         if self.index.require(more).is_ok() {
             return Ok(());
         }
@@ -276,10 +290,10 @@ impl IndexSource {
         let (index, consumed_input) = read(
             &self.cached,
             &mut self.file,
-            &wanted,
-            &ahead,
+            (&wanted, &ahead),
             header,
             self.piece,
+            each,
         )?;
         self.index = index;
         self.wanted = wanted;
@@ -349,14 +363,14 @@ impl IndexSource {
 /// references take (estimated from the reference lengths: an index stores references one after
 /// another, each roughly in proportion to its length), and reading on if that was short.
 /// `ahead` (which holds `wanted`) says how far to ask for; `piece`: what the first request
-/// asked for.
+/// asked for; `each` sees the index so far after each wanted reference is loaded.
 fn read(
     cached: &Cached,
     file: &mut hfile::HFile,
-    wanted: &Wanted,
-    ahead: &Wanted,
+    (wanted, ahead): (&Wanted, &Wanted),
     header: &Header,
     piece: u64,
+    each: &mut dyn FnMut(usize, &Index),
 ) -> Result<(Index, Option<u64>)> {
     // An index whose server does not tell its size is read whole, to its end.
     let total = match cached.size(file) {
@@ -395,7 +409,7 @@ fn read(
         loader = loader.file_len(total);
     }
     let loaded = loader
-        .read(&mut *file)
+        .read_with(&mut *file, each)
         .map_err(|source| Error::Index { name, source })?;
     file.set_readahead_limit(None);
     Ok((loaded.index, loaded.consumed_input))

@@ -298,15 +298,14 @@ impl Reader {
         if source.index().require(wanted).is_ok() {
             return Ok(());
         }
-        source.extend(wanted, wanted, &self.header)?;
+        source.extend(wanted, wanted, &self.header, &mut |_, _| {})?;
         self.update_block_starts();
         Ok(())
     }
 
     /// Loads the references in `needed` for a query planned as one, of `regions` (on references
-    /// `needed` holds). When a remote index must be read on to reach them, the regions on all
-    /// but the last reference are
-    /// planned as soon as those references are loaded and their spans asked for while the rest
+    /// `needed` holds). When a remote index must be read on to reach them, the regions on each
+    /// reference are planned as soon as it is loaded and their spans asked for while the rest
     /// of the index arrives; the query's own plan then finds them on their way (the byte
     /// source keeps a fetch whose range is advised again).
     pub(crate) fn ensure_index_for(
@@ -314,47 +313,51 @@ impl Reader {
         needed: &Wanted,
         regions: &[index::plan::Region],
     ) -> Result<()> {
-        let all = needed;
-        let last = match all.tids() {
-            Some(tids) => tids.last().copied(),
-            None => None,
-        };
-        let early: Vec<_> = regions
-            .iter()
-            .filter(|r| Some(r.tid) != last)
-            .copied()
-            .collect();
         let remote = hfile::scheme_of(&self.source).is_some();
-        if let Some(source) = self.index_source.as_mut().filter(|_| remote) {
-            let had = source.index().require(all).is_ok();
-            let pending = !had && !source.extend_from_memory(all)?;
-            if !had && !pending {
-                self.update_block_starts();
-                return Ok(());
-            }
-            if pending && !early.is_empty() && self.options.fetch_plan == FetchPlan::Planned {
-                source.extend(
-                    &Wanted::refs(early.iter().map(|r| r.tid)),
-                    all,
-                    &self.header,
-                )?;
-                self.update_block_starts();
-                // A server that does not tell the size waits for the query's own plan.
-                let size = self.size();
-                let order = match (size, self.index()) {
-                    (Ok(size), Some(index)) => {
-                        let starts = self.block_starts();
-                        index::plan::plan(index, &early, starts, size, &self.plan_options())
-                            .read_order()
-                    }
-                    _ => Vec::new(),
-                };
-                if !order.is_empty() {
-                    self.bgzf_mut().advise(&order);
-                }
-            }
+        let planned = self.options.fetch_plan == FetchPlan::Planned && !regions.is_empty();
+        let Some(source) = self.index_source.as_mut().filter(|_| remote) else {
+            return self.ensure_index(needed);
+        };
+        if source.index().require(needed).is_ok() {
+            return Ok(());
         }
-        self.ensure_index(all)
+        if source.extend_from_memory(needed)? {
+            self.update_block_starts();
+            return Ok(());
+        }
+        // A server that does not tell the size waits for the query's own plan.
+        let size = match &self.cached.entry {
+            Some(v) => Some(v.size),
+            None => self.bgzf.size().ok(),
+        };
+        let (Some(size), true) = (size, planned) else {
+            return self.ensure_index(needed);
+        };
+        let options = self.options.plan;
+        let bgzf = &mut self.bgzf;
+        // Block starts of the references loaded so far: those of later ones lie after their
+        // data, so the spans come out as the whole index will plan them.
+        let mut starts: Vec<u64> = Vec::new();
+        // The last reference's spans are planned by the query itself, right after.
+        let last = needed.tids().and_then(|t| t.last().copied());
+        let mut each = |tid: usize, index: &Index| {
+            if Some(tid) == last || !regions.iter().any(|r| r.tid == tid) {
+                return;
+            }
+            let more = index.block_starts_of(tid);
+            let in_order = matches!((starts.last(), more.first()), (Some(a), Some(b)) if a < b);
+            starts.extend(more);
+            if !in_order {
+                starts.sort_unstable();
+                starts.dedup();
+            }
+            let ready: Vec<_> = regions.iter().filter(|r| r.tid <= tid).copied().collect();
+            let order = index::plan::plan(index, &ready, &starts, size, &options).read_order();
+            bgzf.advise(&order);
+        };
+        source.extend(needed, needed, &self.header, &mut each)?;
+        self.update_block_starts();
+        Ok(())
     }
 
     /// Shows that the parts of the file that came from the cache still describe it, from

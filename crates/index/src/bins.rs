@@ -19,9 +19,10 @@ struct Entry {
     id: u32,
     /// For CSI, as stored; for BAI, derived from the linear index as htslib does.
     loffset: u64,
-    /// The bin's chunks: `pairs[start..start + len]`.
-    start: usize,
-    len: usize,
+    /// The bin's chunks: `pairs[start..start + len]` (an index stream is at most 1 GiB, so
+    /// fewer than 2^32 pairs).
+    start: u32,
+    len: u32,
 }
 
 /// One bin: its loffset and its chunks (for the pseudo-bin, its two special pairs).
@@ -50,7 +51,8 @@ impl Bins {
     }
 
     fn bin(&self, e: &Entry) -> (u32, Bin<'_>) {
-        let chunks = &self.pairs[e.start..e.start + e.len];
+        let start = e.start as usize;
+        let chunks = &self.pairs[start..start + e.len as usize];
         (
             e.id,
             Bin {
@@ -110,7 +112,9 @@ pub(crate) struct Builder {
 impl Builder {
     /// Adds bin `id` with the chunks `raw` holds as `[u0, v0, u1, v1, ...]`.
     pub(crate) fn push(&mut self, id: u32, loffset: u64, raw: &[u64]) {
-        let start = self.bins.pairs.len();
+        // Within u32: an index stream is limited to `MAX_DECOMPRESSED` (1 GiB).
+        let start = u32::try_from(self.bins.pairs.len()).unwrap_or(u32::MAX);
+        let len = u32::try_from(raw.len() / 2).unwrap_or(u32::MAX);
         self.bins
             .pairs
             .extend(raw.chunks_exact(2).map(|p| Pair { u: p[0], v: p[1] }));
@@ -118,7 +122,7 @@ impl Builder {
             id,
             loffset,
             start,
-            len: raw.len() / 2,
+            len,
         });
     }
 

@@ -195,32 +195,49 @@ impl Index {
     /// duplicates. Bins numbered out of range are left out (htslib never reads them, and
     /// their offsets may be garbage).
     pub fn block_starts(&self) -> Vec<u64> {
-        let n_bins = binning::bin_count(self.depth);
-        let pseudo = binning::pseudo_bin(self.depth);
         let mut out = Vec::new();
         for r in &self.refs {
-            if let Some(linear) = &r.linear {
-                out.extend(linear.iter().map(|&o| o >> 16));
-            }
-            for (id, bin) in r.bins.iter() {
-                if id < n_bins {
-                    if self.kind == Kind::Csi {
-                        out.push(bin.loffset >> 16);
-                    }
-                    for p in bin.chunks {
-                        out.push(p.u >> 16);
-                        out.push(p.v >> 16);
-                    }
-                } else if id == pseudo {
-                    if let Some(p) = bin.chunks.first() {
-                        out.push(p.u >> 16);
-                        out.push(p.v >> 16);
-                    }
-                }
-            }
+            self.push_block_starts(r, &mut out);
         }
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// [`Index::block_starts`] of reference `tid` alone (empty for one not loaded): for
+    /// planning the regions on the references loaded so far while the rest of the index
+    /// arrives.
+    pub fn block_starts_of(&self, tid: usize) -> Vec<u64> {
+        let mut out = Vec::new();
+        if let Some(r) = self.refs.get(tid) {
+            self.push_block_starts(r, &mut out);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn push_block_starts(&self, r: &Reference, out: &mut Vec<u64>) {
+        let n_bins = binning::bin_count(self.depth);
+        let pseudo = binning::pseudo_bin(self.depth);
+        if let Some(linear) = &r.linear {
+            out.extend(linear.iter().map(|&o| o >> 16));
+        }
+        for (id, bin) in r.bins.iter() {
+            if id < n_bins {
+                if self.kind == Kind::Csi {
+                    out.push(bin.loffset >> 16);
+                }
+                for p in bin.chunks {
+                    out.push(p.u >> 16);
+                    out.push(p.v >> 16);
+                }
+            } else if id == pseudo {
+                if let Some(p) = bin.chunks.first() {
+                    out.push(p.u >> 16);
+                    out.push(p.v >> 16);
+                }
+            }
+        }
     }
 }

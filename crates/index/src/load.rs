@@ -133,7 +133,21 @@ impl Loader {
     /// [`Error::TooLarge`] or [`Error::Io`], each naming the index and, where it applies, the
     /// offset (in the decompressed stream for a compressed index).
     pub fn read<R: Read>(&self, input: R) -> Result<Loaded, Error> {
-        match self.run(input, false) {
+        self.read_with(input, &mut |_, _| {})
+    }
+
+    /// As [`Loader::read`], showing `each` the index so far after each wanted reference is
+    /// loaded (with its id), so that a caller can act on the references at the start of the
+    /// file while the rest arrives. References not reached yet look empty in it.
+    ///
+    /// # Errors
+    /// As [`Loader::read`].
+    pub fn read_with<R: Read>(
+        &self,
+        input: R,
+        each: &mut dyn FnMut(usize, &Index),
+    ) -> Result<Loaded, Error> {
+        match self.run(input, false, each) {
             Ok(loaded) => Ok(loaded),
             Err(Stop::Fail(e)) => Err(e),
             // Only a prefix asks for more; kept total for safety.
@@ -153,7 +167,7 @@ impl Loader {
     /// # Errors
     /// As [`Loader::read`].
     pub fn read_prefix<R: Read>(&self, input: R) -> Result<Outcome, Error> {
-        match self.run(input, true) {
+        match self.run(input, true, &mut |_, _| {}) {
             Ok(loaded) => Ok(Outcome::Loaded(loaded)),
             Err(Stop::Fail(e)) => Err(e),
             Err(Stop::More {
@@ -168,7 +182,12 @@ impl Loader {
         }
     }
 
-    fn run<R: Read>(&self, mut input: R, prefix: bool) -> Result<Loaded, Stop> {
+    fn run<R: Read>(
+        &self,
+        mut input: R,
+        prefix: bool,
+        each: &mut dyn FnMut(usize, &Index),
+    ) -> Result<Loaded, Stop> {
         let name = self.name.as_str();
         let sniffed = source::sniff(&mut input).map_err(|source| Error::Io {
             name: name.to_string(),
@@ -193,7 +212,7 @@ impl Loader {
         }
         let stream = Stream::new(name, sniffed, input, self.limit);
         let mut w = Walker::new(name, stream, prefix, self.len, self.limit);
-        let index = w.index(&self.wanted)?;
+        let index = w.index(&self.wanted, each)?;
         let (consumed, consumed_input) = w.consumed();
         Ok(Loaded {
             index,

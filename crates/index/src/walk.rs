@@ -88,8 +88,13 @@ impl<'a, R: Read> Walker<'a, R> {
         (self.s.pos(), self.s.consumed_input())
     }
 
-    /// Reads the index, keeping the references `wanted` and stopping after the last of them.
-    pub(crate) fn index(&mut self, wanted: &Wanted) -> Result<Index, Stop> {
+    /// Reads the index, keeping the references `wanted` and stopping after the last of them;
+    /// `each` sees the index so far after each wanted reference is in (with its id).
+    pub(crate) fn index(
+        &mut self,
+        wanted: &Wanted,
+        each: &mut dyn FnMut(usize, &Index),
+    ) -> Result<Index, Stop> {
         let mut magic = [0u8; 4];
         let n = self.read_up_to(&mut magic, "magic")?;
         let magic = &magic[..n];
@@ -136,7 +141,15 @@ impl<'a, R: Read> Walker<'a, R> {
         let min_ref_len = if kind == Kind::Bai { 8 } else { 4 };
         self.check_room(at, n_ref, min_ref_len, "n_ref")?;
 
-        let mut refs = Refs::new(n_ref, wanted);
+        let mut index = Index {
+            name: self.name.to_string(),
+            kind,
+            min_shift,
+            depth,
+            aux,
+            refs: Refs::new(n_ref, wanted),
+            n_no_coor: None,
+        };
         // Stop after the last reference wanted; read the tail only for the whole index.
         let end = match wanted.tids() {
             None => n_ref,
@@ -150,53 +163,24 @@ impl<'a, R: Read> Walker<'a, R> {
         for tid in 0..end {
             self.part = Part::Reference(tid);
             if wanted.contains(tid) {
-                refs.push(tid, self.reference(kind, depth, n_bins)?);
+                let r = self.reference(kind, depth, n_bins)?;
+                index.refs.push(tid, r);
+                each(tid, &index);
             } else {
                 self.skip_reference(kind)?;
             }
         }
-        let n_no_coor = if wanted.is_all() {
+        if wanted.is_all() {
             self.part = Part::Tail;
-            self.tail()?
-        } else {
-            None
-        };
-
-        Ok(Index {
-            name: self.name.to_string(),
-            kind,
-            min_shift,
-            depth,
-            aux,
-            refs,
-            n_no_coor,
-        })
+            index.n_no_coor = self.tail()?;
+        }
+        Ok(index)
     }
 
     fn reference(&mut self, kind: Kind, depth: u32, n_bins: u32) -> Result<Reference, Stop> {
         let n_bin = self.n_bin(kind)?;
         let mut bins = bins::Builder::default();
-        self.seen.clear();
-        for _ in 0..n_bin {
-            let bin_at = self.s.pos();
-            let id = self.u32("bin number")?;
-            let loffset = if kind == Kind::Csi {
-                self.u64("bin loffset")?
-            } else {
-                0
-            };
-            let n_chunk = self.n_chunk()?;
-            let mut raw = std::mem::take(&mut self.scratch);
-            raw.clear();
-            let read = self.u64s(n_chunk, &CHUNK, Some(&mut raw));
-            if read.is_ok() {
-                bins.push(id, loffset, &raw);
-            }
-            self.scratch = raw;
-            read?;
-            self.seen.push((id, bin_at));
-        }
-        self.check_unique()?;
+        self.bins(kind, n_bin, Some(&mut bins))?;
         let mut bins = bins.finish();
 
         let linear = if kind == Kind::Bai {
@@ -216,22 +200,62 @@ impl<'a, R: Read> Walker<'a, R> {
     /// for (counts, duplicate bins) but keeping nothing.
     fn skip_reference(&mut self, kind: Kind) -> Result<(), Stop> {
         let n_bin = self.n_bin(kind)?;
-        self.seen.clear();
-        for _ in 0..n_bin {
-            let bin_at = self.s.pos();
-            let id = self.u32("bin number")?;
-            if kind == Kind::Csi {
-                self.u64("bin loffset")?;
-            }
-            let n_chunk = self.n_chunk()?;
-            self.u64s(n_chunk, &CHUNK, None)?;
-            self.seen.push((id, bin_at));
-        }
-        self.check_unique()?;
+        self.bins(kind, n_bin, None)?;
         if kind == Kind::Bai {
             let n_intv = self.n_intv()?;
             self.u64s(n_intv, &LINEAR, None)?;
         }
+        Ok(())
+    }
+
+    /// Reads `n_bin` bins into `keep` (or past them), with htslib's check for a repeated
+    /// number. The check runs on what was read so far each time that has doubled, and before
+    /// any other error is reported: a repeat is found about where htslib finds it (a stream of
+    /// zeros is refused at its second bin, not after gigabytes), and named the same.
+    fn bins(
+        &mut self,
+        kind: Kind,
+        n_bin: usize,
+        mut keep: Option<&mut bins::Builder>,
+    ) -> Result<(), Stop> {
+        self.seen.clear();
+        let mut next_check = 1024;
+        for _ in 0..n_bin {
+            if let Err(e) = self.bin(kind, keep.as_deref_mut()) {
+                self.check_unique()?;
+                return Err(e);
+            }
+            if self.seen.len() >= next_check {
+                self.check_unique()?;
+                next_check = self.seen.len() * 2;
+            }
+        }
+        self.check_unique()
+    }
+
+    fn bin(&mut self, kind: Kind, keep: Option<&mut bins::Builder>) -> Result<(), Stop> {
+        let bin_at = self.s.pos();
+        let id = self.u32("bin number")?;
+        let loffset = if kind == Kind::Csi {
+            self.u64("bin loffset")?
+        } else {
+            0
+        };
+        let n_chunk = self.n_chunk()?;
+        match keep {
+            Some(bins) => {
+                let mut raw = std::mem::take(&mut self.scratch);
+                raw.clear();
+                let read = self.u64s(n_chunk, &CHUNK, Some(&mut raw));
+                if read.is_ok() {
+                    bins.push(id, loffset, &raw);
+                }
+                self.scratch = raw;
+                read?;
+            }
+            None => self.u64s(n_chunk, &CHUNK, None)?,
+        }
+        self.seen.push((id, bin_at));
         Ok(())
     }
 

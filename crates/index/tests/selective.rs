@@ -427,3 +427,37 @@ fn truncation_errors_are_the_same_whether_kept_or_skipped() {
         }
     }
 }
+
+#[test]
+fn each_wanted_reference_is_shown_as_soon_as_it_is_loaded() {
+    let (stored, full, _) = corpus_index("rand.bam.bai");
+    let wanted = Wanted::refs([0, 2, 4]);
+    let mut seen = Vec::new();
+    let loaded = Loader::new("rand.bam.bai")
+        .wanted(wanted.clone())
+        .read_with(&stored[..], &mut |tid, so_far| {
+            // The reference just loaded answers as in the whole parse; a later one is not in yet.
+            assert_eq!(
+                so_far.query(tid, 0, 100_000),
+                full.query(tid, 0, 100_000),
+                "reference {tid}"
+            );
+            let later = [0, 2, 4].into_iter().find(|&t| t > tid);
+            if let Some(t) = later {
+                assert!(
+                    so_far.query(t, 0, 100_000).is_empty(),
+                    "{t} before its turn"
+                );
+            }
+            assert!(!so_far.block_starts_of(tid).is_empty());
+            seen.push(tid);
+        })
+        .unwrap();
+    assert_eq!(seen, [0, 2, 4]);
+    for tid in [0, 2, 4] {
+        assert_eq!(
+            loaded.index.query(tid, 0, 1 << 29),
+            full.query(tid, 0, 1 << 29)
+        );
+    }
+}

@@ -7,6 +7,11 @@
 //! most fetchers any reader asked for), else the request waits in a queue: at its front when
 //! the reader waits for it, at its back when it is fetched ahead. Threads live as long as the
 //! process.
+//!
+//! The fetchers limit counts requests for data. A probe (a few bytes: the EOF marker, the byte
+//! that shows a cached index current) goes beside them on a thread of its own: it moves no
+//! bandwidth worth limiting, and holding a fetcher for its round trip would put the spans of a
+//! warm query a round trip later.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -40,9 +45,27 @@ struct Pool {
     state: Mutex<State>,
 }
 
+/// A request of at most this many bytes is a probe.
+const PROBE_BYTES: u64 = 4096;
+
+/// Threads beyond the fetchers limit that probes may start.
+const PROBE_THREADS: usize = 2;
+
+fn is_probe(job: &Job) -> bool {
+    job.transfer.len() <= PROBE_BYTES
+}
+
+/// A job waiting for a thread, with the fetchers limit of the reader that asked.
+struct Queued {
+    job: Job,
+    max: usize,
+}
+
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Job>,
+    queue: VecDeque<Queued>,
+    /// Requests for data (not probes) handed to threads and not finished.
+    fetching: usize,
     /// Idle threads, the one that finished last on top.
     idle: Vec<Arc<Slot>>,
     threads: usize,
@@ -69,6 +92,7 @@ pub(crate) enum Priority {
 /// Runs `job` on a connection thread: an idle one, a new one if fewer than `max_threads` run,
 /// or the next one to finish.
 pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
+    let max = max_threads.max(1);
     let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
     if state.closing {
         job.transfer.cancel();
@@ -79,6 +103,15 @@ pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
         }));
         return;
     }
+    let probe = is_probe(&job);
+    let queue = |state: &mut State, job: Job| match priority {
+        Priority::Now => state.queue.push_front(Queued { job, max }),
+        Priority::Ahead => state.queue.push_back(Queued { job, max }),
+    };
+    if !probe && state.fetching >= max {
+        queue(&mut state, job);
+        return;
+    }
     let wanted = origin(&job.url);
     // Best: an idle thread that last talked to the same origin (its connection may be open).
     let same = state
@@ -87,6 +120,7 @@ pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
         .rposition(|slot| *slot.origin.lock().unwrap_or_else(|p| p.into_inner()) == wanted);
     if let Some(i) = same {
         let slot = state.idle.remove(i);
+        state.fetching += usize::from(!probe);
         drop(state);
         give(&slot, job);
         return;
@@ -99,15 +133,17 @@ pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
         .iter()
         .any(|(o, t)| o == wanted && (t.received() >= t.len() || t.is_finished()));
     if priority == Priority::Now && finishing {
-        state.queue.push_front(job);
+        state.queue.push_front(Queued { job, max });
         return;
     }
     if let Some(slot) = state.idle.pop() {
+        state.fetching += usize::from(!probe);
         drop(state);
         give(&slot, job);
         return;
     }
-    if state.threads < max_threads.max(1) {
+    // Data requests are held to `max` by `fetching`; the threads probes started serve them too.
+    if state.threads < max + PROBE_THREADS {
         let slot = Arc::new(Slot::default());
         *slot.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
         let mine = Arc::clone(&slot);
@@ -117,6 +153,7 @@ pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
         match spawned {
             Ok(_) => {
                 state.threads += 1;
+                state.fetching += usize::from(!probe);
                 return;
             }
             Err(_) => {
@@ -129,16 +166,26 @@ pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
                         job.transfer.finish(outcome);
                         return;
                     }
-                    state.queue.push_back(job);
+                    state.queue.push_back(Queued { job, max });
                 }
                 return;
             }
         }
     }
-    match priority {
-        Priority::Now => state.queue.push_front(job),
-        Priority::Ahead => state.queue.push_back(job),
-    }
+    queue(&mut state, job);
+}
+
+/// The first queued job that may start now (a probe, or one within its reader's fetchers
+/// limit), counted as fetching.
+fn next_job(state: &mut State) -> Option<Job> {
+    let fetching = state.fetching;
+    let i = state
+        .queue
+        .iter()
+        .position(|q| is_probe(&q.job) || fetching < q.max)?;
+    let q = state.queue.remove(i)?;
+    state.fetching += usize::from(!is_probe(&q.job));
+    Some(q.job)
 }
 
 fn give(slot: &Slot, job: Job) {
@@ -150,11 +197,11 @@ fn give(slot: &Slot, job: Job) {
 pub(crate) fn forget_cancelled() {
     let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
     let mut kept = VecDeque::with_capacity(state.queue.len());
-    for job in state.queue.drain(..) {
-        if job.transfer.is_cancelled() {
-            job.transfer.finish(Ok(()));
+    for q in state.queue.drain(..) {
+        if q.job.transfer.is_cancelled() {
+            q.job.transfer.finish(Ok(()));
         } else {
-            kept.push_back(job);
+            kept.push_back(q);
         }
     }
     state.queue = kept;
@@ -167,7 +214,7 @@ pub(crate) fn wait_idle(max: Duration) -> bool {
     loop {
         {
             let state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
-            let queued = state.queue.iter().any(|j| !j.transfer.is_cancelled());
+            let queued = state.queue.iter().any(|q| !q.job.transfer.is_cancelled());
             if state.running.is_empty() && !queued {
                 return true;
             }
@@ -215,7 +262,10 @@ fn work(slot: &Arc<Slot>) {
             state
                 .running
                 .retain(|(_, t)| !Arc::ptr_eq(t, &current.transfer));
-            match state.queue.pop_front() {
+            if !is_probe(&current) {
+                state.fetching = state.fetching.saturating_sub(1);
+            }
+            match next_job(&mut state) {
                 Some(next) => job = Some(next),
                 None => state.idle.push(Arc::clone(slot)),
             }
@@ -232,9 +282,9 @@ pub fn shutdown(wait: std::time::Duration) {
     let until = std::time::Instant::now() + wait;
     let mut state = pool().state.lock().unwrap_or_else(|p| p.into_inner());
     state.closing = true;
-    for job in state.queue.drain(..) {
-        job.transfer.cancel();
-        job.transfer.finish(Ok(()));
+    for q in state.queue.drain(..) {
+        q.job.transfer.cancel();
+        q.job.transfer.finish(Ok(()));
     }
     for (_, t) in &state.running {
         t.cancel();

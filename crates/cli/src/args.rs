@@ -172,7 +172,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request, then a summary line, on stderr"),
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
-    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N requests in flight at once [6]"),
+    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N data requests in flight at once (and two tiny probes) [6]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
     opt(Opt::Timeout, None, &["timeout"], Arg, Yes, "SECS  Remote files: fail if the query is not over after SECS seconds [$HTS_TIMEOUT, else none]"),
     opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),

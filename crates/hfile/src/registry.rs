@@ -56,7 +56,8 @@ pub struct OpenOptions {
     pub max_redirects: u32,
     /// Bounded (default) or htslib-style open-ended ranges.
     pub range_mode: RangeMode,
-    /// The most requests in flight at once, each on its own connection (default 6).
+    /// The most data requests in flight at once, each on its own connection (default 6); up to
+    /// two probes of a few bytes (the EOF marker, a cached index's one byte) may run beside them.
     pub fetchers: usize,
     /// The most bytes held for requests fetched ahead of the reader (default 64 MiB; at least
     /// one request is always allowed).

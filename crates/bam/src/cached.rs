@@ -52,6 +52,9 @@ impl Cached {
             None => (Vec::new(), None),
         };
         let from_cache = prefix.len() as u64;
+        // A local file is read again as cheaply as memory: keeping a copy of what was read
+        // (all of a local index) is only cost.
+        let cap = if remote { cap } else { 0 };
         let (backend, prefix) = PrefixBackend::new(prefix, backend, cap);
         if transport.verbosity >= 1 && from_cache > 0 {
             eprintln!(

@@ -45,6 +45,11 @@ pub(crate) struct BgzfState<S> {
     workers: Option<Workers>,
     /// Blocks after the current one, in file order.
     queue: VecDeque<Ahead>,
+    /// Blocks to keep read ahead now: one per worker after a seek, doubling with each block
+    /// taken from the queue up to [`AHEAD_PER_WORKER`] each. A small region then inflates
+    /// about the blocks it reads, not a full queue past its end; a long read is at full depth
+    /// after a few blocks.
+    depth: usize,
     /// Read-ahead reached the end or an error; it resumes once the consumer gets there.
     halted: bool,
     /// Used buffers for inflated data and for compressed blocks, kept for the next blocks.
@@ -74,6 +79,7 @@ impl<S: Source> BgzfState<S> {
             decompressor: Decompressor::new(),
             workers: None,
             queue: VecDeque::new(),
+            depth: 0,
             halted: false,
             spare_data: Vec::new(),
             spare_raw: Vec::new(),
@@ -212,7 +218,9 @@ impl<S: Source> BgzfState<S> {
                     clen,
                     answer,
                 } => {
-                    // Keep the workers busy while this thread waits.
+                    // Reading on: deepen the read-ahead; keep the workers busy while this
+                    // thread waits.
+                    self.depth = self.depth.saturating_mul(2).max(1);
                     self.fill_queue();
                     match answer.recv() {
                         Ok(inflated) => self.accept(coffset, clen, inflated),
@@ -324,7 +332,8 @@ impl<S: Source> BgzfState<S> {
         if self.tail.is_some() {
             return;
         }
-        let capacity = AHEAD_PER_WORKER * workers.threads();
+        let threads = workers.threads();
+        let capacity = self.depth.clamp(threads, AHEAD_PER_WORKER * threads);
         while !self.halted && self.queue.len() < capacity {
             self.cursor.supply(&mut self.spare_raw);
             match fetch(
@@ -377,6 +386,7 @@ impl<S: Source> BgzfState<S> {
             workers.invalidate();
         }
         self.queue.clear();
+        self.depth = 0;
         self.halted = false;
         self.cursor = Cursor::at(coffset);
     }

@@ -43,6 +43,11 @@ pub(crate) struct BgzfState<S> {
     pub(crate) limit: Option<u64>,
     decompressor: Decompressor,
     workers: Option<Workers>,
+    /// Inflate threads asked for (0: none). They start when read-ahead is first wanted, so a
+    /// read of a block or two costs no thread start-up.
+    threads: usize,
+    /// Set when the threads could not be started: inflate here.
+    spawn_failed: bool,
     /// Blocks after the current one, in file order.
     queue: VecDeque<Ahead>,
     /// Blocks to keep read ahead now: one per worker after a seek, doubling with each block
@@ -64,6 +69,9 @@ pub(crate) struct BgzfState<S> {
 /// memory stays small (two 64 KiB buffers a block).
 const AHEAD_PER_WORKER: usize = 8;
 
+/// Blocks read after a seek before read-ahead (and the worker threads) start.
+const INLINE_FIRST: usize = 2;
+
 impl<S: Source> BgzfState<S> {
     pub(crate) fn new(src: S, name: Arc<str>, start: u64) -> BgzfState<S> {
         BgzfState {
@@ -78,6 +86,8 @@ impl<S: Source> BgzfState<S> {
             limit: None,
             decompressor: Decompressor::new(),
             workers: None,
+            threads: 0,
+            spawn_failed: false,
             queue: VecDeque::new(),
             depth: 0,
             halted: false,
@@ -247,7 +257,9 @@ impl<S: Source> BgzfState<S> {
                 }
             };
         }
-        // Single-threaded, or past the read-ahead limit: read just this block, on demand.
+        // Single-threaded, the first blocks after a seek, or past the read-ahead limit: read
+        // just this block, on demand.
+        self.depth = self.depth.saturating_add(1);
         if let Some(done) = self.inflate_in_place()? {
             return Ok(Some(done));
         }
@@ -326,12 +338,18 @@ impl<S: Source> BgzfState<S> {
 
     /// Reads blocks ahead for the workers, up to [`AHEAD_PER_WORKER`] each, inside the limit.
     fn fill_queue(&mut self) {
+        // The first blocks after a seek are inflated here: a small region is read before
+        // worker threads would pay.
+        if self.threads == 0 || self.tail.is_some() || self.depth < INLINE_FIRST {
+            return;
+        }
+        if self.workers.is_none() && !self.spawn_failed {
+            self.workers = Workers::new(self.threads, Arc::clone(&self.name));
+            self.spawn_failed = self.workers.is_none();
+        }
         let Some(workers) = &self.workers else {
             return;
         };
-        if self.tail.is_some() {
-            return;
-        }
         let threads = workers.threads();
         let capacity = self.depth.clamp(threads, AHEAD_PER_WORKER * threads);
         while !self.halted && self.queue.len() < capacity {
@@ -444,13 +462,12 @@ impl<S: Source> BgzfState<S> {
 
     pub(crate) fn set_threads(&mut self, threads: usize) {
         let wanted = if threads >= 2 { threads } else { 0 };
-        if self.workers.as_ref().map_or(0, Workers::threads) == wanted {
+        if self.threads == wanted {
             return;
         }
         self.reset_ahead();
         self.workers = None;
-        if wanted > 0 {
-            self.workers = Workers::new(wanted, Arc::clone(&self.name));
-        }
+        self.spawn_failed = false;
+        self.threads = wanted;
     }
 }

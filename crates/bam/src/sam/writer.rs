@@ -166,7 +166,8 @@ impl Drop for Pool {
 }
 
 /// Writes records as SAM text (as [`write_sam`] formats them) to `W`, in large chunks, with the
-/// formatting done on `threads` worker threads when `threads > 0`. Output order is the order of
+/// formatting done on `threads` worker threads when `threads > 0` (started when the first batch
+/// is full: a small output is formatted on the calling thread). Output order is the order of
 /// [`SamWriter::write_record`] calls either way.
 ///
 /// With workers, corrupt aux data is found by the call that writes the record, as without
@@ -199,7 +200,11 @@ pub struct SamWriter<W: Write> {
     header: Arc<Header>,
     /// Text not yet written (formatted here, or received from workers).
     text: Vec<u8>,
+    /// Formatting threads asked for; they start when the first batch is full, so a small
+    /// output costs no thread start-up.
+    threads: usize,
     pool: Option<Pool>,
+    spawn_tried: bool,
     /// The batch being filled.
     batch: Batch,
     /// Batches with the workers, oldest first.
@@ -214,16 +219,13 @@ impl<W: Write> SamWriter<W> {
     /// A writer to `out`, formatting on `threads` worker threads (0: on the calling thread).
     pub fn new(out: W, header: &Header, threads: usize) -> SamWriter<W> {
         let header = Arc::new(header.clone());
-        let pool = if threads > 0 {
-            Pool::new(threads, &header)
-        } else {
-            None
-        };
         SamWriter {
             out,
             header,
             text: Vec::with_capacity(WRITE_CHUNK + (WRITE_CHUNK >> 2)),
-            pool,
+            threads,
+            pool: None,
+            spawn_tried: false,
             batch: Batch::default(),
             in_flight: VecDeque::new(),
             spare_batches: Vec::new(),
@@ -240,7 +242,7 @@ impl<W: Write> SamWriter<W> {
         if self.failed {
             return Err(stopped());
         }
-        if self.pool.is_none() {
+        if self.threads == 0 {
             if let Err(e) = write_sam(record, &self.header, &mut self.text) {
                 return Err(self.fail_after_text(SamWriteError::Record(e)));
             }
@@ -303,6 +305,10 @@ impl<W: Write> SamWriter<W> {
     /// Sends the current batch to the workers, then writes what they have finished, waiting
     /// for the oldest batch while too many are in flight.
     fn dispatch(&mut self) -> Result<(), SamWriteError> {
+        if !self.spawn_tried {
+            self.spawn_tried = true;
+            self.pool = Pool::new(self.threads, &self.header);
+        }
         self.send_batch();
         let limit = BATCHES_PER_WORKER * self.pool.as_ref().map_or(1, |p| p.threads.len());
         while self.in_flight.len() > limit {

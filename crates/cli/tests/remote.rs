@@ -498,3 +498,70 @@ fn missing_index_names_cost_no_round_trip_of_their_own() {
         assert_eq!(asked, 1, "{missing} asked {asked} times\n{log:#?}");
     }
 }
+
+/// The most data requests (all but probes of a few bytes) that arrived within `window` of
+/// each other, over every file of the log.
+fn most_together(log: &[testkit::LogEntry], window: Duration) -> usize {
+    let mut data: Vec<Instant> = log
+        .iter()
+        .filter(|e| e.method == "GET")
+        .filter(|e| !e.range.as_deref().is_some_and(|r| r.starts_with("bytes=-")))
+        .filter(|e| e.bounded_range().is_none_or(|(a, b)| b - a + 1 > 4096))
+        .map(|e| e.arrived)
+        .collect();
+    data.sort();
+    (0..data.len())
+        .map(|i| {
+            data[i..]
+                .iter()
+                .take_while(|&&t| t - data[i] < window)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn data_requests_in_flight_never_exceed_the_fetchers() {
+    // Every response waits 400 ms for its first byte, so a request holds its fetcher at least
+    // that long: data requests arriving within 300 ms of each other were in flight together.
+    let link = Link {
+        latency: Duration::from_millis(400),
+        ..Link::default()
+    };
+    let server = Server::start_with(&testkit::corpus_dir(), 0, link).unwrap();
+    let regions = [
+        "chr1:1000-2000",
+        "chr1:120000-121000",
+        "chr1:240000-241000",
+        "chr2:1000-2000",
+        "chr2:90000-91000",
+        "chr3:100000-101000",
+        "chr3:1100000-1101000",
+        "chrM:100-300",
+    ];
+    let local = testkit::corpus_dir().join("data/rand.bam");
+    let mut want_args = vec!["--no-PG".to_string(), local.display().to_string()];
+    want_args.extend(regions.iter().map(|r| r.to_string()));
+    let (want, _) = view(&want_args);
+    let mut most = Vec::new();
+    for fetchers in ["2", "8"] {
+        server.take_log();
+        let mut args: Vec<String> = ["--no-PG", "--no-cache", "--fetchers", fetchers]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.push(server.url("data/rand.bam"));
+        args.extend(regions.iter().map(|r| r.to_string()));
+        let (got, _) = view(&args);
+        assert!(got == want, "--fetchers {fetchers}: output differs");
+        most.push(most_together(&server.log(), Duration::from_millis(300)));
+    }
+    assert!(
+        most[0] <= 2,
+        "{} data requests in flight with --fetchers 2",
+        most[0]
+    );
+    // The measure can see more: with 8 fetchers the same query has more at once.
+    assert!(most[1] > 2, "with --fetchers 8 at most {} at once", most[1]);
+}

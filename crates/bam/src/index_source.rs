@@ -248,14 +248,8 @@ impl IndexSource {
         header: &Header,
         piece: u64,
     ) -> Result<IndexSource> {
-        let (index, consumed_input) = read(
-            &cached,
-            &mut file,
-            (wanted, wanted),
-            header,
-            piece,
-            &mut |_, _| {},
-        )?;
+        let (index, consumed_input) =
+            read(&cached, &mut file, wanted, header, piece, &mut |_, _| {})?;
         Ok(IndexSource {
             cached,
             file,
@@ -271,14 +265,13 @@ impl IndexSource {
         &self.index
     }
 
-    /// Makes sure the references in `more` are loaded, reading further into the file if needed
-    /// (the prefix already read is parsed again from memory). The server is asked at once for
-    /// as far as the references in `ahead` (a query's later ones) will take too.
-    /// `each` sees the index so far after each wanted reference is loaded.
+    /// Makes sure the references in `more` are loaded, from the bytes held in memory when they
+    /// hold them, else reading further into the file (the prefix already read is parsed again
+    /// from memory). `each` sees the index so far after each wanted reference read from the
+    /// file is loaded.
     pub(crate) fn extend(
         &mut self,
         more: &Wanted,
-        ahead: &Wanted,
         header: &Header,
         each: &mut dyn FnMut(usize, &Index),
     ) -> Result<()> {
@@ -286,11 +279,10 @@ impl IndexSource {
             return Ok(());
         }
         let wanted = self.wanted.union(more);
-        let ahead = wanted.union(ahead);
         let (index, consumed_input) = read(
             &self.cached,
             &mut self.file,
-            (&wanted, &ahead),
+            &wanted,
             header,
             self.piece,
             each,
@@ -299,36 +291,6 @@ impl IndexSource {
         self.wanted = wanted;
         self.consumed_input = consumed_input;
         Ok(())
-    }
-
-    /// True when the references in `more` are loaded, or could be from the cached bytes held in
-    /// memory (they are then loaded): the file need not be read.
-    pub(crate) fn extend_from_memory(&mut self, more: &Wanted) -> Result<bool> {
-        if self.index.require(more).is_ok() {
-            return Ok(true);
-        }
-        if self.cached.from_cache == 0 {
-            return Ok(false);
-        }
-        let total = match self.cached.size(&mut self.file) {
-            Err(e) if e.is_size_unknown() => return Ok(false),
-            other => other?,
-        };
-        // As `read`: an index its first request holds is read whole.
-        let wanted = if total > self.piece {
-            self.wanted.union(more)
-        } else {
-            Wanted::all()
-        };
-        let name = hfile::redact_url(&self.cached.name);
-        let Some((index, consumed_input)) = from_memory(&self.cached, &wanted, Some(total), &name)?
-        else {
-            return Ok(false);
-        };
-        self.index = index;
-        self.wanted = wanted;
-        self.consumed_input = consumed_input;
-        Ok(true)
     }
 
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
@@ -362,12 +324,12 @@ impl IndexSource {
 /// Loads `wanted` from the start of `file`, asking the server for about as much as those
 /// references take (estimated from the reference lengths: an index stores references one after
 /// another, each roughly in proportion to its length), and reading on if that was short.
-/// `ahead` (which holds `wanted`) says how far to ask for; `piece`: what the first request
-/// asked for; `each` sees the index so far after each wanted reference is loaded.
+/// `piece`: what the first request asked for; `each` sees the index so far after each wanted
+/// reference read from the file is loaded.
 fn read(
     cached: &Cached,
     file: &mut hfile::HFile,
-    (wanted, ahead): (&Wanted, &Wanted),
+    wanted: &Wanted,
     header: &Header,
     piece: u64,
     each: &mut dyn FnMut(usize, &Index),
@@ -383,9 +345,9 @@ fn read(
     // than that is read as far as the query needs, also when the cache holds all of it (the
     // same bytes give the same answer, warm or cold).
     let remote = hfile::scheme_of(&cached.name).is_some();
-    let (wanted, ahead) = match total {
-        Some(total) if remote && total > piece => (wanted.clone(), ahead.clone()),
-        _ => (Wanted::all(), Wanted::all()),
+    let wanted = match total {
+        Some(total) if remote && total > piece => wanted.clone(),
+        _ => Wanted::all(),
     };
     if remote {
         if let Some(loaded) = from_memory(cached, &wanted, total, &name)? {
@@ -393,7 +355,7 @@ fn read(
         }
     }
     file.seek_to(0)?;
-    let end = total.map(|t| estimate_end(t, &ahead, header, piece));
+    let end = total.map(|t| estimate_end(t, &wanted, header, piece));
     file.set_readahead_limit(end);
     let to_the_end = |e: u64| total == Some(e) && e > piece;
     if let Some(end) = end.filter(|&e| remote && (e > piece + piece / 4 || to_the_end(e))) {

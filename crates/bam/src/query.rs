@@ -60,7 +60,7 @@ impl Reader {
     pub fn query_all(&mut self, targets: &[Target]) -> Result<Query<'_>> {
         // The references these targets need; `*` and `.` need every reference's pseudo-bin.
         let whole = targets.iter().any(|t| !matches!(t, Target::Ref { .. }));
-        let refs: Vec<Region> = targets
+        let regions: Vec<Region> = targets
             .iter()
             .filter_map(|t| match *t {
                 Target::Ref { tid, beg, end } => Some(Region { tid, beg, end }),
@@ -70,20 +70,21 @@ impl Reader {
         let wanted = if whole {
             Wanted::all()
         } else {
-            Wanted::refs(refs.iter().map(|r| r.tid))
+            Wanted::refs(regions.iter().map(|r| r.tid))
         };
-        self.ensure_index_for(&wanted, &refs)?;
+        self.ensure_index_for(&wanted, &regions)?;
         let index = self.index().ok_or_else(|| Error::NoIndex {
             name: self.location().to_string(),
         })?;
-        let mut regions = Vec::new();
+        // The `Ref` targets are `regions`, in order.
+        let mut next_region = 0;
         let mut region_of = Vec::with_capacity(targets.len());
         let mut starts = Vec::with_capacity(targets.len());
         for t in targets {
             match *t {
-                Target::Ref { tid, beg, end } => {
-                    region_of.push(Some(regions.len()));
-                    regions.push(Region { tid, beg, end });
+                Target::Ref { .. } => {
+                    region_of.push(Some(next_region));
+                    next_region += 1;
                     starts.push(None);
                 }
                 // Offset 0 is htslib's "no seek": read on from the first record.

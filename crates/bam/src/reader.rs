@@ -298,7 +298,7 @@ impl Reader {
         if source.index().require(wanted).is_ok() {
             return Ok(());
         }
-        source.extend(wanted, wanted, &self.header, &mut |_, _| {})?;
+        source.extend(wanted, &self.header, &mut |_, _| {})?;
         self.update_block_starts();
         Ok(())
     }
@@ -315,24 +315,18 @@ impl Reader {
     ) -> Result<()> {
         let remote = hfile::scheme_of(&self.source).is_some();
         let planned = self.options.fetch_plan == FetchPlan::Planned && !regions.is_empty();
-        let Some(source) = self.index_source.as_mut().filter(|_| remote) else {
+        // A server that does not tell the size waits for the query's own plan.
+        let size = if remote && planned {
+            self.size().ok()
+        } else {
+            None
+        };
+        let (Some(size), Some(source)) = (size, self.index_source.as_mut()) else {
             return self.ensure_index(needed);
         };
         if source.index().require(needed).is_ok() {
             return Ok(());
         }
-        if source.extend_from_memory(needed)? {
-            self.update_block_starts();
-            return Ok(());
-        }
-        // A server that does not tell the size waits for the query's own plan.
-        let size = match &self.cached.entry {
-            Some(v) => Some(v.size),
-            None => self.bgzf.size().ok(),
-        };
-        let (Some(size), true) = (size, planned) else {
-            return self.ensure_index(needed);
-        };
         let options = self.options.plan;
         let bgzf = &mut self.bgzf;
         // Block starts of the references loaded so far: those of later ones lie after their
@@ -355,7 +349,7 @@ impl Reader {
             let order = index::plan::plan(index, &ready, &starts, size, &options).read_order();
             bgzf.advise(&order);
         };
-        source.extend(needed, needed, &self.header, &mut each)?;
+        source.extend(needed, &self.header, &mut each)?;
         self.update_block_starts();
         Ok(())
     }

@@ -201,6 +201,10 @@ impl Pending {
 /// The first of `tried` that loads; `None` when every one is absent. Absent: a 404, or (for
 /// any but the last name, unless `names_after` says more follow) an object store's 403 that may
 /// hide a missing key. With `explicit` (one name the user gave) every failure is an error.
+///
+/// The names after one shown to exist are dropped as soon as its response says so, not once it
+/// is loaded: their first requests (a `.bai` beside a `.csi`) would otherwise share the link
+/// with it for as long as it takes to arrive.
 fn first_existing(
     tried: Vec<(String, Result<(Cached, hfile::HFile)>)>,
     explicit: bool,
@@ -210,18 +214,28 @@ fn first_existing(
     piece: u64,
 ) -> Result<Option<IndexSource>> {
     let last = tried.len().saturating_sub(1);
-    for (i, (name, opened)) in tried.into_iter().enumerate() {
-        let loaded = opened.and_then(|(c, f)| IndexSource::load(c, f, wanted, header, piece));
+    let mut rest = std::collections::VecDeque::from(tried);
+    let mut i = 0;
+    while let Some((name, opened)) = rest.pop_front() {
+        let mut exists = false;
+        let loaded = opened.and_then(|(c, mut f)| {
+            match c.size(&mut f) {
+                Err(e) if !e.is_size_unknown() => return Err(e),
+                _ => exists = true,
+            }
+            rest.clear();
+            IndexSource::load(c, f, wanted, header, piece)
+        });
         match loaded {
             Ok(source) => return Ok(Some(source)),
-            Err(e) if !explicit && e.is_not_found() => continue,
+            Err(e) if exists || explicit => return Err(e),
+            Err(e) if e.is_not_found() => {}
             // An object store that hides absence answers 403 for a missing key (S3
             // without list permission): the next name may still be there.
-            Err(e) if !explicit && (i < last || names_after) && hidden_absence(&name, &e) => {
-                continue
-            }
+            Err(e) if (i < last || names_after) && hidden_absence(&name, &e) => {}
             Err(e) => return Err(e),
         }
+        i += 1;
     }
     Ok(None)
 }

@@ -202,8 +202,8 @@ impl Pending {
 /// any but the last name, unless `names_after` says more follow) an object store's 403 that may
 /// hide a missing key. With `explicit` (one name the user gave) every failure is an error.
 ///
-/// The names after one shown to exist are dropped as soon as its response says so, not once it
-/// is loaded: their first requests (a `.bai` beside a `.csi`) would otherwise share the link
+/// The names after one shown to exist are abandoned as soon as its response says so, not once
+/// it is loaded: their first requests (a `.bai` beside a `.csi`) would otherwise share the link
 /// with it for as long as it takes to arrive.
 fn first_existing(
     tried: Vec<(String, Result<(Cached, hfile::HFile)>)>,
@@ -223,7 +223,11 @@ fn first_existing(
                 Err(e) if !e.is_size_unknown() => return Err(e),
                 _ => exists = true,
             }
-            rest.clear();
+            for (_, later) in rest.drain(..) {
+                if let Ok((_, f)) = later {
+                    f.abandon();
+                }
+            }
             IndexSource::load(c, f, wanted, header, piece)
         });
         match loaded {

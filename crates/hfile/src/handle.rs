@@ -79,6 +79,12 @@ impl HFile {
         self.backend.advise_tail(len);
     }
 
+    /// Stops every request still running for this handle ([`Backend::abandon`]): for a file
+    /// the caller turns away from at once, such as an index name that lost to another.
+    pub fn abandon(mut self) {
+        self.backend.abandon();
+    }
+
     /// The last `len` bytes of the object; the position is unchanged.
     pub fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
         self.backend.read_tail(len)

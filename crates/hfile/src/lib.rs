@@ -103,6 +103,11 @@ pub trait Backend: Send {
     /// that request now, beside whatever else is running.
     fn advise_tail(&mut self, _len: u64) {}
 
+    /// The caller will read nothing more: a remote backend stops every request still running,
+    /// however little is left of it (a backend dropped lets a nearly finished request complete,
+    /// to keep its connection for the next).
+    fn abandon(&mut self) {}
+
     /// The last `len` bytes of the object (all of it if smaller). The position is unchanged.
     fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
         let saved = self.position();

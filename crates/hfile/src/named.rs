@@ -46,6 +46,10 @@ impl<B: Backend> Backend for Named<B> {
         self.inner.advise_tail(len);
     }
 
+    fn abandon(&mut self) {
+        self.inner.abandon();
+    }
+
     fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
         self.inner.read_tail(len).map_err(|e| e.renamed(&self.name))
     }

@@ -112,6 +112,10 @@ impl Backend for PrefixBackend {
         self.rest.advise_tail(len);
     }
 
+    fn abandon(&mut self) {
+        self.rest.abandon();
+    }
+
     fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
         self.rest.read_tail(len)
     }

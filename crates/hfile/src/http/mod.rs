@@ -467,6 +467,25 @@ impl Backend for HttpBackend {
         self.pump();
     }
 
+    fn abandon(&mut self) {
+        let windows = self.ahead.drain(..).chain(self.current.take());
+        let running = windows
+            .filter_map(|w| w.transfer)
+            .chain(self.tail.take().map(|(_, t)| t))
+            .chain(
+                self.whole
+                    .as_ref()
+                    .and_then(whole::Whole::transfer)
+                    .cloned(),
+            );
+        for t in running {
+            if !t.is_finished() {
+                t.cancel();
+            }
+        }
+        connections::forget_cancelled();
+    }
+
     fn advise_tail(&mut self, len: u64) {
         if self.tail.is_some() || !self.bounded() || self.whole.is_some() {
             return;

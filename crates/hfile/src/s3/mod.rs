@@ -212,6 +212,10 @@ impl Backend for S3Backend {
         self.inner.advise_tail(len);
     }
 
+    fn abandon(&mut self) {
+        self.inner.abandon();
+    }
+
     fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
         self.with_redirect(|inner| inner.read_tail(len))
     }

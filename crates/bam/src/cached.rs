@@ -88,15 +88,23 @@ impl Cached {
         let Some(cached) = self.entry.clone() else {
             return Ok(());
         };
-        let info = file.probe()?;
-        let now = Validators {
-            size: info.size.unwrap_or(0),
-            etag: info.etag,
-            last_modified: info.last_modified,
+        // An object gone since it was cached (an index deleted, perhaps with another name
+        // left) is a change like any other: the run starts again without the entry, instead of
+        // failing on it until the cache is cleared.
+        let change = match file.probe() {
+            Ok(info) => {
+                let now = Validators {
+                    size: info.size.unwrap_or(0),
+                    etag: info.etag,
+                    last_modified: info.last_modified,
+                };
+                // Compared with the entry as it was read (another process may have replaced
+                // the file since; the bytes used are those read).
+                cached.check(&now).err().map(|c| c.to_string())
+            }
+            Err(e) if e.is_not_found() => Some("it is no longer there".to_string()),
+            Err(e) => return Err(e.into()),
         };
-        // Compared with the entry as it was read (another process may have replaced the file
-        // since; the bytes used are those read).
-        let change = cached.check(&now).err().map(|c| c.to_string());
         if let Some(reason) = change {
             if let Some(cache) = &self.cache {
                 let _ = cache.remove(&self.name);

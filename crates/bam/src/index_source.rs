@@ -169,6 +169,7 @@ impl Pending {
             if let Some((_, Ok((c, f)))) = rest.next() {
                 match IndexSource::load(c, f, wanted, header, piece) {
                     Ok(mut source) => {
+                        abandon(rest);
                         source.unverified = tried
                             .into_iter()
                             .filter_map(|(name, o)| o.ok().map(|(_, f)| (name, f)))
@@ -223,11 +224,7 @@ fn first_existing(
                 Err(e) if !e.is_size_unknown() => return Err(e),
                 _ => exists = true,
             }
-            for (_, later) in rest.drain(..) {
-                if let Ok((_, f)) = later {
-                    f.abandon();
-                }
-            }
+            abandon(rest.drain(..));
             IndexSource::load(c, f, wanted, header, piece)
         });
         match loaded {
@@ -242,6 +239,16 @@ fn first_existing(
         i += 1;
     }
     Ok(None)
+}
+
+/// Stops the requests of index names that lost to an earlier one (their first requests can
+/// be megabytes, and would share the link with the one that won).
+fn abandon(names: impl IntoIterator<Item = (String, Result<(Cached, hfile::HFile)>)>) {
+    for (_, opened) in names {
+        if let Ok((_, f)) = opened {
+            f.abandon();
+        }
+    }
 }
 
 /// An index file and what has been loaded of it.

@@ -507,6 +507,16 @@ fn spans_on_earlier_references_go_out_while_the_rest_of_the_index_arrives() {
         "the first span waited {waited:?} for the index: {spans:#?}"
     );
     assert!(spans.len() >= 2, "one span for each reference: {spans:#?}");
+    // The query's own plan, made from the whole index, found chr1's span on its way.
+    let mut starts: Vec<u64> = spans
+        .iter()
+        .filter_map(|e| e.bounded_range())
+        .map(|r| r.0)
+        .collect();
+    starts.sort_unstable();
+    let n = starts.len();
+    starts.dedup();
+    assert_eq!(starts.len(), n, "a span asked for twice: {spans:#?}");
 }
 
 /// A `.bai` beside the `.csi` samtools prefers: both are asked for at once (most folders hold
@@ -559,4 +569,31 @@ fn a_bai_beside_a_csi_is_abandoned_once_the_csi_answers() {
         more < 40 * 1024,
         "{more} more bytes written with the BAI beside the CSI"
     );
+}
+
+/// A cached index deleted on the server (another name left): the answer for the entry is a
+/// 404, which drops it and starts the run again without the cache, with the index that is
+/// left, instead of failing on the entry until the cache is cleared.
+#[test]
+fn a_cached_index_deleted_on_the_server_is_dropped_and_the_run_starts_again() {
+    let (site, cache, expected) = bai_site();
+    site.replace("rand.bam.csi", "x.bam.csi");
+    let url = site.url("x.bam");
+    let args = query_args(&url);
+    view(&args, &cache, &[]);
+    let verbose = [&["--verbosity", "1"][..], &args].concat();
+    let (_, err) = view(&verbose, &cache, &[]);
+    let cached = |l: &str| l.contains("x.bam.csi:") && l.ends_with("bytes from the cache");
+    assert!(
+        err.lines().any(cached),
+        "the CSI did not come from the cache: {err}"
+    );
+    fs::remove_file(site.dir.join("x.bam.csi")).unwrap();
+    for run in ["first", "next"] {
+        let (got, err) = view(&args, &cache, &[]);
+        assert!(
+            got == expected,
+            "{run} run without the .csi: output differs: {err}"
+        );
+    }
 }

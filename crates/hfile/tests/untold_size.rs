@@ -53,5 +53,9 @@ fn a_size_the_server_does_not_tell_ends_at_its_416() {
     let mut c = HttpBackend::open(&raw.url("/data.bin"), &options).unwrap();
     let e = c.size().unwrap_err();
     assert!(e.is_size_unknown(), "{e}");
+    // Asked again, the answer is remembered: no more requests.
+    let asked = raw.log().len();
+    assert!(c.size().unwrap_err().is_size_unknown());
+    assert_eq!(raw.log().len(), asked, "{:?}", raw.log());
     let _ = std::fs::remove_dir_all(&dir);
 }

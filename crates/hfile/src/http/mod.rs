@@ -32,6 +32,10 @@ use transfer::{Available, Told, Transfer};
 use crate::stats::TransferStats;
 use crate::{Backend, ObjectInfo, OpenOptions, RangeMode, Result};
 
+/// A request on its way is kept when new advice asks for the same bytes less at most this many
+/// at its end (a BGZF block's worth: what a plan that did not know where a block ends adds).
+const KEEP_EXTRA: u64 = 64 * 1024;
+
 /// A request still being read when the reader moves elsewhere is let to finish (so its
 /// connection stays usable) if no more than this much of it is left; else it is abandoned.
 const FINISH_IF_LEFT: u64 = 256 * 1024;
@@ -74,6 +78,9 @@ pub struct HttpBackend {
     pos: u64,
     limit: Option<u64>,
     size: Option<u64>,
+    /// Set once the server showed it does not tell the size: asking again would only repeat
+    /// the requests that showed it.
+    size_unknown: bool,
     etag: Option<String>,
     last_modified: Option<String>,
     current: Option<Window>,
@@ -109,6 +116,7 @@ impl HttpBackend {
             pos: 0,
             limit: None,
             size: None,
+            size_unknown: false,
             etag: None,
             last_modified: None,
             current: None,
@@ -409,6 +417,11 @@ impl Backend for HttpBackend {
         if let Some(size) = self.size {
             return Ok(size);
         }
+        if self.size_unknown {
+            return Err(crate::Error::SizeUnknown {
+                name: self.name.clone(),
+            });
+        }
         // A response already on its way tells the size: wait for its headers rather than ask.
         let told: Vec<Told> = self.requests().map(|t| t.wait_told()).collect();
         for t in &told {
@@ -449,16 +462,32 @@ impl Backend for HttpBackend {
             .collect();
         let wanted = window::split(&trimmed, self.options.request_size);
         let mut old: Vec<Window> = self.ahead.drain(..).collect();
-        for range in wanted {
-            // A window already being fetched for the same bytes is kept.
-            let reused = old
-                .iter()
-                .position(|w| w.range == range && w.transfer.is_some())
-                .map(|i| old.swap_remove(i));
-            self.ahead.push_back(reused.unwrap_or(Window {
-                range,
-                transfer: None,
-            }));
+        for mut range in wanted {
+            // A window already being fetched from the same byte is kept: for the same bytes,
+            // for a part of them (the rest gets a window of its own), or for these and at most
+            // KEEP_EXTRA more. Advice made before everything was known (spans planned from part
+            // of an index) then costs no second request for the same bytes.
+            loop {
+                let kept = old.iter().position(|w| {
+                    w.transfer.is_some()
+                        && w.range.start == range.start
+                        && w.range.end <= range.end.saturating_add(KEEP_EXTRA)
+                });
+                let Some(i) = kept else {
+                    self.ahead.push_back(Window {
+                        range,
+                        transfer: None,
+                    });
+                    break;
+                };
+                let w = old.swap_remove(i);
+                let end = w.range.end;
+                self.ahead.push_back(w);
+                if end >= range.end {
+                    break;
+                }
+                range = end..range.end;
+            }
         }
         for w in old {
             HttpBackend::drop_ahead(w);

@@ -77,9 +77,12 @@ impl HttpBackend {
                 self.size = Some(0);
                 Ok(0)
             }
-            None => Err(Error::SizeUnknown {
-                name: self.name.clone(),
-            }),
+            None => {
+                self.size_unknown = true;
+                Err(Error::SizeUnknown {
+                    name: self.name.clone(),
+                })
+            }
         }
     }
 }

@@ -127,9 +127,23 @@ pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
                         delay.as_millis()
                     );
                 }
-                std::thread::sleep(delay);
+                wait_to_retry(job, delay);
             }
         }
+    }
+}
+
+/// Waits `delay` before a retry, waking early when the transfer is cancelled (a request
+/// abandoned or dropped by its reader gives its thread and fetcher back at once, not after a
+/// backoff of up to 10 s).
+fn wait_to_retry(job: &Job, delay: Duration) {
+    let until = Instant::now() + delay;
+    while !job.transfer.is_cancelled() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
     }
 }
 

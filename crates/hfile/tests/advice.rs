@@ -1,0 +1,88 @@
+//! Advice given again (a plan made from part of an index, then from all of it): requests on
+//! their way for the same start are kept, whether the new advice asks for the same bytes, a
+//! little less, or more (then only the rest is asked for), and reads get the right bytes.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hfile::{Backend, HttpBackend, OpenOptions};
+use testkit::Server;
+
+const SIZE: usize = 400_000;
+
+fn pattern() -> Vec<u8> {
+    (0..SIZE as u64)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect()
+}
+
+fn serve() -> (Server, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "hfile-advice-{}-{:?}",
+        std::process::id(),
+        Instant::now()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("data.bin"), pattern()).unwrap();
+    (Server::start(&dir).unwrap(), dir)
+}
+
+/// Waits until the server has answered `n` requests.
+fn answered(server: &Server, n: usize) {
+    let start = Instant::now();
+    while server.log().len() < n {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:#?}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn read(b: &mut HttpBackend, range: std::ops::Range<u64>) -> Vec<u8> {
+    b.seek(range.start).unwrap();
+    b.set_readahead_limit(Some(range.end));
+    let mut out = vec![0u8; (range.end - range.start) as usize];
+    let mut done = 0;
+    while done < out.len() {
+        let n = b.read(&mut out[done..]).unwrap();
+        assert!(n > 0, "end of object at {}", range.start + done as u64);
+        done += n;
+    }
+    out
+}
+
+fn ranges(server: &Server) -> Vec<String> {
+    let mut r: Vec<String> = server.log().into_iter().filter_map(|e| e.range).collect();
+    r.sort();
+    r
+}
+
+#[test]
+fn advice_again_for_a_little_less_keeps_the_requests_on_their_way() {
+    let (server, dir) = serve();
+    let data = pattern();
+    let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
+    b.advise(&[0..100_000, 200_000..300_000]);
+    answered(&server, 2);
+    // The same second span; the first one 30 KB shorter (less than a block's worth).
+    b.advise(&[0..70_000, 200_000..300_000]);
+    assert!(read(&mut b, 0..70_000) == data[..70_000]);
+    assert!(read(&mut b, 200_000..300_000) == data[200_000..300_000]);
+    assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=200000-299999"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn advice_again_for_more_asks_only_for_the_rest() {
+    let (server, dir) = serve();
+    let data = pattern();
+    let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
+    b.advise(&[0..100_000]);
+    answered(&server, 1);
+    b.advise(&[0..150_000]);
+    assert!(read(&mut b, 0..150_000) == data[..150_000]);
+    assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=100000-149999"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

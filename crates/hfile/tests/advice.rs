@@ -79,9 +79,9 @@ fn advice_again_for_more_asks_only_for_the_rest() {
     let (server, dir) = serve();
     let data = pattern();
     let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
-    b.advise(&[0..100_000]);
+    b.advise(std::slice::from_ref(&(0..100_000)));
     answered(&server, 1);
-    b.advise(&[0..150_000]);
+    b.advise(std::slice::from_ref(&(0..150_000)));
     assert!(read(&mut b, 0..150_000) == data[..150_000]);
     assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=100000-149999"]);
     let _ = std::fs::remove_dir_all(&dir);

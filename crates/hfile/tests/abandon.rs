@@ -3,12 +3,13 @@
 //! little is left (an index name that lost to another is never read), also while it waits to
 //! retry.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hfile::{Backend, HttpBackend, OpenOptions};
-use testkit::{Fault, Rule, Server};
+use testkit::{Fault, Rule};
 
 /// The connection threads are shared by the process: one test at a time, each with one
 /// fetcher, so that a thread held by a request shows.
@@ -24,18 +25,6 @@ fn one_fetcher() -> OpenOptions {
     }
 }
 
-/// A folder holding `data.bin` ([`SIZE`] bytes), served.
-fn serve() -> (Server, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "hfile-abandon-{}-{:?}",
-        std::process::id(),
-        Instant::now()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("data.bin"), vec![7u8; SIZE]).unwrap();
-    (Server::start(&dir).unwrap(), dir)
-}
-
 /// Less than the 256 KiB a dropped handle lets finish.
 const SIZE: usize = 100_000;
 /// The whole object takes 2 s to arrive.
@@ -44,7 +33,7 @@ const RATE: u64 = 50_000;
 /// Starts a request for the whole object, waits for its headers and turns away from it with
 /// `leave`; then the bytes the server wrote for it within 3 s.
 fn written_after(leave: impl FnOnce(HttpBackend)) -> u64 {
-    let (server, dir) = serve();
+    let (server, dir) = common::serve(&[7u8; SIZE]);
     server.add_rule(Rule {
         path: "/data.bin".into(),
         fault: Fault::Trickle {
@@ -80,7 +69,7 @@ fn an_abandoned_request_stops_and_a_dropped_one_with_little_left_finishes() {
 #[test]
 fn an_abandoned_request_waiting_to_retry_gives_its_fetcher_back_at_once() {
     let _serial = serial();
-    let (server, dir) = serve();
+    let (server, dir) = common::serve(&[7u8; SIZE]);
     server.add_rule(Rule {
         path: "/data.bin".into(),
         fault: Fault::Status {

@@ -2,7 +2,8 @@
 //! their way for the same start are kept, whether the new advice asks for the same bytes, a
 //! little less, or more (then only the rest is asked for), and reads get the right bytes.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use hfile::{Backend, HttpBackend, OpenOptions};
@@ -14,17 +15,6 @@ fn pattern() -> Vec<u8> {
     (0..SIZE as u64)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect()
-}
-
-fn serve() -> (Server, PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "hfile-advice-{}-{:?}",
-        std::process::id(),
-        Instant::now()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("data.bin"), pattern()).unwrap();
-    (Server::start(&dir).unwrap(), dir)
 }
 
 /// Waits until the server has answered `n` requests.
@@ -61,7 +51,7 @@ fn ranges(server: &Server) -> Vec<String> {
 
 #[test]
 fn advice_again_for_a_little_less_keeps_the_requests_on_their_way() {
-    let (server, dir) = serve();
+    let (server, dir) = common::serve(&pattern());
     let data = pattern();
     let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
     b.advise(&[0..100_000, 200_000..300_000]);
@@ -76,7 +66,7 @@ fn advice_again_for_a_little_less_keeps_the_requests_on_their_way() {
 
 #[test]
 fn advice_again_for_more_asks_only_for_the_rest() {
-    let (server, dir) = serve();
+    let (server, dir) = common::serve(&pattern());
     let data = pattern();
     let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
     b.advise(std::slice::from_ref(&(0..100_000)));

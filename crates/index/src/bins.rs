@@ -52,7 +52,12 @@ impl Bins {
 
     fn bin(&self, e: &Entry) -> (u32, Bin<'_>) {
         let start = e.start as usize;
-        let chunks = &self.pairs[start..start + e.len as usize];
+        // Always in range for an index within the loader's 1 GiB stream limit (under 2^32
+        // pairs); past it, a bin reads as empty rather than panicking.
+        let chunks = self
+            .pairs
+            .get(start..start.saturating_add(e.len as usize))
+            .unwrap_or_default();
         (
             e.id,
             Bin {

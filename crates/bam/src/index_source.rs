@@ -181,6 +181,7 @@ impl Pending {
                         if let Some(source) =
                             first_existing(tried, false, true, wanted, header, piece)?
                         {
+                            abandon(rest);
                             return Ok(source);
                         }
                         if !e.is_not_found() {
@@ -273,8 +274,8 @@ impl IndexSource {
         header: &Header,
         piece: u64,
     ) -> Result<IndexSource> {
-        let (index, consumed_input) =
-            read(&cached, &mut file, wanted, header, piece, &mut |_, _| {})?;
+        let loaded = read(&cached, &mut file, wanted, header, piece, &mut |_, _| {});
+        let (index, consumed_input) = unless_stale(&cached, &mut file, loaded)?;
         Ok(IndexSource {
             cached,
             file,
@@ -304,14 +305,15 @@ impl IndexSource {
             return Ok(());
         }
         let wanted = self.wanted.union(more);
-        let (index, consumed_input) = read(
+        let loaded = read(
             &self.cached,
             &mut self.file,
             &wanted,
             header,
             self.piece,
             each,
-        )?;
+        );
+        let (index, consumed_input) = unless_stale(&self.cached, &mut self.file, loaded)?;
         self.index = index;
         self.wanted = wanted;
         self.consumed_input = consumed_input;
@@ -351,6 +353,18 @@ impl IndexSource {
 /// another, each roughly in proportion to its length), and reading on if that was short.
 /// `piece`: what the first request asked for; `each` sees the index so far after each wanted
 /// reference read from the file is loaded.
+/// `result` of reading an index whose prefix came from the cache, or the stale entry an error
+/// may stand for: read past the prefix, an index deleted or replaced since fails (a 404, bytes
+/// that do not parse); [`Cached::confirm`] then says so ([`Error::Changed`]), the entry is
+/// dropped and the run starts again without it, rather than failing every run until the cache
+/// is cleared.
+fn unless_stale<T>(cached: &Cached, file: &mut hfile::HFile, result: Result<T>) -> Result<T> {
+    if result.is_err() && cached.from_cache > 0 {
+        cached.confirm(file)?;
+    }
+    result
+}
+
 fn read(
     cached: &Cached,
     file: &mut hfile::HFile,

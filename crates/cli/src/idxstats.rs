@@ -20,6 +20,14 @@ Usage: hts idxstats [options] <in.bam>
 
 const SPECS: &[Spec<char>] = &[opts::THREADS, opts::VERBOSITY];
 
+/// The counts the index holds, once the cached parts of the file (header, index prefix) are
+/// shown current: counts from a stale cached index would be another file's.
+fn index_stats(reader: &mut Reader) -> bam::Result<Option<IdxStats>> {
+    reader.load_index(None)?;
+    reader.confirm()?;
+    Ok(IdxStats::from_index(reader))
+}
+
 pub fn run(argv: &[String]) -> ExitCode {
     let (options, files) = match opts::parse_or_usage(argv, SPECS, "idxstats", USAGE) {
         Ok(p) => p,
@@ -41,8 +49,19 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(r) => r,
         Err(status) => return status,
     };
-    let stats = match reader.load_index(None) {
-        Ok(()) => IdxStats::from_index(&reader),
+    let mut from_index = index_stats(&mut reader);
+    if let Err(e) = &from_index {
+        if e.is_changed() {
+            eprintln!("[W::hts] {e}; reading the file again without the cache");
+            let fresh = bam::OpenOptions {
+                no_cache: true,
+                ..open
+            };
+            from_index = Reader::open(file, &fresh).and_then(|mut r| index_stats(&mut r));
+        }
+    }
+    let stats = match from_index {
+        Ok(stats) => stats,
         Err(e) => {
             eprintln!(
                 "hts idxstats: fail to load index for \"{file}\", reverting to slow method ({e})"

@@ -76,3 +76,18 @@ fn advice_again_for_more_asks_only_for_the_rest() {
     assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=100000-149999"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_range_starting_inside_a_kept_request_asks_only_for_what_follows_it() {
+    let (server, dir) = common::serve(&pattern());
+    let data = pattern();
+    let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
+    b.advise(std::slice::from_ref(&(0..100_000)));
+    answered(&server, 1);
+    // The first span ends 40 KB earlier now, and the next one starts inside the request kept.
+    b.advise(&[0..60_000, 80_000..200_000]);
+    assert!(read(&mut b, 0..60_000) == data[..60_000]);
+    assert!(read(&mut b, 80_000..200_000) == data[80_000..200_000]);
+    assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=100000-199999"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -417,11 +417,6 @@ impl Backend for HttpBackend {
         if let Some(size) = self.size {
             return Ok(size);
         }
-        if self.size_unknown {
-            return Err(crate::Error::SizeUnknown {
-                name: self.name.clone(),
-            });
-        }
         // A response already on its way tells the size: wait for its headers rather than ask.
         let told: Vec<Told> = self.requests().map(|t| t.wait_told()).collect();
         for t in &told {
@@ -437,6 +432,10 @@ impl Backend for HttpBackend {
         }
         match self.size {
             Some(size) => Ok(size),
+            // Asking again would only repeat the requests that showed it.
+            None if self.size_unknown => Err(crate::Error::SizeUnknown {
+                name: self.name.clone(),
+            }),
             None => self.probe_size(),
         }
     }
@@ -462,7 +461,15 @@ impl Backend for HttpBackend {
             .collect();
         let wanted = window::split(&trimmed, self.options.request_size);
         let mut old: Vec<Window> = self.ahead.drain(..).collect();
+        // The window last kept: a range that starts inside it is asked for from its end.
+        let mut kept_last: Option<Range<u64>> = None;
         for mut range in wanted {
+            if let Some(k) = kept_last.as_ref().filter(|k| k.contains(&range.start)) {
+                range.start = k.end.min(range.end);
+            }
+            if range.is_empty() {
+                continue;
+            }
             // A window already being fetched from the same byte is kept: for the same bytes,
             // for a part of them (the rest gets a window of its own), or for these and at most
             // KEEP_EXTRA more. Advice made before everything was known (spans planned from part
@@ -482,6 +489,7 @@ impl Backend for HttpBackend {
                 };
                 let w = old.swap_remove(i);
                 let end = w.range.end;
+                kept_last = Some(w.range.clone());
                 self.ahead.push_back(w);
                 if end >= range.end {
                     break;

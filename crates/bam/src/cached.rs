@@ -102,7 +102,9 @@ impl Cached {
                 // the file since; the bytes used are those read).
                 cached.check(&now).err().map(|c| c.to_string())
             }
-            Err(e) if e.is_not_found() => Some("it is no longer there".to_string()),
+            Err(e) if e.is_not_found() || hidden_absence(&self.name, &e) => {
+                Some("it is no longer there".to_string())
+            }
             Err(e) => return Err(e.into()),
         };
         if let Some(reason) = change {
@@ -158,4 +160,14 @@ impl Cached {
             })
             .ok()
     }
+}
+
+/// An object store without list permission answers 403 for a key that does not exist: for a
+/// cached object, as good as a 404 (a 403 for a lost permission fails again without the cache).
+pub(crate) fn hidden_absence(name: &str, e: &hfile::Error) -> bool {
+    let object_store = matches!(
+        hfile::scheme_of(name).as_deref(),
+        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
+    );
+    object_store && matches!(e, hfile::Error::Status { status: 403, .. })
 }

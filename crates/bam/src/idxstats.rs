@@ -34,7 +34,9 @@ pub enum SlowError {
 
 impl IdxStats {
     /// From the loaded index: `hts_idx_get_stat` per reference (0 and 0 without a pseudo-bin)
-    /// and `n_no_coor` for `*`.
+    /// and `n_no_coor` for `*`. A remote file's header and index may come from the cache: call
+    /// [`Reader::confirm`] before showing these (an `Error::Changed` there means they were
+    /// another version's).
     pub fn from_index(reader: &Reader) -> Option<IdxStats> {
         let index = reader.index()?;
         let refs = reader

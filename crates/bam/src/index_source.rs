@@ -264,6 +264,8 @@ pub(crate) struct IndexSource {
     unverified: Vec<(String, hfile::HFile)>,
     /// What the first request asked for.
     piece: u64,
+    /// Set once a cached prefix was shown current ([`IndexSource::confirm_and_store`]).
+    confirmed: bool,
 }
 
 impl IndexSource {
@@ -275,7 +277,7 @@ impl IndexSource {
         piece: u64,
     ) -> Result<IndexSource> {
         let loaded = read(&cached, &mut file, wanted, header, piece, &mut |_, _| {});
-        let (index, consumed_input) = unless_stale(&cached, &mut file, loaded)?;
+        let (index, consumed_input) = unless_stale(&cached, &mut file, false, loaded)?;
         Ok(IndexSource {
             cached,
             file,
@@ -284,6 +286,7 @@ impl IndexSource {
             consumed_input,
             unverified: Vec::new(),
             piece,
+            confirmed: false,
         })
     }
 
@@ -313,7 +316,9 @@ impl IndexSource {
             self.piece,
             each,
         );
-        let (index, consumed_input) = unless_stale(&self.cached, &mut self.file, loaded)?;
+        let confirmed = self.confirmed;
+        let (index, consumed_input) =
+            unless_stale(&self.cached, &mut self.file, confirmed, loaded)?;
         self.index = index;
         self.wanted = wanted;
         self.consumed_input = consumed_input;
@@ -342,6 +347,7 @@ impl IndexSource {
             }
         }
         self.cached.confirm(&mut self.file)?;
+        self.confirmed = true;
         Ok(self
             .consumed_input
             .and_then(|n| self.cached.store(&mut self.file, n)))
@@ -358,9 +364,21 @@ impl IndexSource {
 /// that do not parse); [`Cached::confirm`] then says so ([`Error::Changed`]), the entry is
 /// dropped and the run starts again without it, rather than failing every run until the cache
 /// is cleared.
-fn unless_stale<T>(cached: &Cached, file: &mut hfile::HFile, result: Result<T>) -> Result<T> {
-    if result.is_err() && cached.from_cache > 0 {
-        cached.confirm(file)?;
+/// Only before the entry was shown current: after that (output may have begun) an error is
+/// the file's own.
+fn unless_stale<T>(
+    cached: &Cached,
+    file: &mut hfile::HFile,
+    confirmed: bool,
+    result: Result<T>,
+) -> Result<T> {
+    if result.is_err() && cached.from_cache > 0 && !confirmed {
+        // A failed check says nothing of the index: the first error is the answer then.
+        if let Err(e) = cached.confirm(file) {
+            if e.is_changed() {
+                return Err(e);
+            }
+        }
     }
     result
 }
@@ -444,16 +462,12 @@ fn from_memory(
 }
 
 fn hidden_absence(location: &str, error: &Error) -> bool {
-    let object_store = matches!(
-        hfile::scheme_of(location).as_deref(),
-        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
-    );
-    let forbidden = matches!(
-        error,
-        Error::Transport(hfile::Error::Status { status: 403, .. })
-            | Error::Bgzf(bgzf::Error::Io(hfile::Error::Status { status: 403, .. }))
-    );
-    object_store && forbidden
+    match error {
+        Error::Transport(e) | Error::Bgzf(bgzf::Error::Io(e)) => {
+            crate::cached::hidden_absence(location, e)
+        }
+        _ => false,
+    }
 }
 
 /// Where the data of the last wanted reference probably ends in an index of `total` bytes.

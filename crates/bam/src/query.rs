@@ -130,6 +130,8 @@ impl Reader {
             .flat_map(|r| r.chunks.iter())
             .find(|c| c.start.coffset() >= size);
         if let Some(c) = past_end {
+            // The size may be a cached one, an older file's: a stale entry is the answer then.
+            self.confirm()?;
             return Err(Error::IndexPastEnd {
                 name: self.location().to_string(),
                 offset: c.start,

@@ -29,6 +29,19 @@ const SPECS: &[Spec<char>] = &[
     opts::VERBOSITY,
 ];
 
+/// The counts of every record of `file`; `Err(None)` when it could not be opened (said here).
+fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam::Error>> {
+    let mut reader = opts::open(file, options, |e| {
+        format!("hts flagstat: Cannot open input file \"{file}\": {e}")
+    })
+    .map_err(|_| None)?;
+    let mut stats = FlagStat::default();
+    while let Some(r) = reader.read_record().map_err(Some)? {
+        stats.add(&r);
+    }
+    Ok(stats)
+}
+
 pub fn run(argv: &[String]) -> ExitCode {
     let (options, files) = match opts::parse_or_usage(argv, SPECS, "flagstat", USAGE) {
         Ok(p) => p,
@@ -46,23 +59,26 @@ pub fn run(argv: &[String]) -> ExitCode {
         threads,
         ..Default::default()
     };
-    let mut reader = match opts::open(file, &options, |e| {
-        format!("hts flagstat: Cannot open input file \"{file}\": {e}")
-    }) {
-        Ok(r) => r,
-        Err(status) => return status,
-    };
-    let mut stats = FlagStat::default();
-    loop {
-        match reader.read_record() {
-            Ok(Some(r)) => stats.add(&r),
-            Ok(None) => break,
-            Err(e) => {
-                eprintln!("hts flagstat: error reading from \"{file}\": {e}");
-                return ExitCode::from(1);
-            }
+    let mut counted = count(file, &options);
+    if let Err(Some(e)) = &counted {
+        if e.is_changed() {
+            // A cached header that turned out stale, before any count was printed.
+            eprintln!("[W::hts] {e}; reading the file again without the cache");
+            let fresh = bam::OpenOptions {
+                no_cache: true,
+                ..options
+            };
+            counted = count(file, &fresh);
         }
     }
+    let stats = match counted {
+        Ok(stats) => stats,
+        Err(None) => return ExitCode::from(1),
+        Err(Some(e)) => {
+            eprintln!("hts flagstat: error reading from \"{file}\": {e}");
+            return ExitCode::from(1);
+        }
+    };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     match stats.write(format, &mut out).and_then(|()| out.flush()) {

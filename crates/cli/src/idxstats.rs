@@ -72,13 +72,23 @@ pub fn run(argv: &[String]) -> ExitCode {
     let stats = match stats {
         Some(s) => s,
         None => {
-            let options = bam::OpenOptions {
-                threads,
-                ..Default::default()
+            let by_reading = |no_cache: bool| {
+                let options = bam::OpenOptions {
+                    threads,
+                    no_cache,
+                    ..Default::default()
+                };
+                Reader::open(file, &options)
+                    .map_err(SlowError::Read)
+                    .and_then(|mut r| IdxStats::by_reading(&mut r))
             };
-            let slow = Reader::open(file, &options)
-                .map_err(SlowError::Read)
-                .and_then(|mut r| IdxStats::by_reading(&mut r));
+            let mut slow = by_reading(false);
+            if let Err(SlowError::Read(e)) = &slow {
+                if e.is_changed() {
+                    eprintln!("[W::hts] {e}; reading the file again without the cache");
+                    slow = by_reading(true);
+                }
+            }
             match slow {
                 Ok(s) => s,
                 Err(SlowError::NotSorted) => {

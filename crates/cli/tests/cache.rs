@@ -365,3 +365,23 @@ fn spans_on_earlier_references_go_out_while_the_rest_of_the_index_arrives() {
     starts.dedup();
     assert_eq!(starts.len(), n, "a span asked for twice: {spans:#?}");
 }
+
+/// Only the header cached (by `view -H`), then the file replaced: `flagstat` and `idxstats`
+/// (here without an index, so by reading every record) find the entry stale before they print
+/// and read the file again without the cache.
+#[test]
+fn flagstat_and_idxstats_read_again_when_the_cached_header_is_stale() {
+    let site = Site::new(&[("rand.bam", "x.bam")]);
+    let url = site.url("x.bam");
+    let local = site.dir.join("x.bam").display().to_string();
+    for command in ["flagstat", "idxstats"] {
+        let cache = scratch("cache");
+        site.replace("rand.bam", "x.bam");
+        view(&["-H", url.as_str()], &cache, &[]);
+        site.replace("ce1000.bam", "x.bam");
+        let (want, _) = run(command, &[local.as_str()], &scratch("none"), &[]);
+        let (got, err) = run(command, &[url.as_str()], &cache, &[]);
+        assert!(got == want, "{command}: output differs: {err}");
+        assert!(err.contains("without the cache"), "{command}: {err}");
+    }
+}

@@ -141,15 +141,7 @@ fn a_cached_index_deleted_on_the_server_is_dropped_and_the_run_starts_again() {
 
 /// `hts idxstats URL` with the cache: (stdout, stderr).
 fn idxstats(url: &str, cache: &std::path::Path, env: &[(&str, &str)]) -> (Vec<u8>, String) {
-    let out = testkit::command(hts())
-        .env("XDG_CACHE_HOME", cache)
-        .envs(env.iter().copied())
-        .args(["idxstats", url])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "hts idxstats {url}: {err}");
-    (out.stdout, err)
+    run("idxstats", &[url], cache, env)
 }
 
 /// The counts of a file replaced on the server since its index was cached are the new file's:
@@ -196,4 +188,29 @@ fn a_cached_prefix_of_a_deleted_index_is_dropped_when_read_past() {
     assert!(got == want, "idxstats differs: {err}");
     assert!(!err.contains("slow method"), "{err}");
     assert!(err.contains("without the cache"), "{err}");
+}
+
+/// Only the header cached (by `view -H`), then the file replaced by a larger one with the same
+/// references and its own index: the new index's chunks lie past the cached size, which is the
+/// old file's. That is a stale entry, read again without the cache, not an index that does not
+/// fit its file.
+#[test]
+fn a_cached_size_of_an_older_file_is_not_taken_for_a_bad_index() {
+    let (site, cache, _) = bai_site();
+    let url = site.url("x.bam");
+    view(&["-H", url.as_str()], &cache, &[]);
+    let bigger = site.dir.join("big.bam");
+    let out = format!("{}##idx##{}.bai", bigger.display(), bigger.display());
+    let old = site.dir.join("x.bam").display().to_string();
+    view(
+        &["-u", "--no-PG", "--write-index", "-o", &out, &old],
+        &scratch("none"),
+        &[],
+    );
+    fs::rename(&bigger, site.dir.join("x.bam")).unwrap();
+    fs::rename(site.dir.join("big.bam.bai"), site.dir.join("x.bam.bai")).unwrap();
+    let region = ["chrM:100-300"];
+    let want = local(&region, &site.dir.join("x.bam"));
+    let (got, err) = view(&[url.as_str(), region[0]], &cache, &[]);
+    assert!(!want.is_empty() && got == want, "output differs: {err}");
 }

@@ -66,15 +66,20 @@ impl Site {
 
 /// Runs `hts view ARGS` with its cache in `cache`: (stdout, stderr).
 pub fn view(args: &[&str], cache: &Path, env: &[(&str, &str)]) -> (Vec<u8>, String) {
+    run("view", args, cache, env)
+}
+
+/// Runs `hts COMMAND ARGS` with its cache in `cache`; it must succeed: (stdout, stderr).
+pub fn run(command: &str, args: &[&str], cache: &Path, env: &[(&str, &str)]) -> (Vec<u8>, String) {
     let out = testkit::command(hts())
         .env("XDG_CACHE_HOME", cache)
         .envs(env.iter().copied())
-        .arg("view")
+        .arg(command)
         .args(args)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "hts view {args:?}: {err}");
+    assert!(out.status.success(), "hts {command} {args:?}: {err}");
     (out.stdout, err)
 }
 

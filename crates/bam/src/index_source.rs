@@ -354,16 +354,12 @@ impl IndexSource {
     }
 }
 
-/// Loads `wanted` from the start of `file`, asking the server for about as much as those
-/// references take (estimated from the reference lengths: an index stores references one after
-/// another, each roughly in proportion to its length), and reading on if that was short.
-/// `piece`: what the first request asked for; `each` sees the index so far after each wanted
-/// reference read from the file is loaded.
 /// `result` of reading an index whose prefix came from the cache, or the stale entry an error
 /// may stand for: read past the prefix, an index deleted or replaced since fails (a 404, bytes
 /// that do not parse); [`Cached::confirm`] then says so ([`Error::Changed`]), the entry is
 /// dropped and the run starts again without it, rather than failing every run until the cache
 /// is cleared.
+///
 /// Only before the entry was shown current: after that (output may have begun) an error is
 /// the file's own.
 fn unless_stale<T>(
@@ -383,6 +379,11 @@ fn unless_stale<T>(
     result
 }
 
+/// Loads `wanted` from the start of `file`, asking the server for about as much as those
+/// references take (estimated from the reference lengths: an index stores references one after
+/// another, each roughly in proportion to its length), and reading on if that was short.
+/// `piece`: what the first request asked for; `each` sees the index so far after each wanted
+/// reference read from the file is loaded.
 fn read(
     cached: &Cached,
     file: &mut hfile::HFile,

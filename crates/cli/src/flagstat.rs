@@ -59,18 +59,15 @@ pub fn run(argv: &[String]) -> ExitCode {
         threads,
         ..Default::default()
     };
-    let mut counted = count(file, &options);
-    if let Err(Some(e)) = &counted {
-        if e.is_changed() {
-            // A cached header that turned out stale, before any count was printed.
-            eprintln!("[W::hts] {e}; reading the file again without the cache");
-            let fresh = bam::OpenOptions {
-                no_cache: true,
-                ..options
-            };
-            counted = count(file, &fresh);
-        }
-    }
+    let fresh = bam::OpenOptions {
+        no_cache: true,
+        ..options.clone()
+    };
+    let counted = opts::again_if_stale(
+        count(file, &options),
+        |e| e.as_ref().and_then(opts::changed),
+        || count(file, &fresh),
+    );
     let stats = match counted {
         Ok(stats) => stats,
         Err(None) => return ExitCode::from(1),

@@ -49,17 +49,13 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(r) => r,
         Err(status) => return status,
     };
-    let mut from_index = index_stats(&mut reader);
-    if let Err(e) = &from_index {
-        if e.is_changed() {
-            eprintln!("[W::hts] {e}; reading the file again without the cache");
-            let fresh = bam::OpenOptions {
-                no_cache: true,
-                ..open
-            };
-            from_index = Reader::open(file, &fresh).and_then(|mut r| index_stats(&mut r));
-        }
-    }
+    let fresh = bam::OpenOptions {
+        no_cache: true,
+        ..open.clone()
+    };
+    let from_index = opts::again_if_stale(index_stats(&mut reader), opts::changed, || {
+        Reader::open(file, &fresh).and_then(|mut r| index_stats(&mut r))
+    });
     let stats = match from_index {
         Ok(stats) => stats,
         Err(e) => {
@@ -82,14 +78,11 @@ pub fn run(argv: &[String]) -> ExitCode {
                     .map_err(SlowError::Read)
                     .and_then(|mut r| IdxStats::by_reading(&mut r))
             };
-            let mut slow = by_reading(false);
-            if let Err(SlowError::Read(e)) = &slow {
-                if e.is_changed() {
-                    eprintln!("[W::hts] {e}; reading the file again without the cache");
-                    slow = by_reading(true);
-                }
-            }
-            match slow {
+            let stale = |e: &SlowError| match e {
+                SlowError::Read(e) => opts::changed(e),
+                SlowError::NotSorted => None,
+            };
+            match opts::again_if_stale(by_reading(false), stale, || by_reading(true)) {
                 Ok(s) => s,
                 Err(SlowError::NotSorted) => {
                     eprintln!("hts idxstats: file is not position sorted");

@@ -65,6 +65,26 @@ pub fn last(options: &[Found<char>], id: char) -> Option<&str> {
         .and_then(|o| o.value.as_deref())
 }
 
+/// `first`, or, when it failed on a cached part of a remote file that turned out stale (`stale`
+/// gives the reason; nothing was output), the warning and `again`: the same work without the
+/// cache. Once only: without the cache nothing can be stale.
+pub fn again_if_stale<T, E>(
+    first: Result<T, E>,
+    stale: impl Fn(&E) -> Option<String>,
+    again: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    if let Some(why) = first.as_ref().err().and_then(stale) {
+        eprintln!("[W::hts] {why}; reading the file again without the cache");
+        return again();
+    }
+    first
+}
+
+/// The reason a bam error is a stale cache entry ([`bam::Error::is_changed`]).
+pub fn changed(e: &bam::Error) -> Option<String> {
+    e.is_changed().then(|| e.to_string())
+}
+
 /// Opens `file`, or prints `message` (the subcommand's words for the error) and gives status 1.
 pub fn open(
     file: &str,

@@ -12,6 +12,7 @@ use bam::{Header, Record};
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
 use crate::input::{self, Item, Records};
+use crate::opts;
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output, Pace};
@@ -91,15 +92,17 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         ..args
     };
     let started = std::time::Instant::now();
-    let mut result = view(&args, &command_line);
-    if let Err(Failure::Stale(why)) = &result {
-        eprintln!("[W::hts] {why}; reading the file again without the cache");
+    let stale = |f: &Failure| match f {
+        Failure::Stale(why) => Some(why.clone()),
+        _ => None,
+    };
+    let result = opts::again_if_stale(view(&args, &command_line), stale, || {
         let fresh = ViewArgs {
             no_cache: true,
             ..args.clone()
         };
-        result = view(&fresh, &command_line);
-    }
+        view(&fresh, &command_line)
+    });
     if args.verbosity >= 1 {
         let stats = bam::hfile::settled_transfer_stats(summary::SETTLE);
         eprintln!("{}", summary::line(&stats, started.elapsed()));

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use hfile::{Backend, HttpBackend, OpenOptions};
@@ -30,7 +31,7 @@ fn answered(server: &Server, n: usize) {
     }
 }
 
-fn read(b: &mut HttpBackend, range: std::ops::Range<u64>) -> Vec<u8> {
+fn read(b: &mut HttpBackend, range: Range<u64>) -> Vec<u8> {
     b.seek(range.start).unwrap();
     b.set_readahead_limit(Some(range.end));
     let mut out = vec![0u8; (range.end - range.start) as usize];
@@ -49,45 +50,45 @@ fn ranges(server: &Server) -> Vec<String> {
     r
 }
 
-#[test]
-fn advice_again_for_a_little_less_keeps_the_requests_on_their_way() {
+/// Advises `first`, waits for its answers, advises `again`, reads every range of `again` (each
+/// must hold the object's bytes) and gives the ranges the server was asked for, sorted.
+fn advised_twice(first: &[Range<u64>], again: &[Range<u64>]) -> Vec<String> {
     let (server, dir) = common::serve(&pattern());
     let data = pattern();
     let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
-    b.advise(&[0..100_000, 200_000..300_000]);
-    answered(&server, 2);
-    // The same second span; the first one 30 KB shorter (less than a block's worth).
-    b.advise(&[0..70_000, 200_000..300_000]);
-    assert!(read(&mut b, 0..70_000) == data[..70_000]);
-    assert!(read(&mut b, 200_000..300_000) == data[200_000..300_000]);
-    assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=200000-299999"]);
+    b.advise(first);
+    answered(&server, first.len());
+    b.advise(again);
+    for r in again {
+        let want = &data[r.start as usize..r.end as usize];
+        assert!(read(&mut b, r.clone()) == want, "bytes of {r:?}");
+    }
+    let asked = ranges(&server);
     let _ = std::fs::remove_dir_all(&dir);
+    asked
+}
+
+#[test]
+fn advice_again_for_a_little_less_keeps_the_requests_on_their_way() {
+    // The same second span; the first one 30 KB shorter (less than a block's worth).
+    let asked = advised_twice(
+        &[0..100_000, 200_000..300_000],
+        &[0..70_000, 200_000..300_000],
+    );
+    assert_eq!(asked, ["bytes=0-99999", "bytes=200000-299999"]);
 }
 
 #[test]
 fn advice_again_for_more_asks_only_for_the_rest() {
-    let (server, dir) = common::serve(&pattern());
-    let data = pattern();
-    let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
-    b.advise(std::slice::from_ref(&(0..100_000)));
-    answered(&server, 1);
-    b.advise(std::slice::from_ref(&(0..150_000)));
-    assert!(read(&mut b, 0..150_000) == data[..150_000]);
-    assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=100000-149999"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let (first, again) = (0..100_000, 0..150_000);
+    let asked = advised_twice(std::slice::from_ref(&first), std::slice::from_ref(&again));
+    assert_eq!(asked, ["bytes=0-99999", "bytes=100000-149999"]);
 }
 
 #[test]
 fn a_range_starting_inside_a_kept_request_asks_only_for_what_follows_it() {
-    let (server, dir) = common::serve(&pattern());
-    let data = pattern();
-    let mut b = HttpBackend::open(&server.url("data.bin"), &OpenOptions::default()).unwrap();
-    b.advise(std::slice::from_ref(&(0..100_000)));
-    answered(&server, 1);
     // The first span ends 40 KB earlier now, and the next one starts inside the request kept.
-    b.advise(&[0..60_000, 80_000..200_000]);
-    assert!(read(&mut b, 0..60_000) == data[..60_000]);
-    assert!(read(&mut b, 80_000..200_000) == data[80_000..200_000]);
-    assert_eq!(ranges(&server), ["bytes=0-99999", "bytes=100000-199999"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let first = 0..100_000;
+    let asked = advised_twice(std::slice::from_ref(&first), &[0..60_000, 80_000..200_000]);
+    assert_eq!(asked, ["bytes=0-99999", "bytes=100000-199999"]);
 }

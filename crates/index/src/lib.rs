@@ -28,6 +28,7 @@ mod query;
 mod refs;
 mod source;
 pub mod span;
+pub mod tbi;
 mod walk;
 mod wanted;
 
@@ -49,6 +50,15 @@ pub enum Kind {
     Bai,
     /// `.csi`: the scheme is given in the file; each bin carries its own loffset.
     Csi,
+    /// `.tbi`: tabix's index, a BAI laid out after a header of column meta ([`tbi::Meta`]).
+    Tbi,
+}
+
+impl Kind {
+    /// BAI and TBI have a linear index and no per-bin loffset; CSI the reverse.
+    pub fn has_linear(self) -> bool {
+        self != Kind::Csi
+    }
 }
 
 /// A raw (start, end) pair of virtual offsets as stored, named as in htslib (`u`, `v`) because
@@ -80,6 +90,7 @@ pub struct Index {
     min_shift: u32,
     depth: u32,
     aux: Vec<u8>,
+    tabix: Option<tbi::Meta>,
     refs: Refs,
     n_no_coor: Option<u64>,
 }
@@ -160,6 +171,29 @@ impl Index {
     /// The CSI auxiliary data (empty for BAI and for BAM-made CSI).
     pub fn aux(&self) -> &[u8] {
         &self.aux
+    }
+
+    /// Tabix's column meta: a TBI's header, or a CSI's aux data when it holds one (a CSI
+    /// made by `tabix -C`); `None` for BAI and for CSI without aux (made for BAM or BCF).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the byte of the CSI's aux (which starts at byte 16 of the
+    /// decompressed index) where meta that is there cannot be read.
+    pub fn tabix(&self) -> Result<Option<tbi::Meta>, Error> {
+        if let Some(m) = &self.tabix {
+            return Ok(Some(m.clone()));
+        }
+        if self.kind != Kind::Csi || self.aux.is_empty() {
+            return Ok(None);
+        }
+        tbi::Meta::from_bytes(&self.aux)
+            .map(Some)
+            .map_err(|(at, message)| Error::Invalid {
+                name: self.name.clone(),
+                offset: 16 + at as u64,
+                message,
+                compressed: true,
+            })
     }
 
     /// The trailing count of reads without coordinates, if the file has it and it was read

@@ -14,6 +14,7 @@ use crate::binning::{self, MAX_DEPTH};
 use crate::bins::{self, Bins};
 use crate::refs::Refs;
 use crate::source::{Failure, Stream};
+use crate::tbi;
 use crate::{Error, Index, Kind, Part, Reference, Wanted};
 
 /// The most values a list is given room for before they arrive.
@@ -25,7 +26,7 @@ const LINEAR: [&str; 1] = ["linear index offset"];
 
 /// Whether bytes cut short could be the start of an index: of a magic, or of a gzip header.
 pub(crate) fn could_start_an_index(bytes: &[u8]) -> bool {
-    [&b"BAI\x01"[..], b"CSI\x01", &[0x1f, 0x8b]]
+    [&b"BAI\x01"[..], b"CSI\x01", b"TBI\x01", &[0x1f, 0x8b]]
         .iter()
         .any(|m| m.starts_with(bytes) || bytes.starts_with(m))
 }
@@ -100,6 +101,7 @@ impl<'a, R: Read> Walker<'a, R> {
         let magic = &magic[..n];
         let (kind, min_shift, depth, aux) = match magic {
             b"BAI\x01" => (Kind::Bai, 14, 5, Vec::new()),
+            b"TBI\x01" => (Kind::Tbi, 14, 5, Vec::new()),
             b"CSI\x01" => {
                 let at = self.s.pos();
                 let min_shift = self.u32("CSI min_shift")?;
@@ -138,7 +140,11 @@ impl<'a, R: Read> Walker<'a, R> {
             return Err(self.invalid(at, format!("n_ref {n_ref} is larger than 2^31-1")));
         }
         let n_ref = n_ref as usize;
-        let min_ref_len = if kind == Kind::Bai { 8 } else { 4 };
+        let min_ref_len = if kind.has_linear() { 8 } else { 4 };
+        let tabix = match kind {
+            Kind::Tbi => Some(self.tabix_meta()?),
+            _ => None,
+        };
         self.check_room(at, n_ref, min_ref_len, "n_ref")?;
 
         let mut index = Index {
@@ -147,6 +153,7 @@ impl<'a, R: Read> Walker<'a, R> {
             min_shift,
             depth,
             aux,
+            tabix,
             refs: Refs::new(n_ref, wanted),
             n_no_coor: None,
         };
@@ -183,7 +190,7 @@ impl<'a, R: Read> Walker<'a, R> {
         self.bins(kind, n_bin, Some(&mut bins))?;
         let mut bins = bins.finish();
 
-        let linear = if kind == Kind::Bai {
+        let linear = if kind.has_linear() {
             let n_intv = self.n_intv()?;
             let mut offsets = Vec::new();
             self.u64s(n_intv, &LINEAR, Some(&mut offsets))?;
@@ -201,7 +208,7 @@ impl<'a, R: Read> Walker<'a, R> {
     fn skip_reference(&mut self, kind: Kind) -> Result<(), Stop> {
         let n_bin = self.n_bin(kind)?;
         self.bins(kind, n_bin, None)?;
-        if kind == Kind::Bai {
+        if kind.has_linear() {
             let n_intv = self.n_intv()?;
             self.u64s(n_intv, &LINEAR, None)?;
         }
@@ -279,9 +286,26 @@ impl<'a, R: Read> Walker<'a, R> {
     fn n_bin(&mut self, kind: Kind) -> Result<usize, Stop> {
         let at = self.s.pos();
         let n_bin = self.count("n_bin")?;
-        let min_bin_len = if kind == Kind::Bai { 8 } else { 16 };
+        let min_bin_len = if kind.has_linear() { 8 } else { 16 };
         self.check_room(at, n_bin, min_bin_len, "n_bin")?;
         Ok(n_bin)
+    }
+
+    /// A TBI's column meta and sequence names, between `n_ref` and the first reference
+    /// (`hts_idx_load_local`: `l_nm` read as int32, a negative one refused).
+    fn tabix_meta(&mut self) -> Result<tbi::Meta, Stop> {
+        let at = self.s.pos();
+        let mut fixed = [0u8; tbi::FIXED_LEN];
+        if self.read_up_to(&mut fixed, "tabix meta")? < fixed.len() {
+            let e = io::ErrorKind::UnexpectedEof.into();
+            return Err(self.ended(at, "tabix meta", e));
+        }
+        let f = tbi::fields(&fixed);
+        let l_nm = tbi::l_nm(f[6]).map_err(|m| self.invalid(at + 24, m))?;
+        let l_nm = u32::try_from(l_nm).map_err(|_| self.invalid(at + 24, "l_nm".into()))?;
+        let names_at = self.s.pos();
+        let names = self.bytes(l_nm, "tabix sequence names")?;
+        tbi::Meta::new(f, &names).map_err(|m| self.invalid(names_at, m))
     }
 
     fn n_chunk(&mut self) -> Result<usize, Stop> {
@@ -552,6 +576,7 @@ mod tests {
         assert!(could_start_an_index(b""));
         assert!(could_start_an_index(b"BA"));
         assert!(could_start_an_index(b"CSI"));
+        assert!(could_start_an_index(b"TBI\x01"));
         assert!(could_start_an_index(&[0x1f]));
         assert!(could_start_an_index(&[0x1f, 0x8b, 8, 4]));
         assert!(!could_start_an_index(b"BAJ"));

@@ -12,6 +12,7 @@ mod quickcheck;
 mod select;
 mod sink;
 mod summary;
+mod tabix;
 mod view;
 
 use std::process::ExitCode;
@@ -26,6 +27,7 @@ Commands:
      flagstat       simple stats
      idxstats       BAM index stats
      quickcheck     quickly check if SAM/BAM/CRAM file appears intact
+     tabix          region queries of tabix-indexed VCF, BED, GFF and other files
      help [cmd]     display this help message or help for [cmd]
      version        detailed version information
 ";
@@ -56,6 +58,7 @@ fn run() -> ExitCode {
         Some("flagstat") => flagstat::run(&argv[1..]),
         Some("idxstats") => idxstats::run(&argv[1..]),
         Some("quickcheck") => quickcheck::run(&argv[1..]),
+        Some("tabix") => tabix::run(&argv[1..]),
         Some("--version") | Some("-V") | Some("version") => {
             print!("{}", version());
             ExitCode::SUCCESS

@@ -1,0 +1,171 @@
+//! The tabix corpus (`fixtures/tabix`, goldens from Debian's tabix 1.16 by `make.sh`): every
+//! case's standard output and exit code from `hts tabix`, locally and over HTTP, byte for
+//! byte; and the requests of a remote five-region query, every one bounded.
+
+use std::path::{Path, PathBuf};
+
+use testkit::Server;
+
+fn hts() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_hts"))
+}
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tabix")
+}
+
+struct Case {
+    id: String,
+    input: String,
+    args: Vec<String>,
+    out: Vec<u8>,
+    rc: i32,
+}
+
+fn cases() -> Vec<Case> {
+    let d = dir();
+    let text = std::fs::read_to_string(d.join("cases.tsv")).expect("cases.tsv");
+    let mut all = Vec::new();
+    for l in text.lines().filter(|l| !l.is_empty()) {
+        let mut f = l.splitn(3, '\t');
+        let (id, input, args) = (f.next(), f.next(), f.next());
+        let (Some(id), Some(input), Some(args)) = (id, input, args) else {
+            panic!("bad case line {l:?}");
+        };
+        let golden = |ext: &str| d.join("golden").join(format!("{id}.{ext}"));
+        let out = std::fs::read(golden("out")).expect("golden out");
+        let rc = std::fs::read_to_string(golden("rc")).expect("golden rc");
+        all.push(Case {
+            id: id.to_string(),
+            input: input.to_string(),
+            args: args.split(' ').map(str::to_string).collect(),
+            out,
+            rc: rc.trim().parse().expect("golden rc is a number"),
+        });
+    }
+    assert!(all.len() >= 50, "only {} cases", all.len());
+    all
+}
+
+/// Runs `hts tabix ARGS LOCATION REGIONS` in an empty directory; (stdout, exit code, stderr),
+/// and fails if anything was written to that directory.
+fn run(location: &str, args: &[String]) -> (Vec<u8>, i32, String) {
+    let cwd = tempdir();
+    let (opts, regions): (Vec<&String>, Vec<&String>) =
+        args.iter().partition(|a| a.starts_with('-'));
+    let out = testkit::command(hts())
+        .current_dir(&cwd)
+        .arg("tabix")
+        .args(opts)
+        .arg(location)
+        .args(regions)
+        .output()
+        .expect("run hts");
+    let left: Vec<_> = std::fs::read_dir(&cwd).expect("cwd").collect();
+    assert!(
+        left.is_empty(),
+        "hts tabix wrote into the working directory: {left:?}"
+    );
+    let _ = std::fs::remove_dir(&cwd);
+    (
+        out.stdout,
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tempdir() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "hts-tabix-cwd-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn run_corpus(label: &str, location: impl Fn(&str) -> String) {
+    let (mut passed, mut failed) = (0, Vec::new());
+    for c in cases() {
+        let (out, rc, err) = run(&location(&c.input), &c.args);
+        if out == c.out && rc == c.rc {
+            passed += 1;
+        } else {
+            failed.push(format!(
+                "{}: rc {rc} (want {}), {} bytes (want {}); stderr: {err}",
+                c.id,
+                c.rc,
+                out.len(),
+                c.out.len()
+            ));
+        }
+    }
+    eprintln!(
+        "tabix corpus {label}: {passed} passed, {} failed",
+        failed.len()
+    );
+    assert!(failed.is_empty(), "{label}:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn corpus_locally() {
+    let d = dir();
+    run_corpus("local", |input| d.join(input).display().to_string());
+}
+
+#[test]
+fn corpus_over_http() {
+    let server = Server::start(&dir()).expect("server");
+    run_corpus("http", |input| server.url(input));
+}
+
+#[test]
+fn a_remote_five_region_query_asks_only_bounded_ranges() {
+    let server = Server::start(&dir()).expect("server");
+    let case = cases()
+        .into_iter()
+        .find(|c| c.id == "many_five")
+        .expect("many_five case");
+    let (out, rc, err) = run(&server.url("many.vcf.gz"), &case.args);
+    assert_eq!((rc, out == case.out), (0, true), "{err}");
+    let size = std::fs::metadata(dir().join("many.vcf.gz"))
+        .expect("size")
+        .len();
+    let log = server.log();
+    let data: Vec<_> = log
+        .iter()
+        .filter(|e| e.path.ends_with("many.vcf.gz"))
+        .collect();
+    assert!(!data.is_empty());
+    for e in &log {
+        eprintln!("{} {} {:?} -> {}", e.method, e.path, e.range, e.status);
+    }
+    let mut asked: u64 = 0;
+    for e in data {
+        let range = e.range.as_deref().unwrap_or("");
+        let (a, b) = range
+            .strip_prefix("bytes=")
+            .and_then(|r| r.split_once('-'))
+            .unwrap_or_else(|| panic!("unbounded request {range:?}"));
+        if a.is_empty() {
+            continue; // a suffix range (the last bytes) is bounded by itself
+        }
+        let (a, b): (u64, u64) = (
+            a.parse().expect("start"),
+            b.parse().expect("unbounded range"),
+        );
+        // The first read asks for one block, which may run past a small file's end.
+        assert!(
+            a <= b && a < size,
+            "range {range} outside the file of {size} bytes"
+        );
+        asked += b.min(size - 1) + 1 - a;
+    }
+    // Regions are read one after another, each chunk with its own bounded request (no plan
+    // shared between regions yet): a region read again is asked for again, but never more
+    // than each region's chunks to the block holding their end.
+    eprintln!("asked for {asked} bytes of {size}");
+    assert!(asked <= 2 * size, "asked for {asked} of {size} bytes");
+}

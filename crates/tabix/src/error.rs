@@ -1,0 +1,69 @@
+use std::fmt;
+
+/// What can go wrong reading a tabix-indexed file; each names the file.
+#[derive(Debug)]
+pub enum Error {
+    /// The data file could not be opened or read.
+    Data(bgzf::Error),
+    /// The byte source could not be opened.
+    Open(hfile::Error),
+    /// No index was found under any name tabix tries.
+    NoIndex {
+        /// The data file.
+        name: String,
+    },
+    /// The index could not be read.
+    Index(index::Error),
+    /// The index holds no tabix meta (a BAI, or a CSI made for BAM or BCF).
+    NotTabix {
+        /// The index file.
+        name: String,
+    },
+    /// A line in a region could not be parsed with the index's columns.
+    Parse {
+        /// The data file.
+        name: String,
+        /// The virtual offset of the line.
+        offset: bgzf::VirtualOffset,
+        /// The line, cut to 200 bytes.
+        line: String,
+    },
+    /// A line longer than the bound (1 GiB) has no newline.
+    LineTooLong {
+        /// The data file.
+        name: String,
+        /// Where the line starts.
+        offset: bgzf::VirtualOffset,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Data(e) => write!(f, "{e}"),
+            Error::Open(e) => write!(f, "{e}"),
+            Error::NoIndex { name } => write!(f, "{name}: no .tbi or .csi index found"),
+            Error::Index(e) => write!(f, "{e}"),
+            Error::NotTabix { name } => write!(f, "{name}: not a tabix index (no column meta)"),
+            Error::Parse { name, offset, line } => write!(
+                f,
+                "{name}: failed to parse the line at virtual offset {offset} with the index's \
+                 columns: {line:?}"
+            ),
+            Error::LineTooLong { name, offset } => {
+                write!(
+                    f,
+                    "{name}: a line at virtual offset {offset} is longer than 1 GiB"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<bgzf::Error> for Error {
+    fn from(e: bgzf::Error) -> Error {
+        Error::Data(e)
+    }
+}

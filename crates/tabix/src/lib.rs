@@ -1,0 +1,188 @@
+//! Tabix-indexed text files (bgzipped VCF, BED, GFF, SAM or any tab-separated columns) read by
+//! region as tabix 1.16 reads them, local or remote (any location `hfile` opens).
+//!
+//! ```no_run
+//! let mut reader = tabix::Reader::open("calls.vcf.gz", None, &Default::default())?;
+//! let mut query = reader.query("chr1:10,000-20,000")?;
+//! while let Some(line) = query.next_line()? {
+//!     println!("{}", String::from_utf8_lossy(line));
+//! }
+//! # Ok::<(), tabix::Error>(())
+//! ```
+
+mod error;
+pub mod interval;
+mod lines;
+pub mod region;
+
+use bgzf::VirtualOffset;
+use hfile::{HFile, OpenOptions};
+use index::tbi::Meta;
+use index::{Chunk, Index};
+
+pub use error::Error;
+
+/// How far the first read of the data (its first block; the header) asks: one BGZF block.
+const FIRST_READ: u64 = 65_536;
+pub use lines::Query;
+pub use region::Region;
+
+/// An open tabix-indexed file: its data, its index and the index's column meta.
+#[derive(Debug)]
+pub struct Reader {
+    data: bgzf::Reader<HFile>,
+    index: Index,
+    meta: Meta,
+    starts: Vec<u64>,
+    size: u64,
+    line: Vec<u8>,
+}
+
+/// The index names tabix tries for `location`, in its order: `##idx##` names one; else
+/// `.csi` then `.tbi` appended (a URL's query string kept after them is not handled here).
+pub fn index_candidates(location: &str) -> Vec<String> {
+    match location.split_once("##idx##") {
+        Some((_, idx)) => vec![idx.to_string()],
+        None => vec![format!("{location}.csi"), format!("{location}.tbi")],
+    }
+}
+
+/// The data location without a `##idx##` suffix.
+pub fn data_location(location: &str) -> &str {
+    location.split_once("##idx##").map_or(location, |(d, _)| d)
+}
+
+/// Whether `e` says the object is not there: a missing file, a 404, or an object store's 403,
+/// which is what S3 answers for a missing key without list permission (as the bam facade
+/// reads it).
+fn absent(name: &str, e: &hfile::Error) -> bool {
+    let object_store = matches!(
+        hfile::scheme_of(name).as_deref(),
+        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
+    );
+    e.is_not_found() || (object_store && matches!(e, hfile::Error::Status { status: 403, .. }))
+}
+
+/// Loads the index `name`; `None` when it does not exist.
+fn load_index(name: &str, opts: &OpenOptions) -> Result<Option<Index>, Error> {
+    let mut file = match hfile::open(name, opts) {
+        Ok(f) => f,
+        Err(e) if absent(name, &e) => return Ok(None),
+        Err(e) => return Err(Error::Open(e)),
+    };
+    let mut loader = index::Loader::new(name);
+    // The size asks a remote source for its first bytes, which tells whether it exists.
+    match file.size() {
+        Ok(len) => loader = loader.file_len(len),
+        Err(e) if absent(name, &e) => return Ok(None),
+        Err(e) if e.is_size_unknown() => {}
+        Err(e) => return Err(Error::Open(e)),
+    }
+    loader
+        .read(&mut file)
+        .map(|l| Some(l.index))
+        .map_err(Error::Index)
+}
+
+impl Reader {
+    /// Opens `location` (a path or URL, optionally `DATA##idx##INDEX`) with the index `index`
+    /// or the first of [`index_candidates`] that exists.
+    ///
+    /// # Errors
+    /// The data or index cannot be opened or read, no index exists, or it has no tabix meta.
+    pub fn open(location: &str, index: Option<&str>, opts: &OpenOptions) -> Result<Reader, Error> {
+        let data_name = data_location(location);
+        let names = match index {
+            Some(i) => vec![i.to_string()],
+            None => index_candidates(location),
+        };
+        let mut found = None;
+        for n in &names {
+            if let Some(i) = load_index(n, opts)? {
+                found = Some(i);
+                break;
+            }
+        }
+        let index = found.ok_or_else(|| Error::NoIndex {
+            name: data_name.to_string(),
+        })?;
+        let meta = index
+            .tabix()
+            .map_err(Error::Index)?
+            .ok_or_else(|| Error::NotTabix {
+                name: index.name().to_string(),
+            })?;
+        let mut file = hfile::open(data_name, opts).map_err(Error::Open)?;
+        // Opening reads the first block's header: ask for one block, not a default window.
+        file.set_readahead_limit(Some(FIRST_READ));
+        let mut data = bgzf::Reader::with_name(file, data_name)?;
+        let size = data.size()?;
+        let starts = index.block_starts();
+        Ok(Reader {
+            data,
+            index,
+            meta,
+            starts,
+            size,
+            line: Vec::new(),
+        })
+    }
+
+    /// The index's column meta (preset, columns, comment character, names).
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// The sequence names in index order (`tabix -l`).
+    pub fn names(&self) -> &[String] {
+        &self.meta.names
+    }
+
+    /// The index.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The header lines (`tabix -H`): the lines at the start of the file that begin with the
+    /// comment character, up to the first that does not (skipped lines that do not begin with
+    /// it end the header too, as in tabix 1.16).
+    ///
+    /// # Errors
+    /// The data cannot be read.
+    pub fn header(&mut self) -> Result<Vec<Vec<u8>>, Error> {
+        // A hint only: a longer header is read on in growing bounded requests.
+        let limit = self.size.min(FIRST_READ);
+        self.data.seek_limit(VirtualOffset::new(0, 0), limit)?;
+        let mut out = Vec::new();
+        while lines::read_line(&mut self.data, &mut self.line)? {
+            let comment = self.line.first().map(|&b| i32::from(b)) == Some(self.meta.meta_char);
+            if !comment {
+                break;
+            }
+            out.push(self.line.clone());
+        }
+        Ok(out)
+    }
+
+    /// The lines overlapping `region` (a region string, see [`region::parse`]); a name the
+    /// index does not hold gives no lines, as in tabix.
+    ///
+    /// # Errors
+    /// None at once; reading errors come from the query's lines.
+    pub fn query(&mut self, region: &str) -> Result<Query<'_>, Error> {
+        let region = region::parse(&self.meta, region);
+        Ok(self.query_region(region))
+    }
+
+    /// The lines overlapping an already resolved region (`None`: no lines).
+    pub fn query_region(&mut self, region: Option<Region>) -> Query<'_> {
+        let chunks: Vec<Chunk> = region
+            .and_then(|r| {
+                let beg = u64::try_from(r.beg).ok()?;
+                let end = u64::try_from(r.end).ok()?;
+                self.index.query_checked(r.tid, beg, end)
+            })
+            .unwrap_or_default();
+        Query::new(self, region, chunks)
+    }
+}

@@ -1,0 +1,141 @@
+//! Lines of a region, read chunk by chunk as htslib's `hts_itr_next` reads them with
+//! `tbx_readrec`: each chunk read with its byte limit, a line returned when it overlaps, the
+//! query over at the first line on another sequence or starting at or past the region's end.
+
+use bgzf::VirtualOffset;
+use hfile::HFile;
+use index::Chunk;
+
+use crate::{interval, Error, Reader, Region};
+
+/// The longest line read (bgzf_getline has no bound; this keeps a file without newlines from
+/// taking all memory).
+const MAX_LINE: usize = 1 << 30;
+
+/// Reads one line into `line` (without its `\n`, and without a `\r` before it, as
+/// `bgzf_getline` gives it); `false` at the end of the data.
+pub(crate) fn read_line(data: &mut bgzf::Reader<HFile>, line: &mut Vec<u8>) -> Result<bool, Error> {
+    line.clear();
+    let start = data.virtual_offset();
+    loop {
+        let buf = data.fill_buf()?;
+        if buf.is_empty() {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(!line.is_empty());
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(p) => (p, true),
+            None => (buf.len(), false),
+        };
+        if line.len() + take > MAX_LINE || line.try_reserve(take).is_err() {
+            return Err(Error::LineTooLong {
+                name: data.name().to_string(),
+                offset: start,
+            });
+        }
+        line.extend_from_slice(&buf[..take]);
+        data.consume(take + usize::from(done));
+        if done {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(true);
+        }
+    }
+}
+
+/// The lines of one region, in file order.
+#[derive(Debug)]
+pub struct Query<'a> {
+    reader: &'a mut Reader,
+    region: Option<Region>,
+    chunks: Vec<Chunk>,
+    /// The chunk being read (`None` before the first).
+    at: Option<usize>,
+    /// Where the last line read ended.
+    curr: VirtualOffset,
+    done: bool,
+}
+
+impl<'a> Query<'a> {
+    pub(crate) fn new(reader: &'a mut Reader, region: Option<Region>, chunks: Vec<Chunk>) -> Self {
+        let done = region.is_none() || chunks.is_empty();
+        Query {
+            reader,
+            region,
+            chunks,
+            at: None,
+            curr: VirtualOffset::new(0, 0),
+            done,
+        }
+    }
+
+    /// The next line overlapping the region, or `None` when there are no more.
+    ///
+    /// # Errors
+    /// The data cannot be read, or a line in the region cannot be parsed.
+    pub fn next_line(&mut self) -> Result<Option<&[u8]>, Error> {
+        let Some(region) = self.region else {
+            return Ok(None);
+        };
+        while !self.done {
+            if self.at.is_none() || self.curr >= self.chunks[self.at.unwrap_or(0)].end {
+                let next = self.at.map_or(0, |i| i + 1);
+                let Some(chunk) = self.chunks.get(next) else {
+                    self.done = true;
+                    break;
+                };
+                // Chunks that follow one another are read on without a seek, as htslib does.
+                let joined = self.at.is_some_and(|i| self.chunks[i].end == chunk.start);
+                let limit = self.limit_from(next);
+                if !joined {
+                    self.reader.data.seek_limit(chunk.start, limit)?;
+                }
+                self.at = Some(next);
+            }
+            let r = &mut *self.reader;
+            let line_at = r.data.virtual_offset();
+            if !read_line(&mut r.data, &mut r.line)? {
+                self.done = true;
+                break;
+            }
+            self.curr = r.data.virtual_offset();
+            let Some(iv) = interval::parse(&r.meta, &r.line) else {
+                return Err(Error::Parse {
+                    name: r.data.name().to_string(),
+                    offset: line_at,
+                    line: String::from_utf8_lossy(&r.line[..r.line.len().min(200)]).into_owned(),
+                });
+            };
+            let same = r.meta.names.get(region.tid).map(String::as_bytes) == Some(iv.name);
+            if !same || iv.beg >= region.end {
+                self.done = true;
+                break;
+            }
+            if iv.end > region.beg && region.end > iv.beg {
+                return Ok(Some(&self.reader.line));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The byte limit for reading from chunk `i` on: the end of the run of chunks that follow
+    /// one another without a gap (they are read without a seek).
+    fn limit_from(&self, i: usize) -> u64 {
+        let mut j = i;
+        while j + 1 < self.chunks.len() && self.chunks[j].end == self.chunks[j + 1].start {
+            j += 1;
+        }
+        bgzf::byte_end(self.chunks[j].end, &self.reader.starts, self.reader.size)
+    }
+}
+
+impl Iterator for Query<'_> {
+    type Item = Result<Vec<u8>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_line().map(|l| l.map(<[u8]>::to_vec)).transpose()
+    }
+}

@@ -1,0 +1,73 @@
+//! The reader from Rust: lines of a region as an iterator, header, names, and bad indexes
+//! (`fixtures/tabix`, made by tabix 1.16).
+
+use std::path::PathBuf;
+
+use hfile::OpenOptions;
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/tabix")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn golden(id: &str) -> Vec<u8> {
+    std::fs::read(fixture(&format!("golden/{id}.out"))).expect("golden")
+}
+
+fn open(name: &str) -> tabix::Reader {
+    tabix::Reader::open(&fixture(name), None, &OpenOptions::default()).expect("open")
+}
+
+#[test]
+fn lines_of_a_region_come_as_an_iterator() {
+    let mut r = open("many.vcf.gz");
+    let mut text = Vec::new();
+    for line in r.query("chr1:10000-10300").expect("query") {
+        text.extend(line.expect("line"));
+        text.push(b'\n');
+    }
+    assert_eq!(text, golden("many_small"));
+    assert!(!text.is_empty());
+    assert_eq!(r.names(), ["chr1", "chr2", "chr10"]);
+}
+
+#[test]
+fn header_lines_are_the_leading_comment_lines() {
+    let mut r = open("small.sam.gz");
+    let text: Vec<u8> = r
+        .header()
+        .expect("header")
+        .into_iter()
+        .flat_map(|mut l| {
+            l.push(b'\n');
+            l
+        })
+        .collect();
+    assert_eq!(text, golden("sam_header"));
+}
+
+#[test]
+fn a_corrupt_index_is_one_error_naming_it() {
+    let dir = std::env::temp_dir().join(format!("hts-tabix-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let data = dir.join("x.vcf.gz");
+    std::fs::copy(fixture("small.vcf.gz"), &data).expect("copy");
+    let tbi = std::fs::read(fixture("small.vcf.gz.tbi")).expect("tbi");
+    // Cut inside the BGZF block: the index's compression layer is damaged.
+    std::fs::write(dir.join("x.vcf.gz.tbi"), &tbi[..tbi.len() / 2]).expect("write");
+    let e = tabix::Reader::open(&data.display().to_string(), None, &OpenOptions::default())
+        .map(|_| ())
+        .expect_err("a cut index must not load");
+    let msg = e.to_string();
+    assert!(msg.contains("x.vcf.gz.tbi"), "{msg}");
+    // No index under either name tabix tries.
+    let missing = tabix::Reader::open(&fixture("nosuch.vcf.gz"), None, &OpenOptions::default());
+    assert!(
+        matches!(missing, Err(tabix::Error::NoIndex { .. })),
+        "{missing:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

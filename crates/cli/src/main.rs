@@ -1,6 +1,7 @@
 //! `hts`: samtools' `view`, on the `bam` facade, for local and remote BAM files.
 
 mod args;
+mod bgzip;
 mod flagstat;
 mod getopt;
 mod idxstats;
@@ -27,6 +28,7 @@ Commands:
      flagstat       simple stats
      idxstats       BAM index stats
      quickcheck     quickly check if SAM/BAM/CRAM file appears intact
+     bgzip          BGZF compression and decompression
      tabix          region queries of tabix-indexed VCF, BED, GFF and other files
      help [cmd]     display this help message or help for [cmd]
      version        detailed version information
@@ -59,6 +61,7 @@ fn run() -> ExitCode {
         Some("idxstats") => idxstats::run(&argv[1..]),
         Some("quickcheck") => quickcheck::run(&argv[1..]),
         Some("tabix") => tabix::run(&argv[1..]),
+        Some("bgzip") => bgzip::run(&argv[1..]),
         Some("--version") | Some("-V") | Some("version") => {
             print!("{}", version());
             ExitCode::SUCCESS

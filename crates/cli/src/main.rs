@@ -14,6 +14,7 @@ mod select;
 mod sink;
 mod summary;
 mod tabix;
+mod tabix_index;
 mod view;
 
 use std::process::ExitCode;

@@ -18,8 +18,19 @@ Querying and other options:
    -D                         do not download the index file (hts never writes one)
        --separate-regions     separate the output by corresponding regions
 
-Indexing options (-p, -s, -b, -e, -S, -c, -0, -C, -m, -f), -r, -R and -T are tabix's but
-not yet implemented in hts.
+Indexing Options:
+   -0, --zero-based           coordinates are zero-based
+   -b, --begin INT            column number for region start [4]
+   -c, --comment CHAR         skip comment lines starting with CHAR [null]
+   -C, --csi                  generate CSI index for VCF (default is TBI)
+   -e, --end INT              column number for region end (if no end, set INT to -b) [5]
+   -f, --force                overwrite existing index without asking
+   -m, --min-shift INT        set minimal interval size for CSI indices to 2^INT [14]
+   -p, --preset STR           gff, bed, sam, vcf
+   -s, --sequence INT         column number for sequence names (suppressed by -p) [1]
+   -S, --skip-lines INT       skip first INT lines [0]
+
+-r, -R and -T are tabix's but not yet implemented in hts.
 ";
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -29,6 +40,10 @@ enum Opt {
     List,
     NoDownload,
     Separate,
+    Zero,
+    Csi,
+    Force,
+    Index(char),
     Unsupported(char),
 }
 
@@ -50,6 +65,15 @@ const fn valued(c: char, long: &'static [&'static str]) -> Spec<Opt> {
     }
 }
 
+const fn indexing(c: char, long: &'static [&'static str]) -> Spec<Opt> {
+    Spec {
+        id: Opt::Index(c),
+        short: Some(c),
+        long,
+        value: Value::Required,
+    }
+}
+
 const SPECS: &[Spec<Opt>] = &[
     flag(Opt::Header, 'h', &["print-header"]),
     flag(Opt::OnlyHeader, 'H', &["only-header"]),
@@ -61,16 +85,16 @@ const SPECS: &[Spec<Opt>] = &[
         long: &["separate-regions"],
         value: Value::None,
     },
-    flag(Opt::Unsupported('0'), '0', &["zero-based"]),
-    flag(Opt::Unsupported('C'), 'C', &["csi"]),
-    flag(Opt::Unsupported('f'), 'f', &["force"]),
-    valued('p', &["preset"]),
-    valued('s', &["sequence"]),
-    valued('b', &["begin"]),
-    valued('e', &["end"]),
-    valued('S', &["skip-lines"]),
-    valued('c', &["comment"]),
-    valued('m', &["min-shift"]),
+    flag(Opt::Zero, '0', &["zero-based"]),
+    flag(Opt::Csi, 'C', &["csi"]),
+    flag(Opt::Force, 'f', &["force"]),
+    indexing('p', &["preset"]),
+    indexing('s', &["sequence"]),
+    indexing('b', &["begin"]),
+    indexing('e', &["end"]),
+    indexing('S', &["skip-lines"]),
+    indexing('c', &["comment"]),
+    indexing('m', &["min-shift"]),
     valued('r', &["reheader"]),
     valued('R', &["regions"]),
     valued('T', &["targets"]),
@@ -99,8 +123,28 @@ pub fn run(argv: &[String]) -> ExitCode {
     };
     let (list, only_header) = (has(Opt::List), has(Opt::OnlyHeader));
     if regions.is_empty() && !list && !only_header {
-        eprintln!("hts tabix: indexing ({file} without a region) is not implemented yet");
-        return ExitCode::from(1);
+        let value = |c: char| {
+            parsed
+                .options
+                .iter()
+                .rev()
+                .find(|f| f.id == Opt::Index(c))
+                .and_then(|f| f.value.clone())
+        };
+        let int = |c: char| value(c).map(|v| crate::numbers::atoi(&v));
+        let conf = crate::tabix_index::Conf {
+            preset: value('p'),
+            seq: int('s'),
+            beg: int('b'),
+            end: int('e'),
+            skip: int('S'),
+            comment: value('c').and_then(|v| v.bytes().next()).map(i32::from),
+            zero: has(Opt::Zero),
+            csi: has(Opt::Csi),
+            min_shift: int('m'),
+            force: has(Opt::Force),
+        };
+        return crate::tabix_index::run(file, &conf);
     }
     let _ = has(Opt::NoDownload);
     let options = bam::hfile::OpenOptions::default();

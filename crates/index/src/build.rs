@@ -465,11 +465,42 @@ impl BuiltIndex {
         }
     }
 
+    /// Writes the index as tabix saves it, with its column meta (`meta`, as
+    /// [`crate::tbi::Meta::to_bytes`] gives it): a BAI scheme as a TBI (BGZF, the meta after
+    /// `n_ref`), a CSI with the meta as its aux data.
+    pub fn write_tabix<W: Write>(&self, out: W, meta: &[u8]) -> io::Result<()> {
+        let l_meta = i32::try_from(meta.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tabix meta over 2 GiB"))?;
+        let mut out = bgzf::Writer::new(out);
+        match self.scheme {
+            Scheme::Bai => {
+                out.write_all(b"TBI\x01")?;
+                out.write_all(&(self.refs.len() as i32).to_le_bytes())?;
+                out.write_all(meta)?;
+            }
+            Scheme::Csi { .. } => {
+                out.write_all(b"CSI\x01")?;
+                out.write_all(&(self.min_shift as i32).to_le_bytes())?;
+                out.write_all(&(self.depth as i32).to_le_bytes())?;
+                out.write_all(&l_meta.to_le_bytes())?;
+                out.write_all(meta)?;
+                out.write_all(&(self.refs.len() as i32).to_le_bytes())?;
+            }
+        }
+        self.write_refs(&mut out)?;
+        out.finish().map(drop)
+    }
+
     /// `idx_save_core`: references, their bins in table order, the linear index (BAI), and the
     /// count of records without coordinates.
     fn write_core<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        let csi = self.scheme != Scheme::Bai;
         out.write_all(&(self.refs.len() as i32).to_le_bytes())?;
+        self.write_refs(out)
+    }
+
+    /// [`BuiltIndex::write_core`] after `n_ref`.
+    fn write_refs<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        let csi = self.scheme != Scheme::Bai;
         for r in &self.refs {
             let n_bin = r.bins.as_ref().map_or(0, BinTable::len);
             out.write_all(&(n_bin as i32).to_le_bytes())?;

@@ -10,6 +10,7 @@
 //! # Ok::<(), tabix::Error>(())
 //! ```
 
+pub mod build;
 mod error;
 pub mod interval;
 mod lines;

@@ -60,6 +60,7 @@ fn indexes_equal_tabixs_once_decompressed() {
             "tbi",
         ),
         ("empty.vcf.gz", &["-p", "vcf"], "tbi"),
+        ("octal.vcf.gz", &["-p", "vcf"], "tbi"),
         (
             "long.txt.gz",
             &["-C", "-m", "14", "-s", "1", "-b", "3", "-e", "4"],

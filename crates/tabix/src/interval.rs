@@ -15,9 +15,10 @@ pub struct Interval<'a> {
     pub end: i64,
 }
 
-/// `strtoll(s, &end, 0)`'s value and whether any digit was read: leading blanks, a sign, then
-/// decimal digits (a `0x` prefix and octal, which base 0 also takes, do not occur in these
-/// columns and read as their leading zero).
+/// `strtoll(s, &end, 0)`'s value, `None` when no digit was read: leading blanks, a sign,
+/// then a `0x` hex, `0` octal or decimal number, as tabix reads its columns (`010` is 8).
+/// (The cli's `numbers::strtol` is the same function for the command line; this crate sits
+/// below it, so each keeps its own.)
 fn strtoll(s: &[u8]) -> Option<i64> {
     let mut i = s.iter().take_while(|b| b.is_ascii_whitespace()).count();
     let neg = match s.get(i) {
@@ -31,17 +32,27 @@ fn strtoll(s: &[u8]) -> Option<i64> {
         }
         _ => false,
     };
-    let digits = s[i.min(s.len())..]
+    let mut radix = 10;
+    if s.get(i) == Some(&b'0') {
+        if matches!(s.get(i + 1), Some(b'x' | b'X'))
+            && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+        {
+            radix = 16;
+            i += 2;
+        } else {
+            radix = 8;
+        }
+    }
+    let digits: Vec<i64> = s[i.min(s.len())..]
         .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if digits == 0 {
+        .map_while(|&b| char::from(b).to_digit(radix).map(i64::from))
+        .collect();
+    if digits.is_empty() {
         return None;
     }
-    let mut v: i64 = 0;
-    for &d in &s[i..i + digits] {
-        v = v.saturating_mul(10).saturating_add(i64::from(d - b'0'));
-    }
+    let v = digits.iter().fold(0i64, |v, &d| {
+        v.saturating_mul(i64::from(radix)).saturating_add(d)
+    });
     Some(if neg { -v } else { v })
 }
 
@@ -155,5 +166,8 @@ mod tests {
         assert_eq!(iv.end, 10);
         assert_eq!(strtoll(b" -12x"), Some(-12));
         assert_eq!(strtoll(b"x"), None);
+        assert_eq!(strtoll(b"010"), Some(8));
+        assert_eq!(strtoll(b"0x1f\t"), Some(31));
+        assert_eq!(strtoll(b"0"), Some(0));
     }
 }

@@ -1,0 +1,86 @@
+//! Container headers (spec section 7): lengths and counts checked against the input, and the
+//! CRC32 of 3.x headers verified.
+
+use crate::num::Cursor;
+use crate::{Error, Version};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerHeader {
+    /// Bytes of blocks after the header.
+    pub length: usize,
+    pub reference_id: i32,
+    pub start: i32,
+    pub span: i32,
+    pub records: i32,
+    pub record_counter: i64,
+    pub bases: i64,
+    pub blocks: i32,
+    pub landmarks: Vec<i32>,
+    /// Size of the header itself in bytes.
+    pub header_len: usize,
+}
+
+impl ContainerHeader {
+    /// Parses the header at the start of `data` (at absolute offset `base`); `data` must hold
+    /// the whole container, which the length is checked against.
+    pub fn parse(data: &[u8], base: u64, version: Version) -> Result<Self, Error> {
+        let mut c = Cursor::new(data, base);
+        let length = c.i32_le("container length")?;
+        let length = usize::try_from(length)
+            .map_err(|_| Error::at(base, format!("negative container length {length}")))?;
+        let reference_id = c.itf8("container reference id")?;
+        let start = c.itf8("container start")?;
+        let span = c.itf8("container span")?;
+        let records = c.itf8("container record count")?;
+        let record_counter = c.ltf8("container record counter")?;
+        let bases = c.ltf8("container bases")?;
+        let blocks = c.itf8("container block count")?;
+        let at = c.offset();
+        let n = c.itf8("landmark count")?;
+        // Each landmark takes at least one byte, so the count is bounded by what is left.
+        let n = usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= c.remaining())
+            .ok_or_else(|| Error::at(at, format!("landmark count {n} exceeds the input")))?;
+        let mut landmarks = Vec::with_capacity(n);
+        for _ in 0..n {
+            landmarks.push(c.itf8("landmark")?);
+        }
+        if version.has_crc() {
+            let covered = c.position();
+            let at = c.offset();
+            let crc = c.u32_le("container header CRC32")?;
+            let got = crc32fast::hash(&data[..covered]);
+            if got != crc {
+                return Err(Error::at(
+                    at,
+                    format!(
+                        "container header CRC32 mismatch: stored {crc:08x}, computed {got:08x}"
+                    ),
+                ));
+            }
+        }
+        let header_len = c.position();
+        if length > c.remaining() {
+            return Err(Error::at(
+                c.offset(),
+                format!(
+                    "container length {length} exceeds the {} bytes left",
+                    c.remaining()
+                ),
+            ));
+        }
+        Ok(ContainerHeader {
+            length,
+            reference_id,
+            start,
+            span,
+            records,
+            record_counter,
+            bases,
+            blocks,
+            landmarks,
+            header_len,
+        })
+    }
+}

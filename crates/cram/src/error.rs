@@ -1,0 +1,27 @@
+use std::fmt;
+
+/// One error type for the crate: what is wrong and the byte offset it was found at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// Byte offset in the input where the fault was found.
+    pub offset: u64,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl Error {
+    pub(crate) fn at(offset: u64, what: impl Into<String>) -> Self {
+        Error {
+            offset,
+            what: what.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.what, self.offset)
+    }
+}
+
+impl std::error::Error for Error {}

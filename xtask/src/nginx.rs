@@ -49,6 +49,9 @@ impl Nginx {
             "{user}
 worker_processes 1;
 daemon off;
+# One process: killing the child then ends nginx, where a killed master leaves its
+# worker serving (and holding inherited descriptors) after the run.
+master_process off;
 pid {d}/nginx.pid;
 error_log {d}/error.log warn;
 events {{ worker_connections 256; }}

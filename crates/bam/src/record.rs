@@ -8,11 +8,10 @@
 
 use crate::aux;
 
-mod edit;
+mod set;
 
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;
-pub use edit::TagEditError;
 
 /// Bytes of the fixed fields, from `refID` to `tlen`.
 const FIXED: usize = 32;

@@ -1,7 +1,7 @@
 //! Records and headers built in memory for the filter tests.
 
-use crate::header::{Header, Reference};
-use crate::Record;
+use bam::header::{Header, Reference};
+use bam::Record;
 
 /// The fields of one record, to be encoded and decoded.
 #[derive(Clone)]

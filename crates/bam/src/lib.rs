@@ -56,7 +56,7 @@ pub use index;
 pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
-pub use index_source::{sibling, IndexHint};
+pub use index_source::IndexHint;
 pub use iter::{QueryRecords, Records};
 pub use location::{split_index, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query};

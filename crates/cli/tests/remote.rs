@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use testkit::{Fault, Link, Rule, Server};
+use testkit::{hts, Fault, Link, Rule, Server};
 
 const FIVE: [&str; 5] = [
     "chr1:10000-10500",
@@ -29,10 +29,6 @@ const NEEDED: [(u64, u64); 5] = [
     (352_826, 378_548),
 ];
 const SIZE: u64 = 389_340;
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 fn view(args: &[String]) -> (Vec<u8>, String) {
     let out = testkit::command(hts())

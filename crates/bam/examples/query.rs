@@ -1,6 +1,6 @@
 //! Query regions of a local or remote BAM file and print the records as SAM.
 //!
-//! `cargo run -p bam --example query -- FILE_OR_URL REGION [REGION ...]`
+//! `cargo run -p hts-bam --example query -- FILE_OR_URL REGION [REGION ...]`
 //! (the index is FILE.csi or FILE.bai; set `BAM_INDEX` to name it explicitly)
 
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! Copy one region of a local or remote BAM file into a new indexed BAM file, as
 //! `samtools view -b --write-index -o OUT.bam##idx##OUT.bam.bai IN REGION` does.
 //!
-//! `cargo run -p bam --example region_to_bam -- FILE_OR_URL REGION OUT.bam`
+//! `cargo run -p hts-bam --example region_to_bam -- FILE_OR_URL REGION OUT.bam`
 //! (writes OUT.bam and OUT.bam.bai; the input's index is found next to it)
 
 use bam::index::build::Scheme;

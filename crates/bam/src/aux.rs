@@ -61,13 +61,13 @@ fn skip_value(aux: &[u8], s: usize) -> Option<usize> {
 
 /// The end of the field (tag, type, value) that starts at `s`, as samtools' `skip_aux(s + 2)`
 /// finds it; `None` when the field is corrupt.
-pub(crate) fn field_end(aux: &[u8], s: usize) -> Option<usize> {
+pub fn field_end(aux: &[u8], s: usize) -> Option<usize> {
     skip_value(aux, (s + 2).min(aux.len()))
 }
 
 /// Finds a tag as htslib's `bam_aux_get` does: `Ok(Some(i))` with `i` the index of its type
 /// byte, `Ok(None)` when absent, `Err(offset)` when the aux data is corrupt before or at it.
-pub(crate) fn find(aux: &[u8], tag: [u8; 2]) -> Result<Option<usize>, usize> {
+pub fn find(aux: &[u8], tag: [u8; 2]) -> Result<Option<usize>, usize> {
     let mut s = 0;
     while aux.len() - s >= 3 {
         let key = [aux[s], aux[s + 1]];

@@ -116,24 +116,6 @@ impl<'a> Cigar<'a> {
     }
 }
 
-/// The BAI/CSI bin of the 0-based half-open interval `[beg, end)` with htslib's default
-/// `min_shift` 14 and depth 5 (`hts_reg2bin(beg, end, 14, 5)`).
-pub fn reg2bin(beg: i64, end: i64) -> u32 {
-    let end = end - 1;
-    let mut s = 14;
-    let mut t = ((1i64 << 15) - 1) / 7;
-    let mut l = 5;
-    while l > 0 {
-        if beg >> s == end >> s {
-            return (t + (beg >> s)) as u32;
-        }
-        l -= 1;
-        s += 3;
-        t -= 1 << (l * 3);
-    }
-    0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,14 +162,5 @@ mod tests {
         assert_eq!(c.get(4), Some(Op(100 << 4 | 3)));
         assert_eq!(c.get(8), None);
         assert_eq!(Cigar::new(&b[..9]).len(), 2);
-    }
-
-    #[test]
-    fn bins() {
-        assert_eq!(reg2bin(0, 1), 4681);
-        assert_eq!(reg2bin(16383, 16384), 4681);
-        assert_eq!(reg2bin(16383, 16385), 585);
-        assert_eq!(reg2bin(0, 1 << 29), 0);
-        assert_eq!(reg2bin(1 << 26, (1 << 26) + 1), 4681 + 4096);
     }
 }

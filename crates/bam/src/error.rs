@@ -365,6 +365,14 @@ pub enum RecordError {
     CorruptAux { read_name: String, offset: usize },
     /// The memory for a record of `block_size` bytes could not be had.
     OutOfMemory { block_size: usize },
+    /// [`crate::Record::set_body`] was given parts that do not make a record: more CIGAR
+    /// operations than BAM's 16-bit count holds, or packed bases that are not
+    /// `ceil(qual / 2)` bytes.
+    BodyLengths {
+        ops: usize,
+        packed: usize,
+        qual: usize,
+    },
 }
 
 impl fmt::Display for RecordError {
@@ -398,6 +406,11 @@ impl fmt::Display for RecordError {
             RecordError::OutOfMemory { block_size } => {
                 write!(f, "out of memory for a record of {block_size} bytes")
             }
+            RecordError::BodyLengths { ops, packed, qual } => write!(
+                f,
+                "a record body of {ops} CIGAR operations, {packed} packed SEQ bytes and {qual} \
+                 QUAL bytes is not valid BAM"
+            ),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The BAM header: magic, SAM header text and the binary reference list, read and tidied the way
 //! htslib 1.16 does (`bam_hdr_read` followed by `sam_hdr_sanitise`).
 
+use std::collections::HashSet;
 use std::io::{self, Read};
 use std::sync::OnceLock;
 
@@ -156,6 +157,30 @@ impl Header {
     /// resolves no reference name and cannot add an `@PG` line).
     pub fn text_error(&self) -> Option<&str> {
         self.parsed().as_ref().err().map(String::as_str)
+    }
+
+    /// The header without the lines of type `kind` whose `key` field is not in `keep`, as
+    /// htslib's `sam_hdr_remove_lines(h, kind, key, hash)` leaves it (for `@RG` and `@CO`
+    /// lines, which no other table refers to): when a line goes, the text is rebuilt from
+    /// htslib's model of it, as htslib writes an edited header; a text htslib cannot parse is
+    /// left as it is, and so is a header from which nothing is removed.
+    pub fn remove_lines(&self, kind: [u8; 2], key: [u8; 2], keep: &HashSet<Vec<u8>>) -> Header {
+        let Ok(lines) = self.lines() else {
+            return self.clone();
+        };
+        let mut lines = lines.clone();
+        let mut removed = false;
+        for at in lines.lines_of(kind) {
+            if !lines.lines[at].tag(&key).is_some_and(|v| keep.contains(v)) {
+                lines.remove_line(at);
+                removed = true;
+            }
+        }
+        if !removed {
+            return self.clone();
+        }
+        let refs = lines.binary_refs(self.refs());
+        Header::from_parts(lines.text(), refs).unwrap_or_else(|_| self.clone())
     }
 
     pub(crate) fn lines(&self) -> Result<&HeaderLines, String> {

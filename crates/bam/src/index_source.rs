@@ -63,16 +63,6 @@ impl std::fmt::Debug for IndexHint {
     }
 }
 
-/// `x.bam` + `.bai` -> `x.bam.bai`; for a URL the suffix goes before `?query` and `#fragment`.
-pub fn sibling(location: &str, ext: &str) -> String {
-    if hfile::scheme_of(location).is_some() {
-        let cut = location.find(['?', '#']).unwrap_or(location.len());
-        format!("{}{}{}", &location[..cut], ext, &location[cut..])
-    } else {
-        format!("{location}{ext}")
-    }
-}
-
 /// The names an index of `location` may have, in the order samtools tries them
 /// ([`crate::index_name::candidates`]). None for a pre-signed URL: its signature covers the
 /// path, so no other name can be made from it, and a signed URL is never altered.

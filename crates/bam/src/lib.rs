@@ -20,6 +20,9 @@
 //!
 //! Copying a region into an indexed BAM file: `examples/region_to_bam.rs`.
 //!
+//! samtools' command semantics (view's selection and record edits, `-P`, flagstat, idxstats,
+//! quickcheck) are in the `samtools` crate above this one.
+//!
 //! Layers below: [`index`] (chunks and spans), [`bgzf`] (blocks and bounded seeks), [`hfile`]
 //! (byte sources). They are re-exported so an application needs only this crate.
 
@@ -28,12 +31,9 @@ mod cached;
 pub mod cigar;
 mod encode;
 pub mod error;
-pub mod filter;
-pub mod flagstat;
 pub mod format;
 pub mod header;
 mod header_lines;
-pub mod idxstats;
 pub mod index_name;
 mod index_source;
 mod iter;
@@ -41,10 +41,8 @@ pub mod itr_multi;
 mod lengths;
 mod location;
 pub mod multi;
-pub mod pairs;
 pub mod pg;
 mod query;
-pub mod quickcheck;
 mod reader;
 pub mod record;
 pub mod region;
@@ -58,7 +56,7 @@ pub use index;
 pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
-pub use index_source::{sibling, IndexHint};
+pub use index_source::IndexHint;
 pub use iter::{QueryRecords, Records};
 pub use location::{split_index, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query};

@@ -11,9 +11,9 @@ use bgzf::VirtualOffset;
 use index::plan::{self, Plan, Region};
 use index::{Chunk, Wanted};
 
-use crate::filter::bed::RegionList;
 use crate::reader::Reader;
 use crate::record::Record;
+use crate::region::RegionList;
 use crate::{Error, Header, Result};
 
 /// Regions by reference id, each list sorted and merged, plus htslib's two special regions.

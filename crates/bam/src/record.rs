@@ -8,11 +8,10 @@
 
 use crate::aux;
 
-mod edit;
+mod set;
 
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;
-pub use edit::TagEditError;
 
 /// Bytes of the fixed fields, from `refID` to `tlen`.
 const FIXED: usize = 32;
@@ -198,7 +197,8 @@ impl<D: AsRef<[u8]>> Record<D> {
                 rlen as i64
             };
             // htslib recomputes the bin of every record with a CIGAR.
-            self.bin = cigar::reg2bin(i64::from(self.pos), i64::from(self.pos) + span) as u16;
+            let (beg, end) = (i64::from(self.pos), i64::from(self.pos) + span);
+            self.bin = index::binning::reg2bin_signed(beg, end, 14, 5) as u16;
             if self.seq_len > 0 && self.flag & FLAG_UNMAPPED == 0 && qlen != self.seq_len as u64 {
                 return Err(RecordError::CigarSeqMismatch {
                     read_name: self.name_lossy(),

@@ -6,6 +6,10 @@ use crate::header::Header;
 /// htslib's `HTS_POS_MAX`: the end of a region given without one.
 pub const POS_MAX: u64 = (i32::MAX as u64) << 32 | i32::MAX as u64;
 
+/// Reference names with their 0-based half-open intervals, sorted and merged: regions by name,
+/// before they are resolved against a header ([`crate::multi::RegionSet::resolve`]).
+pub type RegionList = Vec<(Vec<u8>, Vec<(i64, i64)>)>;
+
 /// What a query reads, resolved against the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {

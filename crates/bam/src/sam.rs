@@ -265,7 +265,7 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, n: u64) {
 
 /// Appends the decimal form of `n`, with a `-` when negative.
 #[inline]
-pub(crate) fn push_i64(out: &mut Vec<u8>, n: i64) {
+pub fn push_i64(out: &mut Vec<u8>, n: i64) {
     if n < 0 {
         out.push(b'-');
     }

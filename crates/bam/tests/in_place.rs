@@ -111,33 +111,18 @@ fn corpus_in_place_matches_owned() {
     assert!(seen >= 10, "only {seen} corpus BAMs were read");
 }
 
-/// A record: name, CIGAR ops, packed sequence of `l_seq` bases, aux bytes.
+/// A record of `l_seq` bases all matching (`{l_seq}M`), with `aux` bytes, `block_size` first.
 fn record(name: &str, pos: i32, l_seq: usize, aux: &[u8]) -> Vec<u8> {
-    let mut v = Vec::new();
-    let cigar = [(l_seq as u32) << 4];
-    for w in [
-        0u32,
-        pos as u32,
-        4680 << 16 | 60 << 8 | (name.len() as u32 + 1),
-        (cigar.len() as u32),
-        l_seq as u32,
-        u32::MAX,
-        u32::MAX,
-        0,
-    ] {
-        v.extend_from_slice(&w.to_le_bytes());
-    }
-    v.extend_from_slice(name.as_bytes());
-    v.push(0);
-    for c in cigar {
-        v.extend_from_slice(&c.to_le_bytes());
-    }
-    v.extend((0..l_seq.div_ceil(2)).map(|i| 0x12u8.wrapping_add((i as u8).wrapping_mul(0x11))));
-    v.extend((0..l_seq).map(|i| (i % 40) as u8));
-    v.extend_from_slice(aux);
-    let mut out = (v.len() as u32).to_le_bytes().to_vec();
-    out.extend_from_slice(&v);
-    out
+    let seq: String = (0..l_seq).map(|i| char::from(b"ACGTN"[i % 5])).collect();
+    testkit::builders::record_bytes(&testkit::builders::Rec {
+        name,
+        pos,
+        cigar: &format!("{l_seq}M"),
+        seq: &seq,
+        qual: Some((0..l_seq).map(|i| (i % 40) as u8).collect()),
+        aux: aux.to_vec(),
+        ..Default::default()
+    })
 }
 
 /// A BAM of `records`, with a block boundary wherever `cut` says (a byte count since the last

@@ -1,6 +1,6 @@
 //! Decompresses a BGZF (or gzip, or uncompressed) file to stdout.
 //!
-//! `cargo run -p bgzf --example decompress -- FILE [THREADS]`
+//! `cargo run -p hts-bgzf --example decompress -- FILE [THREADS]`
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -41,6 +41,7 @@ mod gzip_tail;
 mod input;
 mod limit;
 mod reader;
+pub mod sniff;
 mod source;
 mod stream;
 mod virtual_offset;

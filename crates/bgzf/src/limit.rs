@@ -11,9 +11,6 @@ use crate::VirtualOffset;
 /// ```
 /// let starts: bgzf::BlockStarts = [300, 100, 200, 100].into_iter().collect();
 /// assert_eq!(starts.as_slice(), &[100, 200, 300]);
-/// assert_eq!(starts.next_after(100), Some(200));
-/// assert_eq!(starts.next_after(150), Some(200));
-/// assert_eq!(starts.next_after(300), None);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockStarts(Vec<u64>);
@@ -24,12 +21,6 @@ impl BlockStarts {
         starts.sort_unstable();
         starts.dedup();
         BlockStarts(starts)
-    }
-
-    /// The first known block start strictly greater than `coffset`.
-    pub fn next_after(&self, coffset: u64) -> Option<u64> {
-        let i = self.0.partition_point(|&s| s <= coffset);
-        self.0.get(i).copied()
     }
 
     /// The starts, ascending.
@@ -93,12 +84,7 @@ mod tests {
         let s = BlockStarts::new(vec![9, 3, 3, 7, 0]);
         assert_eq!(s.as_slice(), &[0, 3, 7, 9]);
         assert_eq!(s.len(), 4);
-        assert_eq!(s.next_after(0), Some(3));
-        assert_eq!(s.next_after(2), Some(3));
-        assert_eq!(s.next_after(3), Some(7));
-        assert_eq!(s.next_after(9), None);
         assert!(BlockStarts::default().is_empty());
-        assert_eq!(BlockStarts::default().next_after(0), None);
     }
 
     #[test]

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use flate2::read::MultiGzDecoder;
 use hfile::HFile;
 
-use crate::block::{self, EOF_MARKER, FIXED_HEADER_LEN, HEADER_LEN};
+use crate::block::{EOF_MARKER, HEADER_LEN};
 use crate::blocked::BgzfState;
-use crate::fetch::{read_full, source_error};
+use crate::fetch::source_error;
+use crate::sniff::sniff;
 use crate::{Error, Result, Source, VirtualOffset};
 
 /// The container a [`Reader`] found at the start of the file.
@@ -146,25 +147,12 @@ impl<S: Source> Reader<S> {
         let start = src
             .stream_position()
             .map_err(|e| source_error(e, &name, 0))?;
-        let mut prefix = vec![0u8; HEADER_LEN];
-        let n = read_full(&mut src, &mut prefix).map_err(|e| source_error(e, &name, start))?;
-        prefix.truncate(n);
+        let sniffed = sniff(&mut src).map_err(|e| source_error(e, &name, start))?;
         // htslib calls data compressed only when a whole 18-byte header is there.
-        let format = if n == HEADER_LEN && block::has_gzip_magic(&prefix) {
-            let xlen = usize::from(u16::from_le_bytes([prefix[10], prefix[11]]));
-            if prefix[3] & 0x04 != 0 && FIXED_HEADER_LEN + xlen > HEADER_LEN {
-                prefix.resize(FIXED_HEADER_LEN + xlen, 0);
-                let more = read_full(&mut src, &mut prefix[HEADER_LEN..])
-                    .map_err(|e| source_error(e, &name, start))?;
-                prefix.truncate(HEADER_LEN + more);
-            }
-            if block::is_bgzf_header(&prefix) {
-                Format::Bgzf
-            } else {
-                Format::Gzip
-            }
-        } else {
+        let format = if sniffed.peeked.len() < HEADER_LEN {
             Format::Raw
+        } else {
+            sniffed.format
         };
         src.seek(SeekFrom::Start(start))
             .map_err(|e| source_error(e, &name, start))?;

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use bam::flagstat::{FlagStat, Format};
+use samtools::flagstat::{FlagStat, Format};
 
 use crate::getopt::{Spec, Value};
 use crate::opts;

@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use bam::idxstats::{IdxStats, SlowError};
 use bam::Reader;
+use samtools::idxstats::{IdxStats, SlowError};
 
 use crate::getopt::Spec;
 use crate::opts;

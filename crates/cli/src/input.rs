@@ -3,12 +3,12 @@
 //! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
 //! on a remote file), as samtools chooses in `main_samview`.
 
-use bam::filter::bed::{RegionList, Targets};
-use bam::filter::Selection;
 use bam::itr_multi::ItrMulti;
 use bam::multi::{MultiQuery, RegionSet};
-use bam::pairs::PairQuery;
 use bam::{parse_region, Error, Header, Reader, Record, RecordRef};
+use samtools::filter::bed::Targets;
+use samtools::filter::Selection;
+use samtools::pairs::PairQuery;
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::view::Failure;
@@ -246,7 +246,7 @@ fn multi_region<'r>(
         }
         bed => Targets::merge_regions(bed, regions),
     };
-    let list: RegionList = targets.region_list(filtered);
+    let list = targets.region_list(filtered);
     if list.is_empty() {
         return Err(Failure::Message(
             "Region list is empty or could not be created. Aborting.".to_string(),
@@ -254,7 +254,7 @@ fn multi_region<'r>(
     }
     let set = RegionSet::resolve(&list, header, |warning| eprintln!("{warning}"));
     if args.select.fetch_pairs {
-        let pairs = reader.query_pairs(header, &targets, set, selection)?;
+        let pairs = samtools::pairs::query_pairs(reader, header, &targets, set, selection)?;
         return Ok(Records::Pairs(Box::new(pairs)));
     }
     Ok(Records::Itr(Box::new(reader.itr_multi(&set)?)))

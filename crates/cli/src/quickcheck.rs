@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use bam::quickcheck;
+use samtools::quickcheck;
 
 use crate::getopt::{Spec, Value};
 use crate::opts;

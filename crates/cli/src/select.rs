@@ -4,12 +4,13 @@
 
 use std::collections::HashSet;
 
-use bam::filter::bed::Targets;
-use bam::filter::expr::Expression;
-use bam::filter::lists;
-use bam::filter::subsample::Subsample;
-use bam::filter::{FlagTests, Selection, TagTest};
 use bam::Record;
+use samtools::edit::Edit;
+use samtools::filter::bed::Targets;
+use samtools::filter::expr::Expression;
+use samtools::filter::lists;
+use samtools::filter::subsample::Subsample;
+use samtools::filter::{FlagTests, Selection, TagTest};
 
 use crate::args::Opt;
 use crate::numbers::{atoi, str2flag, strtol};

@@ -35,7 +35,7 @@ pub fn edits_header(args: &ViewArgs) -> bool {
 /// (not with `-c` or `--no-PG`), as samtools edits its header before it opens the outputs.
 pub fn header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Header, Failure> {
     let edited = match &args.select.read_groups {
-        Some(groups) => input.keep_read_groups(groups),
+        Some(groups) => samtools::filter::readgroup::keep_read_groups(input, groups),
         None => input.clone(),
     };
     if args.no_pg || args.count {

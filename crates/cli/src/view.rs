@@ -7,8 +7,8 @@
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-use bam::filter::Selection;
 use bam::{Header, Record};
+use samtools::filter::Selection;
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
 use crate::input::{self, Item, Records};

@@ -2,14 +2,10 @@
 //! the rules of the corpus's `run.sh`: locally, and with every data path rewritten to a URL on
 //! the test server (127.0.0.1), with several fetcher and thread settings.
 
-use std::path::Path;
 use std::time::Duration;
 
 use testkit::corpus::{self, Run};
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
+use testkit::hts;
 
 fn run_corpus(base_url: Option<&str>, extra_args: &[String], label: &str) {
     let dir = testkit::corpus_dir();

@@ -8,10 +8,10 @@
 //! Longer than most files: it is one table, a row per fault, each with its expectation; split,
 //! the matrix would no longer read as one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use testkit::{Fault, RawFault, RawServer, Rule, Server};
+use testkit::{hts, Fault, RawFault, RawServer, Rule, Server};
 
 const REGIONS: [&str; 5] = testkit::FIVE_REGIONS;
 /// Starts of the spans the five regions read in rand.bam (tests/remote.rs, NEEDED).
@@ -19,10 +19,6 @@ const SECOND_SPAN: u64 = 101_138;
 const SIZE: u64 = 389_340;
 /// No case may run longer than this (a hang is a failure, not a wait).
 const CASE_LIMIT: Duration = Duration::from_secs(60);
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 struct Run {
     code: Option<i32>,

@@ -2,14 +2,11 @@
 //! backs, lengths the record cannot hold, and messages that name the file and offset on one
 //! line. Each test failed before its fix.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use testkit::builders::{bgzf, bgzf_block, BamBuilder, Rec, EOF_MARKER};
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
+use testkit::hts;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hts-hostile-files-{}", std::process::id()));

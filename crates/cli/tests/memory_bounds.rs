@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use testkit::builders::{bgzf, BamBuilder, Rec};
+use testkit::hts;
 use testkit::peak::{run_measured, Measured};
 use testkit::Server;
 
@@ -24,10 +25,6 @@ const CASE_LIMIT: Duration = Duration::from_secs(30);
 const ADDRESS_LIMIT_KIB: u64 = 1024 * 1024;
 /// Sparse files on the server: an index that claims 100 GB.
 const HUGE: u64 = 100 << 30;
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hts-memory-bounds-{}", std::process::id()));

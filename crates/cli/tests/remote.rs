@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use testkit::{Fault, Link, Rule, Server};
+use testkit::{hts, Fault, Link, Rule, Server};
 
 const FIVE: [&str; 5] = [
     "chr1:10000-10500",
@@ -29,10 +29,6 @@ const NEEDED: [(u64, u64); 5] = [
     (352_826, 378_548),
 ];
 const SIZE: u64 = 389_340;
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 fn view(args: &[String]) -> (Vec<u8>, String) {
     let out = testkit::command(hts())
@@ -313,8 +309,8 @@ fn big_bam(dir: &Path, n: usize) -> PathBuf {
 /// rather than read with a request of their own.
 #[test]
 fn multi_region_reads_stay_inside_the_plan() {
-    use bam::filter::bed::Targets;
     use bam::multi::RegionSet;
+    use samtools::filter::bed::Targets;
 
     let dir = std::env::temp_dir().join(format!("hts-remote-multi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

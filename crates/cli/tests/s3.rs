@@ -7,14 +7,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use testkit::corpus::{self, apply_env, EnvChange, Run};
+use testkit::hts;
 use testkit::s3::{self, S3Stack};
 use testkit::FIVE_REGIONS;
 
 const BUCKET: &str = "corpus";
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 fn stack() -> S3Stack {
     let objects = s3::corpus_objects(&testkit::corpus_dir()).expect("the corpus");

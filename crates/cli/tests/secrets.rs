@@ -2,9 +2,7 @@
 //! headers reach the server but never stderr (`-v 3`: libcurl's own trace included), an error
 //! message, the `@PG` line, or a `Debug` dump.
 
-use std::path::Path;
-
-use testkit::{Fault, Rule, Server};
+use testkit::{hts, Fault, Rule, Server};
 
 const SIGNATURE: &str = "SIGdeadbeef0123";
 const CREDENTIAL: &str = "AKIAHIDDEN";
@@ -14,10 +12,6 @@ const COOKIE: &str = "COOKIEvalue77";
 const PASSWORD: &str = "PASSW0RDhidden";
 
 const SECRETS: [&str; 6] = [SIGNATURE, CREDENTIAL, TOKEN, BEARER, COOKIE, PASSWORD];
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 /// A pre-signed-looking URL of `path` on `server`, with a password in its authority.
 fn signed(server: &Server, path: &str) -> String {

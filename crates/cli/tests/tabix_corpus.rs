@@ -2,13 +2,10 @@
 //! case's standard output and exit code from `hts tabix`, locally and over HTTP, byte for
 //! byte; and the requests of a remote five-region query, every one bounded.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use testkit::hts;
 use testkit::Server;
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tabix")

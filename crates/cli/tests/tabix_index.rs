@@ -6,9 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
+use testkit::hts;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tabix")

@@ -6,11 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use testkit::corpus::EnvChange;
-use testkit::{Server, TlsFront};
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
+use testkit::{hts, Server, TlsFront};
 
 const REGION: &str = "chr1:10000-150600";
 

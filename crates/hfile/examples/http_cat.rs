@@ -2,8 +2,8 @@
 //! then prints what the transfer cost on stderr.
 //!
 //! ```text
-//! cargo run -p hfile --example http_cat -- https://host/x.bam 1000 2000 > part.bin
-//! cargo run -p hfile --example http_cat -- Cargo.toml 0 40
+//! cargo run -p hts-hfile --example http_cat -- https://host/x.bam 1000 2000 > part.bin
+//! cargo run -p hts-hfile --example http_cat -- Cargo.toml 0 40
 //! ```
 //!
 //! With `HFILE_VERBOSE=1` each request is logged as it is sent and completed.

@@ -1,7 +1,7 @@
 //! Another Rust BAM reader (noodles) on our transport: an `HFile` is `Read + BufRead + Seek`, so
 //! noodles reads a remote BAM and its index through bounded HTTP requests.
 //!
-//! `cargo run -p hfile --example noodles_interop -- URL_OR_PATH INDEX REGION`
+//! `cargo run -p hts-hfile --example noodles_interop -- URL_OR_PATH INDEX REGION`
 //! e.g. `... http://127.0.0.1:8000/conformance/data/rand.bam \
 //!           http://127.0.0.1:8000/conformance/data/rand.bam.bai chr1:10000-10500`
 //! (`cargo xtask serve` serves `fixtures/` on port 8000). Set `HFILE_VERBOSE=1` to see requests.

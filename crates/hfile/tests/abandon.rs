@@ -5,18 +5,12 @@
 
 mod common;
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hfile::{Backend, HttpBackend, OpenOptions};
-use testkit::{Fault, Rule};
-
-/// The connection threads are shared by the process: one test at a time, each with one
-/// fetcher, so that a thread held by a request shows.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests take turns (`serial`): the connection threads are shared by the process, and
+// each test has one fetcher, so that a thread held by a request shows.
+use testkit::{serial, Fault, Rule};
 
 fn one_fetcher() -> OpenOptions {
     OpenOptions {

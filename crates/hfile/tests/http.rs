@@ -8,19 +8,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hfile::{Backend, Error, HttpBackend, OpenOptions, RangeMode};
-use testkit::{Fault, Rule};
+// The tests take turns (`serial`): global transfer statistics are process-wide.
+use testkit::{serial, Fault, Rule};
 
 const SIZE: usize = 3 * 1024 * 1024 + 12345;
-
-/// Global transfer statistics are process-wide: the tests take turns.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn pattern(len: usize) -> Vec<u8> {
     // Not periodic on any power of two, so a misplaced window shows.

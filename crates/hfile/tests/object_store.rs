@@ -5,24 +5,18 @@
 //! (s3s-fs, which verifies every signature) are in `crates/cli/tests/s3.rs`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use hfile::s3::profile::Env;
 use hfile::{Error, HFile, OpenOptions, S3Backend};
-use testkit::{Fault, LogEntry, Rule};
+// The tests take turns (`serial`): transfer statistics are process-wide.
+use testkit::{serial, Fault, LogEntry, Rule};
 
 /// The object's bytes; not periodic, so a misplaced window shows.
 fn object() -> Vec<u8> {
     (0..300_000u64)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect()
-}
-
-/// Transfer statistics are process-wide: the tests take turns.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The test server with `bkt/obj` (path-style `s3://bkt/obj`, or `gs://bkt/obj`).

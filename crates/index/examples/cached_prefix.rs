@@ -3,7 +3,7 @@
 //! (here: read) only the bytes still needed, and store the extended prefix for the next run.
 //!
 //! ```text
-//! cargo run --release -p index --example cached_prefix -- INDEX TID [CACHE_DIR]
+//! cargo run --release -p hts-index --example cached_prefix -- INDEX TID [CACHE_DIR]
 //! ```
 //!
 //! Run it twice: the second run fetches nothing. A real transport takes the validators from the

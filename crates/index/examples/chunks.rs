@@ -1,7 +1,7 @@
 //! Prints the chunks htslib would read for a region.
 //!
 //! ```text
-//! cargo run -p index --example chunks -- INDEX TID BEG END
+//! cargo run -p hts-index --example chunks -- INDEX TID BEG END
 //! ```
 //!
 //! TID is the 0-based reference number; BEG and END are 0-based, half-open. TID `*` prints where

@@ -3,7 +3,7 @@
 //! prefix covers the references asked for, then the index is queried.
 //!
 //! ```text
-//! cargo run --release -p index --example partial_load -- INDEX [TID...]
+//! cargo run --release -p hts-index --example partial_load -- INDEX [TID...]
 //! ```
 //!
 //! With no TID the whole index is loaded. Prints the bytes fetched and parsed, and the parse

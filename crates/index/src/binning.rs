@@ -80,8 +80,20 @@ fn to_signed(x: u64) -> i64 {
 /// assert_eq!(reg2bin(0, 1 << 29, 14, 5), 0);
 /// ```
 pub fn reg2bin(beg: u64, end: u64, min_shift: u32, depth: u32) -> u32 {
-    let beg = to_signed(beg);
-    let last = to_signed(end) - 1;
+    reg2bin_signed(to_signed(beg), to_signed(end), min_shift, depth)
+}
+
+/// [`reg2bin`] on signed positions, with htslib's arithmetic on `hts_pos_t`: the bin a record
+/// at `pos` -1 gets (`[-1, 0)`: the bin left of the first bottom-level bin, 4680 for BAI), as
+/// `bam_read1` recomputes it.
+///
+/// ```
+/// use index::binning::reg2bin_signed;
+/// assert_eq!(reg2bin_signed(-1, 0, 14, 5), 4680);
+/// assert_eq!(reg2bin_signed(16383, 16385, 14, 5), 585);
+/// ```
+pub fn reg2bin_signed(beg: i64, end: i64, min_shift: u32, depth: u32) -> u32 {
+    let last = end.saturating_sub(1);
     let mut s = min_shift;
     let mut t = i64::from(first_bin(depth));
     let mut l = depth;

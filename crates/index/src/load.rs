@@ -4,7 +4,10 @@
 
 use std::io::Read;
 
-use crate::source::{self, Container, Stream};
+use bgzf::sniff;
+use bgzf::Format;
+
+use crate::source::Stream;
 use crate::walk::{could_start_an_index, Stop, Walker};
 use crate::{Error, Index, Wanted};
 
@@ -189,7 +192,7 @@ impl Loader {
         each: &mut dyn FnMut(usize, &Index),
     ) -> Result<Loaded, Stop> {
         let name = self.name.as_str();
-        let sniffed = source::sniff(&mut input).map_err(|source| Error::Io {
+        let sniffed = sniff::sniff(&mut input).map_err(|source| Error::Io {
             name: name.to_string(),
             source,
         })?;
@@ -203,7 +206,7 @@ impl Loader {
                     input_read: n,
                 });
             }
-            if sniffed.container == Container::Plain {
+            if sniffed.format == Format::Raw {
                 return Err(Stop::Fail(Error::BadMagic {
                     name: name.to_string(),
                     found: sniffed.peeked,

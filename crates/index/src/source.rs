@@ -5,8 +5,8 @@
 
 use std::io::{self, Chain, Cursor, Read};
 
-use bgzf::block::{self, FIXED_HEADER_LEN, HEADER_LEN};
-use bgzf::BlockStream;
+use bgzf::sniff::Sniffed;
+use bgzf::{BlockStream, Format};
 use flate2::read::MultiGzDecoder;
 
 /// Why the stream stopped delivering bytes (other than a clean end).
@@ -18,73 +18,6 @@ pub(crate) enum Failure {
     Decompress { source: io::Error, cut: bool },
     /// The stream went past the size limit.
     TooLarge,
-}
-
-/// What the first bytes say.
-pub(crate) struct Sniffed {
-    /// The bytes read to decide, handed back to the stream.
-    pub(crate) peeked: Vec<u8>,
-    pub(crate) container: Container,
-    /// The input ended before the container could be told for sure (fewer than 4 bytes, or a
-    /// gzip header cut short).
-    pub(crate) short: bool,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Container {
-    Plain,
-    Bgzf,
-    Gzip,
-}
-
-/// Appends up to `n` more bytes of `input` to `buf`, fewer only at its end.
-fn read_more(input: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> io::Result<()> {
-    input.take(n as u64).read_to_end(buf).map(|_| ())
-}
-
-/// Reads just enough of `input` to tell the container: 4 bytes for an index stored plain (its
-/// magic, so that garbage fails before anything more is read), the whole first header for
-/// gzip, as htslib's `bgzf_open` decides.
-pub(crate) fn sniff(input: &mut impl Read) -> io::Result<Sniffed> {
-    let mut peeked = Vec::with_capacity(HEADER_LEN);
-    read_more(input, &mut peeked, 4)?;
-    let n = peeked.len();
-    if !block::has_gzip_magic(&peeked) {
-        return Ok(Sniffed {
-            short: n < 4,
-            peeked,
-            container: Container::Plain,
-        });
-    }
-    let mut want = HEADER_LEN;
-    loop {
-        let have = peeked.len();
-        if have < want {
-            read_more(input, &mut peeked, want - have)?;
-            if peeked.len() < want {
-                return Ok(Sniffed {
-                    peeked,
-                    container: Container::Gzip,
-                    short: true,
-                });
-            }
-        }
-        let xlen = usize::from(u16::from_le_bytes([peeked[10], peeked[11]]));
-        if peeked[3] & 0x04 != 0 && FIXED_HEADER_LEN + xlen > want {
-            want = FIXED_HEADER_LEN + xlen;
-            continue;
-        }
-        let container = if block::is_bgzf_header(&peeked) {
-            Container::Bgzf
-        } else {
-            Container::Gzip
-        };
-        return Ok(Sniffed {
-            peeked,
-            container,
-            short: false,
-        });
-    }
 }
 
 type Input<R> = Chain<Cursor<Vec<u8>>, R>;
@@ -148,14 +81,14 @@ pub(crate) struct Stream<R> {
 const BUFFER: usize = 64 * 1024;
 
 impl<R: Read> Stream<R> {
-    /// The stream over `input`, whose first bytes were taken by [`sniff`]; it fails once more
+    /// The stream over `input`, whose first bytes were taken by [`bgzf::sniff::sniff`]; it fails once more
     /// than `limit` bytes would be delivered.
     pub(crate) fn new(name: &str, sniffed: Sniffed, input: R, limit: u64) -> Stream<R> {
         let input = Cursor::new(sniffed.peeked).chain(input);
-        let decoder = match sniffed.container {
-            Container::Plain => Decoder::Plain(input),
-            Container::Bgzf => Decoder::Bgzf(BlockStream::new(name, input)),
-            Container::Gzip => Decoder::Gzip(MultiGzDecoder::new(Counted {
+        let decoder = match sniffed.format {
+            Format::Raw => Decoder::Plain(input),
+            Format::Bgzf => Decoder::Bgzf(BlockStream::new(name, input)),
+            Format::Gzip => Decoder::Gzip(MultiGzDecoder::new(Counted {
                 inner: input,
                 count: 0,
                 eof: false,

@@ -5,10 +5,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use index::{Error, Loader, Wanted};
+// One test at a time (`serial`): the counters are global, and a test allocating beside a
+// measurement would count in its peak.
+use testkit::serial;
 
 struct Counting;
 
@@ -47,14 +49,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-/// One test at a time: the counters are global, and a test allocating beside a measurement
-/// would count in its peak.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Runs `f` and returns its result with the peak heap growth it caused and its duration
 /// (callers hold [`serial`]).

@@ -80,7 +80,7 @@ pub struct Rec<'a> {
     pub ref_id: i32,
     pub pos: i32,
     pub mapq: u8,
-    /// SAM CIGAR text (`*` or empty for none).
+    /// SAM CIGAR text (`*` or empty for none; `B`, a backward skip, as operation 9).
     pub cigar: &'a str,
     pub next_ref_id: i32,
     pub next_pos: i32,
@@ -118,7 +118,7 @@ fn cigar_ops(cigar: &str) -> Vec<u32> {
     for c in cigar.bytes() {
         if c.is_ascii_digit() {
             n = n * 10 + u32::from(c - b'0');
-        } else if let Some(op) = b"MIDNSHP=X".iter().position(|&o| o == c) {
+        } else if let Some(op) = b"MIDNSHP=XB".iter().position(|&o| o == c) {
             ops.push(n << 4 | op as u32);
             n = 0;
         }

@@ -1,6 +1,7 @@
-//! The layering rule as a check that can fail: each crate of the chain
-//! `hfile -> bgzf -> index -> bam -> cli` names only crates below it, in its manifest (normal and
-//! dev-dependencies) and in its Rust source (`use` lines and paths).
+//! The layering rule as a check that can fail: each crate of [`LAYERS`] names only the crates
+//! below it, in its manifest (normal and dev-dependencies) and in its Rust source (`use` lines
+//! and paths). The chain is `hfile -> bgzf -> index -> bam -> samtools -> cli`, with `tabix`
+//! beside `bam` (on index, bgzf and hfile; neither names the other).
 //!
 //! Cargo already refuses a dependency cycle, but not a dev-dependency on a crate above, nor a
 //! source file that reaches a crate above through a re-export; this check catches both.
@@ -8,8 +9,50 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The chain, lowest layer first.
-pub const LAYERS: [&str; 5] = ["hfile", "bgzf", "index", "bam", "cli"];
+/// One crate and the workspace crates it may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layer {
+    /// The folder under `crates/` and the name the others use (`bam::`, `bam.workspace`).
+    pub name: &'static str,
+    /// The crates it may name.
+    pub below: &'static [&'static str],
+}
+
+/// The crates, lowest layer first.
+pub const LAYERS: [Layer; 8] = [
+    Layer {
+        name: "hfile",
+        below: &[],
+    },
+    Layer {
+        name: "bgzf",
+        below: &["hfile"],
+    },
+    Layer {
+        name: "index",
+        below: &["bgzf", "hfile"],
+    },
+    Layer {
+        name: "bam",
+        below: &["index", "bgzf", "hfile"],
+    },
+    Layer {
+        name: "tabix",
+        below: &["index", "bgzf", "hfile"],
+    },
+    Layer {
+        name: "cram",
+        below: &["index", "bgzf", "hfile"],
+    },
+    Layer {
+        name: "samtools",
+        below: &["bam", "index", "bgzf", "hfile"],
+    },
+    Layer {
+        name: "cli",
+        below: &["samtools", "tabix", "cram", "bam", "index", "bgzf", "hfile"],
+    },
+];
 
 /// One place where a crate names a crate that is not below it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +80,15 @@ impl std::fmt::Display for Violation {
 /// Checks every crate of [`LAYERS`] under `crates_dir` (`crates/<name>/`).
 pub fn check(crates_dir: &Path) -> Result<Vec<Violation>, String> {
     let mut out = Vec::new();
-    for (level, krate) in LAYERS.iter().enumerate() {
-        let above = &LAYERS[level + 1..];
+    for layer in &LAYERS {
+        let krate = &layer.name;
+        // Every other crate of the workspace that is not below: above it, or beside it.
+        let above: Vec<&str> = LAYERS
+            .iter()
+            .map(|l| l.name)
+            .filter(|n| n != krate && !layer.below.contains(n))
+            .collect();
+        let above = above.as_slice();
         let dir = crates_dir.join(krate);
         let manifest = dir.join("Cargo.toml");
         let text =

@@ -69,3 +69,32 @@ pub fn command(path: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
 pub fn corpus_dir() -> PathBuf {
     workspace_root().join("fixtures/conformance")
 }
+
+/// The `hts` binary, for the integration tests of the crate that builds it: beside the folder
+/// of the test executable (`target/debug/deps/..`), where Cargo puts a package's binaries
+/// before it runs the package's integration tests.
+pub fn hts() -> &'static Path {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test executable's path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>/deps");
+        let hts = dir.join(format!("hts{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            hts.is_file(),
+            "no hts binary at {} (run the CLI's tests: cargo test -p cli)",
+            hts.display()
+        );
+        hts
+    })
+}
+
+/// A lock the tests of one test binary take to run one at a time, for what they share across
+/// threads: a global allocator's counters, the requests a server logs, a transport's process-wide
+/// state. A test that panicked while holding it does not fail the others.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -19,23 +19,20 @@ fn the_workspace_keeps_its_layers() {
     );
 }
 
-/// A minimal copy of the chain: a manifest and a source file per crate.
+/// A minimal copy of the layers: a manifest and a source file per crate, each naming every crate
+/// it may name.
 fn plant(root: &Path, extra_manifest: &str, extra_source: &str, krate: &str) {
-    for (i, name) in LAYERS.iter().enumerate() {
+    for layer in &LAYERS {
+        let name = layer.name;
         let dir = root.join(name).join("src");
         fs::create_dir_all(&dir).unwrap();
-        let below = if i == 0 {
-            String::new()
-        } else {
-            format!("{}.workspace = true\n", LAYERS[i - 1])
-        };
-        let mut manifest = format!("[package]\nname = \"{name}\"\n\n[dependencies]\n{below}");
-        let mut source = if i == 0 {
-            "pub fn f() {}\n".to_string()
-        } else {
-            format!("use {}::f;\n", LAYERS[i - 1])
-        };
-        if *name == krate {
+        let mut manifest = format!("[package]\nname = \"{name}\"\n\n[dependencies]\n");
+        let mut source = "pub fn f() {}\n".to_string();
+        for below in layer.below {
+            manifest.push_str(&format!("{below}.workspace = true\n"));
+            source.push_str(&format!("use {below}::f as {below}_f;\n"));
+        }
+        if name == krate {
             manifest.push_str(extra_manifest);
             source.push_str(extra_source);
         }
@@ -80,6 +77,57 @@ fn an_upward_path_in_source_is_caught() {
     let v = check(&root).unwrap();
     assert_eq!(v.len(), 1, "{v:?}");
     assert_eq!((v[0].krate.as_str(), v[0].names.as_str()), ("index", "cli"));
-    assert_eq!(v[0].line, 2);
+    assert_eq!(v[0].line, 4);
     let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_format_library_may_not_name_the_commands() {
+    let root = scratch("commands");
+    plant(
+        &root,
+        "samtools.workspace = true\n",
+        "use samtools::filter;\n",
+        "bam",
+    );
+    let v = check(&root).unwrap();
+    let found: Vec<(&str, &str)> = v
+        .iter()
+        .map(|v| (v.krate.as_str(), v.names.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![("bam", "samtools"), ("bam", "samtools")],
+        "{v:?}"
+    );
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn crates_beside_each_other_may_not_name_each_other() {
+    let root = scratch("beside");
+    plant(
+        &root,
+        "",
+        "fn g() { let _ = bam::Reader::open; }\n",
+        "tabix",
+    );
+    let v = check(&root).unwrap();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!((v[0].krate.as_str(), v[0].names.as_str()), ("tabix", "bam"));
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_commands_crate_sits_between_cli_and_bam() {
+    let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
+    assert!(at("samtools").below.contains(&"bam"));
+    assert!(at("cli").below.contains(&"samtools"));
+    for layer in LAYERS.iter().filter(|l| l.name != "cli") {
+        assert!(
+            !layer.below.contains(&"samtools"),
+            "{} names samtools",
+            layer.name
+        );
+    }
 }

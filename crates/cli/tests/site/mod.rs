@@ -8,9 +8,7 @@ use std::time::SystemTime;
 
 use testkit::{LogEntry, Server};
 
-pub fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
+pub use testkit::hts;
 
 pub fn scratch(tag: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};

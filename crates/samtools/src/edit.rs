@@ -1,12 +1,13 @@
 //! The record edits `samtools view` makes: `--add-flags`/`--remove-flags`, `-x`/`--keep-tag`,
 //! `-B` (collapse backward CIGAR operations, samtools' `bam_remove_B`) and `-p` (mark
-//! unselected reads unmapped). The record bytes are rewritten with the fields, so an edited
-//! record can be encoded from [`Record::into_data`] as it is.
+//! unselected reads unmapped), on the field setters of [`bam::Record`]: an edited record
+//! encodes from [`Record::into_data`] as it is.
 
 use std::fmt;
 
-use super::{Record, FLAG_UNMAPPED};
-use crate::aux;
+use bam::aux;
+use bam::record::FLAG_UNMAPPED;
+use bam::Record;
 
 /// Operation code of `B` (backward skip).
 const BACK: u32 = 9;
@@ -49,59 +50,33 @@ fn set_nibble(seq: &mut [u8], i: usize, c: u8) {
     };
 }
 
-impl Record {
-    /// Sets FLAG.
-    pub fn set_flag(&mut self, flag: u16) {
-        self.flag = flag;
-        self.data[14..16].copy_from_slice(&flag.to_le_bytes());
-    }
-
-    /// Sets MAPQ.
-    pub fn set_mapq(&mut self, mapq: u8) {
-        self.mapq = mapq;
-        self.data[9] = mapq;
-    }
-
-    /// Sets TLEN.
-    pub fn set_tlen(&mut self, tlen: i32) {
-        self.tlen = tlen;
-        self.data[28..32].copy_from_slice(&tlen.to_le_bytes());
-    }
-
-    /// Replaces CIGAR, SEQ (packed) and QUAL; the aux data stays.
-    fn replace_body(&mut self, cigar: &[u32], seq_len: usize, packed: &[u8], qual: &[u8]) {
-        let aux = self.data[self.aux_start..].to_vec();
-        self.data.truncate(self.cigar_start);
-        for op in cigar {
-            self.data.extend_from_slice(&op.to_le_bytes());
-        }
-        self.data.extend_from_slice(packed);
-        self.data.extend_from_slice(qual);
-        self.n_cigar = cigar.len();
-        self.seq_len = seq_len;
-        self.seq_start = self.cigar_start + 4 * cigar.len();
-        self.qual_start = self.seq_start + packed.len();
-        self.aux_start = self.qual_start + qual.len();
-        self.data.extend_from_slice(&aux);
-        self.data[12..14].copy_from_slice(&(cigar.len() as u16).to_le_bytes());
-        self.data[16..20].copy_from_slice(&(seq_len as i32).to_le_bytes());
-    }
-
+/// The edits `samtools view` makes to a record it prints.
+pub trait Edit {
     /// `samtools view -p` on an unselected record: UNMAP set, MAPQ and TLEN 0, no CIGAR.
-    pub fn make_unmapped(&mut self) {
-        self.set_flag(self.flag | FLAG_UNMAPPED);
-        self.set_mapq(0);
-        self.set_tlen(0);
-        if self.n_cigar > 0 {
-            let packed = self.data[self.seq_start..self.qual_start].to_vec();
-            let qual = self.data[self.qual_start..self.aux_start].to_vec();
-            self.replace_body(&[], self.seq_len, &packed, &qual);
-        }
-    }
+    fn make_unmapped(&mut self);
 
     /// Keeps the aux fields whose tag `keep` accepts, in order (samtools' `adjust_tags`).
-    pub fn retain_tags(&mut self, keep: impl Fn([u8; 2]) -> bool) -> Result<(), TagEditError> {
-        let aux = &self.data[self.aux_start..];
+    fn retain_tags(&mut self, keep: impl Fn([u8; 2]) -> bool) -> Result<(), TagEditError>;
+
+    /// samtools' `bam_remove_B`: folds `B` (backward) operations into the CIGAR, merging the
+    /// overlapping bases by quality. A `B` that cannot be removed marks the read unmapped and
+    /// returns false.
+    fn remove_backward_ops(&mut self) -> bool;
+}
+
+impl Edit for Record {
+    fn make_unmapped(&mut self) {
+        self.set_flag(self.flag() | FLAG_UNMAPPED);
+        self.set_mapq(0);
+        self.set_tlen(0);
+        if !self.cigar().is_empty() {
+            let (packed, qual) = (self.seq_packed().to_vec(), self.qual().to_vec());
+            set_body(self, &[], &packed, &qual);
+        }
+    }
+
+    fn retain_tags(&mut self, keep: impl Fn([u8; 2]) -> bool) -> Result<(), TagEditError> {
+        let aux = self.aux();
         let mut kept = Vec::with_capacity(aux.len());
         let mut s = 0;
         while s < aux.len() {
@@ -115,16 +90,12 @@ impl Record {
             }
             s = end;
         }
-        self.data.truncate(self.aux_start);
-        self.data.extend_from_slice(&kept);
+        self.set_aux(&kept);
         Ok(())
     }
 
-    /// samtools' `bam_remove_B`: folds `B` (backward) operations into the CIGAR, merging the
-    /// overlapping bases by quality. A `B` that cannot be removed marks the read unmapped and
-    /// returns false.
-    pub fn remove_backward_ops(&mut self) -> bool {
-        if self.flag & FLAG_UNMAPPED != 0 {
+    fn remove_backward_ops(&mut self) -> bool {
+        if self.flag() & FLAG_UNMAPPED != 0 {
             return true;
         }
         let cigar: Vec<u32> = self.cigar().iter().map(|op| op.0).collect();
@@ -132,16 +103,16 @@ impl Record {
             return true;
         }
         let unmap = |r: &mut Record| {
-            r.set_flag(r.flag | FLAG_UNMAPPED);
+            r.set_flag(r.flag() | FLAG_UNMAPPED);
             false
         };
         if cigar[0] & 0xf == BACK {
             return unmap(self);
         }
-        let mut seq = self.data[self.seq_start..self.qual_start].to_vec();
-        let mut qual = self.data[self.qual_start..self.aux_start].to_vec();
+        let mut seq = self.seq_packed().to_vec();
+        let mut qual = self.qual().to_vec();
         let no_qual = qual.first() == Some(&0xff);
-        let n_bases = self.seq_len as i64;
+        let n_bases = self.seq_len() as i64;
         let mut new: Vec<u32> = Vec::with_capacity(cigar.len());
         let (mut i, mut j, mut end_j) = (0i64, 0i64, -1i64);
         for (k, &op) in cigar.iter().enumerate() {
@@ -220,13 +191,21 @@ impl Record {
         let j = j.clamp(0, n_bases) as usize;
         let packed = seq[..j.div_ceil(2)].to_vec();
         let qual = qual[..j].to_vec();
-        self.replace_body(&new, j, &packed, &qual);
+        set_body(self, &new, &packed, &qual);
         true
     }
 }
 
+/// [`Record::set_body`] with parts made from the record's own: consistent by construction (the
+/// packed bases cover the qualities; the CIGAR is the record's, shortened or emptied).
+fn set_body(r: &mut Record, cigar: &[u32], packed: &[u8], qual: &[u8]) {
+    let set = r.set_body(cigar, packed, qual);
+    debug_assert!(set.is_ok(), "{set:?}");
+}
+
 #[cfg(test)]
 mod tests {
+    use super::Edit;
     use crate::filter::testutil::Rec;
 
     #[test]
@@ -244,7 +223,7 @@ mod tests {
         assert_eq!((r.mapq(), r.tlen(), r.cigar().len()), (0, 0, 0));
         assert_eq!(r.seq(), b"ACGTACGT");
         assert_eq!(r.aux(), b"NMC\x01");
-        let again = crate::Record::decode(r.clone().into_data(), 3).unwrap();
+        let again = bam::Record::decode(r.clone().into_data(), 3).unwrap();
         assert_eq!(
             (again.flag(), again.cigar().len(), again.aux()),
             (0x45, 0, &b"NMC\x01"[..])

@@ -1,7 +1,8 @@
-//! Records and headers built in memory for the filter tests.
+//! Records and headers built in memory for the filter tests: the fields as the tests like to
+//! write them, encoded by `testkit::builders`.
 
-use crate::header::{Header, Reference};
-use crate::Record;
+use bam::header::{Header, Reference};
+use bam::Record;
 
 /// The fields of one record, to be encoded and decoded.
 #[derive(Clone)]
@@ -40,38 +41,30 @@ impl Default for Rec {
 }
 
 impl Rec {
+    /// The record's bytes after `block_size`, by the test kit's builder.
     pub fn bytes(&self) -> Vec<u8> {
-        let code = |b: u8| {
-            b"=ACMGRSVTWYHKDBN"
-                .iter()
-                .position(|&c| c == b)
-                .unwrap_or(15) as u8
+        let cigar: String = self
+            .cigar
+            .iter()
+            .map(|&(len, op)| format!("{len}{}", char::from(b"MIDNSHP=XB"[usize::from(op)])))
+            .collect();
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("ASCII test fields");
+        let (name, seq) = (text(&self.name), text(&self.seq));
+        let rec = testkit::builders::Rec {
+            name: &name,
+            flag: self.flag,
+            ref_id: self.ref_id,
+            pos: self.pos,
+            mapq: self.mapq,
+            cigar: &cigar,
+            next_ref_id: self.next_ref_id,
+            next_pos: self.next_pos,
+            tlen: self.tlen,
+            seq: &seq,
+            qual: Some(self.qual.clone()),
+            aux: self.aux.clone(),
         };
-        let mut v = Vec::new();
-        v.extend_from_slice(&self.ref_id.to_le_bytes());
-        v.extend_from_slice(&self.pos.to_le_bytes());
-        v.push(self.name.len() as u8 + 1);
-        v.push(self.mapq);
-        v.extend_from_slice(&4680u16.to_le_bytes());
-        v.extend_from_slice(&(self.cigar.len() as u16).to_le_bytes());
-        v.extend_from_slice(&self.flag.to_le_bytes());
-        v.extend_from_slice(&(self.seq.len() as i32).to_le_bytes());
-        v.extend_from_slice(&self.next_ref_id.to_le_bytes());
-        v.extend_from_slice(&self.next_pos.to_le_bytes());
-        v.extend_from_slice(&self.tlen.to_le_bytes());
-        v.extend_from_slice(&self.name);
-        v.push(0);
-        for &(len, op) in &self.cigar {
-            v.extend_from_slice(&(len << 4 | u32::from(op)).to_le_bytes());
-        }
-        for pair in self.seq.chunks(2) {
-            let hi = code(pair[0]) << 4;
-            let lo = pair.get(1).map_or(0, |&b| code(b));
-            v.push(hi | lo);
-        }
-        v.extend_from_slice(&self.qual);
-        v.extend_from_slice(&self.aux);
-        v
+        testkit::builders::record_bytes(&rec)[4..].to_vec()
     }
 
     pub fn record(&self) -> Record {

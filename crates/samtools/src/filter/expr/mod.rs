@@ -1,7 +1,7 @@
 //! htslib's filter expressions (`samtools view -e`), with htslib 1.16's semantics.
 //!
 //! ```
-//! use bam::filter::expr::Expression;
+//! use samtools::filter::expr::Expression;
 //! let e = Expression::parse("mapq >= 30 && !flag.dup && [NM] < 3").unwrap();
 //! let err = Expression::parse("mapq >").unwrap_err();
 //! assert_eq!(err.to_string(), "at column 7: expected a value, found the end of the expression");
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use ::regex::bytes::Regex;
 
 use crate::filter::readgroup::Libraries;
-use crate::{Header, Record};
+use bam::{Header, Record};
 
 pub use parser::SyntaxError;
 

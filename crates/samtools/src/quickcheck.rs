@@ -4,8 +4,8 @@
 
 use std::io::Read;
 
-use crate::header::Header;
-use crate::Error;
+use bam::header::Header;
+use bam::Error;
 
 /// Could not be opened (or is an index, which htslib will not open as data).
 pub const FAIL_OPEN: u32 = 2;
@@ -28,7 +28,7 @@ pub struct Report {
 /// How much of the start of the data is read to tell what it is (and, for SAM, its header).
 const PEEK: usize = 64 * 1024;
 
-/// The header's first read is bounded to this, as in [`crate::Reader::open`].
+/// The header's first read is bounded to this, as in [`bam::Reader::open`].
 const HEADER_READAHEAD: u64 = 64 * 1024;
 
 impl Report {

@@ -3,8 +3,8 @@
 use super::eval::Val;
 use super::parser::Symbol;
 use super::{EvalError, Evaluator};
-use crate::cigar::{Op, SOFT_CLIP};
-use crate::sam::push_i64;
+use bam::cigar::{Op, SOFT_CLIP};
+use bam::sam::push_i64;
 
 /// Operation code of `H` (hard clip).
 const HARD_CLIP: u8 = 5;
@@ -107,9 +107,9 @@ fn soft_clipped(ops: Vec<Op>) -> u64 {
 
 /// `[XX]`: a present tag is true even when 0; an absent one is a null string (whose buffer, if
 /// the slot had one, survives: see [`Val`]).
-fn tag_value(r: &crate::Record, tag: [u8; 2], res: &mut Val) -> Result<(), EvalError> {
+fn tag_value(r: &bam::Record, tag: [u8; 2], res: &mut Val) -> Result<(), EvalError> {
     let aux = r.aux();
-    let Ok(Some(at)) = crate::aux::find(aux, tag) else {
+    let Ok(Some(at)) = bam::aux::find(aux, tag) else {
         res.is_str = true;
         res.clear_str();
         res.d = 0.0;

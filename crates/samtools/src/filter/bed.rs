@@ -5,13 +5,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
+use bam::region::RegionList;
+
 use super::expr::lexer::{is_c_space, sign};
 
 /// htslib's `HTS_POS_MAX`, the end of an open-ended region before it is clamped.
 const INT_MAX: i64 = i32::MAX as i64;
-
-/// Reference names with their 0-based half-open intervals, sorted and merged.
-pub type RegionList = Vec<(Vec<u8>, Vec<(i64, i64)>)>;
 
 /// A BED file could not be read.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{Header, Record};
+use bam::{Header, Record};
 
 /// htslib copies a library name into a 1024-byte buffer.
 const LIBRARY_MAX: usize = 1023;
@@ -11,7 +11,7 @@ const LIBRARY_MAX: usize = 1023;
 /// The value of a record's `RG` tag as a C string (whatever its type, as samtools reads it).
 pub fn read_group(record: &Record) -> Option<&[u8]> {
     let aux = record.aux();
-    let at = crate::aux::find(aux, *b"RG").ok()??;
+    let at = bam::aux::find(aux, *b"RG").ok()??;
     let v = &aux[at + 1..];
     let end = v.iter().position(|&b| b == 0).unwrap_or(v.len());
     Some(&v[..end])
@@ -58,38 +58,16 @@ impl Libraries {
     }
 }
 
-impl Header {
-    /// The header without the `@RG` lines whose `ID` is not in `keep`, as samtools' `-r`/`-R`
-    /// leave it (`sam_hdr_remove_lines(h, "RG", "ID", hash)`): when a line goes, the text is
-    /// rebuilt from htslib's model of it, as htslib writes an edited header; a text htslib
-    /// cannot parse is left as it is (samtools ignores the failure).
-    pub fn keep_read_groups(&self, keep: &HashSet<Vec<u8>>) -> Header {
-        let Ok(lines) = self.lines() else {
-            return self.clone();
-        };
-        let mut lines = lines.clone();
-        let mut removed = false;
-        for at in lines.lines_of(*b"RG") {
-            if !lines.lines[at]
-                .tag(b"ID")
-                .is_some_and(|id| keep.contains(id))
-            {
-                lines.remove_line(at);
-                removed = true;
-            }
-        }
-        if !removed {
-            return self.clone();
-        }
-        let refs = lines.binary_refs(self.refs());
-        Header::from_parts(lines.text(), refs).unwrap_or_else(|_| self.clone())
-    }
+/// The header without the `@RG` lines whose `ID` is not in `keep`, as samtools' `-r`/`-R`
+/// leave it ([`Header::remove_lines`]).
+pub fn keep_read_groups(header: &Header, keep: &HashSet<Vec<u8>>) -> Header {
+    header.remove_lines(*b"RG", *b"ID", keep)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::header::Reference;
+    use bam::header::Reference;
 
     #[test]
     fn libraries_and_header_edit() {
@@ -107,12 +85,12 @@ mod tests {
         assert_eq!(libs.by_id[&b"b".to_vec()], None);
         let keep: HashSet<Vec<u8>> = [b"b".to_vec()].into_iter().collect();
         assert_eq!(
-            h.keep_read_groups(&keep).text(),
+            keep_read_groups(&h, &keep).text(),
             b"@HD\tVN:1.6\n@RG\tID:b\n@CO\tx\n@SQ\tSN:c\tLN:9\n"
         );
         let all: HashSet<Vec<u8>> = [b"a".to_vec(), b"b".to_vec()].into_iter().collect();
         assert_eq!(
-            h.keep_read_groups(&all).text(),
+            keep_read_groups(&h, &all).text(),
             text,
             "nothing removed: text as read"
         );

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::{Error, Header, Reader};
+use bam::{Error, Header, Reader};
 
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 //! fetch. quickcheck reads the header and the EOF marker (two small bounded requests);
 //! idxstats reads the header and the index, never a record.
 
-use bam::idxstats::IdxStats;
-use bam::{quickcheck, OpenOptions, Reader};
+use bam::{OpenOptions, Reader};
+use samtools::idxstats::IdxStats;
+use samtools::quickcheck;
 use testkit::Server;
 
 fn server() -> Server {
@@ -85,8 +86,8 @@ fn idxstats_reads_no_record() {
 
 #[test]
 fn multi_region_bed_is_one_plan_over_http() {
-    use bam::filter::bed::Targets;
     use bam::multi::RegionSet;
+    use samtools::filter::bed::Targets;
 
     let bed = testkit::workspace_root().join("fixtures/conformance-extra/lists/many.bed");
     let targets = Targets::read(bed.to_str().unwrap()).unwrap();

@@ -7,7 +7,9 @@ use super::bed::Targets;
 use super::expr::{Context, EvalError, Expression};
 use super::readgroup::{read_group, Libraries};
 use super::subsample::Subsample;
-use crate::{Header, Record};
+use bam::{Header, Record};
+
+use crate::edit::Edit;
 
 /// The FLAG tests: `-f` (all of), `-F` (none of), `--rf` (any of), `-G` (not all of). Values are
 /// `int`s as samtools keeps them (a bad flag name is -1: every bit).
@@ -41,7 +43,7 @@ pub struct TagTest {
 impl TagTest {
     fn passes(&self, r: &Record) -> bool {
         let aux = r.aux();
-        let Ok(Some(at)) = crate::aux::find(aux, self.tag) else {
+        let Ok(Some(at)) = bam::aux::find(aux, self.tag) else {
             return false;
         };
         let Some(values) = &self.values else {

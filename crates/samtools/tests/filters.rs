@@ -1,15 +1,16 @@
 //! The library against the samtools-made goldens of `fixtures/conformance-extra`, without the
-//! CLI: every `view [-c] -e EXPR FILE` case through [`bam::filter::Selection`], every
+//! CLI: every `view [-c] -e EXPR FILE` case through [`samtools::filter::Selection`], every
 //! `view [-c] -M FILE REGION...` case through [`bam::itr_multi`], every `-P` case through
-//! [`bam::pairs`].
+//! [`samtools::pairs`].
 
 use std::path::{Path, PathBuf};
 
-use bam::filter::bed::Targets;
-use bam::filter::expr::Expression;
-use bam::filter::Selection;
 use bam::multi::RegionSet;
 use bam::{OpenOptions, Reader};
+use samtools::filter::bed::Targets;
+use samtools::filter::expr::Expression;
+use samtools::filter::Selection;
+use samtools::pairs::query_pairs;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance-extra")
@@ -176,9 +177,7 @@ fn fetch_pairs_cases_match_samtools() {
         let (mut reader, targets, set) = indexed_with_regions(&a[2], &a[3..]);
         let header = reader.header().clone();
         let mut selection = Selection::default();
-        let mut q = reader
-            .query_pairs(&header, &targets, set, &mut selection)
-            .unwrap();
+        let mut q = query_pairs(&mut reader, &header, &targets, set, &mut selection).unwrap();
         let mut out = Vec::new();
         while let Some(mut r) = q.next_record().unwrap() {
             if selection.select(&mut r, &header) {

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::Record;
+use bam::Record;
 
 /// One count per QC state: index 0 QC-passed, 1 QC-failed.
 type Pair = [u64; 2];

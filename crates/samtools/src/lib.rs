@@ -1,0 +1,31 @@
+//! samtools' command semantics, above the `bam` format library: what `samtools view` selects
+//! ([`filter`]: expressions, flags, tags, read groups, names, BED targets, subsampling) and how
+//! it edits what it prints ([`edit`]), `view -P` ([`pairs`]), and the `flagstat`, `idxstats` and
+//! `quickcheck` commands. The `hts` command line is a thin layer over this crate; a Rust
+//! application can use it the same way.
+//!
+//! ```no_run
+//! use bam::{OpenOptions, Reader};
+//! use samtools::filter::expr::Expression;
+//! use samtools::filter::Selection;
+//!
+//! let mut reader = Reader::open("x.bam", &OpenOptions::default())?;
+//! let header = reader.header().clone();
+//! let mut selection = Selection {
+//!     expression: Some(Expression::parse("mapq >= 30 && !flag.dup").expect("a valid expression")),
+//!     ..Selection::default()
+//! };
+//! let mut kept = 0;
+//! while let Some(mut record) = reader.read_record()? {
+//!     kept += u64::from(selection.select(&mut record, &header));
+//! }
+//! println!("{kept}");
+//! # Ok::<(), bam::Error>(())
+//! ```
+
+pub mod edit;
+pub mod filter;
+pub mod flagstat;
+pub mod idxstats;
+pub mod pairs;
+pub mod quickcheck;

@@ -25,6 +25,11 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// The bytes from position `start` (earlier on this cursor) to the current position.
+    pub fn covered_since(&self, start: usize) -> &'a [u8] {
+        &self.data[start.min(self.pos)..self.pos]
+    }
+
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }

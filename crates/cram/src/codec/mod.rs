@@ -1,0 +1,40 @@
+//! Block codecs: the general-purpose compressors through well-kept crates (flate2, bzip2,
+//! liblzma) and CRAM's own entropy coders written here from the CRAMcodecs specification.
+
+mod rans4x8;
+
+use std::io::Read;
+
+use crate::block::Method;
+
+/// Decodes `data` compressed with `method` into exactly `raw_size` bytes (more is an error,
+/// so a hostile stream cannot grow past what its block declares).
+pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
+    match method {
+        Method::Raw => Ok(data.to_vec()),
+        Method::Gzip => read_all(flate2::read::MultiGzDecoder::new(data), raw_size, "gzip"),
+        Method::Bzip2 => read_all(bzip2::read::MultiBzDecoder::new(data), raw_size, "bzip2"),
+        Method::Lzma => read_all(
+            liblzma::read::XzDecoder::new_multi_decoder(data),
+            raw_size,
+            "xz",
+        ),
+        Method::Rans4x8 => rans4x8::decode(data, raw_size),
+        other => Err(format!("compression method {other:?} is not supported yet")),
+    }
+}
+
+/// Reads a decoder to its end, refusing output beyond `raw_size`.
+fn read_all(r: impl Read, raw_size: usize, what: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(raw_size);
+    let limit = raw_size as u64 + 1;
+    r.take(limit)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("{what} stream: {e}"))?;
+    if out.len() > raw_size {
+        return Err(format!(
+            "{what} stream holds more than the declared {raw_size} bytes"
+        ));
+    }
+    Ok(out)
+}

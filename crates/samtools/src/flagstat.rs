@@ -11,30 +11,49 @@ type Pair = [u64; 2];
 /// The flagstat counters (`bam_flagstat_t`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlagStat {
+    /// Every record.
     pub total: Pair,
+    /// Records neither secondary nor supplementary.
     pub primary: Pair,
+    /// Secondary alignments (0x100).
     pub secondary: Pair,
+    /// Supplementary alignments (0x800).
     pub supplementary: Pair,
+    /// Duplicates (0x400).
     pub duplicates: Pair,
+    /// Primary records that are duplicates.
     pub primary_duplicates: Pair,
+    /// Mapped records (0x4 clear).
     pub mapped: Pair,
+    /// Primary records that are mapped.
     pub primary_mapped: Pair,
+    /// Primary records paired in sequencing (0x1).
     pub paired: Pair,
+    /// Paired primary records that are read 1 (0x40).
     pub read1: Pair,
+    /// Paired primary records that are read 2 (0x80).
     pub read2: Pair,
+    /// Paired primary records mapped in a proper pair (0x2, 0x4 clear).
     pub properly_paired: Pair,
+    /// Paired primary records mapped, with their mate mapped.
     pub both_mapped: Pair,
+    /// Paired primary records mapped, with their mate unmapped.
     pub singletons: Pair,
+    /// Paired primary records mapped with their mate mapped to another reference.
     pub mate_other_chr: Pair,
+    /// The same, with MAPQ 5 or more.
     pub mate_other_chr_q5: Pair,
 }
 
 /// The output formats of `flagstat -O`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
+    /// samtools' text lines (`N + M description`).
     #[default]
     Default,
+    /// `-O json`.
     Json,
+    /// `-O tsv`.
     Tsv,
 }
 

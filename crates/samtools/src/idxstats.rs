@@ -9,15 +9,20 @@ use bam::{Error, Header, Reader};
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
+    /// The reference name.
     pub name: Vec<u8>,
+    /// Its length.
     pub len: u64,
+    /// Mapped records placed on it.
     pub mapped: u64,
+    /// Unmapped records placed on it (at their mate's position).
     pub unmapped: u64,
 }
 
 /// The table `idxstats` prints: a row per reference, then the `*` row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdxStats {
+    /// One row per reference, in header order.
     pub refs: Vec<Row>,
     /// `*`: mapped and unmapped counts of records without a reference.
     pub unplaced: (u64, u64),

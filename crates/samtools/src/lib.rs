@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! samtools' command semantics, above the `bam` format library: what `samtools view` selects
 //! ([`filter`]: expressions, flags, tags, read groups, names, BED targets, subsampling) and how
 //! it edits what it prints ([`edit`]), `view -P` ([`pairs`]), and the `flagstat`, `idxstats` and

@@ -20,8 +20,11 @@ pub const NO_EOF_BLOCK: u32 = 16;
 /// for them (`problems`, shown unless quiet) and at `-vvv` (`details`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// The bits of [`FAIL_OPEN`], [`NOT_SEQUENCE`], [`BAD_HEADER`] and [`NO_EOF_BLOCK`] found.
     pub state: u32,
+    /// The messages samtools prints for them (unless quiet).
     pub problems: Vec<String>,
+    /// What samtools prints at `-vvv`.
     pub details: Vec<String>,
 }
 

@@ -17,13 +17,18 @@ const INT_MAX: i64 = i32::MAX as i64;
 pub enum BedError {
     /// The file could not be opened or read.
     Io {
+        /// The file, as given.
         path: String,
+        /// Why.
         source: std::io::Error,
     },
     /// A line is not `name start [end]` (1-based line number among the non-empty lines).
     Parse {
+        /// The file, as given.
         path: String,
+        /// The 1-based number of the line among the non-empty lines.
         line: u32,
+        /// Start and end, when the line is well formed but its end is before its start.
         reversed: Option<(u64, u64)>,
     },
 }

@@ -15,9 +15,13 @@ use crate::edit::Edit;
 /// `int`s as samtools keeps them (a bad flag name is -1: every bit).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlagTests {
+    /// `-f`: every one of these bits must be set.
     pub require_all: i32,
+    /// `-F`: none of these bits may be set.
     pub exclude_any: i32,
+    /// `--rf`: at least one of these bits must be set (0: no test).
     pub require_any: i32,
+    /// `-G`: not all of these bits may be set (0: no test).
     pub exclude_all: i32,
 }
 
@@ -35,6 +39,7 @@ impl FlagTests {
 /// `-d`/`-D`: a tag that must be present, optionally with one of a set of values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagTest {
+    /// The tag.
     pub tag: [u8; 2],
     /// `None`: presence is enough.
     pub values: Option<HashSet<Vec<u8>>>,
@@ -82,12 +87,15 @@ pub struct Selection {
     pub min_query_len: i32,
     /// `-q`.
     pub min_mapq: i32,
+    /// `-f`, `-F`, `--rf`, `-G`.
     pub flags: FlagTests,
     /// `-L` without `-M`: records must overlap a target (unplaced records never do).
     pub targets: Option<Targets>,
+    /// `--subsample` and `--subsample-seed` (or `-s`).
     pub subsample: Option<Subsample>,
     /// `-r`/`-R`: a record with an `RG` tag must be in one of these groups (one without passes).
     pub read_groups: Option<HashSet<Vec<u8>>>,
+    /// `-d`/`-D`.
     pub tag: Option<TagTest>,
     /// `-N`.
     pub names: Option<HashSet<Vec<u8>>>,

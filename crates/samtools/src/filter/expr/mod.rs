@@ -44,7 +44,12 @@ pub enum EvalError {
     /// A pattern computed from the record does not compile.
     BadRegex(String),
     /// `[XX]` of a type expressions cannot read (`B` arrays).
-    UnsupportedTag { tag: [u8; 2], ty: u8 },
+    UnsupportedTag {
+        /// The tag.
+        tag: [u8; 2],
+        /// Its type letter.
+        ty: u8,
+    },
     /// `length`, `min`, `max` or `avg` of a number.
     NotAString(&'static str),
     /// `%` by a value whose integer part is 0 (htslib crashes on this).

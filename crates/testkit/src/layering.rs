@@ -1,7 +1,7 @@
 //! The layering rule as a check that can fail: each crate of [`LAYERS`] names only the crates
 //! below it, in its manifest (normal and dev-dependencies) and in its Rust source (`use` lines
 //! and paths). The chain is `hfile -> bgzf -> index -> bam -> samtools -> cli`, with `tabix`
-//! beside `bam` (on index, bgzf and hfile; neither names the other).
+//! and `cram` beside `bam` (on index, bgzf and hfile; none of the three names another).
 //!
 //! Cargo already refuses a dependency cycle, but not a dev-dependency on a crate above, nor a
 //! source file that reaches a crate above through a re-export; this check catches both.

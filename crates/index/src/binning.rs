@@ -92,6 +92,8 @@ pub fn reg2bin(beg: u64, end: u64, min_shift: u32, depth: u32) -> u32 {
 /// assert_eq!(reg2bin_signed(-1, 0, 14, 5), 4680);
 /// assert_eq!(reg2bin_signed(16383, 16385, 14, 5), 585);
 /// ```
+// Inline across crates: bam computes it for every record it decodes.
+#[inline]
 pub fn reg2bin_signed(beg: i64, end: i64, min_shift: u32, depth: u32) -> u32 {
     let last = end.saturating_sub(1);
     let mut s = min_shift;

@@ -3,9 +3,7 @@
 //! record counts and counters agree from container to slice.
 
 use cram::num::Cursor;
-use cram::{
-    Block, CompressionHeader, ContainerHeader, ContentType, Encoding, FileDefinition, SliceHeader,
-};
+use cram::{Block, CompressionHeader, ContainerHeader, ContentType, FileDefinition, SliceHeader};
 
 fn fixture(name: &str) -> Vec<u8> {
     let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/cram/");

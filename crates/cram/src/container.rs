@@ -32,7 +32,12 @@ impl ContainerHeader {
         let start = c.itf8("container start")?;
         let span = c.itf8("container span")?;
         let records = c.itf8("container record count")?;
-        let record_counter = c.ltf8("container record counter")?;
+        // 2.x stores the counter as ITF8, 3.x as LTF8.
+        let record_counter = if version.major >= 3 {
+            c.ltf8("container record counter")?
+        } else {
+            i64::from(c.itf8("container record counter")?)
+        };
         let bases = c.ltf8("container bases")?;
         let blocks = c.itf8("container block count")?;
         let at = c.offset();

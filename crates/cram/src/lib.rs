@@ -3,12 +3,18 @@
 
 pub mod block;
 mod codec;
+pub mod compression;
 pub mod container;
+pub mod encoding;
 pub mod error;
 pub mod file;
 pub mod num;
+pub mod slice;
 
 pub use block::{Block, ContentType, Method};
+pub use compression::CompressionHeader;
 pub use container::ContainerHeader;
+pub use encoding::Encoding;
 pub use error::Error;
 pub use file::{FileDefinition, Version};
+pub use slice::SliceHeader;

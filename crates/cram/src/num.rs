@@ -30,6 +30,11 @@ impl<'a> Cursor<'a> {
         &self.data[start.min(self.pos)..self.pos]
     }
 
+    /// The next byte, left unread.
+    pub fn peek(&self) -> Option<u8> {
+        self.data.get(self.pos).copied()
+    }
+
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }

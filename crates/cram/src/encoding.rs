@@ -1,0 +1,130 @@
+//! Encoding descriptors (spec section 13): how a data series or tag is coded, with the
+//! parameters each codec takes. Parsed here; decoding values from them comes with records.
+
+use crate::num::Cursor;
+use crate::Error;
+
+/// Huffman alphabets longer than this are refused (samtools writes at most a few hundred
+/// symbols; the bound keeps a hostile count from allocating).
+const MAX_ALPHABET: usize = 1 << 16;
+
+/// One encoding and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Encoding {
+    /// No values (a data series that is never read).
+    Null,
+    /// Values are read from the external block with this content id.
+    External { block: i32 },
+    /// Canonical Huffman code over `symbols` with `lengths` bits each.
+    Huffman {
+        symbols: Vec<i32>,
+        lengths: Vec<u32>,
+    },
+    /// A length coded by `len`, then that many bytes coded by `value`.
+    ByteArrayLen {
+        len: Box<Encoding>,
+        value: Box<Encoding>,
+    },
+    /// Bytes from an external block up to a stop byte.
+    ByteArrayStop { stop: u8, block: i32 },
+    /// `bits` bits, less `offset`.
+    Beta { offset: i32, bits: u32 },
+    /// Subexponential code with parameter `k`.
+    Subexp { offset: i32, k: i32 },
+    /// Elias gamma code.
+    Gamma { offset: i32 },
+}
+
+impl Encoding {
+    /// Reads one descriptor: codec id, parameter length, parameters (which must fill it).
+    pub fn read(c: &mut Cursor<'_>) -> Result<Self, Error> {
+        let at = c.offset();
+        let id = c.itf8("encoding id")?;
+        let len = c.itf8("encoding parameter length")?;
+        let len = usize::try_from(len)
+            .map_err(|_| Error::at(at, format!("negative encoding parameter length {len}")))?;
+        let params_at = c.offset();
+        let mut p = Cursor::new(c.take(len, "encoding parameters")?, params_at);
+        let e = match id {
+            0 => Encoding::Null,
+            1 => Encoding::External {
+                block: p.itf8("external block id")?,
+            },
+            3 => {
+                let symbols = list(&mut p, "Huffman symbol")?;
+                let lengths = list(&mut p, "Huffman code length")?;
+                if symbols.len() != lengths.len() {
+                    return Err(Error::at(
+                        at,
+                        format!(
+                            "Huffman code with {} symbols and {} lengths",
+                            symbols.len(),
+                            lengths.len()
+                        ),
+                    ));
+                }
+                let lengths = lengths
+                    .into_iter()
+                    .map(|l| u32::try_from(l).ok().filter(|&l| l <= 31))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| Error::at(at, "Huffman code length outside 0..=31"))?;
+                Encoding::Huffman { symbols, lengths }
+            }
+            4 => Encoding::ByteArrayLen {
+                len: Box::new(Encoding::read_nested(&mut p)?),
+                value: Box::new(Encoding::read_nested(&mut p)?),
+            },
+            5 => Encoding::ByteArrayStop {
+                stop: p.u8("byte array stop byte")?,
+                block: p.itf8("byte array stop block id")?,
+            },
+            6 => {
+                let offset = p.itf8("beta offset")?;
+                let bits = p.itf8("beta bit count")?;
+                let bits = u32::try_from(bits)
+                    .ok()
+                    .filter(|&b| b <= 32)
+                    .ok_or_else(|| Error::at(params_at, format!("beta with {bits} bits")))?;
+                Encoding::Beta { offset, bits }
+            }
+            7 => Encoding::Subexp {
+                offset: p.itf8("subexponential offset")?,
+                k: p.itf8("subexponential k")?,
+            },
+            9 => Encoding::Gamma {
+                offset: p.itf8("gamma offset")?,
+            },
+            2 | 8 => {
+                return Err(Error::at(
+                    at,
+                    format!("encoding {id} (Golomb) is not part of CRAM 2.1-3.1 as written"),
+                ))
+            }
+            _ => return Err(Error::at(at, format!("unknown encoding id {id}"))),
+        };
+        if p.remaining() != 0 {
+            return Err(Error::at(
+                p.offset(),
+                format!("{} bytes left in the encoding's parameters", p.remaining()),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// Nested descriptors (byte array length) may not nest again without bound: the
+    /// parameter bytes shrink at each level, so recursion ends with the input.
+    fn read_nested(p: &mut Cursor<'_>) -> Result<Self, Error> {
+        Encoding::read(p)
+    }
+}
+
+/// An ITF8 count followed by that many ITF8 values.
+fn list(p: &mut Cursor<'_>, what: &str) -> Result<Vec<i32>, Error> {
+    let at = p.offset();
+    let n = p.itf8(what)?;
+    let n = usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= MAX_ALPHABET && n <= p.remaining())
+        .ok_or_else(|| Error::at(at, format!("{what} count {n} exceeds the input")))?;
+    (0..n).map(|_| p.itf8(what)).collect()
+}

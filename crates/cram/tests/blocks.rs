@@ -37,6 +37,9 @@ fn walk(data: &[u8]) -> Result<(BTreeSet<String>, Decoded), cram::Error> {
                 assert!(out[4..].starts_with(b"@HD"), "header block");
             }
             methods.insert(format!("{:?}", b.method));
+            if b.method == Method::RansNx16 {
+                methods.insert(format!("rANS Nx16 flags {:02x}", b.data[0]));
+            }
             if b.method == Method::Rans4x8 {
                 methods.insert(format!("rANS order {}", b.data[0]));
             }
@@ -61,6 +64,7 @@ fn every_block_of_each_codec_fixture_decodes_to_the_same_bytes() {
         ("rand-3.0-bzip2.cram", Method::Bzip2),
         ("rand-3.0-lzma.cram", Method::Lzma),
         ("rand-3.0-gzip.cram", Method::Gzip),
+        ("rand-3.1-rans.cram", Method::RansNx16),
         ("aux-3.0.cram", Method::Gzip),
     ] {
         let (methods, blocks) = walk(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -69,6 +73,12 @@ fn every_block_of_each_codec_fixture_decodes_to_the_same_bytes() {
             methods.contains(&format!("{wanted:?}")),
             "{name}: {methods:?}"
         );
+        if wanted == Method::RansNx16 {
+            // Order 0 and 1, striped, run lengths, packed: the transforms samtools used here.
+            for f in ["00", "01", "09", "40", "a0"] {
+                assert!(methods.contains(&format!("rANS Nx16 flags {f}")), "{f}");
+            }
+        }
         if wanted == Method::Rans4x8 {
             assert!(methods.contains("rANS order 0") && methods.contains("rANS order 1"));
         }

@@ -2,6 +2,7 @@
 //! liblzma) and CRAM's own entropy coders written here from the CRAMcodecs specification.
 
 mod rans4x8;
+mod rans_nx16;
 
 use std::io::Read;
 
@@ -20,6 +21,7 @@ pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, S
             "xz",
         ),
         Method::Rans4x8 => rans4x8::decode(data, raw_size),
+        Method::RansNx16 => rans_nx16::decode(data, raw_size),
         other => Err(format!("compression method {other:?} is not supported yet")),
     }
 }

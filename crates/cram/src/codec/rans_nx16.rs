@@ -1,0 +1,450 @@
+//! rANS Nx16 (CRAMcodecs section 3, CRAM 3.1's `rANSNx16` method): 4 or 32 interleaved states
+//! with 16-bit renormalisation, order 0 or 1, and the transforms a stream may stack on top
+//! (striping, bit packing, run lengths, stored bytes).
+
+/// Flags of the stream's first byte.
+const ORDER1: u8 = 0x01;
+const X32: u8 = 0x04;
+const STRIPE: u8 = 0x08;
+const NO_SIZE: u8 = 0x10;
+const CAT: u8 = 0x20;
+const RLE: u8 = 0x40;
+const PACK: u8 = 0x80;
+
+/// A state below this takes another 16 bits.
+const LOWER: u32 = 1 << 15;
+/// Order-0 frequencies sum to 1 << 12.
+const ORDER0_BITS: u32 = 12;
+
+struct Bytes<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Bytes<'a> {
+    fn next(&mut self) -> Result<u8, String> {
+        let b = *self
+            .data
+            .get(self.pos)
+            .ok_or_else(|| format!("rANS Nx16 stream ends at byte {}", self.pos))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if n > self.data.len() - self.pos {
+            return Err(format!(
+                "rANS Nx16 stream: {n} bytes wanted at byte {}",
+                self.pos
+            ));
+        }
+        let s = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// 7 bits a byte, most significant group first, the top bit saying another follows.
+    fn uint7(&mut self) -> Result<usize, String> {
+        let mut v: u64 = 0;
+        for _ in 0..5 {
+            let c = self.next()?;
+            v = (v << 7) | u64::from(c & 0x7f);
+            if c & 0x80 == 0 {
+                return usize::try_from(v).map_err(|_| "rANS Nx16 size too large".to_string());
+            }
+        }
+        Err("rANS Nx16 variable-length integer longer than 5 bytes".to_string())
+    }
+
+    fn u32_le(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+/// Decodes a whole rANS Nx16 stream into `raw_size` bytes.
+pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
+    let mut b = Bytes { data, pos: 0 };
+    let out = stream(&mut b, raw_size)?;
+    if out.len() != raw_size {
+        return Err(format!(
+            "rANS Nx16 stream decodes to {} bytes, the block declares {raw_size}",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+/// One stream: flags, size (unless the caller knows it), transforms, then the entropy coder.
+/// `expected` bounds every size the stream declares.
+fn stream(b: &mut Bytes<'_>, expected: usize) -> Result<Vec<u8>, String> {
+    let flags = b.next()?;
+    let size = if flags & NO_SIZE != 0 {
+        expected
+    } else {
+        b.uint7()?
+    };
+    if size > expected {
+        return Err(format!(
+            "rANS Nx16 size {size} exceeds the {expected} expected"
+        ));
+    }
+    if flags & STRIPE != 0 {
+        return stripe(b, size);
+    }
+    let mut len = size;
+    let pack = if flags & PACK != 0 {
+        let n = usize::from(b.next()?);
+        if n == 0 || n > 16 {
+            return Err(format!("rANS Nx16 packing of {n} symbols"));
+        }
+        let symbols = b.take(n)?.to_vec();
+        let packed = b.uint7()?;
+        if packed > len {
+            return Err(format!("rANS Nx16 packed size {packed} exceeds {len}"));
+        }
+        let unpacked = len;
+        len = packed;
+        Some((symbols, unpacked))
+    } else {
+        None
+    };
+    let rle = if flags & RLE != 0 {
+        let meta_len = b.uint7()?;
+        let literals = b.uint7()?;
+        if literals > len {
+            return Err(format!(
+                "rANS Nx16 run-length literals {literals} exceed {len}"
+            ));
+        }
+        let meta = rle_meta(b, meta_len, len)?;
+        let expanded = len;
+        len = literals;
+        Some((meta, expanded))
+    } else {
+        None
+    };
+    let mut out = if flags & CAT != 0 {
+        b.take(len)?.to_vec()
+    } else if len == 0 {
+        Vec::new()
+    } else {
+        let ways = if flags & X32 != 0 { 32 } else { 4 };
+        if flags & ORDER1 != 0 {
+            order1(b, len, ways)?
+        } else {
+            order0(b, len, ways)?
+        }
+    };
+    if let Some((meta, expanded)) = rle {
+        out = unrun(&out, &meta, expanded)?;
+    }
+    if let Some((symbols, unpacked)) = pack {
+        out = unpack(&out, &symbols, unpacked)?;
+    }
+    Ok(out)
+}
+
+/// Striped data: `n` sub-streams, the j-th holding bytes j, j+n, j+2n, ...
+fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
+    let n = usize::from(b.next()?);
+    if n == 0 {
+        return Err("rANS Nx16 stripe of 0 streams".to_string());
+    }
+    for _ in 0..n {
+        b.uint7()?; // compressed lengths: the streams are read in order, so not needed
+    }
+    let mut out = vec![0u8; size];
+    for j in 0..n {
+        let len = size / n + usize::from(size % n > j);
+        let sub = stream(b, len)?;
+        if sub.len() != len {
+            return Err(format!(
+                "rANS Nx16 stripe {j}: {} bytes, {len} expected",
+                sub.len()
+            ));
+        }
+        for (i, v) in sub.into_iter().enumerate() {
+            out[i * n + j] = v;
+        }
+    }
+    Ok(out)
+}
+
+/// Run-length metadata: stored (odd length) or order-0 coded; `bound` limits its size.
+fn rle_meta(b: &mut Bytes<'_>, meta_len: usize, bound: usize) -> Result<Vec<u8>, String> {
+    let raw = meta_len / 2;
+    if raw > 5 * bound + 257 {
+        return Err(format!("rANS Nx16 run-length metadata of {raw} bytes"));
+    }
+    if meta_len & 1 != 0 {
+        return Ok(b.take(raw)?.to_vec());
+    }
+    let stored = b.uint7()?;
+    let mut inner = Bytes {
+        data: b.take(stored)?,
+        pos: 0,
+    };
+    order0(&mut inner, raw, 4)
+}
+
+fn unrun(literals: &[u8], meta: &[u8], expanded: usize) -> Result<Vec<u8>, String> {
+    let mut m = Bytes { data: meta, pos: 0 };
+    let n = match m.next()? {
+        0 => 256,
+        n => usize::from(n),
+    };
+    let mut runs = [false; 256];
+    for &s in m.take(n)? {
+        runs[usize::from(s)] = true;
+    }
+    let mut out = Vec::with_capacity(expanded);
+    for &s in literals {
+        let copies = if runs[usize::from(s)] {
+            m.uint7()? + 1
+        } else {
+            1
+        };
+        if copies > expanded - out.len() {
+            return Err("rANS Nx16 runs exceed the declared size".to_string());
+        }
+        out.resize(out.len() + copies, s);
+    }
+    if out.len() != expanded {
+        return Err(format!(
+            "rANS Nx16 runs make {} bytes, {expanded} declared",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+fn unpack(packed: &[u8], symbols: &[u8], n: usize) -> Result<Vec<u8>, String> {
+    if symbols.len() == 1 {
+        return Ok(vec![symbols[0]; n]);
+    }
+    let bits = match symbols.len() {
+        2 => 1,
+        3..=4 => 2,
+        _ => 4,
+    };
+    let per = 8 / bits;
+    if packed.len() < n.div_ceil(per) {
+        return Err("rANS Nx16 packed data too short".to_string());
+    }
+    let mask = (1u8 << bits) - 1;
+    (0..n)
+        .map(|i| {
+            let v = (packed[i / per] >> ((i % per) * bits)) & mask;
+            symbols
+                .get(usize::from(v))
+                .copied()
+                .ok_or_else(|| "rANS Nx16 packed value outside its symbols".to_string())
+        })
+        .collect()
+}
+
+/// One distribution scaled to `1 << bits`.
+struct Table {
+    freq: [u32; 256],
+    cum: [u32; 256],
+    slot: Vec<u8>,
+    bits: u32,
+}
+
+impl Table {
+    fn new(mut freq: [u32; 256], bits: u32) -> Result<Table, String> {
+        let total: u32 = freq.iter().sum();
+        let full = 1u32 << bits;
+        let mut t = total;
+        let mut shift = 0;
+        while t > 0 && t < full {
+            t *= 2;
+            shift += 1;
+        }
+        if total != 0 && t != full {
+            return Err(format!(
+                "rANS Nx16 frequencies sum to {total}, not a power of two"
+            ));
+        }
+        let mut cum = [0u32; 256];
+        let mut slot = vec![0u8; full as usize];
+        let mut at = 0u32;
+        for s in 0..256 {
+            freq[s] <<= shift;
+            cum[s] = at;
+            slot[at as usize..(at + freq[s]) as usize].fill(s as u8);
+            at += freq[s];
+        }
+        Ok(Table {
+            freq,
+            cum,
+            slot,
+            bits,
+        })
+    }
+
+    fn step(&self, state: &mut u32, b: &mut Bytes<'_>) -> Result<u8, String> {
+        let m = *state & ((1 << self.bits) - 1);
+        let s = self.slot[m as usize];
+        let (f, c) = (self.freq[usize::from(s)], self.cum[usize::from(s)]);
+        if f == 0 {
+            return Err("rANS Nx16 state outside its frequency table".to_string());
+        }
+        *state = f * (*state >> self.bits) + m - c;
+        if *state < LOWER {
+            let lo = u32::from(b.next()?);
+            let hi = u32::from(b.next()?);
+            *state = (*state << 16) | (hi << 8) | lo;
+        }
+        Ok(s)
+    }
+}
+
+/// The symbols present, run-length coded: a symbol followed by its successor starts a run.
+fn alphabet(b: &mut Bytes<'_>) -> Result<[bool; 256], String> {
+    let mut present = [false; 256];
+    let mut sym = usize::from(b.next()?);
+    let mut last = sym;
+    let mut run = 0u8;
+    loop {
+        present[sym] = true;
+        if run > 0 {
+            run -= 1;
+            sym += 1;
+            if sym > 255 {
+                return Err("rANS Nx16 alphabet run goes past 255".to_string());
+            }
+        } else {
+            sym = usize::from(b.next()?);
+            if sym == last + 1 {
+                run = b.next()?;
+            }
+        }
+        last = sym;
+        if sym == 0 {
+            return Ok(present);
+        }
+    }
+}
+
+fn states(b: &mut Bytes<'_>, ways: usize) -> Result<Vec<u32>, String> {
+    (0..ways).map(|_| b.u32_le()).collect()
+}
+
+fn order0(b: &mut Bytes<'_>, n: usize, ways: usize) -> Result<Vec<u8>, String> {
+    let present = alphabet(b)?;
+    let mut freq = [0u32; 256];
+    for s in (0..256).filter(|&s| present[s]) {
+        let mut f = u32::from(b.next()?);
+        if f >= 0x80 {
+            f = ((f & 0x7f) << 7) | u32::from(b.next()? & 0x7f);
+        }
+        freq[s] = f;
+    }
+    let t = Table::new(freq, ORDER0_BITS)?;
+    let mut r = states(b, ways)?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(t.step(&mut r[i % ways], b)?);
+    }
+    Ok(out)
+}
+
+fn order1(b: &mut Bytes<'_>, n: usize, ways: usize) -> Result<Vec<u8>, String> {
+    let first = b.next()?;
+    let bits = u32::from(first >> 4);
+    if bits == 0 || bits > 15 {
+        return Err(format!("rANS Nx16 order-1 frequency bits {bits}"));
+    }
+    let tables = if first & 1 != 0 {
+        let raw = b.uint7()?;
+        let stored = b.uint7()?;
+        if raw > 1 << 20 {
+            return Err(format!("rANS Nx16 frequency table of {raw} bytes"));
+        }
+        let mut inner = Bytes {
+            data: b.take(stored)?,
+            pos: 0,
+        };
+        let table = order0(&mut inner, raw, 4)?;
+        order1_tables(
+            &mut Bytes {
+                data: &table,
+                pos: 0,
+            },
+            bits,
+        )?
+    } else {
+        order1_tables(b, bits)?
+    };
+    let mut r = states(b, ways)?;
+    let mut out = vec![0u8; n];
+    let part = n / ways;
+    let mut ctx = vec![0usize; ways];
+    let mut one = |j: usize, at: usize, r: &mut [u32], b: &mut Bytes<'_>| {
+        let t = tables[ctx[j]]
+            .as_ref()
+            .ok_or_else(|| format!("rANS Nx16 context {} has no table", ctx[j]))?;
+        let s = t.step(&mut r[j], b)?;
+        out[at] = s;
+        ctx[j] = usize::from(s);
+        Ok::<(), String>(())
+    };
+    for i in 0..part {
+        for j in 0..ways {
+            one(j, i + j * part, &mut r, b)?;
+        }
+    }
+    for at in ways * part..n {
+        one(ways - 1, at, &mut r, b)?;
+    }
+    Ok(out)
+}
+
+fn order1_tables(b: &mut Bytes<'_>, bits: u32) -> Result<Vec<Option<Table>>, String> {
+    let present = alphabet(b)?;
+    let mut tables: Vec<Option<Table>> = (0..256).map(|_| None).collect();
+    for i in (0..256).filter(|&i| present[i]) {
+        let mut freq = [0u32; 256];
+        let mut zeros = 0usize;
+        for j in (0..256).filter(|&j| present[j]) {
+            if zeros > 0 {
+                zeros -= 1;
+                continue;
+            }
+            let f = b.uint7()?;
+            freq[j] = u32::try_from(f).map_err(|_| "rANS Nx16 frequency too large")?;
+            if f > 1 << 16 {
+                return Err(format!("rANS Nx16 frequency {f}"));
+            }
+            if f == 0 {
+                zeros = b.uint7()?;
+            }
+        }
+        tables[i] = Some(Table::new(freq, bits)?);
+    }
+    Ok(tables)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn stored_packed_and_hostile_streams() {
+        // CAT: flags 0x20, size 3, the bytes themselves.
+        assert_eq!(decode(&[0x20, 3, b'a', b'b', b'c'], 3).unwrap(), b"abc");
+        // A size larger than the block's is refused before anything is allocated.
+        assert!(decode(&[0x20, 0x84, 0x80, 0x80, 0x00], 3).is_err());
+        // PACK of one symbol: every byte that symbol, no data needed.
+        assert_eq!(decode(&[0xa0, 4, 1, b'x', 0], 4).unwrap(), b"xxxx");
+        // PACK of 17 symbols does not exist.
+        assert!(decode(&[0x80, 4, 17], 4).is_err());
+        // Truncated anywhere: an error, never a panic.
+        let s = [0x40u8, 5, 3, 1];
+        for cut in 0..s.len() {
+            assert!(decode(&s[..cut], 5).is_err());
+        }
+    }
+}

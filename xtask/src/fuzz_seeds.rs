@@ -49,6 +49,11 @@ pub fn seeds(target: &str) -> Result<Seeds, String> {
             })
             .collect(),
         "region" => regions()?,
+        "cram_container" => with_ext(&[".cram"]),
+        "cram_codec" => with_ext(&[".cram"])
+            .iter()
+            .flat_map(|(n, b)| cram_blocks(n, b))
+            .collect(),
         "http_response" => HTTP
             .iter()
             .enumerate()
@@ -65,6 +70,7 @@ fn corpus_files() -> Result<Seeds, String> {
         fixtures.join("conformance/data"),
         fixtures.join("conformance/malformed"),
         fixtures.join("conformance-extra/data"),
+        fixtures.join("cram"),
     ];
     let mut out = Vec::new();
     for dir in dirs {
@@ -195,3 +201,27 @@ const HTTP: [&str; 12] = [
     "R 0 4 4 -\nHTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/10\r\nContent-Encoding: gzip\r\n\r\nabcd",
     "R 0 4 4 9\nHTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/10\r\n\r\nabcd",
 ];
+
+/// Each block of a CRAM as the codec target reads it: method byte, raw size (u32 LE), bytes.
+fn cram_blocks(name: &str, data: &[u8]) -> Seeds {
+    let mut out = Vec::new();
+    let Ok(def) = cram::FileDefinition::parse(data) else {
+        return out;
+    };
+    let mut at = cram::FileDefinition::LEN;
+    while let Some(rest) = data.get(at..) {
+        let Ok(h) = cram::ContainerHeader::parse(rest, at as u64, def.version) else {
+            break;
+        };
+        let body_at = at + h.header_len;
+        let mut c = cram::num::Cursor::new(&data[body_at..body_at + h.length], body_at as u64);
+        while let Ok(b) = cram::Block::read(&mut c, def.version) {
+            let mut seed = vec![b.method as u8];
+            seed.extend_from_slice(&(b.raw_size as u32).to_le_bytes());
+            seed.extend_from_slice(b.data);
+            out.push((format!("{name}.block{}", out.len()), seed));
+        }
+        at = body_at + h.length;
+    }
+    out
+}

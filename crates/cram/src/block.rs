@@ -15,19 +15,20 @@ pub const MAX_RAW_SIZE: usize = 256 << 20;
 /// How a block's bytes are compressed (spec section 8: block compression methods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    Raw,
-    Gzip,
-    Bzip2,
-    Lzma,
-    Rans4x8,
-    RansNx16,
-    Arith,
-    Fqzcomp,
-    NameTokeniser,
+    Raw = 0,
+    Gzip = 1,
+    Bzip2 = 2,
+    Lzma = 3,
+    Rans4x8 = 4,
+    RansNx16 = 5,
+    Arith = 6,
+    Fqzcomp = 7,
+    NameTokeniser = 8,
 }
 
 impl Method {
-    fn from_byte(b: u8, at: u64) -> Result<Self, Error> {
+    /// The method a block's first byte names; `at` is that byte's offset, for the error.
+    pub fn from_byte(b: u8, at: u64) -> Result<Self, Error> {
         Ok(match b {
             0 => Method::Raw,
             1 => Method::Gzip,
@@ -136,7 +137,7 @@ impl<'a> Block<'a> {
 
     /// The block's bytes decoded; exactly `raw_size` of them or an error.
     pub fn decode(&self) -> Result<Cow<'a, [u8]>, Error> {
-        if self.method == Method::Raw {
+        if self.method == Method::Raw && self.data.len() == self.raw_size {
             return Ok(Cow::Borrowed(self.data));
         }
         let out = codec::decode(self.method, self.data, self.raw_size)

@@ -15,7 +15,8 @@ pub enum Encoding {
     Null,
     /// Values are read from the external block with this content id.
     External { block: i32 },
-    /// Canonical Huffman code over `symbols` with `lengths` bits each.
+    /// Canonical Huffman code over `symbols` with `lengths` bits each, in order of
+    /// (length, symbol).
     Huffman {
         symbols: Vec<i32>,
         lengths: Vec<u32>,
@@ -68,6 +69,10 @@ impl Encoding {
                     .map(|l| u32::try_from(l).ok().filter(|&l| l <= 31))
                     .collect::<Option<Vec<u32>>>()
                     .ok_or_else(|| Error::at(at, "Huffman code length outside 0..=31"))?;
+                // Canonical order, so decoding walks the codes without sorting.
+                let mut pairs: Vec<(u32, i32)> = lengths.into_iter().zip(symbols).collect();
+                pairs.sort_unstable();
+                let (lengths, symbols) = pairs.into_iter().unzip();
                 Encoding::Huffman { symbols, lengths }
             }
             4 => Encoding::ByteArrayLen {

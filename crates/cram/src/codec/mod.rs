@@ -1,6 +1,7 @@
 //! Block codecs: the general-purpose compressors through well-kept crates (flate2, bzip2,
 //! liblzma) and CRAM's own entropy coders written here from the CRAMcodecs specification.
 
+mod bytes;
 mod rans4x8;
 mod rans_nx16;
 

@@ -6,34 +6,7 @@ const TOTAL: u32 = 1 << 12;
 /// A state below this takes another byte.
 const LOWER: u32 = 1 << 23;
 
-/// A byte reader whose every read is checked; the errors name the position in the stream.
-struct Bytes<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl Bytes<'_> {
-    fn next(&mut self) -> Result<u8, String> {
-        let b = *self
-            .data
-            .get(self.pos)
-            .ok_or_else(|| format!("rANS stream ends at byte {}", self.pos))?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.data.get(self.pos).copied()
-    }
-
-    fn u32_le(&mut self) -> Result<u32, String> {
-        let mut v = 0u32;
-        for i in 0..4 {
-            v |= u32::from(self.next()?) << (8 * i);
-        }
-        Ok(v)
-    }
-}
+use super::bytes::Bytes;
 
 /// One symbol distribution: frequencies, their running sums and the slot-to-symbol table.
 struct Table {
@@ -118,7 +91,7 @@ fn renormalise(state: &mut u32, b: &mut Bytes<'_>) -> Result<(), String> {
 
 /// Decodes a whole rANS 4x8 stream (its 9-byte header included) of `raw_size` bytes.
 pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
-    let mut b = Bytes { data, pos: 0 };
+    let mut b = Bytes::new(data);
     let order = b.next()?;
     let stored = b.u32_le()? as usize;
     let declared = b.u32_le()? as usize;

@@ -3,6 +3,8 @@
 //! (striping, bit packing, run lengths, stored bytes).
 
 /// Flags of the stream's first byte.
+use super::bytes::Bytes;
+
 const ORDER1: u8 = 0x01;
 const X32: u8 = 0x04;
 const STRIPE: u8 = 0x08;
@@ -16,55 +18,9 @@ const LOWER: u32 = 1 << 15;
 /// Order-0 frequencies sum to 1 << 12.
 const ORDER0_BITS: u32 = 12;
 
-struct Bytes<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Bytes<'a> {
-    fn next(&mut self) -> Result<u8, String> {
-        let b = *self
-            .data
-            .get(self.pos)
-            .ok_or_else(|| format!("rANS Nx16 stream ends at byte {}", self.pos))?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        if n > self.data.len() - self.pos {
-            return Err(format!(
-                "rANS Nx16 stream: {n} bytes wanted at byte {}",
-                self.pos
-            ));
-        }
-        let s = &self.data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-
-    /// 7 bits a byte, most significant group first, the top bit saying another follows.
-    fn uint7(&mut self) -> Result<usize, String> {
-        let mut v: u64 = 0;
-        for _ in 0..5 {
-            let c = self.next()?;
-            v = (v << 7) | u64::from(c & 0x7f);
-            if c & 0x80 == 0 {
-                return usize::try_from(v).map_err(|_| "rANS Nx16 size too large".to_string());
-            }
-        }
-        Err("rANS Nx16 variable-length integer longer than 5 bytes".to_string())
-    }
-
-    fn u32_le(&mut self) -> Result<u32, String> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-}
-
 /// Decodes a whole rANS Nx16 stream into `raw_size` bytes.
 pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
-    let mut b = Bytes { data, pos: 0 };
+    let mut b = Bytes::new(data);
     let out = stream(&mut b, raw_size)?;
     if out.len() != raw_size {
         return Err(format!(
@@ -181,15 +137,12 @@ fn rle_meta(b: &mut Bytes<'_>, meta_len: usize, bound: usize) -> Result<Vec<u8>,
         return Ok(b.take(raw)?.to_vec());
     }
     let stored = b.uint7()?;
-    let mut inner = Bytes {
-        data: b.take(stored)?,
-        pos: 0,
-    };
+    let mut inner = Bytes::new(b.take(stored)?);
     order0(&mut inner, raw, 4)
 }
 
 fn unrun(literals: &[u8], meta: &[u8], expanded: usize) -> Result<Vec<u8>, String> {
-    let mut m = Bytes { data: meta, pos: 0 };
+    let mut m = Bytes::new(meta);
     let n = match m.next()? {
         0 => 256,
         n => usize::from(n),
@@ -363,18 +316,9 @@ fn order1(b: &mut Bytes<'_>, n: usize, ways: usize) -> Result<Vec<u8>, String> {
         if raw > 1 << 20 {
             return Err(format!("rANS Nx16 frequency table of {raw} bytes"));
         }
-        let mut inner = Bytes {
-            data: b.take(stored)?,
-            pos: 0,
-        };
+        let mut inner = Bytes::new(b.take(stored)?);
         let table = order0(&mut inner, raw, 4)?;
-        order1_tables(
-            &mut Bytes {
-                data: &table,
-                pos: 0,
-            },
-            bits,
-        )?
+        order1_tables(&mut Bytes::new(&table), bits)?
     } else {
         order1_tables(b, bits)?
     };

@@ -152,13 +152,19 @@ pub fn existing_bam(args: &[String]) -> Result<PathBuf, String> {
     Ok(bam)
 }
 
-/// The query cases of `regions.txt` (name and regions), only those named in `filter` if given.
+/// Cases beside the shared `regions.txt` (which is read-only here), in its format: a large
+/// region of one reference (7.6 MB of blocks), the object store's mid-sized case.
+const EXTRA_CASES: &[&str] = &["chr22mid\t22:20000000-25000000"];
+
+/// The query cases of `regions.txt` and [`EXTRA_CASES`] (name and regions), only those named in
+/// `filter` if given.
 pub fn cases(filter: Option<&str>) -> Result<Vec<(String, Vec<String>)>, String> {
     let path = bench_source(&crate::root()).join("regions.txt");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let wanted: Option<Vec<&str>> = filter.map(|f| f.split(',').collect());
     let mut out = Vec::new();
-    for line in text.lines() {
+    let lines = text.lines().chain(EXTRA_CASES.iter().copied());
+    for line in lines {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }

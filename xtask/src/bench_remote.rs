@@ -24,8 +24,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   its cache), with --fetchers 1, 2, 4, 8 (--fetchers-sweep), and samtools view -X (cold, and
   warm with the index it left in its working directory), comparing every output with
   samtools'. Columns: wall time, time to the first record, bytes written by the server, index
-  bytes, GETs, connections. Profiles: ec2 (35 MB/s, 20 ms), home (2 MB/s, 60 ms), loopback.
-  Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1).
+  bytes, GETs, connections. Profiles: ec2 (35 MB/s shared, 20 ms), home (2 MB/s, 60 ms),
+  s3 (an object store: 35 MB/s per connection, 200 MB/s in all, 20 ms), loopback.
+  Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1) and chr22mid
+  (22:20000000-25000000).
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
                 (installed on first use into ~/.cache/hts-tools).";
@@ -349,7 +351,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         .split(',')
     {
         let link = Link::profile(p)
-            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, loopback)"))?;
+            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, s3, loopback)"))?;
         profiles.push((p.to_string(), link));
     }
     let opts = Options {

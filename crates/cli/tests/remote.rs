@@ -160,8 +160,7 @@ fn the_first_record_comes_before_the_span_has_arrived() {
     // wait for them all. A whole-file read streams the same way.
     let link = Link {
         bandwidth: Some(20_000.0),
-        latency: Duration::ZERO,
-        connect_latency: Duration::ZERO,
+        ..Link::default()
     };
     let server = Server::start_with(&testkit::corpus_dir(), 0, link).unwrap();
     let url = server.url("data/rand.bam");

@@ -1,6 +1,6 @@
 //! The emulated link and the per-connection stream: a bandwidth cap shared by every connection
-//! (as a real link is), a first-byte delay per response, an extra delay per new connection, and
-//! counts of bytes written.
+//! (as a real link is), a cap on each connection (as an object store serves each GET), a
+//! first-byte delay per response, an extra delay per new connection, and counts of bytes written.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,8 +18,11 @@ use super::Shared;
 /// A link to emulate.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Link {
-    /// Bytes per second; `None`: unlimited.
+    /// Bytes per second shared by every connection; `None`: unlimited.
     pub bandwidth: Option<f64>,
+    /// Bytes per second on each connection on its own (an object store's rate per request);
+    /// `None`: unlimited.
+    pub per_connection: Option<f64>,
     /// Delay before each response's first byte.
     pub latency: Duration,
     /// Extra delay for each new connection.
@@ -27,7 +30,8 @@ pub struct Link {
 }
 
 impl Link {
-    /// The profiles of the benchmark (`ec2`, `home`, `loopback`), as in the bench README.
+    /// The profiles of the benchmark (`ec2`, `home`, `s3`, `loopback`), as in the bench README.
+    /// `s3` is an object store: 35 MB/s for each GET's connection, 200 MB/s in all.
     pub fn profile(name: &str) -> Option<Link> {
         let mb = 1e6;
         match name {
@@ -35,11 +39,19 @@ impl Link {
                 bandwidth: Some(35.0 * mb),
                 latency: Duration::from_millis(20),
                 connect_latency: Duration::from_millis(2),
+                ..Link::default()
             }),
             "home" => Some(Link {
                 bandwidth: Some(2.0 * mb),
                 latency: Duration::from_millis(60),
                 connect_latency: Duration::from_millis(60),
+                ..Link::default()
+            }),
+            "s3" => Some(Link {
+                bandwidth: Some(200.0 * mb),
+                per_connection: Some(35.0 * mb),
+                latency: Duration::from_millis(20),
+                connect_latency: Duration::from_millis(2),
             }),
             "loopback" => Some(Link::default()),
             _ => None,
@@ -115,7 +127,7 @@ impl Listener for CountingListener {
             match self.inner.accept().await {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
-                    if self.shared.bucket.is_some() {
+                    if self.shared.bucket.is_some() || self.shared.link.per_connection.is_some() {
                         let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
                     }
                     self.next_id += 1;
@@ -134,6 +146,7 @@ impl Listener for CountingListener {
                         shared: self.shared.clone(),
                         written,
                         doomed,
+                        own: self.shared.link.per_connection.map(Bucket::new),
                         sleep: None,
                         connect_delay: Some(Box::pin(tokio::time::sleep(
                             self.shared.link.connect_latency,
@@ -160,9 +173,59 @@ pub struct MeteredStream {
     written: Arc<AtomicU64>,
     /// Set by a fault: the next write fails and the connection is dropped.
     doomed: Arc<AtomicBool>,
+    /// This connection's own cap, taken from before the shared one.
+    own: Option<Bucket>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The new-connection delay, served before the first request is read.
     connect_delay: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl MeteredStream {
+    /// Bytes that may be written now (at most `want`) under this connection's cap and then the
+    /// shared one, or how long to wait. Tokens taken from one bucket and refused by the other
+    /// go back.
+    fn pace(&mut self, want: usize, now: Instant) -> Result<usize, Duration> {
+        let mut allowed = want;
+        if let Some(own) = self.own.as_mut() {
+            allowed = own.take(allowed, now)?;
+        }
+        if let Some(shared) = &self.shared.bucket {
+            let taken = match shared.lock() {
+                Ok(mut b) => b.take(allowed, now),
+                Err(_) => Ok(allowed),
+            };
+            match taken {
+                Ok(n) => {
+                    if let Some(own) = self.own.as_mut() {
+                        own.tokens += (allowed - n) as f64;
+                    }
+                    allowed = n;
+                }
+                Err(wait) => {
+                    if let Some(own) = self.own.as_mut() {
+                        own.tokens += allowed as f64;
+                    }
+                    return Err(wait);
+                }
+            }
+        }
+        Ok(allowed)
+    }
+
+    /// Returns `n` unwritten bytes' tokens to both buckets.
+    fn refund(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if let Some(own) = self.own.as_mut() {
+            own.tokens += n as f64;
+        }
+        if let Some(shared) = &self.shared.bucket {
+            if let Ok(mut b) = shared.lock() {
+                b.tokens += n as f64;
+            }
+        }
+    }
 }
 
 impl AsyncRead for MeteredStream {
@@ -193,48 +256,35 @@ impl AsyncWrite for MeteredStream {
                 "fault: connection dropped",
             )));
         }
-        let mut allowed = buf.len();
+        if let Some(sleep) = self.sleep.as_mut() {
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.sleep = None;
+        }
         let shared = self.shared.clone();
-        if let Some(bucket) = &shared.bucket {
-            if let Some(sleep) = self.sleep.as_mut() {
-                if sleep.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
+        let allowed = match self.pace(buf.len(), Instant::now()) {
+            Ok(n) => n,
+            Err(wait) => {
+                let mut sleep = Box::pin(tokio::time::sleep(wait));
+                if sleep.as_mut().poll(cx).is_ready() {
+                    // Already over (a short wait on a busy machine): a Pending without a
+                    // registered wake-up would leave this response stalled until the
+                    // client gives up on it.
+                    cx.waker().wake_by_ref();
+                } else {
+                    self.sleep = Some(sleep);
                 }
-                self.sleep = None;
+                return Poll::Pending;
             }
-            let taken = match bucket.lock() {
-                Ok(mut b) => b.take(buf.len(), Instant::now()),
-                Err(_) => Ok(buf.len()),
-            };
-            match taken {
-                Ok(n) => allowed = n,
-                Err(wait) => {
-                    let mut sleep = Box::pin(tokio::time::sleep(wait));
-                    if sleep.as_mut().poll(cx).is_ready() {
-                        // Already over (a short wait on a busy machine): a Pending without a
-                        // registered wake-up would leave this response stalled until the
-                        // client gives up on it.
-                        cx.waker().wake_by_ref();
-                    } else {
-                        self.sleep = Some(sleep);
-                    }
-                    return Poll::Pending;
-                }
-            }
-        }
+        };
         let r = Pin::new(&mut self.inner).poll_write(cx, &buf[..allowed]);
-        if let Some(bucket) = &shared.bucket {
-            // Tokens not used (a short or refused write) go back to the bucket.
-            let written = match &r {
-                Poll::Ready(Ok(n)) => *n,
-                _ => 0,
-            };
-            if written < allowed {
-                if let Ok(mut b) = bucket.lock() {
-                    b.tokens += (allowed - written) as f64;
-                }
-            }
-        }
+        // Tokens not used (a short or refused write) go back to the buckets.
+        let written = match &r {
+            Poll::Ready(Ok(n)) => *n,
+            _ => 0,
+        };
+        self.refund(allowed - written.min(allowed));
         if let Poll::Ready(Ok(n)) = &r {
             self.written.fetch_add(*n as u64, Ordering::SeqCst);
             shared

@@ -17,7 +17,8 @@ use crate::bench_table::{self, Cell};
 
 pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
-                         [--fetchers-sweep] [--json FILE] [--transports http,s3]
+                         [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
+                         [--transports http,s3]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -28,6 +29,7 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   s3 (an object store: 35 MB/s per connection, 200 MB/s in all, 20 ms), loopback.
   Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1) and chr22mid
   (22:20000000-25000000).
+  --variants    more hts modes, each a name and its options ('p1m:--part-size 1M').
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
                 (installed on first use into ~/.cache/hts-tools).";
@@ -40,6 +42,8 @@ pub struct Options {
     pub json: PathBuf,
     pub threads: usize,
     pub fetchers_sweep: bool,
+    /// Extra hts modes: a name and its options (`--variants 'NAME:OPTS;NAME:OPTS'`).
+    pub variants: Vec<(String, Vec<String>)>,
     /// Also measure `s3://` (s3s-fs behind the same emulated link), for hts and for samtools'
     /// own S3 plugin.
     pub s3: bool,
@@ -173,6 +177,11 @@ fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
                 false,
             ));
         }
+    }
+    for (name, extra) in &opts.variants {
+        let mut args = vec!["-@", &threads];
+        args.extend(extra.iter().map(String::as_str));
+        modes.push(hts_mode(&format!("hts {name}"), &args, false));
     }
     if let Some(s) = samtools {
         modes.push(Mode {
@@ -335,6 +344,22 @@ fn measure(r: &Run, server: &Server, index_size: u64, reference: &[u8]) -> bench
     }
 }
 
+/// `NAME:OPTS;NAME:OPTS` as (name, options) pairs.
+fn variants(spec: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    spec.split(';')
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| {
+            let (name, opts) = v
+                .split_once(':')
+                .ok_or_else(|| format!("--variants: '{v}' is not NAME:OPTIONS"))?;
+            Ok((
+                name.trim().to_string(),
+                opts.split_whitespace().map(str::to_string).collect(),
+            ))
+        })
+        .collect()
+}
+
 pub fn which(cmd: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -367,6 +392,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         ),
         threads: 2,
         fetchers_sweep: args.iter().any(|a| a == "--fetchers-sweep"),
+        variants: variants(crate::flag_value(args, "--variants").unwrap_or(""))?,
         s3: {
             let transports = crate::flag_value(args, "--transports").unwrap_or("http,s3");
             if let Some(bad) = transports.split(',').find(|t| !matches!(*t, "http" | "s3")) {

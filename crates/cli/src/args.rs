@@ -74,6 +74,8 @@ pub enum Opt {
     RequestHeader,
     FetchMode,
     Fetchers,
+    PartSize,
+    ReadAhead,
     NoCache,
     Timeout,
     S3Endpoint,
@@ -173,6 +175,8 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
     opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N data requests in flight at once (and two tiny probes) [6]"),
+    opt(Opt::PartSize, None, &["part-size"], Arg, Yes, "BYTES  Remote files: a range longer than this goes out as parts of this size, fetched at once (K, M suffixes) [2M]"),
+    opt(Opt::ReadAhead, None, &["read-ahead"], Arg, Yes, "BYTES  Remote files: start a request ahead only while fewer bytes than this are still to arrive before it [10M]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
     opt(Opt::Timeout, None, &["timeout"], Arg, Yes, "SECS  Remote files: fail if the query is not over after SECS seconds [$HTS_TIMEOUT, else none]"),
     opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
@@ -226,6 +230,10 @@ pub struct ViewArgs {
     pub fetch_mode: Option<String>,
     /// `--fetchers N`: requests in flight at once for a remote file.
     pub fetchers: Option<usize>,
+    /// `--part-size BYTES`: the part size of a remote file's long ranges.
+    pub part_size: Option<u64>,
+    /// `--read-ahead BYTES`: the read-ahead depth of a remote file.
+    pub read_ahead: Option<u64>,
     /// `--no-cache`: neither read nor write the index cache.
     pub no_cache: bool,
     /// `--timeout SECS` (else `HTS_TIMEOUT`): the time the whole query may take.
@@ -383,6 +391,27 @@ fn seconds(spelled: &str, v: &str) -> Result<std::time::Duration, UsageError> {
         })
 }
 
+/// A byte count with an optional `K`, `M` or `G` suffix (powers of 1024), at least 1.
+fn bytes(spelled: &str, v: &str) -> Result<u64, UsageError> {
+    let t = v.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 30),
+        _ => (t, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| {
+            UsageError::usage(format!(
+                "{spelled} needs a byte count of 1 or more (K, M, G suffixes), not '{v}'"
+            ))
+        })
+}
+
 impl ViewArgs {
     /// What one option does (options are applied in command-line order, as samtools does).
     fn apply(&mut self, id: Opt, spelled: &str, v: &str) -> Result<(), UsageError> {
@@ -439,6 +468,8 @@ impl ViewArgs {
                 }
                 self.fetchers = Some(n as usize);
             }
+            Opt::PartSize => self.part_size = Some(bytes(spelled, v)?),
+            Opt::ReadAhead => self.read_ahead = Some(bytes(spelled, v)?),
             Opt::NoCache => self.no_cache = true,
             Opt::Timeout => self.timeout = Some(seconds(spelled, v)?),
             Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),

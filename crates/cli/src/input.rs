@@ -83,6 +83,12 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
     if let Some(n) = args.fetchers {
         options.transport.fetchers = n;
     }
+    if let Some(n) = args.part_size {
+        options.transport.part_size = n;
+    }
+    if let Some(n) = args.read_ahead {
+        options.transport.read_ahead = n;
+    }
     match args.fetch_mode.as_deref() {
         Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;

@@ -186,11 +186,31 @@ fn the_first_record_comes_before_the_span_has_arrived() {
     );
 }
 
+/// The corpus over a server that caps each connection (an object store), with ranges cut into
+/// 16 KiB parts fetched at once, on 1, 2 and 8 fetchers and 3 inflating threads: every run
+/// identical to the goldens.
 #[test]
-fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
-    let server = Server::start(&testkit::corpus_dir()).unwrap();
+fn the_corpus_passes_in_parts_over_capped_connections_with_one_two_and_eight_fetchers() {
+    let link = Link {
+        per_connection: Some(30e6),
+        ..Link::default()
+    };
+    let server = Server::start_with(&testkit::corpus_dir(), 0, link).unwrap();
     for fetchers in ["1", "2", "8"] {
-        let extra = ["--fetchers".to_string(), fetchers.to_string()];
+        let extra: Vec<String> = [
+            "--fetchers",
+            fetchers,
+            "-@",
+            "3",
+            "--part-size",
+            "16K",
+            "--read-ahead",
+            "64K",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        server.reset();
         let report = testkit::corpus::run(&testkit::corpus::Run {
             program: hts(),
             dir: &testkit::corpus_dir(),
@@ -208,6 +228,13 @@ fn the_corpus_passes_over_http_with_one_two_and_eight_fetchers() {
             report.summary(),
             report.failures.join("\n")
         );
+        // Parts were in play: some data request asked for exactly one 16 KiB part.
+        let parts = server
+            .log()
+            .iter()
+            .filter(|e| e.content_length == 16 * 1024)
+            .count();
+        assert!(parts > 0, "--fetchers {fetchers}: no request was a part");
     }
 }
 

@@ -62,6 +62,15 @@ pub struct OpenOptions {
     /// The most bytes held for requests fetched ahead of the reader (default 64 MiB; at least
     /// one request is always allowed).
     pub fetch_budget: u64,
+    /// Advised ranges longer than this go out as several bounded requests of at most this
+    /// many bytes (parts), fetched at once on several connections and read in order: an
+    /// object store serves each request at a bounded rate (default 2 MiB).
+    pub part_size: u64,
+    /// The read-ahead depth: a part (or advised range) is started ahead only while fewer than
+    /// this many bytes are still to arrive for those before it (default 10 MiB). Enough for
+    /// every fetcher to be busy on a large range; no more, so on a link whose bandwidth all
+    /// connections share the bytes needed first are not held back by many behind them.
+    pub read_ahead: u64,
 }
 
 impl Default for OpenOptions {
@@ -85,6 +94,8 @@ impl Default for OpenOptions {
             range_mode: RangeMode::Bounded,
             fetchers: 6,
             fetch_budget: 64 * 1024 * 1024,
+            part_size: 2 * 1024 * 1024,
+            read_ahead: 10 * 1024 * 1024,
         }
     }
 }
@@ -104,6 +115,8 @@ impl fmt::Debug for OpenOptions {
             .field("retries", &self.retries)
             .field("deadline", &self.deadline)
             .field("request_size", &self.request_size)
+            .field("part_size", &self.part_size)
+            .field("read_ahead", &self.read_ahead)
             .field("range_mode", &self.range_mode)
             .finish_non_exhaustive()
     }

@@ -43,12 +43,6 @@ const FINISH_IF_LEFT: u64 = 256 * 1024;
 /// Windows fetched ahead of a sequential read with no advice.
 const SEQUENTIAL_AHEAD: usize = 2;
 
-/// A window is started ahead only while the bytes still to arrive for the windows before it
-/// are fewer than this: small spans then go out together (their latencies overlap), while
-/// large ones follow each other, so the link's bandwidth goes to the bytes the reader needs
-/// first rather than being shared by spans it will read later.
-const IN_FLIGHT_AHEAD: u64 = 4 * 1024 * 1024;
-
 pub use connections::shutdown;
 
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
@@ -220,14 +214,17 @@ impl HttpBackend {
     }
 
     /// Starts advised windows while fewer than `fetchers` requests run, the bytes held stay
-    /// within the budget, and the bytes still to arrive before them stay below
-    /// [`IN_FLIGHT_AHEAD`].
+    /// within the budget, and the bytes still to arrive before them stay below the read-ahead
+    /// depth ([`OpenOptions::read_ahead`]): small spans go out together (their latencies
+    /// overlap), the parts of a large one keep every fetcher busy, and on a shared link the
+    /// bandwidth is not spread over bytes the reader needs much later.
     fn pump(&mut self) {
         if !self.bounded() || self.whole.is_some() {
             return;
         }
         let fetchers = self.options.fetchers.max(1);
         let budget = self.options.fetch_budget;
+        let depth = self.options.read_ahead.max(1);
         let (mut in_flight, mut held, mut pending) = (0usize, 0u64, 0u64);
         let mut to_start = Vec::new();
         let windows = self.current.iter().chain(self.ahead.iter());
@@ -243,10 +240,7 @@ impl HttpBackend {
                 }
                 None => {
                     let first = held == 0;
-                    if !first
-                        && (in_flight >= fetchers
-                            || held + len > budget
-                            || pending >= IN_FLIGHT_AHEAD)
+                    if !first && (in_flight >= fetchers || held + len > budget || pending >= depth)
                     {
                         break;
                     }
@@ -366,8 +360,9 @@ impl Backend for HttpBackend {
                     Available::Copied(n) => {
                         self.pos += n as u64;
                         self.read_end = self.pos;
-                        // Bytes have arrived: the next advised window may be due.
-                        if self.ahead.front().is_some_and(|w| w.transfer.is_none()) {
+                        // Bytes have arrived (here or in a part ahead): the next advised
+                        // window may be due.
+                        if self.ahead.iter().any(|w| w.transfer.is_none()) {
                             self.pump();
                         }
                         return Ok(n);
@@ -459,7 +454,12 @@ impl Backend for HttpBackend {
             })
             .filter(|r| !r.is_empty())
             .collect();
-        let wanted = window::split(&trimmed, self.options.request_size);
+        // A range longer than a part goes out as parts, each its own bounded request.
+        let part = self
+            .options
+            .part_size
+            .clamp(1, self.options.request_size.max(1));
+        let wanted = window::split(&trimmed, part);
         let mut old: Vec<Window> = self.ahead.drain(..).collect();
         // The window last kept: a range that starts inside it is asked for from its end.
         let mut kept_last: Option<Range<u64>> = None;

@@ -228,7 +228,7 @@ fn cmd_demo(_args: &[String]) -> Result<(), String> {
 }
 
 const SERVE_HELP: &str = "\
-cargo xtask serve [DIR] [--port N] [--profile ec2|home|loopback]
+cargo xtask serve [DIR] [--port N] [--profile ec2|home|s3|loopback]
   Serves DIR (default fixtures/) on 127.0.0.1:N (default 8000) until killed, through the
   emulated link of the profile (default: none).";
 

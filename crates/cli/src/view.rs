@@ -220,9 +220,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     }
     if args.count {
-        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"))?;
+        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"), 0)?;
         writeln!(out, "{count}")
-            .and_then(|()| out.flush())
+            .and_then(|()| out.close())
             .map_err(|e| io_failure("writing the count failed", e))?;
     }
     Ok(())

@@ -294,6 +294,18 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Writes what the records so far have produced (SAM text, BGZF blocks) and returns the
+    /// inner writer, with no EOF marker and no index: for output cut short by a failure (a
+    /// damaged input), which keeps the records before it as samtools does but must not look
+    /// complete.
+    pub fn abandon(self) -> Result<W> {
+        let name = self.name.clone();
+        match self.sink {
+            Sink::Text(w) => w.finish().map_err(|e| sam_error(&name, e)),
+            Sink::Bgzf(w) => w.abandon().map_err(|source| Error::Write { name, source }),
+        }
+    }
+
     /// Flushes everything, ends a BGZF output with its EOF marker, and returns the inner writer
     /// and the index built (if one was asked for), ready to be saved.
     pub fn finish(mut self) -> Result<(W, Option<BuiltIndex>)> {

@@ -113,6 +113,13 @@ impl Output {
         Ok(self.writer.flush_text()?)
     }
 
+    /// Writes what the records so far have produced, without an EOF marker or index: the
+    /// output of a run that failed part-way.
+    pub fn abandon(self) -> Result<(), Failure> {
+        let out = self.writer.abandon()?;
+        out.close().map_err(|e| io_failure("write failed", e))
+    }
+
     /// Ends the file (EOF marker) and saves its index.
     pub fn finish(self) -> Result<(), Failure> {
         let (out, index) = self.writer.finish()?;

@@ -4,7 +4,7 @@
 
 mod writer;
 
-pub use writer::{SamWriteError, SamWriter};
+pub use writer::{SamWriteError, SamWriter, DEFAULT_WRITE_SIZE};
 
 use crate::error::RecordError;
 use crate::header::Header;

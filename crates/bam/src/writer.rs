@@ -51,6 +51,10 @@ pub struct WriterOptions {
     /// Threads besides the calling one (0: none) compressing BGZF blocks, or for plain SAM,
     /// formatting batches of records ([`SamWriter`]).
     pub threads: usize,
+    /// SAM text is handed to the output once this much has gathered (without threads): a
+    /// megabyte suits a file; into a pipe, what the pipe holds (64 KiB) lets its reader run
+    /// while the next piece is formatted.
+    pub write_size: usize,
     /// Write the header of SAM output (BAM output always has one).
     pub sam_header: bool,
     /// Build an index of this scheme while writing (BAM and BGZF-compressed SAM only).
@@ -65,6 +69,7 @@ impl Default for WriterOptions {
             format: OutputFormat::Sam,
             level: -1,
             threads: 0,
+            write_size: crate::sam::DEFAULT_WRITE_SIZE,
             sam_header: false,
             index: None,
             name: "output".to_string(),
@@ -128,7 +133,10 @@ impl<W: Write> Writer<W> {
                 if options.sam_header {
                     inner.write_all(&header.text_for_output()).map_err(werr)?;
                 }
-                Sink::Text(SamWriter::new(inner, header, options.threads))
+                Sink::Text(
+                    SamWriter::new(inner, header, options.threads)
+                        .with_write_size(options.write_size),
+                )
             }
             OutputFormat::SamBgzf | OutputFormat::Bam => {
                 let level = bgzf::writer::htslib_level(options.level);
@@ -284,6 +292,18 @@ impl<W: Write> Writer<W> {
             w.forget_before(oldest);
         }
         Ok(())
+    }
+
+    /// Writes what the records so far have produced (SAM text, BGZF blocks) and returns the
+    /// inner writer, with no EOF marker and no index: for output cut short by a failure (a
+    /// damaged input), which keeps the records before it as samtools does but must not look
+    /// complete.
+    pub fn abandon(self) -> Result<W> {
+        let name = self.name.clone();
+        match self.sink {
+            Sink::Text(w) => w.finish().map_err(|e| sam_error(&name, e)),
+            Sink::Bgzf(w) => w.abandon().map_err(|source| Error::Write { name, source }),
+        }
     }
 
     /// Flushes everything, ends a BGZF output with its EOF marker, and returns the inner writer

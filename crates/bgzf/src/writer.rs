@@ -227,6 +227,18 @@ impl<W: Write> Writer<W> {
             .ok_or_else(|| io::Error::other("BGZF writer already finished"))
     }
 
+    /// Writes the pending block and every block in flight, flushes, and returns the inner
+    /// writer without the EOF marker: for output cut short by a failure, which keeps what was
+    /// written but must not pass it off as complete.
+    pub fn abandon(mut self) -> io::Result<W> {
+        self.flush_block()?;
+        self.drain()?;
+        self.inner_mut()?.flush()?;
+        self.inner
+            .take()
+            .ok_or_else(|| io::Error::other("BGZF writer already finished"))
+    }
+
     fn finish_in_place(&mut self) -> io::Result<()> {
         self.flush_block()?;
         self.drain()?;

@@ -8,6 +8,7 @@ mod idxstats;
 mod input;
 mod numbers;
 mod opts;
+mod outlet;
 mod output;
 mod quickcheck;
 mod select;

@@ -3,7 +3,7 @@
 //! describes them, their indexes, and when buffered SAM is handed on.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::time::{Duration, Instant};
 
 use bam::index::build::Scheme;
@@ -11,15 +11,18 @@ use bam::pg::Program;
 use bam::{Header, Record, Writer, WriterOptions};
 
 use crate::args::{HeaderMode, ViewArgs};
+use crate::outlet::Outlet;
 use crate::output::Plan;
 use crate::view::{io_failure, Failure};
 
-/// Standard output, or a file created for writing.
-pub fn create(path: Option<&str>) -> Result<Box<dyn Write>, Failure> {
+/// Standard output, or a file created for writing, written as suits what it is (with a writer
+/// thread into a pipe when `threads > 0`).
+pub fn create(path: Option<&str>, threads: usize) -> Result<Outlet, Failure> {
     match path {
-        None => Ok(Box::new(io::stdout())),
+        None => Outlet::stdout(threads)
+            .map_err(|e| Failure::Message(format!("failed to open standard output: {e}"))),
         Some(p) => File::create(p)
-            .map(|f| Box::new(f) as Box<dyn Write>)
+            .map(|f| Outlet::new(f, threads))
             .map_err(|e| Failure::Message(format!("failed to open \"{p}\" for writing: {e}"))),
     }
 }
@@ -54,7 +57,7 @@ pub fn header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Hea
 
 /// One output file (`-o` or `-U`) being written, and where its index goes.
 pub struct Output {
-    writer: Box<Writer<Box<dyn Write>>>,
+    writer: Box<Writer<Outlet>>,
     index_path: Option<String>,
 }
 
@@ -80,10 +83,13 @@ impl Output {
                 plan.index.as_ref().map_or("", |i| i.0.as_str())
             )));
         }
+        let threads = plan.threads.unwrap_or(args.threads);
+        let out = create(plan.path.as_deref(), threads)?;
         let options = WriterOptions {
             format: plan.format,
             level: plan.level,
-            threads: plan.threads.unwrap_or(args.threads),
+            threads,
+            write_size: out.kind().write_size(),
             sam_header: plan.force_header || args.header != HeaderMode::None,
             index,
             name: plan
@@ -91,7 +97,6 @@ impl Output {
                 .clone()
                 .unwrap_or_else(|| "standard output".to_string()),
         };
-        let out = create(plan.path.as_deref())?;
         Ok(Output {
             writer: Box::new(Writer::new(out, header, &options)?),
             index_path: plan.index.as_ref().map(|(path, _)| path.clone()),
@@ -108,10 +113,17 @@ impl Output {
         Ok(self.writer.flush_text()?)
     }
 
+    /// Writes what the records so far have produced, without an EOF marker or index: the
+    /// output of a run that failed part-way.
+    pub fn abandon(self) -> Result<(), Failure> {
+        let out = self.writer.abandon()?;
+        out.close().map_err(|e| io_failure("write failed", e))
+    }
+
     /// Ends the file (EOF marker) and saves its index.
     pub fn finish(self) -> Result<(), Failure> {
-        let (mut out, index) = self.writer.finish()?;
-        out.flush().map_err(|e| io_failure("write failed", e))?;
+        let (out, index) = self.writer.finish()?;
+        out.close().map_err(|e| io_failure("write failed", e))?;
         if let (Some(built), Some(path)) = (index, self.index_path) {
             let file = File::create(&path)
                 .map_err(|e| Failure::Message(format!("writing index failed: {path}: {e}")))?;

@@ -198,14 +198,26 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     };
     let mut count: u64 = 0;
     if args.header != HeaderMode::Only {
-        write_records(
+        let written = write_records(
             args,
             &mut selection,
             &header,
             &mut records,
             &mut sink,
             &mut count,
-        )?;
+        );
+        if let Err(failure) = written {
+            // The records before the damage are written, at every thread count, as samtools
+            // writes them; then the error. A stale cache is read again before anything is
+            // written, and a closed pipe takes nothing more.
+            if let (Failure::Message(_), Sink::Records { main, unselected }) = (&failure, sink) {
+                let _ = main.abandon();
+                if let Some(u) = unselected {
+                    let _ = u.abandon();
+                }
+            }
+            return Err(failure);
+        }
     }
     if let (n @ 1.., first) = selection.evaluation_errors() {
         let why = first.map_or(String::new(), |e| format!(" ({e})"));
@@ -220,9 +232,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     }
     if args.count {
-        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"))?;
+        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"), 0)?;
         writeln!(out, "{count}")
-            .and_then(|()| out.flush())
+            .and_then(|()| out.close())
             .map_err(|e| io_failure("writing the count failed", e))?;
     }
     Ok(())

@@ -16,8 +16,9 @@ use crate::header::Header;
 use crate::record::Record;
 use crate::sam::write_sam;
 
-/// Text is handed to the output once this much has gathered: large writes, few system calls.
-const WRITE_CHUNK: usize = 1 << 20;
+/// Text is handed to the output once this much has gathered, unless
+/// [`SamWriter::with_write_size`] says otherwise: large writes, few system calls, for a file.
+pub const DEFAULT_WRITE_SIZE: usize = 1 << 20;
 
 /// A batch is sent to a worker once its records take this many bytes (about 350 short reads, two
 /// BGZF blocks): large enough that the hand-over costs nothing next to the formatting, small
@@ -200,6 +201,8 @@ pub struct SamWriter<W: Write> {
     header: Arc<Header>,
     /// Text not yet written (formatted here, or received from workers).
     text: Vec<u8>,
+    /// Text gathered before it is written (on the calling thread).
+    write_size: usize,
     /// Formatting threads asked for; they start when the first batch is full, so a small
     /// output costs no thread start-up.
     threads: usize,
@@ -222,7 +225,8 @@ impl<W: Write> SamWriter<W> {
         SamWriter {
             out,
             header,
-            text: Vec::with_capacity(WRITE_CHUNK + (WRITE_CHUNK >> 2)),
+            text: Vec::new(),
+            write_size: DEFAULT_WRITE_SIZE,
             threads,
             pool: None,
             spawn_tried: false,
@@ -232,6 +236,13 @@ impl<W: Write> SamWriter<W> {
             spare_texts: Vec::new(),
             failed: false,
         }
+    }
+
+    /// Gathers `size` bytes of text (at least 1) before writing when formatting on the calling
+    /// thread; with workers each batch's text is written as it comes back.
+    pub fn with_write_size(mut self, size: usize) -> SamWriter<W> {
+        self.write_size = size.max(1);
+        self
     }
 
     /// Writes one record (owned or read in place).
@@ -246,7 +257,7 @@ impl<W: Write> SamWriter<W> {
             if let Err(e) = write_sam(record, &self.header, &mut self.text) {
                 return Err(self.fail_after_text(SamWriteError::Record(e)));
             }
-            if self.text.len() >= WRITE_CHUNK {
+            if self.text.len() >= self.write_size {
                 self.write_text()?;
             }
         } else {

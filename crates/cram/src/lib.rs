@@ -9,6 +9,7 @@ pub mod encoding;
 pub mod error;
 pub mod file;
 pub mod num;
+pub mod record;
 pub mod series;
 pub mod slice;
 

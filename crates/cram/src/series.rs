@@ -50,6 +50,11 @@ pub struct Streams<'a> {
 }
 
 impl<'a> Streams<'a> {
+    /// Offset of the slice's core block, for errors about its records.
+    pub fn core_offset(&self) -> u64 {
+        self.core.base
+    }
+
     fn external(&mut self, id: i32) -> Result<&mut Cursor<'a>, Error> {
         let at = self.core.base;
         self.external

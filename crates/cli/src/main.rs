@@ -14,7 +14,9 @@ mod select;
 mod sink;
 mod summary;
 mod tabix;
+mod tabix_conf;
 mod tabix_index;
+mod tabix_reheader;
 mod view;
 
 use std::process::ExitCode;

@@ -2,6 +2,7 @@
 
 mod args;
 mod bgzip;
+mod bgzip_gzi;
 mod flagstat;
 mod getopt;
 mod idxstats;

@@ -6,7 +6,9 @@
 
 use std::path::PathBuf;
 
+use testkit::corpus::{apply_env, EnvChange};
 use testkit::hts;
+use testkit::s3::{self, S3Stack};
 use testkit::Server;
 
 fn dir() -> PathBuf {
@@ -49,7 +51,7 @@ fn cases() -> Vec<Case> {
 /// Runs `hts tabix LOCATION ARGS` (as make.sh runs tabix) in an empty directory, an argument
 /// naming a file of the corpus (a regions file, a header) given as its full path; (stdout,
 /// exit code, stderr). Fails if anything was written to that directory.
-fn run(location: &str, args: &[String]) -> (Vec<u8>, i32, String) {
+fn run(location: &str, args: &[String], env: &[EnvChange]) -> (Vec<u8>, i32, String) {
     let cwd = tempdir();
     let d = dir();
     let args: Vec<String> = args
@@ -59,7 +61,9 @@ fn run(location: &str, args: &[String]) -> (Vec<u8>, i32, String) {
             _ => a.clone(),
         })
         .collect();
-    let out = testkit::command(hts())
+    let mut command = testkit::command(hts());
+    apply_env(&mut command, env);
+    let out = command
         .current_dir(&cwd)
         .arg("tabix")
         .arg(location)
@@ -128,10 +132,10 @@ fn tempdir() -> PathBuf {
     d
 }
 
-fn run_corpus(label: &str, location: impl Fn(&str) -> String) {
+fn run_corpus(label: &str, location: impl Fn(&str) -> String, env: &[EnvChange]) {
     let (mut passed, mut failed) = (0, Vec::new());
     for c in cases() {
-        let (out, rc, err) = run(&location(&c.input), &c.args);
+        let (out, rc, err) = run(&location(&c.input), &c.args, env);
         if same(&out, &c.out) && rc == c.rc {
             passed += 1;
         } else {
@@ -154,13 +158,14 @@ fn run_corpus(label: &str, location: impl Fn(&str) -> String) {
 #[test]
 fn corpus_locally() {
     let d = dir();
-    run_corpus("local", |input| d.join(input).display().to_string());
+    run_corpus("local", |input| d.join(input).display().to_string(), &[]);
 }
 
 #[test]
 fn corpus_over_http() {
     let server = Server::start(&dir()).expect("server");
-    run_corpus("http", |input| server.url(input));
+    run_corpus("http", |input| server.url(input), &[]);
+    assert_eq!(server.summary().unbounded, 0, "every request was bounded");
 }
 
 #[test]
@@ -170,7 +175,7 @@ fn a_remote_five_region_query_asks_only_bounded_ranges() {
         .into_iter()
         .find(|c| c.id == "many_five")
         .expect("many_five case");
-    let (out, rc, err) = run(&server.url("many.vcf.gz"), &case.args);
+    let (out, rc, err) = run(&server.url("many.vcf.gz"), &case.args, &[]);
     assert_eq!((rc, out == case.out), (0, true), "{err}");
     let size = std::fs::metadata(dir().join("many.vcf.gz"))
         .expect("size")
@@ -210,4 +215,86 @@ fn a_remote_five_region_query_asks_only_bounded_ranges() {
     // than each region's chunks to the block holding their end.
     eprintln!("asked for {asked} bytes of {size}");
     assert!(asked <= 2 * size, "asked for {asked} of {size} bytes");
+}
+
+const BUCKET: &str = "tabix";
+
+/// s3s-fs (checking every signature) behind the logging proxy, the corpus's data and indexes
+/// in the bucket `tabix`.
+fn s3_stack() -> S3Stack {
+    let entries = std::fs::read_dir(dir()).expect("fixtures/tabix");
+    let objects = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_file())
+        .map(|e| s3::Object {
+            source: e.path(),
+            key: e.file_name().to_string_lossy().into_owned(),
+        })
+        .collect::<Vec<_>>();
+    S3Stack::start(&[(BUCKET, objects)], testkit::Link::default())
+        .unwrap_or_else(|e| panic!("the S3 test bed: {e}"))
+}
+
+fn s3_env(stack: &S3Stack) -> Vec<EnvChange> {
+    let mut env = stack.env(s3::SECRET_KEY);
+    env.push(("HTS_CACHE".into(), Some("off".into())));
+    env
+}
+
+#[test]
+fn corpus_over_s3() {
+    let stack = s3_stack();
+    run_corpus(
+        "s3",
+        |input| format!("s3://{BUCKET}/{input}"),
+        &s3_env(&stack),
+    );
+    let summary = stack.proxy.settled_summary();
+    assert!(summary.gets > 0);
+    assert_eq!(summary.unbounded, 0, "every request was bounded");
+}
+
+#[test]
+fn presigned_urls_with_idx_read_the_five_regions() {
+    let stack = s3_stack();
+    let python = s3::boto3_python().unwrap_or_else(|e| panic!("boto3: {e}"));
+    let keys = ["many.vcf.gz", "many.vcf.gz.tbi"];
+    let urls = s3::presign(&python, &stack.endpoint(), BUCKET, &keys, 3600).expect("presign");
+    let case = cases()
+        .into_iter()
+        .find(|c| c.id == "many_five")
+        .expect("many_five case");
+    // No AWS settings: the URLs carry their signatures.
+    let env: Vec<EnvChange> = stack
+        .env(s3::SECRET_KEY)
+        .into_iter()
+        .map(|(k, _)| (k, None))
+        .chain([("HTS_CACHE".to_string(), Some("off".to_string()))])
+        .collect();
+    stack.proxy.reset();
+    let joined = format!("{}##idx##{}", urls[0], urls[1]);
+    let (out, rc, err) = run(&joined, &case.args, &env);
+    assert_eq!((rc, out == case.out), (0, true), "{err}");
+    let signature = |u: &str| u.split("X-Amz-Signature=").nth(1).unwrap_or("").to_string();
+    assert!(!err.contains(&signature(&urls[0])) && !err.contains(&signature(&urls[1])));
+    let log = stack.proxy.log();
+    assert!(log.iter().any(|e| e.path.ends_with("many.vcf.gz.tbi")));
+    for e in &log {
+        assert_eq!(e.method, "GET", "a pre-signed GET refuses HEAD: {e:?}");
+        assert!(e.is_bounded(), "{e:?}");
+        let query = e.query.as_deref().unwrap_or("");
+        assert!(
+            urls.iter().any(|u| u.ends_with(query)),
+            "used verbatim: {query}"
+        );
+    }
+    // Without ##idx## no index name can be made from a signed URL: none is asked for.
+    stack.proxy.reset();
+    let (out, rc, _) = run(&urls[0], &case.args, &env);
+    assert_eq!((rc, out.len()), (1, 0));
+    assert!(stack
+        .proxy
+        .log()
+        .iter()
+        .all(|e| e.path.ends_with("many.vcf.gz")));
 }

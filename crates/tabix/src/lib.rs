@@ -43,12 +43,24 @@ pub struct Reader {
 }
 
 /// The index names tabix tries for `location`, in its order: `##idx##` names one; else
-/// `.csi` then `.tbi` appended (a URL's query string kept after them is not handled here).
+/// `.csi` then `.tbi` added (before a URL's `?query` or `#fragment`). None for a pre-signed
+/// URL: its signature covers the path, so no other name can be made from it.
 pub fn index_candidates(location: &str) -> Vec<String> {
-    match location.split_once("##idx##") {
-        Some((_, idx)) => vec![idx.to_string()],
-        None => vec![format!("{location}.csi"), format!("{location}.tbi")],
+    if let Some((_, idx)) = location.split_once("##idx##") {
+        return vec![idx.to_string()];
     }
+    if hfile::is_presigned(location) {
+        return Vec::new();
+    }
+    let cut = match hfile::scheme_of(location) {
+        Some(_) => location.find(['?', '#']).unwrap_or(location.len()),
+        None => location.len(),
+    };
+    let (path, rest) = location.split_at(cut);
+    [".csi", ".tbi"]
+        .iter()
+        .map(|ext| format!("{path}{ext}{rest}"))
+        .collect()
 }
 
 /// The data location without a `##idx##` suffix.
@@ -75,7 +87,9 @@ fn load_index(name: &str, opts: &OpenOptions) -> Result<Option<Index>, Error> {
         Err(e) => return Err(Error::Open(e)),
     };
     let mut loader = index::Loader::new(name);
-    // The size asks a remote source for its first bytes, which tells whether it exists.
+    // Ask for the first bytes at once: their answer tells the size and whether the index
+    // exists, where a size asked alone costs a HEAD (which a pre-signed GET URL refuses).
+    file.advise(std::slice::from_ref(&(0..FIRST_READ)));
     match file.size() {
         Ok(len) => loader = loader.file_len(len),
         Err(e) if absent(name, &e) => return Ok(None),

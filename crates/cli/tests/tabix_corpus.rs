@@ -1,8 +1,8 @@
 //! The tabix corpus (`fixtures/tabix`, goldens from Debian's tabix 1.16 by `make.sh`): every
 //! case's standard output and exit code from `hts tabix`, locally and over HTTP, byte for
 //! byte (BGZF output from `-r`: block by block, each block's data and size; the compressed
-//! bytes depend on the libdeflate version); and the requests of a remote five-region query,
-//! every one bounded.
+//! bytes depend on the libdeflate version), over nginx and over s3:// (s3s-fs) too, with
+//! pre-signed URLs; and the requests of a remote five-region query, every one bounded.
 
 use std::path::PathBuf;
 
@@ -215,6 +215,19 @@ fn a_remote_five_region_query_asks_only_bounded_ranges() {
     // than each region's chunks to the block holding their end.
     eprintln!("asked for {asked} bytes of {size}");
     assert!(asked <= 2 * size, "asked for {asked} of {size} bytes");
+}
+
+#[test]
+fn corpus_over_nginx() {
+    // nginx is part of the test bed (README, .ci/run): missing, this fails rather than skips.
+    assert!(
+        testkit::nginx::available(),
+        "nginx is needed on PATH (apt-get install nginx-light)"
+    );
+    let ng = testkit::nginx::Nginx::start(&dir()).unwrap_or_else(|e| panic!("nginx: {e}"));
+    let base = ng.base_url();
+    run_corpus("nginx", |input| format!("{base}/{input}"), &[]);
+    ng.check_bounded().unwrap_or_else(|e| panic!("{e}"));
 }
 
 const BUCKET: &str = "tabix";

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use testkit::corpus::{self, Run};
 
-use crate::{flag_value, nginx, release_hts};
+use crate::{flag_value, release_hts};
+use testkit::nginx;
 
 pub const HELP: &str = "\
 cargo xtask conformance [--http|--nginx] [--bin PATH] [--fetchers N] [ID_SUBSTRING ...]

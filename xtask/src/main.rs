@@ -11,7 +11,6 @@ mod cohort_demo;
 mod conformance;
 mod fuzz;
 mod fuzz_seeds;
-mod nginx;
 mod noodles_count;
 mod s3;
 mod soak;

@@ -1,6 +1,7 @@
 //! `cargo xtask test`: every test, as CI runs it.
 
-use crate::{cargo_with, conformance, nginx, release_hts};
+use crate::{cargo_with, conformance, release_hts};
+use testkit::nginx;
 
 pub const HELP: &str = "\
 cargo xtask test

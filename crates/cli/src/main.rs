@@ -2,6 +2,7 @@
 
 mod args;
 mod bgzip;
+mod bgzip_gzi;
 mod flagstat;
 mod getopt;
 mod idxstats;
@@ -15,7 +16,9 @@ mod select;
 mod sink;
 mod summary;
 mod tabix;
+mod tabix_conf;
 mod tabix_index;
+mod tabix_reheader;
 mod view;
 
 use std::process::ExitCode;

@@ -28,6 +28,13 @@ pub enum Error {
         /// The line, cut to 200 bytes.
         line: String,
     },
+    /// A region string htslib does not accept.
+    Region {
+        /// The region string.
+        region: String,
+        /// htslib's complaint.
+        why: String,
+    },
     /// A line longer than the bound (1 GiB) has no newline.
     LineTooLong {
         /// The data file.
@@ -50,6 +57,7 @@ impl fmt::Display for Error {
                 "{name}: failed to parse the line at virtual offset {offset} with the index's \
                  columns: {line:?}"
             ),
+            Error::Region { region, why } => write!(f, "region {region:?}: {why}"),
             Error::LineTooLong { name, offset } => {
                 write!(
                     f,

@@ -15,6 +15,7 @@ mod error;
 pub mod interval;
 mod lines;
 pub mod region;
+pub mod region_list;
 
 use bgzf::VirtualOffset;
 use hfile::{HFile, OpenOptions};
@@ -25,8 +26,10 @@ pub use error::Error;
 
 /// How far the first read of the data (its first block; the header) asks: one BGZF block.
 const FIRST_READ: u64 = 65_536;
-pub use lines::Query;
-pub use region::Region;
+use lines::Mode;
+pub use lines::{Query, Record};
+pub use region::{Region, Target};
+pub use region_list::RegionList;
 
 /// An open tabix-indexed file: its data, its index and the index's column meta.
 #[derive(Debug)]
@@ -40,12 +43,24 @@ pub struct Reader {
 }
 
 /// The index names tabix tries for `location`, in its order: `##idx##` names one; else
-/// `.csi` then `.tbi` appended (a URL's query string kept after them is not handled here).
+/// `.csi` then `.tbi` added (before a URL's `?query` or `#fragment`). None for a pre-signed
+/// URL: its signature covers the path, so no other name can be made from it.
 pub fn index_candidates(location: &str) -> Vec<String> {
-    match location.split_once("##idx##") {
-        Some((_, idx)) => vec![idx.to_string()],
-        None => vec![format!("{location}.csi"), format!("{location}.tbi")],
+    if let Some((_, idx)) = location.split_once("##idx##") {
+        return vec![idx.to_string()];
     }
+    if hfile::is_presigned(location) {
+        return Vec::new();
+    }
+    let cut = match hfile::scheme_of(location) {
+        Some(_) => location.find(['?', '#']).unwrap_or(location.len()),
+        None => location.len(),
+    };
+    let (path, rest) = location.split_at(cut);
+    [".csi", ".tbi"]
+        .iter()
+        .map(|ext| format!("{path}{ext}{rest}"))
+        .collect()
 }
 
 /// The data location without a `##idx##` suffix.
@@ -72,7 +87,9 @@ fn load_index(name: &str, opts: &OpenOptions) -> Result<Option<Index>, Error> {
         Err(e) => return Err(Error::Open(e)),
     };
     let mut loader = index::Loader::new(name);
-    // The size asks a remote source for its first bytes, which tells whether it exists.
+    // Ask for the first bytes at once: their answer tells the size and whether the index
+    // exists, where a size asked alone costs a HEAD (which a pre-signed GET URL refuses).
+    file.advise(std::slice::from_ref(&(0..FIRST_READ)));
     match file.size() {
         Ok(len) => loader = loader.file_len(len),
         Err(e) if absent(name, &e) => return Ok(None),
@@ -169,21 +186,48 @@ impl Reader {
     /// index does not hold gives no lines, as in tabix.
     ///
     /// # Errors
-    /// None at once; reading errors come from the query's lines.
+    /// The region string is not one htslib accepts ([`Error::Region`]); reading errors come
+    /// from the query's lines.
     pub fn query(&mut self, region: &str) -> Result<Query<'_>, Error> {
-        let region = region::parse(&self.meta, region);
-        Ok(self.query_region(region))
+        let target = region::parse(&self.meta, region).map_err(|why| Error::Region {
+            region: region.to_string(),
+            why,
+        })?;
+        Ok(self.query_target(target))
     }
 
-    /// The lines overlapping an already resolved region (`None`: no lines).
+    /// The lines of an already resolved region (`None`: no lines).
     pub fn query_region(&mut self, region: Option<Region>) -> Query<'_> {
-        let chunks: Vec<Chunk> = region
-            .and_then(|r| {
-                let beg = u64::try_from(r.beg).ok()?;
-                let end = u64::try_from(r.end).ok()?;
-                self.index.query_checked(r.tid, beg, end)
+        self.query_target(region.map(Target::Region))
+    }
+
+    /// The lines of a parsed region string (`None`: no lines): a region's, or every line from
+    /// where htslib starts for `.` and `*` to the end of the file.
+    pub fn query_target(&mut self, target: Option<Target>) -> Query<'_> {
+        let rest = |start: Option<VirtualOffset>| {
+            start.map(|start| Chunk {
+                start,
+                end: VirtualOffset::from_raw(u64::MAX),
             })
-            .unwrap_or_default();
-        Query::new(self, region, chunks)
+        };
+        let (mode, chunks) = match target {
+            Some(Target::Region(r)) => {
+                let chunks = u64::try_from(r.beg)
+                    .ok()
+                    .zip(u64::try_from(r.end).ok())
+                    .and_then(|(beg, end)| self.index.query_checked(r.tid, beg, end));
+                (Mode::Region(r), chunks.unwrap_or_default())
+            }
+            Some(Target::Start) => (
+                Mode::Rest,
+                Vec::from_iter(rest(self.index.first_record_start())),
+            ),
+            Some(Target::Unplaced) => (
+                Mode::Rest,
+                Vec::from_iter(rest(self.index.unplaced_start())),
+            ),
+            None => (Mode::Nothing, Vec::new()),
+        };
+        Query::new(self, mode, chunks)
     }
 }

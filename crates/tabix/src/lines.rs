@@ -1,12 +1,28 @@
 //! Lines of a region, read chunk by chunk as htslib's `hts_itr_next` reads them with
 //! `tbx_readrec`: each chunk read with its byte limit, a line returned when it overlaps, the
-//! query over at the first line on another sequence or starting at or past the region's end.
+//! query over at the first line on another sequence or starting at or past the region's end;
+//! or, for `.` and `*`, every line from one offset to the end of the file (`read_rest`).
 
 use bgzf::VirtualOffset;
 use hfile::HFile;
 use index::Chunk;
 
 use crate::{interval, Error, Reader, Region};
+
+/// A line and its 0-based half-open interval.
+pub type Record<'l> = (&'l [u8], i64, i64);
+
+/// What a query reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Nothing (an unknown name, an empty range).
+    Nothing,
+    /// The lines of the chunks that overlap the region.
+    Region(Region),
+    /// Every line from the one chunk's start to the end of the file; a start of 0 reads on
+    /// from where the data is, as htslib skips its seek for offset 0.
+    Rest,
+}
 
 /// The longest line read (bgzf_getline has no bound; this keeps a file without newlines from
 /// taking all memory).
@@ -50,25 +66,28 @@ pub(crate) fn read_line(data: &mut bgzf::Reader<HFile>, line: &mut Vec<u8>) -> R
 #[derive(Debug)]
 pub struct Query<'a> {
     reader: &'a mut Reader,
-    region: Option<Region>,
+    mode: Mode,
     chunks: Vec<Chunk>,
     /// The chunk being read (`None` before the first).
     at: Option<usize>,
     /// Where the last line read ended.
     curr: VirtualOffset,
     done: bool,
+    /// The last sequence name seen known in [`Mode::Rest`].
+    known: Vec<u8>,
 }
 
 impl<'a> Query<'a> {
-    pub(crate) fn new(reader: &'a mut Reader, region: Option<Region>, chunks: Vec<Chunk>) -> Self {
-        let done = region.is_none() || chunks.is_empty();
+    pub(crate) fn new(reader: &'a mut Reader, mode: Mode, chunks: Vec<Chunk>) -> Self {
+        let done = mode == Mode::Nothing || chunks.is_empty();
         Query {
             reader,
-            region,
+            mode,
             chunks,
             at: None,
             curr: VirtualOffset::new(0, 0),
             done,
+            known: Vec::new(),
         }
     }
 
@@ -77,9 +96,15 @@ impl<'a> Query<'a> {
     /// # Errors
     /// The data cannot be read, or a line in the region cannot be parsed.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>, Error> {
-        let Some(region) = self.region else {
-            return Ok(None);
-        };
+        Ok(self.next_record()?.map(|(line, _, _)| line))
+    }
+
+    /// The next line with its interval (0-based, half-open, as tabix reads it from the line),
+    /// or `None` when there are no more.
+    ///
+    /// # Errors
+    /// The data cannot be read, or a line in the region cannot be parsed.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
         while !self.done {
             if self.at.is_none() || self.curr >= self.chunks[self.at.unwrap_or(0)].end {
                 let next = self.at.map_or(0, |i| i + 1);
@@ -89,8 +114,15 @@ impl<'a> Query<'a> {
                 };
                 // Chunks that follow one another are read on without a seek, as htslib does.
                 let joined = self.at.is_some_and(|i| self.chunks[i].end == chunk.start);
-                let limit = self.limit_from(next);
-                if !joined {
+                if self.mode == Mode::Rest {
+                    let r = &mut *self.reader;
+                    let at = match chunk.start.raw() {
+                        0 => r.data.virtual_offset(),
+                        _ => chunk.start,
+                    };
+                    r.data.seek_limit(at, r.size)?;
+                } else if !joined {
+                    let limit = self.limit_from(next);
                     self.reader.data.seek_limit(chunk.start, limit)?;
                 }
                 self.at = Some(next);
@@ -109,13 +141,31 @@ impl<'a> Query<'a> {
                     line: String::from_utf8_lossy(&r.line[..r.line.len().min(200)]).into_owned(),
                 });
             };
+            let (beg, end) = (iv.beg, iv.end);
+            let Mode::Region(region) = self.mode else {
+                // htslib's `get_tid` fails for a name the index does not hold.
+                // (The last name found is kept: lines come grouped by sequence.)
+                let known = (!self.known.is_empty() && self.known.as_slice() == iv.name)
+                    || r.meta.names.iter().any(|n| n.as_bytes() == iv.name);
+                if !known {
+                    return Err(Error::Parse {
+                        name: r.data.name().to_string(),
+                        offset: line_at,
+                        line: String::from_utf8_lossy(&r.line[..r.line.len().min(200)])
+                            .into_owned(),
+                    });
+                }
+                self.known.clear();
+                self.known.extend_from_slice(iv.name);
+                return Ok(Some((&self.reader.line, beg, end)));
+            };
             let same = r.meta.names.get(region.tid).map(String::as_bytes) == Some(iv.name);
-            if !same || iv.beg >= region.end {
+            if !same || beg >= region.end {
                 self.done = true;
                 break;
             }
-            if iv.end > region.beg && region.end > iv.beg {
-                return Ok(Some(&self.reader.line));
+            if end > region.beg && region.end > beg {
+                return Ok(Some((&self.reader.line, beg, end)));
             }
         }
         Ok(None)

@@ -71,3 +71,48 @@ fn a_corrupt_index_is_one_error_naming_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn lines(q: tabix::Query<'_>) -> Vec<u8> {
+    let mut text = Vec::new();
+    for line in q {
+        text.extend(line.expect("line"));
+        text.push(b'\n');
+    }
+    text
+}
+
+#[test]
+fn the_whole_file_region_and_region_errors() {
+    let mut r = open("small.vcf.gz");
+    assert_eq!(lines(r.query(".").expect("query")), golden("whole_file"));
+    assert!(lines(r.query("*").expect("query")).is_empty());
+    match r.query("chr1:x-9") {
+        Err(tabix::Error::Region { why, .. }) => {
+            assert_eq!(why, "Unexpected string \"x-9\" after region")
+        }
+        other => panic!("not a region error: {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn regions_and_targets_files_filter_as_tabix_does() {
+    let opts = OpenOptions::default();
+    let regions = tabix::RegionList::read(&fixture("regions/pos.vcf"), &opts).expect("regions");
+    let targets = tabix::RegionList::read(&fixture("regions/r.tsv"), &opts).expect("targets");
+    let mut r = open("many.vcf.gz");
+    let mut text = Vec::new();
+    for region in regions.region_strings() {
+        let mut q = r.query(&region).expect("query");
+        while let Some((line, beg, end)) = q.next_record().expect("line") {
+            let name = line.split(|&b| b == b'\t').next().unwrap_or_default();
+            if targets.overlaps(name, beg, end - 1) {
+                text.extend_from_slice(line);
+                text.push(b'\n');
+            }
+        }
+    }
+    assert!(!text.is_empty());
+    assert_eq!(text, golden("targets_and_regions"));
+    let gz = tabix::RegionList::read(&fixture("regions/gzipped.txt.gz"), &opts).expect("gz");
+    assert_eq!(gz.region_strings(), ["chr1:100-200"]);
+}

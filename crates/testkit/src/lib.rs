@@ -21,6 +21,7 @@ pub mod builders;
 pub mod cohort;
 pub mod corpus;
 pub mod layering;
+pub mod nginx;
 pub mod peak;
 mod raw;
 mod rng;

@@ -4,7 +4,7 @@
 //! indexes from `-i` and `-r` byte for byte, `-b`/`-s` reads, `-g` recompression and `-t`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use testkit::hts;

@@ -1,5 +1,5 @@
 //! Index query planning: parsing the index, `Index::query` for a spread of regions, and
-//! `index::span::plan` over all their chunks, as a multi-region remote query does.
+//! `index::plan::plan_chunks` over all their chunks, as a multi-region remote query does.
 //!
 //! Data: `rand.bam.bai` (few references, many bins) and `manyrefs.bam.bai` (5000 references),
 //! or the index of `HTS_BENCH_BAM` alone.
@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use index::span::{self, Options};
+use index::plan::{self, Options};
 
 /// References sampled per file, and windows per reference: a few thousand regions at most.
 const MAX_REFS: usize = 200;
@@ -60,7 +60,7 @@ fn planning(c: &mut Criterion) {
                 .len(),
             header.refs().len(),
             chunks.len(),
-            span::plan(&chunks, &starts, size, &options).len(),
+            plan::plan_chunks(&chunks, &starts, size, &options).spans.len(),
             starts.len()
         );
 
@@ -87,7 +87,7 @@ fn planning(c: &mut Criterion) {
 
         group.throughput(Throughput::Elements(chunks.len() as u64));
         group.bench_function("plan", |b| {
-            b.iter(|| black_box(span::plan(black_box(&chunks), &starts, size, &options)))
+            b.iter(|| black_box(plan::plan_chunks(black_box(&chunks), &starts, size, &options)))
         });
 
         group.throughput(Throughput::Elements(regions.len() as u64));
@@ -97,7 +97,7 @@ fn planning(c: &mut Criterion) {
                     .iter()
                     .flat_map(|r| idx.query(r.tid, r.beg, r.end))
                     .collect();
-                black_box(span::plan(&all, &starts, size, &options))
+                black_box(plan::plan_chunks(&all, &starts, size, &options))
             })
         });
 

@@ -40,28 +40,10 @@ fn have(cmd: &str) -> bool {
         .is_ok()
 }
 
-/// Installs samtools with apt when it is missing and we may (root); otherwise says what is needed.
+/// Installs samtools (and tabix) with apt when missing and we may (root); otherwise says what
+/// is needed.
 pub fn ensure_samtools() -> Result<(), String> {
-    if have("samtools") {
-        return Ok(());
-    }
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0"))
-        .unwrap_or(false);
-    if is_root && have("apt-get") {
-        println!("==> samtools is missing: apt-get install samtools");
-        let ok = Command::new("sh")
-            .args(["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq samtools tabix"])
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if ok && have("samtools") {
-            return Ok(());
-        }
-    }
-    Err("samtools is needed (Debian: apt-get install samtools)".to_string())
+    crate::setup::ensure(&[crate::setup::SAMTOOLS, crate::setup::TABIX])
 }
 
 fn sh(script: &str) -> Result<(), String> {

@@ -13,6 +13,7 @@ mod fuzz;
 mod fuzz_seeds;
 mod noodles_count;
 mod s3;
+mod setup;
 mod soak;
 mod test;
 

@@ -11,7 +11,7 @@
 
 use bgzf::VirtualOffset;
 use index::multi::TaggedChunk;
-use index::span;
+use index::plan::{self, Plan};
 use index::Wanted;
 
 use crate::multi::RegionSet;
@@ -25,9 +25,8 @@ pub struct ItrMulti<'r> {
     /// The regions as htslib's `reg_list`: reference ids in order, each with its intervals.
     regions: Vec<(usize, Vec<(i64, i64)>)>,
     chunks: Vec<TaggedChunk>,
-    /// For each chunk, the end of the last span holding its bytes.
-    limits: Vec<u64>,
-    spans: Vec<span::Span>,
+    /// The chunks planned as one region: its limits are the chunks', in order.
+    plan: Plan,
     state: State,
 }
 
@@ -116,52 +115,23 @@ impl Reader {
         chunks.sort_by_key(|c| c.chunk.start);
         let size = self.size()?;
         let plain: Vec<index::Chunk> = chunks.iter().map(|c| c.chunk).collect();
-        let spans = span::plan(
-            &plain,
-            self.block_starts(),
-            size,
-            &span_options(&self.plan_options()),
-        );
-        let limits = chunks
-            .iter()
-            .map(|c| limit_of(&spans, c.chunk, self.block_starts(), size))
-            .collect();
-        let advice: Vec<_> = spans.iter().map(|s| s.start..s.end).collect();
-        self.bgzf_mut().advise(&advice);
+        let plan = plan::plan_chunks(&plain, self.block_starts(), size, &self.plan_options());
+        self.bgzf_mut().advise(&plan.file_order());
         self.confirm()?;
         Ok(ItrMulti {
             reader: self,
             regions: list,
             chunks,
-            limits,
-            spans,
+            plan,
             state,
         })
     }
 }
 
-fn span_options(o: &index::plan::Options) -> span::Options {
-    span::Options {
-        max_gap: o.max_gap,
-        max_merged_span: o.max_merged_span,
-        max_span: o.max_span,
-    }
-}
-
-/// The end of the last span holding bytes of `chunk`.
-fn limit_of(spans: &[span::Span], chunk: index::Chunk, starts: &[u64], size: u64) -> u64 {
-    let last = bgzf::byte_end(chunk.end, starts, size).saturating_sub(1);
-    let i = spans.partition_point(|s| s.start <= last);
-    match i.checked_sub(1).and_then(|i| spans.get(i)) {
-        Some(s) => s.end,
-        None => bgzf::byte_end(chunk.end, starts, size),
-    }
-}
-
 impl ItrMulti<'_> {
     /// The byte spans planned for the query, in file order.
-    pub fn spans(&self) -> &[span::Span] {
-        &self.spans
+    pub fn spans(&self) -> &[plan::Span] {
+        &self.plan.spans
     }
 
     /// The reader being queried: its header, location and last record read.
@@ -209,7 +179,8 @@ impl ItrMulti<'_> {
                 let start = self.chunks[i].chunk.start;
                 if self.state.curr_off < start.raw() {
                     self.state.curr_off = start.raw();
-                    self.reader.bgzf_mut().seek_limit(start, self.limits[i])?;
+                    let limit = self.plan.regions[0].limits[i];
+                    self.reader.bgzf_mut().seek_limit(start, limit)?;
                 }
             }
             let Some(r) = self.reader.read_record()? else {

@@ -201,8 +201,7 @@ impl Reader {
             .collect();
         let chunks = merge_chunks(chunks);
         // The chunks are read in file order, so the spans are wanted in file order too.
-        let spans: Vec<_> = the_plan.spans.iter().map(|s| s.start..s.end).collect();
-        self.bgzf_mut().advise(&spans);
+        self.bgzf_mut().advise(&the_plan.file_order());
         self.confirm()?;
         let stage = if regions.all {
             let first = self.first_record();

@@ -120,7 +120,7 @@ impl Reader {
             FetchPlan::Planned => {
                 plan::plan(index, &regions, starts_known, size, &self.plan_options())
             }
-            FetchPlan::PerChunk => per_chunk(index, &regions, starts_known, size),
+            FetchPlan::PerChunk => plan::per_chunk(index, &regions, starts_known, size),
         };
         // Every chunk holds a record, so one that starts at or past the end of the file shows
         // an index that does not fit it (samtools reads nothing there and exits 0).
@@ -159,36 +159,6 @@ impl Reader {
     }
 }
 
-/// PR #1998's plan: no merging across gaps, no estimate, each run of touching chunks its own
-/// request to the end of its last block.
-fn per_chunk(index: &index::Index, regions: &[Region], starts: &[u64], size: u64) -> Plan {
-    let mut out = Plan::default();
-    for r in regions {
-        let Some(chunks) = index.query_checked(r.tid, r.beg, r.end) else {
-            out.regions.push(plan::RegionPlan {
-                chunks: Vec::new(),
-                limits: Vec::new(),
-                valid: false,
-            });
-            continue;
-        };
-        let mut limits = vec![0; chunks.len()];
-        let mut run_end = VirtualOffset::default();
-        for i in (0..chunks.len()).rev() {
-            if i + 1 == chunks.len() || chunks[i].end != chunks[i + 1].start {
-                run_end = chunks[i].end;
-            }
-            limits[i] = bgzf::byte_end(run_end, starts, size);
-        }
-        out.regions.push(plan::RegionPlan {
-            chunks,
-            limits,
-            valid: true,
-        });
-    }
-    out
-}
-
 impl Query<'_> {
     /// True when the index cannot answer target `i` at all (a reference beyond the index, an
     /// end before the start): samtools warns that the region is invalid and carries on.
@@ -219,11 +189,6 @@ impl Query<'_> {
     /// [`Reader::has_eof_marker`] of the file being queried.
     pub fn has_eof_marker(&mut self) -> Result<bool> {
         self.reader.has_eof_marker()
-    }
-
-    /// The index of the target the last record came from.
-    pub fn target_index(&self) -> usize {
-        self.current
     }
 
     fn next_target(&mut self) {

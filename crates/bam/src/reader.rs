@@ -380,12 +380,6 @@ impl Reader {
         self.index_source.as_ref().map(IndexSource::index)
     }
 
-    /// Rewinds to the first record, for reading the whole file in order.
-    pub fn rewind(&mut self) -> Result<()> {
-        self.bgzf.seek(self.first_record)?;
-        Ok(())
-    }
-
     /// Reads the next record in file order; `None` at the end of the file. Before the first,
     /// the parts of the file that came from the cache are shown current ([`Reader::confirm`]).
     pub fn read_record(&mut self) -> Result<Option<Record>> {

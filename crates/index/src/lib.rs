@@ -3,7 +3,7 @@
 //! [`Index`] is parsed from the bytes of a `.bai` or `.csi` file ([`Index::from_bytes`], or
 //! [`read`] for a local path). [`Index::query`] picks the chunks of the BAM to read for a region
 //! exactly as htslib's `hts_itr_query` does, and [`Index::unplaced_start`] says where reading
-//! starts for the region `*`. The [`span`] module turns the chunks of a whole query into byte
+//! starts for the region `*`. The [`plan`] module turns the regions of a whole query into byte
 //! spans to fetch from a remote file. The [`build`] module makes an index while a BAM file is
 //! written, byte-identical to htslib's.
 //!
@@ -27,7 +27,6 @@ pub mod plan;
 mod query;
 mod refs;
 mod source;
-pub mod span;
 pub mod tbi;
 mod walk;
 mod wanted;

@@ -25,7 +25,6 @@ use std::ops::Range;
 
 use bgzf::{byte_end, VirtualOffset};
 
-use crate::span::split_range;
 use crate::{Chunk, Index};
 
 /// One region of a query: reference `tid`, 0-based half-open `[beg, end)`.
@@ -126,6 +125,12 @@ impl Plan {
         out
     }
 
+    /// The spans' byte ranges in file order: the advice for a reader that reads the chunks of
+    /// all regions in file order (the multi-region iterators).
+    pub fn file_order(&self) -> Vec<Range<u64>> {
+        self.spans.iter().map(|s| s.start..s.end).collect()
+    }
+
     /// The bytes the spans cover.
     pub fn bytes(&self) -> u64 {
         self.spans.iter().map(Span::len).sum()
@@ -156,33 +161,118 @@ pub fn plan(
     size: u64,
     options: &Options,
 ) -> Plan {
-    let mut region_plans = Vec::with_capacity(regions.len());
-    let mut pieces = Vec::new();
-    for (i, r) in regions.iter().enumerate() {
+    let listed = regions
+        .iter()
+        .map(|r| {
+            let chunks = index.query_checked(r.tid, r.beg, r.end);
+            let estimate = options
+                .tight_ends
+                .then(|| index.estimate_end(r.tid, r.end))
+                .flatten();
+            Listed { chunks, estimate }
+        })
+        .collect();
+    assemble(listed, starts, size, options)
+}
+
+/// Plans chunks chosen by the caller (htslib's multi-region iterator lists the chunks of all
+/// its intervals in file order) as one region of a plan: no tight end, the same spans and
+/// limits as [`plan`] gives. `regions[0]` of the result holds `chunks` as given, each with its
+/// limit.
+///
+/// ```
+/// use bgzf::VirtualOffset as V;
+/// use index::plan::{plan_chunks, Options};
+/// use index::Chunk;
+///
+/// let chunks = [
+///     Chunk::new(V::new(1000, 0), V::new(2000, 10)),      // ends inside the block at 2000
+///     Chunk::new(V::new(3000, 0), V::new(4000, 0)),       // 1000-byte gap: merged
+///     Chunk::new(V::new(900_000, 5), V::new(900_500, 0)), // far away: its own span
+/// ];
+/// let starts = [1000, 2000, 2500, 3000, 4000, 900_000, 900_500];
+/// let plan = plan_chunks(&chunks, &starts, 1_000_000, &Options::default());
+/// let spans: Vec<_> = plan.spans.iter().map(|s| (s.start, s.end)).collect();
+/// assert_eq!(spans, [(1000, 4000), (900_000, 900_500)]);
+/// assert_eq!(plan.regions[0].limits, [4000, 4000, 900_500]);
+/// ```
+pub fn plan_chunks(chunks: &[Chunk], starts: &[u64], size: u64, options: &Options) -> Plan {
+    let listed = vec![Listed {
+        chunks: Some(chunks.to_vec()),
+        estimate: None,
+    }];
+    assemble(listed, starts, size, options)
+}
+
+/// htslib PR #1998's request pattern, for comparison (`--fetch-mode per-chunk`): no spans
+/// fetched ahead, no estimate, each run of touching chunks read on its own to the end of its
+/// last block.
+pub fn per_chunk(index: &Index, regions: &[Region], starts: &[u64], size: u64) -> Plan {
+    let mut out = Plan::default();
+    for r in regions {
         let Some(chunks) = index.query_checked(r.tid, r.beg, r.end) else {
-            region_plans.push(RegionPlan {
+            out.regions.push(RegionPlan {
                 chunks: Vec::new(),
                 limits: Vec::new(),
                 valid: false,
             });
             continue;
         };
-        let cut = if options.tight_ends {
-            index
-                .estimate_end(r.tid, r.end)
-                .map(|e| byte_end(VirtualOffset::new(e.coffset(), 1), starts, size))
-        } else {
-            None
-        };
-        for c in &chunks {
-            let start = c.start.coffset().min(size);
-            let mut end = byte_end(c.end, starts, size).max(start);
-            if let Some(cut) = cut {
-                end = end.min(cut.max(start));
+        let mut limits = vec![0; chunks.len()];
+        let mut run_end = 0;
+        for i in (0..chunks.len()).rev() {
+            if i + 1 == chunks.len() || chunks[i].end != chunks[i + 1].start {
+                run_end = byte_end(chunks[i].end, starts, size);
             }
-            if end > start {
+            limits[i] = run_end;
+        }
+        out.regions.push(RegionPlan {
+            chunks,
+            limits,
+            valid: true,
+        });
+    }
+    out
+}
+
+/// One region's chunks (`None`: htslib has no iterator for it) and where its records
+/// probably end.
+struct Listed {
+    chunks: Option<Vec<Chunk>>,
+    estimate: Option<VirtualOffset>,
+}
+
+/// The byte range of a chunk's blocks: from its first block's start to the end of the block
+/// holding its last byte. Every byte end of a plan is computed here.
+fn bytes_of(c: &Chunk, starts: &[u64], size: u64) -> Range<u64> {
+    let start = c.start.coffset().min(size);
+    start..byte_end(c.end, starts, size).max(start)
+}
+
+/// The spans of the regions' chunks, and each chunk's limit.
+fn assemble(listed: Vec<Listed>, starts: &[u64], size: u64, options: &Options) -> Plan {
+    let mut region_plans = Vec::with_capacity(listed.len());
+    let mut pieces = Vec::new();
+    // Each chunk's own bytes, region by region, for the limits below.
+    let mut own: Vec<Vec<Range<u64>>> = Vec::with_capacity(listed.len());
+    for (i, Listed { chunks, estimate }) in listed.into_iter().enumerate() {
+        let Some(chunks) = chunks else {
+            region_plans.push(RegionPlan {
+                chunks: Vec::new(),
+                limits: Vec::new(),
+                valid: false,
+            });
+            own.push(Vec::new());
+            continue;
+        };
+        // The block holding the estimate is read whole.
+        let cut = estimate.map(|e| byte_end(VirtualOffset::new(e.coffset(), 1), starts, size));
+        let bytes: Vec<Range<u64>> = chunks.iter().map(|c| bytes_of(c, starts, size)).collect();
+        for b in &bytes {
+            let end = cut.map_or(b.end, |cut| b.end.min(cut.max(b.start)));
+            if end > b.start {
                 pieces.push(Piece {
-                    start,
+                    start: b.start,
                     end,
                     region: i,
                 });
@@ -193,29 +283,34 @@ pub fn plan(
             chunks,
             valid: true,
         });
+        own.push(bytes);
     }
     let spans = merge(pieces, starts, options);
-    for plan in &mut region_plans {
-        for (c, limit) in plan.chunks.iter().zip(plan.limits.iter_mut()) {
-            let start = c.start.coffset().min(size);
-            let own = byte_end(c.end, starts, size).max(start);
-            // The last span holding the start of this chunk's bytes, and those after it that
-            // continue them without a gap.
-            let mut end = None;
-            for s in spans.iter().filter(|s| s.end > start && s.start < own) {
-                match end {
-                    None if s.start <= start => end = Some(s.end),
-                    Some(e) if s.start == e => end = Some(s.end),
-                    _ => {}
-                }
-            }
-            *limit = end.unwrap_or(own);
+    for (plan, bytes) in region_plans.iter_mut().zip(&own) {
+        for (limit, b) in plan.limits.iter_mut().zip(bytes) {
+            *limit = limit_of(&spans, b);
         }
     }
     Plan {
         regions: region_plans,
         spans,
     }
+}
+
+/// A chunk's limit: the end of the last span holding the start of its bytes and of those
+/// after it that continue them without a gap; its own end where no span holds it (a chunk
+/// past the tight end, not fetched ahead).
+fn limit_of(spans: &[Span], bytes: &Range<u64>) -> u64 {
+    let first = spans.partition_point(|s| s.end <= bytes.start);
+    let mut end = None;
+    for s in spans[first..].iter().take_while(|s| s.start < bytes.end) {
+        match end {
+            None if s.start <= bytes.start => end = Some(s.end),
+            Some(e) if s.start == e => end = Some(s.end),
+            _ => {}
+        }
+    }
+    end.unwrap_or(bytes.end)
 }
 
 fn merge(mut pieces: Vec<Piece>, starts: &[u64], options: &Options) -> Vec<Span> {
@@ -263,222 +358,45 @@ fn merge(mut pieces: Vec<Piece>, starts: &[u64], options: &Options) -> Vec<Span>
     spans
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const KB: u64 = 1024;
-
-    /// One reference of a test BAI: its bins `(bin, [(start, end)])` as raw virtual offsets,
-    /// and its linear index.
-    type TestRef = (Vec<(u32, Vec<(u64, u64)>)>, Vec<u64>);
-
-    fn bai(refs: &[TestRef]) -> Index {
-        let mut b = b"BAI\x01".to_vec();
-        b.extend_from_slice(&(refs.len() as u32).to_le_bytes());
-        for (bins, linear) in refs {
-            b.extend_from_slice(&(bins.len() as u32).to_le_bytes());
-            for (bin, chunks) in bins {
-                b.extend_from_slice(&bin.to_le_bytes());
-                b.extend_from_slice(&(chunks.len() as u32).to_le_bytes());
-                for (u, v) in chunks {
-                    b.extend_from_slice(&u.to_le_bytes());
-                    b.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-            b.extend_from_slice(&(linear.len() as u32).to_le_bytes());
-            for l in linear {
-                b.extend_from_slice(&l.to_le_bytes());
-            }
+/// Cuts the byte range `r` where it exceeds `max_span`, at known block starts (`starts`,
+/// sorted) inside it, each piece as long as the cap allows (a piece is longer only when no
+/// block start falls within the cap).
+///
+/// ```
+/// use index::plan::split_range;
+/// let starts = [0, 400, 900, 1300, 2100, 2500];
+/// assert_eq!(split_range(0..2500, &starts, 1000), vec![0..900, 900..1300, 1300..2100, 2100..2500]);
+/// assert_eq!(split_range(0..2500, &[], 1000), vec![0..2500]);
+/// ```
+pub fn split_range(
+    r: std::ops::Range<u64>,
+    starts: &[u64],
+    max_span: u64,
+) -> Vec<std::ops::Range<u64>> {
+    let mut out = Vec::new();
+    let mut from = r.start;
+    while r.end.saturating_sub(from) > max_span {
+        let lo = starts.partition_point(|&s| s <= from);
+        let hi = starts.partition_point(|&s| s < r.end);
+        if lo >= hi {
+            break;
         }
-        Index::from_bytes("test.bai", &b).unwrap()
-    }
-
-    fn vo(c: u64) -> u64 {
-        c << 16
-    }
-
-    /// One reference whose records sit in 16 kbp bin `4681 + w` at bytes `[w MB, w MB + len)`
-    /// for windows 0..n, with a linear index pointing at each window's first byte.
-    fn windows(n: u64, len: u64) -> Index {
-        let mb = 1024 * KB;
-        let bins = (0..n)
-            .map(|w| (4681 + w as u32, vec![(vo(w * mb), vo(w * mb + len))]))
-            .collect();
-        let linear = (0..n).map(|w| vo(w * mb)).collect();
-        bai(&[(bins, linear)])
-    }
-
-    fn starts(n: u64) -> Vec<u64> {
-        (0..=n).map(|w| w * 1024 * KB).collect()
-    }
-
-    fn region(w: u64) -> Region {
-        Region {
-            tid: 0,
-            beg: w * 16384,
-            end: w * 16384 + 100,
-        }
-    }
-
-    #[test]
-    fn close_regions_share_a_span_and_far_ones_do_not() {
-        // Windows a megabyte apart: each region its own span, in file order.
-        let idx = windows(4, 10 * KB);
-        let st = starts(4);
-        let p = plan(
-            &idx,
-            &[region(2), region(0)],
-            &st,
-            8 << 20,
-            &Options::default(),
-        );
-        let bounds: Vec<(u64, u64)> = p.spans.iter().map(|s| (s.start, s.end)).collect();
-        // A chunk ending at uoffset 0 needs nothing of the block there.
-        assert_eq!(bounds, vec![(0, 10 * KB), (2048 * KB, 2058 * KB)]);
-        assert_eq!(p.spans[0].regions, vec![1]);
-        assert_eq!(p.spans[1].regions, vec![0]);
-        // Read in the regions' order, not the file's.
-        assert_eq!(p.read_order(), vec![2048 * KB..2058 * KB, 0..10 * KB]);
-        // With a gap allowance over a megabyte, one span serves both.
-        let o = Options {
-            max_gap: 3 << 20,
-            ..Options::default()
+        let inside = &starts[lo..hi];
+        let limit = from.saturating_add(max_span);
+        let within = inside.partition_point(|&s| s <= limit);
+        let cut = if within > 0 {
+            inside[within - 1]
+        } else {
+            inside[0]
         };
-        let p = plan(&idx, &[region(0), region(2)], &st, 8 << 20, &o);
-        assert_eq!(p.spans.len(), 1);
-        assert_eq!(p.spans[0].regions, vec![0, 1]);
-        assert_eq!(p.read_order().len(), 1);
-        assert_eq!(p.regions[0].limits, vec![p.spans[0].end]);
+        out.push(from..cut);
+        from = cut;
     }
-
-    #[test]
-    fn repeated_and_overlapping_regions() {
-        let idx = windows(4, 10 * KB);
-        let st = starts(4);
-        let o = Options::default();
-        let p = plan(&idx, &[region(1), region(3), region(1)], &st, 8 << 20, &o);
-        assert_eq!(
-            p.spans.len(),
-            2,
-            "a region asked twice is fetched as one span"
-        );
-        let one = 1024 * KB..1034 * KB;
-        let three = 3072 * KB..3082 * KB;
-        assert_eq!(p.read_order(), vec![one.clone(), three, one]);
-        // Overlapping regions in a row: one span, read once.
-        let wide = Region {
-            tid: 0,
-            beg: 16384,
-            end: 16384 + 5000,
-        };
-        let p = plan(&idx, &[region(1), wide], &st, 8 << 20, &o);
-        assert_eq!(p.spans.len(), 1);
-        assert_eq!(p.read_order().len(), 1);
+    if from < r.end || out.is_empty() {
+        out.push(from..r.end);
     }
-
-    #[test]
-    fn a_long_chunk_is_split_and_read_with_the_last_span_as_limit() {
-        // One chunk of 20 MB with a known block start every MB.
-        let mb = 1024 * KB;
-        let idx = bai(&[(vec![(4681, vec![(0, vo(20 * mb))])], vec![0])]);
-        let st: Vec<u64> = (0..=20).map(|i| i * mb).collect();
-        let o = Options {
-            tight_ends: false,
-            ..Options::default()
-        };
-        let r = Region {
-            tid: 0,
-            beg: 0,
-            end: 100,
-        };
-        let p = plan(&idx, &[r], &st, 30 * mb, &o);
-        let bounds: Vec<(u64, u64)> = p.spans.iter().map(|s| (s.start, s.end)).collect();
-        assert_eq!(
-            bounds,
-            vec![(0, 8 * mb), (8 * mb, 16 * mb), (16 * mb, 20 * mb)]
-        );
-        assert!(p.spans.iter().all(|s| s.regions == vec![0]));
-        assert_eq!(
-            p.read_order().len(),
-            3,
-            "one region served by several spans"
-        );
-        assert_eq!(p.regions[0].limits, vec![20 * mb]);
-        assert_eq!(p.bytes(), 20 * mb);
-    }
-
-    #[test]
-    fn tight_ends_cut_at_the_next_window_and_leave_later_chunks_to_the_reader() {
-        let mb = 1024 * KB;
-        // One reference: a 4 MB chunk in window 0 and a chunk at 6 MB in window 3; the linear
-        // index says window 1 starts at 100 KB.
-        let bins = vec![
-            (4681, vec![(0, vo(4 * mb))]),
-            (4684, vec![(vo(6 * mb), vo(7 * mb))]),
-        ];
-        let linear = vec![0, vo(100 * KB), vo(3 * mb), vo(6 * mb)];
-        let idx = bai(&[(bins, linear)]);
-        let st = vec![0, 100 * KB, 164 * KB, 3 * mb, 4 * mb, 6 * mb, 7 * mb];
-        let r = Region {
-            tid: 0,
-            beg: 0,
-            end: 16384,
-        };
-        let p = plan(&idx, &[r], &st, 8 * mb, &Options::default());
-        // The block at 100 KB is read whole: up to the next known start.
-        assert_eq!(p.spans.len(), 1);
-        assert_eq!((p.spans[0].start, p.spans[0].end), (0, 164 * KB));
-        assert_eq!(p.regions[0].limits, vec![164 * KB]);
-        // Without the estimate: the whole chunk.
-        let loose = Options {
-            tight_ends: false,
-            ..Options::default()
-        };
-        let p = plan(&idx, &[r], &st, 8 * mb, &loose);
-        assert_eq!((p.spans[0].start, p.spans[0].end), (0, 4 * mb));
-
-        // A region over windows 0-3: chunks in bins 4681 and 4684 (and the estimate is beyond
-        // the linear index: no cut).
-        let r = Region {
-            tid: 0,
-            beg: 0,
-            end: 4 * 16384,
-        };
-        let p = plan(&idx, &[r], &st, 8 * mb, &Options::default());
-        assert_eq!(p.regions[0].chunks.len(), 2);
-        assert_eq!(p.bytes(), 4 * mb + mb);
-        // A region ending in window 2: the second chunk lies past the estimate (3 MB), so it is
-        // not fetched ahead and is read with its own end as limit.
-        let r = Region {
-            tid: 0,
-            beg: 0,
-            end: 2 * 16384 + 1,
-        };
-        let p = plan(&idx, &[r], &st, 8 * mb, &Options::default());
-        let chunks = &p.regions[0].chunks;
-        if chunks.len() == 2 {
-            assert_eq!(p.regions[0].limits[1], 7 * mb);
-        }
-        assert!(p.spans.iter().all(|s| s.end <= 4 * mb), "{:?}", p.spans);
-    }
-
-    #[test]
-    fn invalid_regions_have_no_chunks() {
-        let idx = windows(2, KB);
-        let p = plan(
-            &idx,
-            &[Region {
-                tid: 5,
-                beg: 0,
-                end: 10,
-            }],
-            &starts(2),
-            4 << 20,
-            &Options::default(),
-        );
-        assert!(!p.regions[0].valid);
-        assert!(p.spans.is_empty());
-        assert!(p.read_order().is_empty());
-    }
+    out
 }
+
+#[cfg(test)]
+mod tests;

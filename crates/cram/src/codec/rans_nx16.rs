@@ -4,6 +4,7 @@
 
 /// Flags of the stream's first byte.
 use super::bytes::Bytes;
+use super::transform::{interleave, stripe_len, unpack};
 
 const ORDER1: u8 = 0x01;
 const X32: u8 = 0x04;
@@ -110,9 +111,9 @@ fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
     for _ in 0..n {
         b.uint7()?; // compressed lengths: the streams are read in order, so not needed
     }
-    let mut out = vec![0u8; size];
+    let mut parts = Vec::with_capacity(n);
     for j in 0..n {
-        let len = size / n + usize::from(size % n > j);
+        let len = stripe_len(size, n, j);
         let sub = stream(b, len)?;
         if sub.len() != len {
             return Err(format!(
@@ -120,11 +121,9 @@ fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
                 sub.len()
             ));
         }
-        for (i, v) in sub.into_iter().enumerate() {
-            out[i * n + j] = v;
-        }
+        parts.push(sub);
     }
-    Ok(out)
+    Ok(interleave(&parts, size))
 }
 
 /// Run-length metadata: stored (odd length) or order-0 coded; `bound` limits its size.
@@ -170,31 +169,6 @@ fn unrun(literals: &[u8], meta: &[u8], expanded: usize) -> Result<Vec<u8>, Strin
         ));
     }
     Ok(out)
-}
-
-fn unpack(packed: &[u8], symbols: &[u8], n: usize) -> Result<Vec<u8>, String> {
-    if symbols.len() == 1 {
-        return Ok(vec![symbols[0]; n]);
-    }
-    let bits = match symbols.len() {
-        2 => 1,
-        3..=4 => 2,
-        _ => 4,
-    };
-    let per = 8 / bits;
-    if packed.len() < n.div_ceil(per) {
-        return Err("rANS Nx16 packed data too short".to_string());
-    }
-    let mask = (1u8 << bits) - 1;
-    (0..n)
-        .map(|i| {
-            let v = (packed[i / per] >> ((i % per) * bits)) & mask;
-            symbols
-                .get(usize::from(v))
-                .copied()
-                .ok_or_else(|| "rANS Nx16 packed value outside its symbols".to_string())
-        })
-        .collect()
 }
 
 /// One distribution scaled to `1 << bits`.

@@ -116,6 +116,28 @@ fn every_block_of_the_arithmetic_coder_fixture_decodes() {
     }
 }
 
+/// Decodes every block of `name` and checks each equals the same block of ce1000-3.1-rans.cram
+/// (the same reads in the same slices, made by samtools with rANS Nx16 alone), and that
+/// `method` was used; returns the methods met.
+fn same_blocks_as_rans(name: &str, method: Method) -> BTreeSet<String> {
+    let (_, want) = walk(&fixture("ce1000-3.1-rans.cram")).unwrap();
+    let (methods, got) = walk(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(
+        methods.contains(&format!("{method:?}")),
+        "{name}: {methods:?}"
+    );
+    assert_eq!(got.len(), want.len(), "{name}");
+    for (i, (a, b)) in want.iter().zip(&got).enumerate() {
+        assert!(a == b, "{name}: block {i} ({:?} {}) differs", b.0, b.1);
+    }
+    methods
+}
+
+#[test]
+fn the_name_tokeniser_fixture_decodes_to_the_same_names() {
+    same_blocks_as_rans("ce1000-3.1-tok.cram", Method::NameTokeniser);
+}
+
 #[test]
 fn a_flipped_bit_in_any_block_is_an_error_never_a_panic() {
     let data = fixture("rand-3.0-rans.cram");

@@ -3,6 +3,7 @@
 
 mod arith;
 mod bytes;
+mod fqzcomp;
 mod range;
 mod rans4x8;
 mod rans_nx16;
@@ -28,8 +29,8 @@ pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, S
         Method::Rans4x8 => rans4x8::decode(data, raw_size),
         Method::RansNx16 => rans_nx16::decode(data, raw_size),
         Method::Arith => arith::decode(data, raw_size),
+        Method::Fqzcomp => fqzcomp::decode(data, raw_size),
         Method::NameTokeniser => tokeniser::decode(data, raw_size),
-        other => Err(format!("compression method {other:?} is not supported yet")),
     }
 }
 

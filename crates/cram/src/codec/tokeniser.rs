@@ -204,12 +204,13 @@ struct Token {
 }
 
 /// One decoded name: where its text starts and where its tokens are (shared by duplicates).
+/// Offsets fit 32 bits as a block's raw size does; a name has at most 128 tokens.
 #[derive(Clone, Copy)]
 struct Name {
-    start: usize,
-    len: usize,
-    tokens: usize,
-    ntok: usize,
+    start: u32,
+    len: u32,
+    tokens: u32,
+    ntok: u8,
 }
 
 struct Names {
@@ -233,8 +234,8 @@ impl Names {
 
     /// Token `ntok` of name `p`, when that name has one there.
     fn earlier(&self, p: Option<Name>, ntok: usize) -> Result<Token, String> {
-        p.filter(|p| ntok < p.ntok)
-            .map(|p| self.tokens[p.tokens + ntok])
+        p.filter(|p| ntok < usize::from(p.ntok))
+            .map(|p| self.tokens[p.tokens as usize + ntok])
             .ok_or_else(|| format!("name tokeniser: token {ntok} refers to a missing token"))
     }
 
@@ -258,12 +259,22 @@ impl Names {
         let start = self.out.len();
         if t0 == DUP {
             let p = prev.ok_or("name tokeniser: a name duplicates itself")?;
-            let text = self.out[p.start..p.start + p.len].to_vec();
+            let from = p.start as usize;
+            let text = self.out[from..from + p.len as usize].to_vec();
             self.push(&text)?;
-            self.names.push(Name { start, ..p });
+            self.names.push(Name {
+                start: start as u32,
+                ..p
+            });
             return Ok(true);
         }
-        let first = self.tokens.len();
+        // Every token samtools writes makes at least one byte of a name, so more tokens than
+        // the block's bytes (and one more position) can only come from a hostile stream; this
+        // bounds the tokens kept for later names to refer to.
+        if self.tokens.len() > self.limit + MAX_TOKENS {
+            return Err("name tokeniser: more tokens than the names' bytes".to_string());
+        }
+        let first = self.tokens.len() as u32;
         // Position 0 holds no token of the name itself.
         self.tokens.push(Token::default());
         for ntok in 1..s.positions.min(MAX_TOKENS) {
@@ -320,7 +331,7 @@ impl Names {
                         CHAR => self.push(&[e.int as u8])?,
                         ALPHA => {
                             let p = prev.ok_or("name tokeniser: no earlier name")?;
-                            let from = p.start + e.str as usize;
+                            let from = p.start as usize + e.str as usize;
                             let text = self
                                 .out
                                 .get(from..from + e.int as usize)
@@ -342,10 +353,10 @@ impl Names {
                     self.push(&[0])?;
                     self.tokens.push(tok(END, 0, 0));
                     self.names.push(Name {
-                        start,
-                        len: self.out.len() - start,
+                        start: start as u32,
+                        len: (self.out.len() - start) as u32,
                         tokens: first,
-                        ntok,
+                        ntok: ntok as u8,
                     });
                     return Ok(true);
                 }
@@ -379,7 +390,7 @@ fn fixed(v: u32, width: u32) -> Result<Vec<u8>, String> {
     let mut rest = v;
     for k in (0..width).rev() {
         let p = 10u32.pow(k);
-        out.push((u32::from(b'0') + rest / p) as u8);
+        out.push((rest / p).wrapping_add(u32::from(b'0')) as u8);
         rest %= p;
     }
     Ok(out)
@@ -397,6 +408,11 @@ mod tests {
         assert_eq!(fixed(0, 0).unwrap(), b"");
         assert_eq!(fixed(12, 1).unwrap(), b"<"); // '0' + 12
         assert!(fixed(1, 10).is_err());
+        // The quotient wraps as the encoder's unsigned arithmetic does, never overflows.
+        assert_eq!(
+            fixed(u32::MAX, 1).unwrap(),
+            [(u32::MAX.wrapping_add(48)) as u8]
+        );
     }
 
     /// One stored (CAT) rANS Nx16 stream: clen, flags 0x20, size, bytes.

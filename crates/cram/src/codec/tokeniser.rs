@@ -241,16 +241,15 @@ impl Names {
 
     /// Decodes one name; false once the first position's types run out.
     fn next(&mut self, s: &mut Streams, nreads: usize) -> Result<bool, String> {
-        let Some(t0) = s.byte(0) else {
-            return Ok(false);
-        };
-        if usize::from(t0) >= s.positions * 16 {
-            return Ok(false);
-        }
+        let t0 = s.byte(0);
+        // htscodecs counts the call that finds the end as a name too.
         let cnum = self.names.len();
         if cnum > nreads {
             return Err(format!("name tokeniser: more than the {nreads} names"));
         }
+        let Some(t0) = t0.filter(|&t| usize::from(t) < s.positions * 16) else {
+            return Ok(false);
+        };
         let dist = s.u32(usize::from(t0))? as usize;
         if dist > cnum {
             return Err(format!("name tokeniser: name {cnum} refers {dist} back"));

@@ -161,6 +161,12 @@ fn the_name_tokeniser_fixture_decodes_to_the_same_names() {
         "ce1000-3.1-rans.cram",
         Method::NameTokeniser,
     );
+    // Mates named alike: each second name a duplicate of the one before.
+    same_blocks(
+        "binned-3.1-tok.cram",
+        "binned-3.1-rans.cram",
+        Method::NameTokeniser,
+    );
 }
 
 #[test]

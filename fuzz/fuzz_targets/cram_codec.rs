@@ -1,5 +1,7 @@
-//! Every CRAM block codec on arbitrary bytes: the input is a method byte, a raw size (u32 LE,
-//! capped at 1 MiB to keep each run short) and the stored bytes.
+//! Every CRAM block codec on arbitrary bytes: the input is a method byte (0-8: raw, gzip,
+//! bzip2, xz, rANS 4x8, rANS Nx16, the arithmetic coder, fqzcomp, the name tokeniser), a raw
+//! size (u32 LE, capped at 1 MiB to keep each run short) and the stored bytes. The seeds are
+//! the blocks of fixtures/cram, which hold each method.
 #![no_main]
 
 use cram::{Block, ContentType, Method};

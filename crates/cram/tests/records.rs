@@ -69,17 +69,20 @@ fn golden() -> Vec<Vec<String>> {
 
 #[test]
 fn every_record_matches_what_samtools_reads_back() {
-    let want = golden();
-    for name in [
-        "rand-3.0-gzip.cram",
-        "rand-3.0-rans.cram",
-        "rand-3.0-bzip2.cram",
-        "rand-3.0-lzma.cram",
-        "rand-3.1-rans.cram",
+    let all = golden();
+    for (name, n) in [
+        ("rand-3.0-gzip.cram", all.len()),
+        ("rand-3.0-rans.cram", all.len()),
+        ("rand-3.0-bzip2.cram", all.len()),
+        ("rand-3.0-lzma.cram", all.len()),
+        ("rand-3.1-rans.cram", all.len()),
+        // The arithmetic coder's file holds the first 691 reads only.
+        ("rand-3.1-arith.cram", 691),
     ] {
+        let want = &all[..n];
         let got = records(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(got.len(), want.len(), "{name}");
-        for (i, (r, w)) in got.iter().zip(&want).enumerate() {
+        for (i, (r, w)) in got.iter().zip(want).enumerate() {
             // 0xff for every base is BAM's "no qualities", printed as `*`.
             let qual: String = if r.qualities.first().is_none_or(|&q| q == 0xff) {
                 "*".to_string()

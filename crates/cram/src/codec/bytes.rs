@@ -1,4 +1,4 @@
-//! The byte reader both rANS codecs read their streams with: every read checked, errors
+//! The byte reader CRAM's own codecs read their streams with: every read checked, errors
 //! naming the position in the stream.
 
 pub(super) struct Bytes<'a> {
@@ -15,9 +15,14 @@ impl<'a> Bytes<'a> {
         let b = *self
             .data
             .get(self.pos)
-            .ok_or_else(|| format!("rANS stream ends at byte {}", self.pos))?;
+            .ok_or_else(|| format!("stream ends at byte {}", self.pos))?;
         self.pos += 1;
         Ok(b)
+    }
+
+    /// Bytes read so far.
+    pub(super) fn position(&self) -> usize {
+        self.pos
     }
 
     pub(super) fn peek(&self) -> Option<u8> {
@@ -26,10 +31,7 @@ impl<'a> Bytes<'a> {
 
     pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         if n > self.data.len() - self.pos {
-            return Err(format!(
-                "rANS stream: {n} bytes wanted at byte {}",
-                self.pos
-            ));
+            return Err(format!("stream: {n} bytes wanted at byte {}", self.pos));
         }
         let s = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -43,10 +45,10 @@ impl<'a> Bytes<'a> {
             let c = self.next()?;
             v = (v << 7) | u64::from(c & 0x7f);
             if c & 0x80 == 0 {
-                return usize::try_from(v).map_err(|_| "rANS size too large".to_string());
+                return usize::try_from(v).map_err(|_| "size too large".to_string());
             }
         }
-        Err("rANS variable-length integer longer than 5 bytes".to_string())
+        Err("variable-length integer longer than 5 bytes".to_string())
     }
 
     pub(super) fn u32_le(&mut self) -> Result<u32, String> {

@@ -1,9 +1,14 @@
 //! Block codecs: the general-purpose compressors through well-kept crates (flate2, bzip2,
 //! liblzma) and CRAM's own entropy coders written here from the CRAMcodecs specification.
 
+mod arith;
 mod bytes;
+mod fqzcomp;
+mod range;
 mod rans4x8;
 mod rans_nx16;
+mod tokeniser;
+mod transform;
 
 use std::io::Read;
 
@@ -23,7 +28,9 @@ pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, S
         ),
         Method::Rans4x8 => rans4x8::decode(data, raw_size),
         Method::RansNx16 => rans_nx16::decode(data, raw_size),
-        other => Err(format!("compression method {other:?} is not supported yet")),
+        Method::Arith => arith::decode(data, raw_size),
+        Method::Fqzcomp => fqzcomp::decode(data, raw_size),
+        Method::NameTokeniser => tokeniser::decode(data, raw_size),
     }
 }
 

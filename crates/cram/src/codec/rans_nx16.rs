@@ -2,16 +2,12 @@
 //! with 16-bit renormalisation, order 0 or 1, and the transforms a stream may stack on top
 //! (striping, bit packing, run lengths, stored bytes).
 
-/// Flags of the stream's first byte.
 use super::bytes::Bytes;
+use super::transform::{interleave, stripe_len, unpack, CAT, NO_SIZE, PACK, RLE, STRIPE};
 
+/// Flags of the stream's first byte besides the ones the arithmetic coder shares.
 const ORDER1: u8 = 0x01;
 const X32: u8 = 0x04;
-const STRIPE: u8 = 0x08;
-const NO_SIZE: u8 = 0x10;
-const CAT: u8 = 0x20;
-const RLE: u8 = 0x40;
-const PACK: u8 = 0x80;
 
 /// A state below this takes another 16 bits.
 const LOWER: u32 = 1 << 15;
@@ -110,9 +106,9 @@ fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
     for _ in 0..n {
         b.uint7()?; // compressed lengths: the streams are read in order, so not needed
     }
-    let mut out = vec![0u8; size];
+    let mut parts = Vec::with_capacity(n);
     for j in 0..n {
-        let len = size / n + usize::from(size % n > j);
+        let len = stripe_len(size, n, j);
         let sub = stream(b, len)?;
         if sub.len() != len {
             return Err(format!(
@@ -120,11 +116,9 @@ fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
                 sub.len()
             ));
         }
-        for (i, v) in sub.into_iter().enumerate() {
-            out[i * n + j] = v;
-        }
+        parts.push(sub);
     }
-    Ok(out)
+    Ok(interleave(&parts, size))
 }
 
 /// Run-length metadata: stored (odd length) or order-0 coded; `bound` limits its size.
@@ -170,31 +164,6 @@ fn unrun(literals: &[u8], meta: &[u8], expanded: usize) -> Result<Vec<u8>, Strin
         ));
     }
     Ok(out)
-}
-
-fn unpack(packed: &[u8], symbols: &[u8], n: usize) -> Result<Vec<u8>, String> {
-    if symbols.len() == 1 {
-        return Ok(vec![symbols[0]; n]);
-    }
-    let bits = match symbols.len() {
-        2 => 1,
-        3..=4 => 2,
-        _ => 4,
-    };
-    let per = 8 / bits;
-    if packed.len() < n.div_ceil(per) {
-        return Err("rANS Nx16 packed data too short".to_string());
-    }
-    let mask = (1u8 << bits) - 1;
-    (0..n)
-        .map(|i| {
-            let v = (packed[i / per] >> ((i % per) * bits)) & mask;
-            symbols
-                .get(usize::from(v))
-                .copied()
-                .ok_or_else(|| "rANS Nx16 packed value outside its symbols".to_string())
-        })
-        .collect()
 }
 
 /// One distribution scaled to `1 << bits`.
@@ -376,13 +345,8 @@ mod tests {
     use super::decode;
 
     #[test]
-    fn stored_packed_and_hostile_streams() {
-        // CAT: flags 0x20, size 3, the bytes themselves.
-        assert_eq!(decode(&[0x20, 3, b'a', b'b', b'c'], 3).unwrap(), b"abc");
-        // A size larger than the block's is refused before anything is allocated.
-        assert!(decode(&[0x20, 0x84, 0x80, 0x80, 0x00], 3).is_err());
-        // PACK of one symbol: every byte that symbol, no data needed.
-        assert_eq!(decode(&[0xa0, 4, 1, b'x', 0], 4).unwrap(), b"xxxx");
+    fn hostile_streams() {
+        // (Stored and packed streams: transform.rs tests both coders.)
         // PACK of 17 symbols does not exist.
         assert!(decode(&[0x80, 4, 17], 4).is_err());
         // Truncated anywhere: an error, never a panic.

@@ -307,7 +307,7 @@ fn each_byte_end_is_the_plans_and_limits_are_read_from_the_spans() {
     let size = 7_100_000;
     let p = plan_chunks(&chunks, &starts, size, &Options::default());
     let ends: Vec<u64> = chunks.iter().map(|c| bytes_of(c, &starts, size).end).collect();
-    assert_eq!(ends, vec![1000, 1500, 70_000, 200_000, 7_065_536]);
+    assert_eq!(ends, vec![1000, 1500, 70_000, 145_536, 7_065_536]);
     for s in &p.spans {
         assert!(ends.contains(&s.end), "{s:?} ends where no chunk does");
     }
@@ -316,9 +316,9 @@ fn each_byte_end_is_the_plans_and_limits_are_read_from_the_spans() {
         assert!(*limit >= own.end, "{c:?} limited before its bytes end");
         assert!(p.spans.iter().any(|s| s.end == *limit), "{c:?}: {limit}");
     }
-    assert_eq!(bounds(&p), vec![(0, 200_000), (7_000_000, 7_065_536)]);
+    assert_eq!(bounds(&p), vec![(0, 145_536), (7_000_000, 7_065_536)]);
     assert_eq!(
         p.regions[0].limits,
-        vec![200_000, 200_000, 200_000, 200_000, 7_065_536]
+        vec![145_536, 145_536, 145_536, 145_536, 7_065_536]
     );
 }

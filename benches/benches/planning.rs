@@ -60,7 +60,9 @@ fn planning(c: &mut Criterion) {
                 .len(),
             header.refs().len(),
             chunks.len(),
-            plan::plan_chunks(&chunks, &starts, size, &options).spans.len(),
+            plan::plan_chunks(&chunks, &starts, size, &options)
+                .spans
+                .len(),
             starts.len()
         );
 
@@ -87,7 +89,14 @@ fn planning(c: &mut Criterion) {
 
         group.throughput(Throughput::Elements(chunks.len() as u64));
         group.bench_function("plan", |b| {
-            b.iter(|| black_box(plan::plan_chunks(black_box(&chunks), &starts, size, &options)))
+            b.iter(|| {
+                black_box(plan::plan_chunks(
+                    black_box(&chunks),
+                    &starts,
+                    size,
+                    &options,
+                ))
+            })
         });
 
         group.throughput(Throughput::Elements(regions.len() as u64));

@@ -117,9 +117,12 @@ fn spans_cover_every_record_read() {
                 };
                 let mut at = from;
                 while at < to {
-                    let s = spans.iter().find(|s| s.start <= at && at < s.end).unwrap_or_else(|| {
-                        panic!("{idx_name}: byte {at} of record at {from} not fetched")
-                    });
+                    let s = spans
+                        .iter()
+                        .find(|s| s.start <= at && at < s.end)
+                        .unwrap_or_else(|| {
+                            panic!("{idx_name}: byte {at} of record at {from} not fetched")
+                        });
                     at = s.end;
                 }
             }

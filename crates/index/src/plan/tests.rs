@@ -284,7 +284,9 @@ fn a_huge_chunk_is_split_at_block_starts_and_read_to_the_last_piece() {
 fn empty_and_degenerate_chunks() {
     let o = Options::default();
     assert!(plan_chunks(&[], &[], 100, &o).spans.is_empty());
-    assert!(plan_chunks(&[ch(5, 0, 5, 0)], &[], 100, &o).spans.is_empty());
+    assert!(plan_chunks(&[ch(5, 0, 5, 0)], &[], 100, &o)
+        .spans
+        .is_empty());
     // A chunk past the end of the file fetches nothing; its limit is the end of the file.
     let p = plan_chunks(&[ch(200, 0, 300, 4)], &[], 100, &o);
     assert!(p.spans.is_empty());
@@ -306,7 +308,10 @@ fn each_byte_end_is_the_plans_and_limits_are_read_from_the_spans() {
     ];
     let size = 7_100_000;
     let p = plan_chunks(&chunks, &starts, size, &Options::default());
-    let ends: Vec<u64> = chunks.iter().map(|c| bytes_of(c, &starts, size).end).collect();
+    let ends: Vec<u64> = chunks
+        .iter()
+        .map(|c| bytes_of(c, &starts, size).end)
+        .collect();
     assert_eq!(ends, vec![1000, 1500, 70_000, 145_536, 7_065_536]);
     for s in &p.spans {
         assert!(ends.contains(&s.end), "{s:?} ends where no chunk does");

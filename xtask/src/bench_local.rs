@@ -149,7 +149,6 @@ fn wait_rusage(pid: u32) -> Result<(i32, libc::rusage), String> {
     }
 }
 
-
 /// GNU time, when installed: the peak RSS a process reports through `wait4` includes the memory
 /// of the process that started it (the kernel carries it across `exec`), so a small launcher is
 /// needed for a true figure.
@@ -300,7 +299,11 @@ struct Entry<'a> {
 
 impl Entry<'_> {
     fn wall(&self, sink: Sink) -> f64 {
-        let samples = if sink == Sink::Pipe { &self.pipe } else { &self.null };
+        let samples = if sink == Sink::Pipe {
+            &self.pipe
+        } else {
+            &self.null
+        };
         median(samples.iter().map(|s| s.wall).collect())
     }
 
@@ -489,18 +492,30 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     // the two tools' outputs can be compared byte for byte.
     let to_bam = ["-b", "--no-PG"];
     for (name, regions) in crate::bench_data::cases(Some("chr22"))? {
-        cases.push(Case::view(&format!("region {name} to BAM"), &to_bam, regions));
+        cases.push(Case::view(
+            &format!("region {name} to BAM"),
+            &to_bam,
+            regions,
+        ));
     }
     cases.push(Case::view("whole file to BAM", &to_bam, Vec::new()));
     // Start-up: what a user running many small queries pays each time.
     let small = crate::root().join("fixtures/conformance/data/rand.bam");
     cases.push(Case {
         version: true,
-        ..Case::view("start-up: --version (samtools --version-only)", &[], Vec::new())
+        ..Case::view(
+            "start-up: --version (samtools --version-only)",
+            &[],
+            Vec::new(),
+        )
     });
     cases.push(Case {
         file: Some(small.clone()),
-        ..Case::view("start-up: view -H, small file", &["-H", "--no-PG"], Vec::new())
+        ..Case::view(
+            "start-up: view -H, small file",
+            &["-H", "--no-PG"],
+            Vec::new(),
+        )
     });
     cases.push(Case {
         file: Some(small),

@@ -199,8 +199,7 @@ fn a_slow_reader_gets_all_of_it() {
                 .unwrap();
             assert!(out.status.success());
             let args = ["view", "--no-PG", format, "-@", threads, &bam];
-            let (slow, status, errors) =
-                read_all(hts(), &args, Some(Duration::from_micros(300)));
+            let (slow, status, errors) = read_all(hts(), &args, Some(Duration::from_micros(300)));
             assert!(status.success(), "{args:?}: {errors}");
             assert!(
                 slow == std::fs::read(&file).unwrap(),

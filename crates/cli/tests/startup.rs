@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance/data").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/conformance/data")
+        .join(name)
 }
 
 /// A FIFO in a fresh directory, for `OPENSSL_CONF`.

@@ -156,7 +156,10 @@ impl Easy {
         easy.set_ptr(sys::CURLOPT_DEBUGFUNCTION, debug_cb as *const c_void)?;
         easy.set_ptr(sys::CURLOPT_DEBUGDATA, data)?;
         // Sockets closed on exec, as every other descriptor hts opens.
-        easy.set_ptr(sys::CURLOPT_OPENSOCKETFUNCTION, opensocket_cb as *const c_void)?;
+        easy.set_ptr(
+            sys::CURLOPT_OPENSOCKETFUNCTION,
+            opensocket_cb as *const c_void,
+        )?;
         easy.signal(false)?;
         Ok(easy)
     }
@@ -320,8 +323,7 @@ impl Easy {
     pub fn num_connects(&mut self) -> Result<u64, CurlError> {
         let mut n: c_long = 0;
         // SAFETY: CURLINFO_NUM_CONNECTS writes a long.
-        let code =
-            unsafe { sys::curl_easy_getinfo(self.raw, sys::CURLINFO_NUM_CONNECTS, &mut n) };
+        let code = unsafe { sys::curl_easy_getinfo(self.raw, sys::CURLINFO_NUM_CONNECTS, &mut n) };
         self.check(code)?;
         Ok(n.max(0) as u64)
     }

@@ -2,28 +2,78 @@
 //! and (for counts) a noodles-bam program, as whole processes alternated in one run.
 //!
 //! For each case and thread count, one untimed pass checks that the outputs agree (counts
-//! compared, SAM text compared by a digest of the whole stream; it also warms the page cache),
-//! then `runs` rounds time each tool in turn. The table gives medians of wall time, the ratio
-//! `hts / other` (below 1: `hts` is faster), CPU time (user + system, all threads) and peak
-//! resident memory.
+//! compared, SAM text compared by a digest of the whole stream; it also warms the page cache and
+//! takes each tool's peak resident memory), then `runs` rounds time each tool in turn, twice:
+//! its output read from a pipe by another process (`cat`, as a user's `| samtools sort` or
+//! `| awk` would), and written to `/dev/null`. The table gives medians of wall time, the ratios
+//! `hts / other` in both (below 1: `hts` is faster), CPU time (user + system, all threads, into
+//! the pipe) and peak resident memory. Start-up cases (`--version`, a header, one small region
+//! of a small file) take a few milliseconds, so they run more rounds.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// One benchmark case: `view` arguments after the file (e.g. `-c`, or regions).
+/// One benchmark case.
 pub struct Case {
     pub name: String,
     /// Options placed before the file (`-c`).
     pub options: Vec<String>,
     /// Regions placed after the file.
     pub regions: Vec<String>,
+    /// Another file than the benchmark BAM (the start-up cases' small one).
+    pub file: Option<PathBuf>,
+    /// `--version` instead of `view`.
+    pub version: bool,
 }
 
 impl Case {
+    fn view(name: &str, options: &[&str], regions: Vec<String>) -> Case {
+        Case {
+            name: name.to_string(),
+            options: options.iter().map(|o| o.to_string()).collect(),
+            regions,
+            file: None,
+            version: false,
+        }
+    }
+
     fn counts(&self) -> bool {
         self.options.iter().any(|o| o == "-c")
+    }
+
+    /// Start-up cases: one thread, and more rounds.
+    fn startup(&self) -> bool {
+        self.version || self.file.is_some()
+    }
+
+    /// The command line after the program's name, for `hts` and `samtools`.
+    fn args(&self, bam: &Path, threads: usize) -> Vec<String> {
+        if self.version {
+            return vec!["--version".to_string()];
+        }
+        // -@ N means N threads besides the main one, for every tool.
+        let mut args = vec!["view".to_string()];
+        if !self.startup() {
+            args.extend(["-@".to_string(), (threads - 1).to_string()]);
+        }
+        args.extend(self.options.iter().cloned());
+        args.push(self.file.as_deref().unwrap_or(bam).display().to_string());
+        args.extend(self.regions.iter().cloned());
+        args
+    }
+
+    /// The noodles program's command line, for the counts it can make.
+    fn noodles_args(&self, bam: &Path, threads: usize) -> Option<Vec<String>> {
+        // Its region queries are single-threaded.
+        if !self.counts() || !(self.regions.is_empty() || threads == 1) {
+            return None;
+        }
+        let mut args = vec!["-@".to_string(), (threads - 1).to_string()];
+        args.push(self.file.as_deref().unwrap_or(bam).display().to_string());
+        args.extend(self.regions.iter().cloned());
+        Some(args)
     }
 }
 
@@ -34,12 +84,20 @@ pub struct Tools {
     pub noodles: Option<PathBuf>,
 }
 
+/// Where a timed run's standard output goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sink {
+    /// A pipe read by another process (`cat > /dev/null`): what users see.
+    Pipe,
+    /// `/dev/null`: writes cost nothing.
+    Null,
+}
+
 /// One timed process.
 #[derive(Clone, Copy)]
 struct Sample {
     wall: f64,
     cpu: f64,
-    max_rss_kib: u64,
 }
 
 /// What a verification pass saw on stdout.
@@ -91,10 +149,6 @@ fn wait_rusage(pid: u32) -> Result<(i32, libc::rusage), String> {
     }
 }
 
-fn seconds(t: libc::timeval) -> f64 {
-    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
-}
-
 /// GNU time, when installed: the peak RSS a process reports through `wait4` includes the memory
 /// of the process that started it (the kernel carries it across `exec`), so a small launcher is
 /// needed for a true figure.
@@ -113,30 +167,50 @@ fn gnu_time() -> Option<&'static Path> {
     .as_deref()
 }
 
-/// Runs `program args` once; with `capture`, digests its stdout (the time then includes the
-/// pipe, so captured runs are not timed runs).
-fn run_once(program: &Path, args: &[String], capture: bool) -> Result<(Sample, Output), String> {
-    let rss_file = std::env::temp_dir().join(format!("bench-local-rss-{}", std::process::id()));
-    let mut command = match gnu_time() {
-        Some(time) => {
+fn seconds(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+/// Starts `program args` with `stdout`, under GNU time when `rss_file` is given.
+fn spawn(
+    program: &Path,
+    args: &[String],
+    stdout: Stdio,
+    rss_file: Option<&Path>,
+) -> Result<std::process::Child, String> {
+    let mut command = match (rss_file, gnu_time()) {
+        (Some(file), Some(time)) => {
             let mut c = Command::new(time);
-            c.arg("-f").arg("%M").arg("-o").arg(&rss_file).arg(program);
+            c.arg("-f").arg("%M").arg("-o").arg(file).arg(program);
             c
         }
-        None => Command::new(program),
+        _ => Command::new(program),
     };
-    let start = Instant::now();
-    let mut child = command
+    command
         .args(args)
         .stdin(Stdio::null())
-        .stdout(if capture {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdout(stdout)
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))
+}
+
+fn check_status(status: i32, program: &Path, args: &[String]) -> Result<(), String> {
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "{} {} failed (wait status {status:#x})",
+        program.display(),
+        args.join(" ")
+    ))
+}
+
+/// The verification pass: runs `program args` once under GNU time (for a true peak RSS, in
+/// KiB) and digests its stdout, read here.
+fn verify_once(program: &Path, args: &[String]) -> Result<(Output, u64), String> {
+    let rss_file = std::env::temp_dir().join(format!("bench-local-rss-{}", std::process::id()));
+    let mut child = spawn(program, args, Stdio::piped(), Some(&rss_file))?;
     let mut digest = Digest::default();
     let mut short = Vec::new();
     if let Some(mut stdout) = child.stdout.take() {
@@ -153,14 +227,7 @@ fn run_once(program: &Path, args: &[String], capture: bool) -> Result<(Sample, O
         }
     }
     let (status, usage) = wait_rusage(child.id())?;
-    let wall = start.elapsed().as_secs_f64();
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        return Err(format!(
-            "{} {} failed (wait status {status:#x})",
-            program.display(),
-            args.join(" ")
-        ));
-    }
+    check_status(status, program, args)?;
     let bytes = digest.bytes;
     let output = Output {
         bytes,
@@ -175,12 +242,39 @@ fn run_once(program: &Path, args: &[String], capture: bool) -> Result<(Sample, O
         }
         Err(_) => usage.ru_maxrss as u64,
     };
-    let sample = Sample {
+    Ok((output, max_rss_kib))
+}
+
+/// One timed run: `program args` started directly (no GNU time, whose own start-up would weigh
+/// on the start-up cases), its stdout into `sink`; with a pipe, the time runs until the
+/// consumer has read everything and exited.
+fn time_once(program: &Path, args: &[String], sink: Sink) -> Result<Sample, String> {
+    let start = Instant::now();
+    let (status, usage) = match sink {
+        Sink::Null => {
+            let child = spawn(program, args, Stdio::null(), None)?;
+            wait_rusage(child.id())?
+        }
+        Sink::Pipe => {
+            let mut child = spawn(program, args, Stdio::piped(), None)?;
+            let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+            let consumer = Command::new("cat")
+                .stdin(Stdio::from(stdout))
+                .stdout(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot run cat: {e}"))?;
+            let waited = wait_rusage(child.id())?;
+            let (cat_status, _) = wait_rusage(consumer.id())?;
+            check_status(cat_status, Path::new("cat"), &[])?;
+            waited
+        }
+    };
+    let wall = start.elapsed().as_secs_f64();
+    check_status(status, program, args)?;
+    Ok(Sample {
         wall,
         cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
-        max_rss_kib,
-    };
-    Ok((sample, output))
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -188,25 +282,82 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// Medians of one tool's timed runs.
-struct Summary {
-    wall: f64,
-    cpu: f64,
-    max_rss_mib: f64,
-}
-
-fn summarize(samples: &[Sample]) -> Summary {
-    Summary {
-        wall: median(samples.iter().map(|s| s.wall).collect()),
-        cpu: median(samples.iter().map(|s| s.cpu).collect()),
-        max_rss_mib: samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0) as f64 / 1024.0,
-    }
-}
-
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".to_string())
+}
+
+/// One tool in one case: its command line and what was measured.
+struct Entry<'a> {
+    program: &'a Path,
+    args: Vec<String>,
+    pipe: Vec<Sample>,
+    null: Vec<Sample>,
+    max_rss_kib: u64,
+}
+
+impl Entry<'_> {
+    fn wall(&self, sink: Sink) -> f64 {
+        let samples = if sink == Sink::Pipe {
+            &self.pipe
+        } else {
+            &self.null
+        };
+        median(samples.iter().map(|s| s.wall).collect())
+    }
+
+    fn cpu(&self) -> f64 {
+        median(self.pipe.iter().map(|s| s.cpu).collect())
+    }
+}
+
+/// A time in the unit that suits it.
+fn time(seconds: f64) -> String {
+    if seconds < 0.1 {
+        format!("{:.1} ms", seconds * 1e3)
+    } else {
+        format!("{seconds:.2} s")
+    }
+}
+
+pub const TABLE_HEAD: &str = "| case | threads | hts, pipe | samtools, pipe | hts / samtools, \
+    pipe | hts / samtools, /dev/null | noodles, pipe | hts / noodles, pipe | hts / noodles, \
+    /dev/null | CPU hts / samtools / noodles | peak RSS hts / samtools / noodles |\n\
+    |---|---|---|---|---|---|---|---|---|---|---|\n";
+
+/// The table row of one case at one thread count; `e`: hts, samtools and maybe noodles.
+fn row(case: &Case, threads: usize, e: &[Entry]) -> String {
+    let (hts, sam) = (&e[0], &e[1]);
+    let ratio = |other: &Entry, sink| format!("{:.2}", hts.wall(sink) / other.wall(sink));
+    let dash = || "—".to_string();
+    let n = e.get(2);
+    let cpu = |x: &Entry| {
+        if case.startup() {
+            format!("{:.1}", x.cpu() * 1e3)
+        } else {
+            format!("{:.2}", x.cpu())
+        }
+    };
+    let mib = |x: &Entry| format!("{:.1}", x.max_rss_kib as f64 / 1024.0);
+    format!(
+        "| {} | {threads} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} {} | {} / {} / {} MiB |\n",
+        case.name,
+        time(hts.wall(Sink::Pipe)),
+        time(sam.wall(Sink::Pipe)),
+        ratio(sam, Sink::Pipe),
+        ratio(sam, Sink::Null),
+        n.map_or_else(dash, |n| time(n.wall(Sink::Pipe))),
+        n.map_or_else(dash, |n| ratio(n, Sink::Pipe)),
+        n.map_or_else(dash, |n| ratio(n, Sink::Null)),
+        cpu(hts),
+        cpu(sam),
+        n.map_or_else(dash, cpu),
+        if case.startup() { "ms" } else { "s" },
+        mib(hts),
+        mib(sam),
+        n.map_or_else(dash, mib),
+    )
 }
 
 /// Runs every case at every thread count and returns the table (also printed row by row).
@@ -218,43 +369,49 @@ pub fn run(
     cases: &[Case],
 ) -> Result<String, String> {
     println!("load average before: {}", load_average());
-    let mut table = String::from(
-        "| case | threads | hts | samtools | hts / samtools | noodles | hts / noodles \
-         | CPU hts / samtools / noodles | peak RSS hts / samtools / noodles |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
-    );
+    let mut table = String::from(TABLE_HEAD);
     let mut mismatches = Vec::new();
     for case in cases {
-        for &t in threads {
-            // -@ N means N threads besides the main one, for every tool.
-            let mut args = vec!["view".to_string(), "-@".to_string(), (t - 1).to_string()];
-            args.extend(case.options.iter().cloned());
-            args.push(bam.display().to_string());
-            args.extend(case.regions.iter().cloned());
-            let mut lineup: Vec<(&str, &Path, Vec<String>)> = vec![
-                ("hts", &tools.hts, args.clone()),
-                ("samtools", &tools.samtools, args.clone()),
+        let counts: &[usize] = if case.startup() { &[1] } else { threads };
+        for &t in counts {
+            let args = case.args(bam, t);
+            // samtools --version lists its libraries' features (some 17 ms); --version-only is
+            // the bare start-up, as hts --version is.
+            let samtools_args = if case.version {
+                vec!["--version-only".to_string()]
+            } else {
+                args.clone()
+            };
+            let mut lineup = vec![
+                ("hts", tools.hts.as_path(), args),
+                ("samtools", tools.samtools.as_path(), samtools_args),
             ];
-            // The noodles program counts; its region queries are single-threaded.
-            if let Some(noodles) = &tools.noodles {
-                if case.counts() && (case.regions.is_empty() || t == 1) {
-                    let mut nargs = vec!["-@".to_string(), (t - 1).to_string()];
-                    nargs.push(bam.display().to_string());
-                    nargs.extend(case.regions.iter().cloned());
-                    lineup.push(("noodles", noodles, nargs));
-                }
+            if let (Some(noodles), Some(nargs)) = (&tools.noodles, case.noodles_args(bam, t)) {
+                lineup.push(("noodles", noodles.as_path(), nargs));
             }
+            let mut entries = Vec::new();
             let mut outputs = Vec::new();
-            for (name, program, args) in &lineup {
-                let (_, out) = run_once(program, args, true)?;
-                outputs.push((*name, out));
+            for (name, program, args) in lineup {
+                let (out, max_rss_kib) = verify_once(program, &args)?;
+                outputs.push((name, out));
+                entries.push(Entry {
+                    program,
+                    args,
+                    pipe: Vec::new(),
+                    null: Vec::new(),
+                    max_rss_kib,
+                });
             }
             let reference = &outputs[1].1;
             for (name, out) in &outputs {
-                let same = if *name == "noodles" {
-                    out.short.as_deref().map(str::trim) == reference.short.as_deref().map(str::trim)
-                } else {
-                    out == reference
+                let same = match *name {
+                    "noodles" => {
+                        out.short.as_deref().map(str::trim)
+                            == reference.short.as_deref().map(str::trim)
+                    }
+                    // Each tool names itself.
+                    "hts" if case.version => true,
+                    _ => out == reference,
                 };
                 if !same {
                     mismatches.push(format!(
@@ -263,37 +420,20 @@ pub fn run(
                     ));
                 }
             }
-            let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); lineup.len()];
-            for _ in 0..runs.max(1) {
-                for (i, (_, program, args)) in lineup.iter().enumerate() {
-                    samples[i].push(run_once(program, args, false)?.0);
+            let rounds = if case.startup() {
+                (runs * 10).max(30)
+            } else {
+                runs.max(1)
+            };
+            for _ in 0..rounds {
+                for e in entries.iter_mut() {
+                    e.pipe.push(time_once(e.program, &e.args, Sink::Pipe)?);
+                    e.null.push(time_once(e.program, &e.args, Sink::Null)?);
                 }
             }
-            let s: Vec<Summary> = samples.iter().map(|v| summarize(v)).collect();
-            let (hts, sam) = (&s[0], &s[1]);
-            let (noodles_time, noodles_ratio, noodles_cpu, noodles_rss) = match s.get(2) {
-                Some(n) => (
-                    format!("{:.2} s", n.wall),
-                    format!("{:.2}", hts.wall / n.wall),
-                    format!("{:.2}", n.cpu),
-                    format!("{:.0}", n.max_rss_mib),
-                ),
-                None => ("—".into(), "—".into(), "—".into(), "—".into()),
-            };
-            let row = format!(
-                "| {} | {t} | {:.2} s | {:.2} s | {:.2} | {noodles_time} | {noodles_ratio} \
-                 | {:.2} / {:.2} / {noodles_cpu} s | {:.0} / {:.0} / {noodles_rss} MiB |\n",
-                case.name,
-                hts.wall,
-                sam.wall,
-                hts.wall / sam.wall,
-                hts.cpu,
-                sam.cpu,
-                hts.max_rss_mib,
-                sam.max_rss_mib,
-            );
-            print!("{row}");
-            table += &row;
+            let line = row(case, t, &entries);
+            print!("{line}");
+            table += &line;
         }
     }
     println!("load average after: {}", load_average());
@@ -311,13 +451,17 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   Times local decoding of the benchmark BAM (cargo xtask bench-data makes it): view -c, view to
   SAM, 5 small regions and chr22, at each thread count (default 1,2; -@ N = N + 1 threads), hts
   against samtools view and, for counts, a noodles-bam 0.98 program (libdeflate) that the xtask
-  builds in its own project under ~/.cache/hts-tools. Outputs are compared first (counts, and a
-  digest of the whole SAM text), then whole processes alternate for N rounds (default 3); the
-  table gives medians of wall time, ratios hts / other (below 1: hts is faster), CPU time and
-  peak RSS. Then BAM writing at the default level (-b --no-PG, outputs compared byte for byte):
-  chr22, and the whole file. --cases keeps the cases whose names contain one of the words
-  (e.g. --cases 'view -c,view (SAM),regions,to BAM'). Run it on an idle machine: the load
-  average is printed before and after.";
+  builds in its own project under ~/.cache/hts-tools. Then start-up: --version (samtools
+  --version-only), view -H and one
+  small region counted (view -c) of a small file (fixtures/conformance/data/rand.bam), one thread,
+  10 times as many rounds. Outputs are compared first (counts, and a digest of the whole SAM
+  text; peak RSS is taken in this pass), then whole processes alternate for N rounds (default
+  3), each run twice: stdout read through a pipe by another process (cat > /dev/null), as users
+  send it, and into /dev/null. The table gives medians of wall time, ratios hts / other in both
+  (below 1: hts is faster), CPU time into the pipe and peak RSS. Then BAM writing at the default
+  level (-b --no-PG, outputs compared byte for byte): chr22, and the whole file. --cases keeps
+  the cases whose names contain one of the words (e.g. --cases 'view -c,view (SAM),regions,to
+  BAM,start-up'). Run it on an idle machine: the load average is printed before and after.";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
     let bam = crate::bench_data::existing_bam(args)?;
@@ -338,38 +482,48 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         .collect::<Option<_>>()
         .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
     let mut cases = vec![
-        Case {
-            name: "view -c".to_string(),
-            options: vec!["-c".to_string()],
-            regions: Vec::new(),
-        },
-        Case {
-            name: "view (SAM)".to_string(),
-            options: Vec::new(),
-            regions: Vec::new(),
-        },
+        Case::view("view -c", &["-c"], Vec::new()),
+        Case::view("view (SAM)", &[], Vec::new()),
     ];
     for (name, regions) in crate::bench_data::cases(Some("r5,chr22"))? {
-        cases.push(Case {
-            name: format!("view {name} (SAM)"),
-            options: Vec::new(),
-            regions,
-        });
+        cases.push(Case::view(&format!("view {name} (SAM)"), &[], regions));
     }
     // Writing BAM at the default level: one large region, and the whole file. No @PG line, so
     // the two tools' outputs can be compared byte for byte.
-    let to_bam = || vec!["-b".to_string(), "--no-PG".to_string()];
+    let to_bam = ["-b", "--no-PG"];
     for (name, regions) in crate::bench_data::cases(Some("chr22"))? {
-        cases.push(Case {
-            name: format!("region {name} to BAM"),
-            options: to_bam(),
+        cases.push(Case::view(
+            &format!("region {name} to BAM"),
+            &to_bam,
             regions,
-        });
+        ));
     }
+    cases.push(Case::view("whole file to BAM", &to_bam, Vec::new()));
+    // Start-up: what a user running many small queries pays each time.
+    let small = crate::root().join("fixtures/conformance/data/rand.bam");
     cases.push(Case {
-        name: "whole file to BAM".to_string(),
-        options: to_bam(),
-        regions: Vec::new(),
+        version: true,
+        ..Case::view(
+            "start-up: --version (samtools --version-only)",
+            &[],
+            Vec::new(),
+        )
+    });
+    cases.push(Case {
+        file: Some(small.clone()),
+        ..Case::view(
+            "start-up: view -H, small file",
+            &["-H", "--no-PG"],
+            Vec::new(),
+        )
+    });
+    cases.push(Case {
+        file: Some(small),
+        ..Case::view(
+            "start-up: view -c chr1:1-1000, small file",
+            &["-c"],
+            vec!["chr1:1-1000".to_string()],
+        )
     });
     if let Some(only) = crate::flag_value(args, "--cases") {
         let wanted: Vec<&str> = only.split(',').collect();
@@ -382,8 +536,9 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     };
     let table = run(&tools, &bam, runs, &threads, &cases)?;
     println!(
-        "\n{table}\n(cargo xtask bench-local {}: median of {runs}, {})",
+        "\n{table}\n(cargo xtask bench-local {}: median of {runs} (start-up: {}), {})",
         args.join(" "),
+        (runs * 10).max(30),
         bam.display()
     );
     Ok(())

@@ -15,6 +15,11 @@ use crate::{Result, Source};
 /// size the byte source passes straight through without copying (`HFile` does so from 64 KiB).
 const CHUNK: usize = 256 * 1024;
 
+/// The first refill's size: the buffer doubles from here up to [`CHUNK`] as it is used, so a
+/// small file (an index, a header, one region of a small BAM) does not pay for zeroing and
+/// faulting in a quarter megabyte it never fills (start-up, issue 21).
+const FIRST_CHUNK: usize = 64 * 1024;
+
 /// A source, where its read position is (so that sequential reads cost no seek), and the bytes
 /// read ahead of the blocks that need them.
 pub(crate) struct Input<S> {
@@ -82,10 +87,11 @@ impl<S: Source> Input<S> {
             self.end = 0;
         }
         self.ahead_at = at;
+        let chunk = (self.ahead.len() * 2).clamp(FIRST_CHUNK, CHUNK);
         let reach = match bound {
-            Some(b) if b > at => (b - at).min(CHUNK as u64) as usize,
+            Some(b) if b > at => (b - at).min(chunk as u64) as usize,
             Some(_) => 0,
-            None => CHUNK,
+            None => chunk,
         };
         let want = reach.max(need);
         if self.ahead.len() < want {

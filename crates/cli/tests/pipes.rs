@@ -186,24 +186,32 @@ fn a_slow_reader_gets_all_of_it() {
         let (slow, status, errors) = read_all(hts(), &args, Some(Duration::from_micros(300)));
         assert!(status.success(), "{args:?}: {errors}");
         assert!(slow == reference, "{args:?}: slow reader's output differs");
-        // BAM too: the same bytes into a slow reader as into a file (no @PG line, which would
-        // hold the different command lines).
-        let file = scratch().join(format!("fast-{threads}.bam"));
-        let file_arg = file.display().to_string();
-        let out = Command::new(hts())
-            .args([
-                "view", "--no-PG", "-b", "-@", threads, "-o", &file_arg, &bam,
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let args = ["view", "--no-PG", "-b", "-@", threads, &bam];
-        let (slow, status, errors) = read_all(hts(), &args, Some(Duration::from_micros(300)));
+        // BAM too, compressed and not: the same bytes into a slow reader as into a file (no
+        // @PG line, which would hold the different command lines).
+        for format in ["-b", "-u"] {
+            let file = scratch().join(format!("fast-{threads}{format}.bam"));
+            let file_arg = file.display().to_string();
+            let out = Command::new(hts())
+                .args([
+                    "view", "--no-PG", format, "-@", threads, "-o", &file_arg, &bam,
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let args = ["view", "--no-PG", format, "-@", threads, &bam];
+            let (slow, status, errors) = read_all(hts(), &args, Some(Duration::from_micros(300)));
+            assert!(status.success(), "{args:?}: {errors}");
+            assert!(
+                slow == std::fs::read(&file).unwrap(),
+                "{args:?}: BAM differs"
+            );
+        }
+        // And a count, as samtools counts.
+        let args = ["view", "-c", "-@", threads, &bam];
+        let (count, status, errors) = read_all(hts(), &args, Some(Duration::from_micros(300)));
         assert!(status.success(), "{args:?}: {errors}");
-        assert!(
-            slow == std::fs::read(&file).unwrap(),
-            "{args:?}: BAM differs"
-        );
+        let (expected, _, _) = read_all(samtools(), &args, None);
+        assert_eq!(count, expected, "{args:?}");
     }
 }
 

@@ -59,7 +59,7 @@ pub use stream::StreamBackend;
 
 /// The libcurl version in use (as libcurl reports it at run time).
 pub fn curl_version() -> String {
-    curl::Version::get().version().to_string()
+    http::curl_version()
 }
 
 /// What identifies a version of an object: its size and, for remote objects, the validators the

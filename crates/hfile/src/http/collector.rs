@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use curl::easy::{Handler, InfoType, WriteError};
-
 use super::check::{self, Asked, Verdict};
+use super::easy::Info;
 use super::transfer::{Told, Transfer};
 
 /// Error pages are read (and dropped) up to this size; beyond it the transfer is abandoned.
@@ -147,12 +146,14 @@ impl Collector {
     }
 }
 
-impl Handler for Collector {
-    fn write(&mut self, data: &[u8]) -> Result<usize, WriteError> {
+/// libcurl's callbacks (`easy`): the body, each header line, the trace and the progress clock.
+impl Collector {
+    /// Takes a piece of the body; a count short of `data.len()` stops the transfer.
+    pub(crate) fn write(&mut self, data: &[u8]) -> usize {
         self.arrived += data.len() as u64;
         if self.transfer.as_ref().is_some_and(|t| t.is_cancelled()) {
             self.stop = Some(Stop::Cancelled);
-            return Ok(0);
+            return 0;
         }
         if !matches!(self.response.status, 200 | 206) {
             // An error page: keep its start for the message; reading it lets the connection be
@@ -161,30 +162,30 @@ impl Handler for Collector {
             self.response
                 .error_body
                 .extend_from_slice(&data[..data.len().min(room)]);
-            return Ok(if self.arrived > ERROR_BODY_CAP {
+            return if self.arrived > ERROR_BODY_CAP {
                 0
             } else {
                 data.len()
-            });
+            };
         }
         self.judge();
         match &self.verdict {
             Some(Err(message)) => {
                 self.stop = Some(Stop::Protocol(message.clone()));
-                return Ok(0);
+                return 0;
             }
             Some(Ok(Verdict::RangeIgnored { .. })) => {
                 self.stop = Some(Stop::RangeIgnored);
-                return Ok(0);
+                return 0;
             }
             Some(Ok(Verdict::PastEnd { .. })) => {
                 // Nothing of the object lies there (`bytes 0-0/0`, `bytes 72-99/0`): a body is
                 // not its bytes, and is read only as far as an error page would be.
-                return Ok(if self.arrived > ERROR_BODY_CAP {
+                return if self.arrived > ERROR_BODY_CAP {
                     0
                 } else {
                     data.len()
-                });
+                };
             }
             _ => {}
         }
@@ -212,12 +213,13 @@ impl Handler for Collector {
                 // A 200 to a request at 0, or an open-ended range: what was asked has arrived.
                 Stop::Enough
             });
-            return Ok(0);
+            return 0;
         }
-        Ok(whole)
+        whole
     }
 
-    fn header(&mut self, data: &[u8]) -> bool {
+    /// Takes one header line; false stops the transfer.
+    pub(crate) fn header(&mut self, data: &[u8]) -> bool {
         self.header_bytes += data.len();
         if self.header_bytes > HEADER_CAP {
             self.stop = Some(Stop::Protocol(format!(
@@ -256,11 +258,11 @@ impl Handler for Collector {
 
     /// libcurl's trace (verbosity 3 and up), without credentials: libcurl's own printer would
     /// show `Authorization` headers and signed query strings.
-    fn debug(&mut self, kind: InfoType, data: &[u8]) {
+    pub(crate) fn debug(&mut self, kind: Info, data: &[u8]) {
         let prefix = match kind {
-            InfoType::Text => "*",
-            InfoType::HeaderIn => "<",
-            InfoType::HeaderOut => ">",
+            Info::Text => "*",
+            Info::HeaderIn => "<",
+            Info::HeaderOut => ">",
             _ => {
                 eprintln!("{{ ({} bytes of data)", data.len());
                 return;
@@ -270,7 +272,8 @@ impl Handler for Collector {
         eprint!("{prefix} {text}");
     }
 
-    fn progress(&mut self, _dltotal: f64, _dlnow: f64, _ultotal: f64, _ulnow: f64) -> bool {
+    /// Called about once a second; false stops the transfer.
+    pub(crate) fn progress(&mut self) -> bool {
         // Lets a cancelled transfer stop even while no byte arrives.
         if self.transfer.as_ref().is_some_and(|t| t.is_cancelled()) {
             self.stop = Some(Stop::Cancelled);
@@ -321,8 +324,8 @@ mod tests {
     #[test]
     fn longer_body_than_asked_is_refused() {
         let mut c = collector(0, 4, 206, Some("bytes 0-3/10"));
-        assert_eq!(c.write(b"abc").ok(), Some(3));
-        assert_eq!(c.write(b"de").ok(), Some(0));
+        assert_eq!(c.write(b"abc"), 3);
+        assert_eq!(c.write(b"de"), 0);
         assert!(matches!(c.stop, Some(Stop::Protocol(_))));
         assert_eq!(c.accepted, 4);
     }
@@ -331,13 +334,13 @@ mod tests {
     fn ok_at_offset_zero_keeps_only_what_was_asked() {
         let mut c = collector(0, 4, 200, None);
         c.response.content_length = Some(10);
-        assert_eq!(c.write(b"abcdef").ok(), Some(0));
+        assert_eq!(c.write(b"abcdef"), 0);
         assert_eq!(c.stop, Some(Stop::Enough));
         assert_eq!(c.accepted, 4);
         assert_eq!(c.told().total, Some(10));
         // Elsewhere, a 200 shows a server that ignores Range: nothing is kept.
         let mut c = collector(5, 9, 200, None);
-        assert_eq!(c.write(b"abcdef").ok(), Some(0));
+        assert_eq!(c.write(b"abcdef"), 0);
         assert_eq!(c.stop, Some(Stop::RangeIgnored));
         assert_eq!(c.accepted, 0);
     }
@@ -346,8 +349,8 @@ mod tests {
     fn a_stream_read_again_skips_what_was_handed_on() {
         let mut c = collector(0, 100, 200, None);
         c.skip = 4;
-        assert_eq!(c.write(b"abc").ok(), Some(3));
-        assert_eq!(c.write(b"defgh").ok(), Some(5));
+        assert_eq!(c.write(b"abc"), 3);
+        assert_eq!(c.write(b"defgh"), 5);
         let t = c.transfer.clone().unwrap();
         let mut buf = [0u8; 8];
         // Bytes 4.. of this response are the transfer's first bytes.
@@ -362,7 +365,7 @@ mod tests {
     fn a_body_past_the_end_of_an_empty_object_is_not_kept() {
         for range in ["bytes 0-0/0", "bytes 72-9190/0"] {
             let mut c = collector(0, 28, 206, Some(range));
-            assert_eq!(c.write(b"0123456789").ok(), Some(10), "{range}");
+            assert_eq!(c.write(b"0123456789"), 10, "{range}");
             assert_eq!(c.accepted, 0, "{range}");
             assert_eq!(c.verdict, Some(Ok(Verdict::PastEnd { total: Some(0) })));
             let t = c.transfer.clone().unwrap();
@@ -374,7 +377,7 @@ mod tests {
     #[test]
     fn error_pages_are_kept_for_the_message_only() {
         let mut c = collector(0, 4, 403, None);
-        assert_eq!(c.write(b"<Error>AccessDenied</Error>").ok(), Some(27));
+        assert_eq!(c.write(b"<Error>AccessDenied</Error>"), 27);
         assert_eq!(c.accepted, 0);
         assert_eq!(c.response.error_body, b"<Error>AccessDenied</Error>");
     }
@@ -385,8 +388,8 @@ mod tests {
         if let Some(t) = &c.transfer {
             t.cancel();
         }
-        assert_eq!(c.write(b"ab").ok(), Some(0));
+        assert_eq!(c.write(b"ab"), 0);
         assert_eq!(c.stop, Some(Stop::Cancelled));
-        assert!(!c.progress(0.0, 0.0, 0.0, 0.0));
+        assert!(!c.progress());
     }
 }

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use curl::easy::Easy2;
+use super::easy::{CurlError, Easy};
 
 use super::collector::Collector;
 use super::request::{self, Job};
@@ -162,7 +162,7 @@ pub(crate) fn submit(job: Job, priority: Priority, max_threads: usize) {
                 if let Some(job) = job {
                     if state.threads == 0 {
                         drop(state);
-                        let outcome = request::run(&mut Easy2::new(Collector::default()), &job);
+                        let outcome = run(&mut Easy::new(), &job);
                         job.transfer.finish(outcome);
                         return;
                     }
@@ -227,7 +227,7 @@ pub(crate) fn wait_idle(max: Duration) -> bool {
 }
 
 fn work(slot: &Arc<Slot>) {
-    let mut easy = Easy2::new(Collector::default());
+    let mut easy = Easy::new();
     let mut job = None;
     loop {
         let current = match job.take() {
@@ -296,10 +296,15 @@ pub fn shutdown(wait: std::time::Duration) {
     }
 }
 
-fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), crate::Error> {
+/// Runs `job` on this thread's handle (or fails it, if libcurl could not make one).
+fn run(easy: &mut Result<Easy, CurlError>, job: &Job) -> Result<(), crate::Error> {
     if job.transfer.is_cancelled() {
         return Ok(());
     }
+    let easy = match easy {
+        Ok(easy) => easy,
+        Err(e) => return Err(request::without_handle(job, e)),
+    };
     let outcome = request::run(easy, job);
     // The transfer holds the bytes; the handle keeps only the connection.
     *easy.get_mut() = Collector::default();

@@ -13,6 +13,7 @@
 mod check;
 mod collector;
 mod connections;
+mod easy;
 mod object;
 pub mod replay;
 mod request;
@@ -44,6 +45,7 @@ const FINISH_IF_LEFT: u64 = 256 * 1024;
 const SEQUENTIAL_AHEAD: usize = 2;
 
 pub use connections::shutdown;
+pub(crate) use easy::version as curl_version;
 
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(HttpBackend::open(location, options)?))

@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use curl::easy::Handler;
-
 use super::check::{Asked, Verdict};
 use super::collector::Collector;
 use super::transfer::Transfer;
@@ -72,9 +70,8 @@ pub fn replay(asking: Asking, known_size: Option<u64>, head: &[u8], body: &[&[u8
     let head_ok = lines.all(|line| c.header(line));
     if head_ok {
         for piece in body {
-            match c.write(piece) {
-                Ok(n) if n == piece.len() => {}
-                _ => break,
+            if c.write(piece) != piece.len() {
+                break;
             }
         }
         // An empty body is judged at its end, as after a transfer.

@@ -4,10 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use curl::easy::{Easy2, List};
-
 use super::check::{Asked, Verdict};
 use super::collector::{Collector, Stop};
+use super::easy::{CurlError, Easy};
 use super::transfer::Transfer;
 use crate::deadline::{self, seconds};
 use crate::hook::{explain_refusal, Refusal, Request};
@@ -65,7 +64,7 @@ enum Attempt {
 
 /// Runs `job` on `easy` until it succeeds or fails for good; the caller finishes the transfer
 /// with the outcome.
-pub(crate) fn run(easy: &mut Easy2<Collector>, job: &Job) -> Result<(), Error> {
+pub(crate) fn run(easy: &mut Easy, job: &Job) -> Result<(), Error> {
     let first = Instant::now();
     let mut failures = 0u32;
     loop {
@@ -158,12 +157,12 @@ fn cancelled(job: &Job) -> Error {
 /// Settings of one request on a (possibly reused) handle; `hooked`: the headers the request
 /// hook made for this attempt.
 fn configure(
-    easy: &mut Easy2<Collector>,
+    easy: &mut Easy,
     job: &Job,
     range: Option<&str>,
     hooked: &[(String, String)],
     limit: Duration,
-) -> Result<(), curl::Error> {
+) -> Result<(), CurlError> {
     let options = &job.options;
     // Used verbatim: a pre-signed URL's query string must reach the server unchanged.
     easy.url(&job.url)?;
@@ -189,19 +188,21 @@ fn configure(
     easy.verbose(options.verbosity >= 3)?;
     let (bundle, dir) = trust();
     if let Some(bundle) = bundle {
-        easy.cainfo(bundle)?;
+        easy.cainfo(&bundle)?;
     }
     if let Some(dir) = dir {
-        easy.capath(dir)?;
+        easy.capath(&dir)?;
     }
-    let mut list = List::new();
-    for (key, value) in options.headers.iter().chain(hooked) {
-        list.append(&format!("{key}: {value}"))?;
-    }
+    let mut lines: Vec<String> = options
+        .headers
+        .iter()
+        .chain(hooked)
+        .map(|(key, value)| format!("{key}: {value}"))
+        .collect();
     if let Some(range) = range {
-        list.append(&format!("Range: {range}"))?;
+        lines.push(format!("Range: {range}"));
     }
-    easy.http_headers(list)?;
+    easy.http_headers(&lines)?;
     let head = job.ask == Ask::Head;
     easy.nobody(head)?;
     if !head {
@@ -241,7 +242,7 @@ fn trust() -> (Option<std::ffi::OsString>, Option<std::ffi::OsString>) {
 }
 
 /// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
-fn attempt(easy: &mut Easy2<Collector>, job: &Job, kept: u64) -> Attempt {
+fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
     let (range, asked, want, from) = match job.ask {
         Ask::Range { start, end, want } => {
             let from = start + kept;
@@ -390,7 +391,7 @@ struct Timing {
 
 /// What a timeout of libcurl's was: the query's deadline (final), the attempt's own limit, or
 /// the low-speed limit (both retried).
-fn timed_out(job: &Job, from: u64, want: u64, e: &curl::Error, timing: Timing) -> Attempt {
+fn timed_out(job: &Job, from: u64, want: u64, e: &CurlError, timing: Timing) -> Attempt {
     let options = &job.options;
     if let Some(d) = options.deadline.filter(|d| d.remaining().is_none()) {
         // Where the transfer stood when the time ran out.
@@ -416,7 +417,7 @@ fn judge_attempt(
     job: &Job,
     from: u64,
     want: u64,
-    result: Result<(), curl::Error>,
+    result: Result<(), CurlError>,
     c: &Collector,
     timing: Timing,
 ) -> Attempt {
@@ -467,14 +468,7 @@ fn judge_attempt(
             if e.is_operation_timedout() {
                 return timed_out(job, from, want, &e, timing);
             }
-            let transient = e.is_couldnt_connect()
-                || e.is_operation_timedout()
-                || e.is_partial_file()
-                || e.is_got_nothing()
-                || e.is_send_error()
-                || e.is_recv_error()
-                || e.is_http2_error()
-                || e.is_http2_stream_error();
+            let transient = e.is_transient();
             return if transient {
                 Attempt::Retry(e.to_string())
             } else {
@@ -549,6 +543,15 @@ fn status_message(job: &Job, c: &Collector) -> String {
     } else {
         reason.to_string()
     }
+}
+
+/// The error of a job that found no libcurl handle to run on.
+pub(crate) fn without_handle(job: &Job, e: &CurlError) -> Error {
+    let offset = match job.ask {
+        Ask::Range { start, .. } => start,
+        _ => 0,
+    };
+    remote(job, offset, format!("libcurl could not start: {e}"))
 }
 
 fn remote(job: &Job, offset: u64, message: String) -> Error {

@@ -145,7 +145,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::RegionFile, None, &["region-file", "regions-file"], Arg, Yes, "FILE  Use index to include only reads overlapping FILE"),
     opt(Opt::CustomizedIndex, Some('X'), &["customized-index", "customised-index"], Flag, Yes, "Expect extra index file argument after FILE"),
     opt(Opt::InputFmtOption, None, &["input-fmt-option"], Arg, No, "OPT=VAL  Input format option"),
-    opt(Opt::Reference, Some('T'), &["reference"], Arg, No, "FILE  Reference sequence FASTA FILE"),
+    opt(Opt::Reference, Some('T'), &["reference"], Arg, Yes, "FILE  Reference sequence FASTA FILE"),
     opt(Opt::TargetFile, Some('L'), &["target-file", "targets-file"], Arg, Yes, "FILE  ...overlap (BED) regions in FILE"),
     opt(Opt::ReadGroup, Some('r'), &["read-group", "readgroup"], Arg, Yes, "STR  ...are in read group STR"),
     opt(Opt::ReadGroupFile, Some('R'), &["read-group-file", "readgroup-file"], Arg, Yes, "FILE  ...are in a read group listed in FILE"),
@@ -256,6 +256,8 @@ pub struct ViewArgs {
     pub help: bool,
     /// The selection and processing options (`-L -M -e -r -x -U -p ...`).
     pub select: SelectArgs,
+    /// `-T`/`--reference`: the FASTA a CRAM input's slices are rebuilt against.
+    pub reference: Option<String>,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
 }
@@ -474,6 +476,7 @@ impl ViewArgs {
             Opt::Timeout => self.timeout = Some(seconds(spelled, v)?),
             Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
             Opt::RequesterPays => self.requester_pays = true,
+            Opt::Reference => self.reference = Some(v.to_string()),
             _ => match self.select.apply(id, v) {
                 Ok(true) => {}
                 Ok(false) => {
@@ -647,10 +650,8 @@ mod tests {
     #[test]
     fn unsupported_options_say_so() {
         for (args, opt) in [
-            (&["-T", "ref.fa", "x"][..], "-T"),
             (&["--input-fmt-option=x=1", "x"][..], "--input-fmt-option"),
             (&["-C", "x"][..], "-C"),
-            (&["--reference", "ref.fa", "x"][..], "--reference"),
         ] {
             let e = p(args).unwrap_err().message;
             assert_eq!(e, format!("hts view does not support option {opt} yet"));

@@ -2,6 +2,7 @@
 
 mod args;
 mod bgzip;
+mod cram_view;
 mod bgzip_gzi;
 mod flagstat;
 mod getopt;

@@ -156,6 +156,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
+    if crate::cram_view::is_local_cram(args.positional.first().map_or("-", String::as_str)) {
+        return crate::cram_view::view(args, command_line);
+    }
     let mut selection = select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;

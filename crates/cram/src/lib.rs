@@ -1,14 +1,22 @@
-//! CRAM reading, begun: the file definition, ITF8/LTF8 integers, container headers and
-//! blocks with their codecs, every length checked against the bytes that hold it.
+//! CRAM reading: the file definition, ITF8/LTF8 integers, container headers and blocks with
+//! their codecs, every length checked against the bytes that hold it; records read from slices
+//! and made whole (sequence against a reference, CIGAR, mates, names, MD/NM) as htslib does.
 
+pub mod alignment;
 pub mod block;
 mod codec;
 pub mod compression;
 pub mod container;
 pub mod encoding;
 pub mod error;
+pub mod fasta;
 pub mod file;
+pub mod header;
+mod mates;
+pub mod md5;
 pub mod num;
+pub mod reader;
+pub mod rebuild;
 pub mod record;
 pub mod series;
 pub mod slice;
@@ -20,3 +28,7 @@ pub use encoding::Encoding;
 pub use error::Error;
 pub use file::{FileDefinition, Version};
 pub use slice::SliceHeader;
+pub use alignment::Alignment;
+pub use fasta::Fasta;
+pub use header::SamHeader;
+pub use reader::Reader;

@@ -1,0 +1,452 @@
+//! Reading a CRAM file from start to end: the header container, then each container's slices
+//! decoded into whole records, with reference bases from a FASTA (checked against each slice's
+//! MD5), from the slice itself (embedded), or none (reference-less files).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+
+use crate::alignment::Alignment;
+use crate::fasta::Fasta;
+use crate::header::SamHeader;
+use crate::mates::{self, Link};
+use crate::num::Cursor;
+use crate::rebuild::{rebuild, RefView};
+use crate::record::{cf, read_slice, Record};
+use crate::series::{Bits, Streams};
+use crate::{Block, CompressionHeader, ContainerHeader, ContentType, Error, FileDefinition};
+use crate::{SliceHeader, Version};
+
+/// Bytes read ahead for a container header: enough for any header samtools writes; a longer
+/// one is read again whole.
+const HEADER_GUESS: usize = 4096;
+
+const UNMAPPED: u16 = 0x4;
+
+pub struct Reader {
+    file: File,
+    file_len: u64,
+    version: Version,
+    header: SamHeader,
+    at: u64,
+    reference: Option<Fasta>,
+    /// Prefix of generated read names: the file's name, as htslib uses it.
+    prefix: String,
+    /// Whole references read for multi-reference slices, by id.
+    whole: BTreeMap<i32, Vec<u8>>,
+    eof_marker: bool,
+}
+
+impl Reader {
+    /// Opens a CRAM file, reading its definition and header. `prefix` names generated reads.
+    pub fn open(mut file: File, prefix: &str, reference: Option<Fasta>) -> Result<Reader, Error> {
+        let file_len = file
+            .metadata()
+            .map_err(|e| Error::at(0, e.to_string()))?
+            .len();
+        let mut def = [0u8; FileDefinition::LEN];
+        let n = read_at(&mut file, 0, &mut def)?;
+        let def = FileDefinition::parse(&def[..n])?;
+        let mut r = Reader {
+            file,
+            file_len,
+            version: def.version,
+            header: SamHeader::from_text(Vec::new()),
+            at: FileDefinition::LEN as u64,
+            reference,
+            prefix: prefix.to_string(),
+            whole: BTreeMap::new(),
+            eof_marker: false,
+        };
+        let (h, body, body_at) = r.container()?.ok_or_else(|| {
+            Error::at(FileDefinition::LEN as u64, "no header container")
+        })?;
+        let _ = h;
+        r.header = SamHeader::read(&body, body_at, r.version)?;
+        Ok(r)
+    }
+
+    pub fn header(&self) -> &SamHeader {
+        &self.header
+    }
+
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Whether the file ended in the EOF container (known once every slice has been read).
+    pub fn has_eof_marker(&self) -> bool {
+        self.eof_marker
+    }
+
+    /// The next container: its header, its body and the body's offset; `None` at the end.
+    fn container(&mut self) -> Result<Option<(ContainerHeader, Vec<u8>, u64)>, Error> {
+        if self.at >= self.file_len {
+            return Ok(None);
+        }
+        let left = (self.file_len - self.at) as usize;
+        let mut want = left.min(HEADER_GUESS);
+        loop {
+            let mut buf = vec![0u8; want];
+            let n = read_at(&mut self.file, self.at, &mut buf)?;
+            buf.truncate(n);
+            let length = buf
+                .get(..4)
+                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| Error::at(self.at, "truncated container header"))?;
+            let length = usize::try_from(length)
+                .map_err(|_| Error::at(self.at, format!("negative container length {length}")))?;
+            // Header then body: read both once the length is known.
+            let total = (want.max(HEADER_GUESS.min(left))).saturating_add(length).min(left);
+            if total > buf.len() {
+                buf.resize(total, 0);
+                let n = read_at(&mut self.file, self.at, &mut buf)?;
+                buf.truncate(n);
+            }
+            match ContainerHeader::parse(&buf, self.at, self.version) {
+                Ok(h) => {
+                    let body_at = self.at + h.header_len as u64;
+                    let body = buf[h.header_len..h.header_len + h.length].to_vec();
+                    self.at = body_at + h.length as u64;
+                    return Ok(Some((h, body, body_at)));
+                }
+                Err(e) if buf.len() < left && want < left => {
+                    // A header longer than guessed: read more.
+                    want = (want * 4).min(left);
+                    let _ = e;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The records of the next container holding any; `None` at the end of the file.
+    pub fn next_container(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
+        loop {
+            let Some((h, body, body_at)) = self.container()? else {
+                return Ok(None);
+            };
+            if h.records == 0 && h.landmarks.is_empty() {
+                if self.at >= self.file_len {
+                    self.eof_marker = true;
+                }
+                continue;
+            }
+            return self.decode_container(&h, &body, body_at).map(Some);
+        }
+    }
+
+    fn decode_container(
+        &mut self,
+        h: &ContainerHeader,
+        body: &[u8],
+        body_at: u64,
+    ) -> Result<Vec<Alignment>, Error> {
+        let mut c = Cursor::new(body, body_at);
+        let b = Block::read(&mut c, self.version)?;
+        let ch = CompressionHeader::parse(&b.decode()?, b.offset)?;
+        let mut out = Vec::new();
+        for _ in &h.landmarks {
+            let b = Block::read(&mut c, self.version)?;
+            let at = b.offset;
+            let sh = SliceHeader::parse(&b.decode()?, b.offset, self.version)?;
+            let mut blocks = Vec::new();
+            for _ in 0..sh.blocks {
+                let b = Block::read(&mut c, self.version)?;
+                blocks.push((b.content_type, b.content_id, b.decode()?.into_owned(), b.offset));
+            }
+            out.extend(self.decode_slice(&ch, &sh, &blocks, at)?);
+        }
+        Ok(out)
+    }
+
+    fn decode_slice(
+        &mut self,
+        ch: &CompressionHeader,
+        sh: &SliceHeader,
+        blocks: &[(ContentType, i32, Vec<u8>, u64)],
+        at: u64,
+    ) -> Result<Vec<Alignment>, Error> {
+        let core = blocks
+            .iter()
+            .find(|b| b.0 == ContentType::Core)
+            .ok_or_else(|| Error::at(at, "slice without a core block"))?;
+        let mut s = Streams {
+            core: Bits::new(&core.2, core.3),
+            external: blocks
+                .iter()
+                .filter(|b| b.0 == ContentType::External)
+                .map(|b| (b.1, Cursor::new(&b.2, b.3)))
+                .collect(),
+        };
+        let stored = read_slice(ch, sh, &mut s)?;
+        // The reference bases this slice is rebuilt against.
+        let slice_ref: Option<(Vec<u8>, i64, i64)> = if sh.reference_id < 0 {
+            None
+        } else if sh.embedded_reference >= 0 {
+            let b = blocks
+                .iter()
+                .find(|b| b.0 == ContentType::External && b.1 == sh.embedded_reference)
+                .ok_or_else(|| Error::at(at, "embedded reference block missing"))?;
+            if i64::from(sh.span) > b.2.len() as i64 {
+                return Err(Error::at(b.3, "embedded reference is too small"));
+            }
+            self.check_md5(sh, &b.2, at)?;
+            let start = i64::from(sh.start);
+            Some((b.2.clone(), start, start + i64::from(sh.span) - 1))
+        } else if !ch.reference_required {
+            None
+        } else {
+            Some(self.slice_reference(sh, at)?)
+        };
+        if sh.reference_id == crate::slice::MULTI_REF && ch.reference_required {
+            // Only the references of this slice are kept.
+            self.whole.clear();
+            for r in &stored {
+                if r.reference_id >= 0 && r.bam_flags & i32::from(UNMAPPED) == 0 {
+                    self.load_whole(r.reference_id, at)?;
+                }
+            }
+        }
+        let mut recs = Vec::with_capacity(stored.len());
+        let mut links = Vec::with_capacity(stored.len());
+        for (i, r) in stored.iter().enumerate() {
+            let view = match &slice_ref {
+                Some((bases, start, end)) => Some(RefView {
+                    bases,
+                    start: *start,
+                    end: *end,
+                }),
+                None => self.whole.get(&r.reference_id).map(|bases| RefView {
+                    bases,
+                    start: 1,
+                    end: bases.len() as i64,
+                }),
+            };
+            let (a, link) = self.alignment(ch, r, view, i, at)?;
+            recs.push(a);
+            links.push(link);
+        }
+        mates::resolve(&mut recs, &mut links, at)?;
+        mates::name_unnamed(&mut recs, &links, &self.prefix, sh.record_counter);
+        Ok(recs)
+    }
+
+    /// A whole reference, for multi-reference slices (htslib loads them whole too); kept while
+    /// later slices may need it.
+    fn load_whole(&mut self, id: i32, at: u64) -> Result<(), Error> {
+        if self.whole.contains_key(&id) {
+            return Ok(());
+        }
+        let name = self.ref_name(id, at)?;
+        let fasta = self.fasta(&name, at)?;
+        let len = fasta
+            .entry(&name)
+            .map(|e| e.length)
+            .ok_or_else(|| missing(&name, at))?;
+        let bases = fasta.fetch(&name, 1, len).map_err(|e| Error::at(at, e.what))?;
+        self.whole.insert(id, bases);
+        Ok(())
+    }
+
+    fn ref_name(&self, id: i32, at: u64) -> Result<Vec<u8>, Error> {
+        self.header
+            .reference_name(id)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| Error::at(at, format!("reference id {id} not in the header")))
+    }
+
+    fn fasta(&mut self, name: &[u8], at: u64) -> Result<&mut Fasta, Error> {
+        self.reference.as_mut().ok_or_else(|| {
+            Error::at(
+                at,
+                format!(
+                    "reference {} is needed to decode this CRAM; give it with -T/--reference",
+                    String::from_utf8_lossy(name)
+                ),
+            )
+        })
+    }
+
+    /// The bases of a single-reference slice: its span, cut at the reference's end.
+    fn slice_reference(&mut self, sh: &SliceHeader, at: u64) -> Result<(Vec<u8>, i64, i64), Error> {
+        let name = self.ref_name(sh.reference_id, at)?;
+        let fasta = self.fasta(&name, at)?;
+        let len = fasta
+            .entry(&name)
+            .map(|e| e.length as i64)
+            .ok_or_else(|| missing(&name, at))?;
+        let start = i64::from(sh.start).max(1);
+        let end = (i64::from(sh.start) + i64::from(sh.span) - 1).min(len);
+        let bases = if end >= start {
+            fasta
+                .fetch(&name, start as u64, end as u64)
+                .map_err(|e| Error::at(at, e.what))?
+        } else {
+            Vec::new()
+        };
+        self.check_md5(sh, &bases, at)?;
+        Ok((bases, start, end))
+    }
+
+    fn check_md5(&self, sh: &SliceHeader, bases: &[u8], at: u64) -> Result<(), Error> {
+        if sh.reference_md5 == [0; 16] {
+            return Ok(());
+        }
+        let span = usize::try_from(sh.span).unwrap_or(0).min(bases.len());
+        let got = crate::md5::digest(&bases[..span]);
+        if got != sh.reference_md5 {
+            let name = self
+                .header
+                .reference_name(sh.reference_id)
+                .map_or("?".into(), String::from_utf8_lossy);
+            return Err(Error::at(
+                at,
+                format!(
+                    "MD5 checksum reference mismatch at {name}:{}-{} (CRAM {}, reference {}): wrong reference?",
+                    sh.start,
+                    i64::from(sh.start) + i64::from(sh.span) - 1,
+                    crate::md5::hex(&sh.reference_md5),
+                    crate::md5::hex(&got)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One record made whole, and what mate resolution needs.
+    fn alignment(
+        &self,
+        ch: &CompressionHeader,
+        r: &Record,
+        view: Option<RefView<'_>>,
+        index: usize,
+        at: u64,
+    ) -> Result<(Alignment, Link), Error> {
+        let flags = u16::try_from(r.bam_flags)
+            .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
+        let nref = self.header.references.len() as i32;
+        if r.reference_id < -1 || r.reference_id >= nref {
+            return Err(Error::at(at, format!("unknown reference id {}", r.reference_id)));
+        }
+        let mut aux = Vec::new();
+        let (mut has_md, mut has_nm) = (false, false);
+        for (key, value) in &r.tags {
+            if &key[..2] == b"MD" {
+                has_md = true;
+            }
+            if &key[..2] == b"NM" {
+                has_nm = true;
+            }
+            if key == b"cFC" && value.len() == 1 {
+                // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
+                has_md |= value[0] & 1 != 0;
+                has_nm |= value[0] & 2 != 0;
+                continue;
+            }
+            aux.extend_from_slice(key);
+            aux.extend_from_slice(value);
+        }
+        let len = usize::try_from(r.read_length).unwrap_or(0);
+        let mut a = Alignment {
+            name_stored: !r.name.is_empty(),
+            name: r.name.clone(),
+            flags,
+            ref_id: r.reference_id,
+            pos: i64::from(r.position),
+            end: i64::from(r.position),
+            mate_ref_id: -1,
+            ..Alignment::default()
+        };
+        if flags & UNMAPPED == 0 {
+            if r.position <= 0 {
+                return Err(Error::at(
+                    at,
+                    format!("read has alignment position {} but no unmapped flag", r.position),
+                ));
+            }
+            let ref_len = self.header.reference_len(r.reference_id);
+            let built = rebuild(ch, r, view, ref_len, has_md, has_nm, at)?;
+            a.seq = built.seq;
+            a.qual = built.qual;
+            a.cigar = built.cigar;
+            a.end = built.end;
+            a.mapq = u8::try_from(r.mapping_quality).unwrap_or(r.mapping_quality as u8);
+            aux.extend_from_slice(&built.md_nm);
+        } else {
+            a.seq = if r.bases.len() == len {
+                r.bases.clone()
+            } else {
+                vec![if view.is_some() { b'N' } else { b'=' }; len]
+            };
+            a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+                r.qualities.clone()
+            } else {
+                vec![255; len]
+            };
+        }
+        if flags & UNMAPPED == 0 && r.cram_flags & cf::NO_SEQUENCE != 0 {
+            a.seq.clear();
+            a.qual.clear();
+        }
+        // RG from the RG series goes last, as htslib appends it.
+        let rgs = &self.header.read_groups;
+        let unknown = rgs.last().is_some_and(|g| g == b"UNKNOWN");
+        let rg = if unknown && r.read_group == rgs.len() as i32 - 1 {
+            -1
+        } else {
+            r.read_group
+        };
+        if rg < -1 || rg >= rgs.len() as i32 {
+            return Err(Error::at(at, format!("read group {rg} not in the header")));
+        }
+        if rg >= 0 {
+            aux.extend_from_slice(b"RGZ");
+            aux.extend_from_slice(&rgs[rg as usize]);
+            aux.push(0);
+        }
+        a.aux = aux;
+        let detached = r.cram_flags & cf::DETACHED != 0;
+        let mut link = Link {
+            mate_line: -1,
+            tlen_unset: true,
+            detached,
+            mate_flags: 0,
+        };
+        if detached {
+            link.mate_flags = r.mate_flags;
+            a.mate_ref_id = r.mate_reference_id;
+            a.mate_pos = i64::from(r.mate_position);
+            a.tlen = i64::from(r.template_size);
+            link.tlen_unset = false;
+        } else if let Some(d) = r.mate_distance {
+            link.mate_line = index as i64 + 1 + i64::from(d);
+        }
+        Ok((a, link))
+    }
+}
+
+fn missing(name: &[u8], at: u64) -> Error {
+    Error::at(
+        at,
+        format!(
+            "reference {} is not in the FASTA given",
+            String::from_utf8_lossy(name)
+        ),
+    )
+}
+
+fn read_at(file: &mut File, at: u64, buf: &mut [u8]) -> Result<usize, Error> {
+    file.seek(SeekFrom::Start(at))
+        .map_err(|e| Error::at(at, e.to_string()))?;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::at(at, e.to_string())),
+        }
+    }
+    Ok(n)
+}

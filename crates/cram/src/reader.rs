@@ -180,6 +180,19 @@ impl Reader {
                 .collect(),
         };
         let stored = read_slice(ch, sh, &mut s)?;
+        // A mapped read's bases come from the reference or from the slice's blocks, so its
+        // length is bounded by both together; a larger one is a lie, refused before allocating.
+        let stored_bytes: i64 = blocks.iter().map(|b| b.2.len() as i64).sum();
+        for r in &stored {
+            let most = self.header.reference_len(r.reference_id).max(i64::from(sh.span))
+                + stored_bytes;
+            if i64::from(r.read_length) > most {
+                return Err(Error::at(
+                    at,
+                    format!("read length {} exceeds what the slice can hold", r.read_length),
+                ));
+            }
+        }
         // The reference bases this slice is rebuilt against.
         let slice_ref: Option<(Vec<u8>, i64, i64)> = if sh.reference_id < 0 {
             None

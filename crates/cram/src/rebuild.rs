@@ -258,7 +258,7 @@ pub fn rebuild(
             }
             st.flush_unless(M);
             st.cig_op = M;
-            st.cig_len += (pos - seq_pos) as u32;
+            st.cig_len = st.cig_len.wrapping_add((pos - seq_pos) as u32);
             ref_pos += pos - seq_pos;
             seq_pos = pos;
         }
@@ -295,7 +295,7 @@ pub fn rebuild(
                 }
                 st.cig_op = M;
                 st.nm = st.nm.wrapping_add(1);
-                st.cig_len += 1;
+                st.cig_len = st.cig_len.wrapping_add(1);
                 seq_pos += 1;
                 ref_pos += 1;
             }
@@ -338,7 +338,7 @@ pub fn rebuild(
                 st.flush_unless(I);
                 st.put_seq(pos - 1, bases)?;
                 st.cig_op = I;
-                st.cig_len += bases.len() as u32;
+                st.cig_len = st.cig_len.wrapping_add(bases.len() as u32);
                 seq_pos += bases.len() as i64;
                 st.nm = st.nm.wrapping_add(bases.len() as u32);
             }
@@ -346,7 +346,7 @@ pub fn rebuild(
                 st.flush_unless(I);
                 st.put_seq(pos - 1, &[*b])?;
                 st.cig_op = I;
-                st.cig_len += 1;
+                st.cig_len = st.cig_len.wrapping_add(1);
                 seq_pos += 1;
                 st.nm = st.nm.wrapping_add(1);
             }
@@ -378,7 +378,7 @@ pub fn rebuild(
                     st.md_dist = 0;
                 }
                 st.cig_op = M;
-                st.cig_len += n as u32;
+                st.cig_len = st.cig_len.wrapping_add(n as u32);
                 seq_pos += n;
                 ref_pos += n;
             }
@@ -408,7 +408,7 @@ pub fn rebuild(
                 }
                 st.put_qual(pos - 1, &[*quality])?;
                 st.cig_op = M;
-                st.cig_len += 1;
+                st.cig_len = st.cig_len.wrapping_add(1);
                 seq_pos += 1;
                 ref_pos += 1;
             }
@@ -445,7 +445,7 @@ pub fn rebuild(
         }
         st.flush_unless(M);
         st.cig_op = M;
-        st.cig_len += n as u32;
+        st.cig_len = st.cig_len.wrapping_add(n as u32);
     }
     if st.decode_md {
         st.md_number();

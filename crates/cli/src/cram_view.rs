@@ -52,7 +52,8 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
     let pos = a.pos - 1;
     let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
     let l_seq = a.seq.len();
-    let mut d = Vec::with_capacity(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
+    let mut d =
+        Vec::with_capacity(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
     d.extend_from_slice(&a.ref_id.to_le_bytes());
     d.extend_from_slice(&(pos as i32).to_le_bytes());
     d.push((name.len() + 1) as u8);
@@ -134,14 +135,17 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let plan = output::plan(args, args.output.as_deref());
     let fail = |e: cram::Error| Failure::Message(format!("{file}: {e}"));
     let reference = match &args.reference {
-        Some(path) => Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?),
+        Some(path) => {
+            Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?)
+        }
         None => None,
     };
     let f = std::fs::File::open(file).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
     let mut reader = cram::Reader::open(f, prefix, reference).map_err(fail)?;
-    let input = bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+    let input =
+        bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
     let header = sink::header(args, &input, command_line)?;
     let n_ref = header.refs().len();
     let unsupported = |u: output::Unsupported| {
@@ -165,9 +169,11 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         let mut run = || -> Result<(), Failure> {
             while let Some(records) = reader.next_container().map_err(fail)? {
                 for a in &records {
-                    let mut r = to_bam(a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-                    let fate = select::process(&args.select, &mut selection, &mut r, &header, args.count)
-                        .map_err(Failure::Message)?;
+                    let mut r =
+                        to_bam(a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+                    let fate =
+                        select::process(&args.select, &mut selection, &mut r, &header, args.count)
+                            .map_err(Failure::Message)?;
                     if fate == Fate::Selected {
                         count += 1;
                     }

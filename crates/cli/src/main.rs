@@ -2,8 +2,8 @@
 
 mod args;
 mod bgzip;
-mod cram_view;
 mod bgzip_gzi;
+mod cram_view;
 mod flagstat;
 mod getopt;
 mod idxstats;

@@ -37,12 +37,21 @@ fn every_case_prints_what_samtools_printed() {
     let cases = std::fs::read_to_string(dir().join("cases.tsv")).unwrap();
     let mut ran = 0;
     let mut failures = Vec::new();
-    for line in cases.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in cases
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let mut f = line.split('\t');
         let (name, gold, args) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
         let args: Vec<String> = args
             .split(' ')
-            .map(|a| if a == "REF" { "ref.fa".to_string() } else { a.to_string() })
+            .map(|a| {
+                if a == "REF" {
+                    "ref.fa".to_string()
+                } else {
+                    a.to_string()
+                }
+            })
             .collect();
         let out = view_in(&dir(), &args);
         let want = golden(gold);
@@ -124,11 +133,7 @@ fn damaged_files_end_in_one_error_line() {
         std::fs::write(&path, &bytes).unwrap();
         let out = view_in(
             &dir(),
-            &[
-                "-T".into(),
-                "ref.fa".into(),
-                path.display().to_string(),
-            ],
+            &["-T".into(), "ref.fa".into(), path.display().to_string()],
         );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{name}: {err}");

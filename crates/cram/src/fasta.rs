@@ -79,15 +79,16 @@ impl Fasta {
         if end - start >= MAX_RANGE {
             return Err(what(format!("range {start}-{end} too long")));
         }
-        let place = |p: u64| {
-            if e.line_bases == 0 {
-                e.offset + p - 1
-            } else {
-                e.offset + (p - 1) / e.line_bases * e.line_width + (p - 1) % e.line_bases
-            }
+        // Where base `p` lies in the file (saturating: a hostile index only makes a short read).
+        let place = |p: u64| match (p - 1).checked_div(e.line_bases) {
+            None => e.offset.saturating_add(p - 1),
+            Some(line) => e
+                .offset
+                .saturating_add(line.saturating_mul(e.line_width))
+                .saturating_add((p - 1) % e.line_bases),
         };
         let from = place(start);
-        let len = place(end) - from + 1;
+        let len = place(end).saturating_sub(from).saturating_add(1);
         let mut raw = Vec::new();
         self.file
             .seek(SeekFrom::Start(from))

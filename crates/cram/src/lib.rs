@@ -21,14 +21,14 @@ pub mod record;
 pub mod series;
 pub mod slice;
 
+pub use alignment::Alignment;
 pub use block::{Block, ContentType, Method};
 pub use compression::CompressionHeader;
 pub use container::ContainerHeader;
 pub use encoding::Encoding;
 pub use error::Error;
-pub use file::{FileDefinition, Version};
-pub use slice::SliceHeader;
-pub use alignment::Alignment;
 pub use fasta::Fasta;
+pub use file::{FileDefinition, Version};
 pub use header::SamHeader;
 pub use reader::Reader;
+pub use slice::SliceHeader;

@@ -81,7 +81,12 @@ pub fn resolve(recs: &mut [Alignment], links: &mut [Link], at: u64) -> Result<()
 }
 
 /// The template length of the chain starting at `rec`, set on every member.
-fn chain_tlen(recs: &mut [Alignment], links: &mut [Link], rec: usize, at: u64) -> Result<(), Error> {
+fn chain_tlen(
+    recs: &mut [Alignment],
+    links: &mut [Link],
+    rec: usize,
+    at: u64,
+) -> Result<(), Error> {
     let n = recs.len() as i64;
     let (mut aleft, mut aright) = (recs[rec].pos, recs[rec].end);
     let mut reference = recs[rec].ref_id;

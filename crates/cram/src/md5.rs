@@ -75,7 +75,13 @@ mod tests {
             "9e107d9d372bb6826bd81d3542a419d6"
         );
         // Several blocks, and a tail that needs a second padding block.
-        assert_eq!(hex(&digest(&[b'A'; 1000])), "7644672d049290f0390d9c993c7d343d");
-        assert_eq!(hex(&digest(&b"ACGT".repeat(17))), "0e316c1f00c054e5bced881bc1f45e8a");
+        assert_eq!(
+            hex(&digest(&[b'A'; 1000])),
+            "7644672d049290f0390d9c993c7d343d"
+        );
+        assert_eq!(
+            hex(&digest(&b"ACGT".repeat(17))),
+            "0e316c1f00c054e5bced881bc1f45e8a"
+        );
     }
 }

@@ -58,9 +58,9 @@ impl Reader {
             whole: BTreeMap::new(),
             eof_marker: false,
         };
-        let (h, body, body_at) = r.container()?.ok_or_else(|| {
-            Error::at(FileDefinition::LEN as u64, "no header container")
-        })?;
+        let (h, body, body_at) = r
+            .container()?
+            .ok_or_else(|| Error::at(FileDefinition::LEN as u64, "no header container"))?;
         let _ = h;
         r.header = SamHeader::read(&body, body_at, r.version)?;
         Ok(r)
@@ -97,7 +97,9 @@ impl Reader {
             let length = usize::try_from(length)
                 .map_err(|_| Error::at(self.at, format!("negative container length {length}")))?;
             // Header then body: read both once the length is known.
-            let total = (want.max(HEADER_GUESS.min(left))).saturating_add(length).min(left);
+            let total = (want.max(HEADER_GUESS.min(left)))
+                .saturating_add(length)
+                .min(left);
             if total > buf.len() {
                 buf.resize(total, 0);
                 let n = read_at(&mut self.file, self.at, &mut buf)?;
@@ -153,7 +155,12 @@ impl Reader {
             let mut blocks = Vec::new();
             for _ in 0..sh.blocks {
                 let b = Block::read(&mut c, self.version)?;
-                blocks.push((b.content_type, b.content_id, b.decode()?.into_owned(), b.offset));
+                blocks.push((
+                    b.content_type,
+                    b.content_id,
+                    b.decode()?.into_owned(),
+                    b.offset,
+                ));
             }
             out.extend(self.decode_slice(&ch, &sh, &blocks, at)?);
         }
@@ -184,12 +191,18 @@ impl Reader {
         // length is bounded by both together; a larger one is a lie, refused before allocating.
         let stored_bytes: i64 = blocks.iter().map(|b| b.2.len() as i64).sum();
         for r in &stored {
-            let most = self.header.reference_len(r.reference_id).max(i64::from(sh.span))
+            let most = self
+                .header
+                .reference_len(r.reference_id)
+                .max(i64::from(sh.span))
                 + stored_bytes;
             if i64::from(r.read_length) > most {
                 return Err(Error::at(
                     at,
-                    format!("read length {} exceeds what the slice can hold", r.read_length),
+                    format!(
+                        "read length {} exceeds what the slice can hold",
+                        r.read_length
+                    ),
                 ));
             }
         }
@@ -257,7 +270,9 @@ impl Reader {
             .entry(&name)
             .map(|e| e.length)
             .ok_or_else(|| missing(&name, at))?;
-        let bases = fasta.fetch(&name, 1, len).map_err(|e| Error::at(at, e.what))?;
+        let bases = fasta
+            .fetch(&name, 1, len)
+            .map_err(|e| Error::at(at, e.what))?;
         self.whole.insert(id, bases);
         Ok(())
     }
@@ -340,7 +355,10 @@ impl Reader {
             .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
         let nref = self.header.references.len() as i32;
         if r.reference_id < -1 || r.reference_id >= nref {
-            return Err(Error::at(at, format!("unknown reference id {}", r.reference_id)));
+            return Err(Error::at(
+                at,
+                format!("unknown reference id {}", r.reference_id),
+            ));
         }
         let mut aux = Vec::new();
         let (mut has_md, mut has_nm) = (false, false);
@@ -375,7 +393,10 @@ impl Reader {
             if r.position <= 0 {
                 return Err(Error::at(
                     at,
-                    format!("read has alignment position {} but no unmapped flag", r.position),
+                    format!(
+                        "read has alignment position {} but no unmapped flag",
+                        r.position
+                    ),
                 ));
             }
             let ref_len = self.header.reference_len(r.reference_id);

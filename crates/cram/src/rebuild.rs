@@ -145,14 +145,16 @@ impl State<'_> {
 
     fn md_number(&mut self) {
         if self.md_dist >= 0 && self.decode_md {
-            self.md.extend_from_slice(self.md_dist.to_string().as_bytes());
+            self.md
+                .extend_from_slice(self.md_dist.to_string().as_bytes());
         }
     }
 
     /// htslib's `add_md_char`.
     fn md_char(&mut self, c: u8) {
         if self.decode_md {
-            self.md.extend_from_slice(self.md_dist.to_string().as_bytes());
+            self.md
+                .extend_from_slice(self.md_dist.to_string().as_bytes());
             self.md.push(c);
             self.md_dist = 0;
         }
@@ -243,7 +245,12 @@ pub fn rebuild(
     };
     let mut seq_pos: i64 = 1;
     let mut ref_pos: i64 = i64::from(r.position) - 1;
-    let bad = |what: String| Error::at(at, format!("record {}: {what}", String::from_utf8_lossy(&r.name)));
+    let bad = |what: String| {
+        Error::at(
+            at,
+            format!("record {}: {what}", String::from_utf8_lossy(&r.name)),
+        )
+    };
     for f in &r.features {
         let pos = i64::from(f.position);
         if pos <= 0 {
@@ -287,7 +294,11 @@ pub fn rebuild(
                     }
                 } else {
                     let end = reference.map_or(0, |v| v.end);
-                    let ref_call = if ref_pos < end { st.ref_base(ref_pos)? } else { b'N' };
+                    let ref_call = if ref_pos < end {
+                        st.ref_base(ref_pos)?
+                    } else {
+                        b'N'
+                    };
                     if pos - 1 < len as i64 {
                         st.put_seq(pos - 1, &[ch.substitution[base_index(ref_call)][code]])?;
                     }

@@ -96,9 +96,9 @@ fn check(name: &str, reference: bool, gold: &str) {
     assert_eq!(got.len(), want.len(), "{name}");
     let refs = r.header().references.clone();
     let rname = |id: i32| {
-        usize::try_from(id)
-            .ok()
-            .map_or("*".to_string(), |i| String::from_utf8_lossy(&refs[i].0).into_owned())
+        usize::try_from(id).ok().map_or("*".to_string(), |i| {
+            String::from_utf8_lossy(&refs[i].0).into_owned()
+        })
     };
     for (a, w) in got.iter().zip(&want) {
         let qual = if a.qual.first().is_none_or(|&q| q == 0xff) {
@@ -186,7 +186,10 @@ fn fixtures_hold_the_layouts_they_are_named_for() {
     };
     // samtools puts ref3's few reads and the unmapped ones in one multi-reference slice.
     assert_eq!(layout("aligned-3.0.cram"), (true, false, false, false));
-    assert_eq!(layout("aligned-3.0-slices.cram"), (false, false, false, false));
+    assert_eq!(
+        layout("aligned-3.0-slices.cram"),
+        (false, false, false, false)
+    );
     assert!(layout("aligned-3.0-multi.cram").0);
     assert!(layout("aligned-3.0-embed.cram").1);
     assert!(layout("aligned-3.0-noref.cram").2);

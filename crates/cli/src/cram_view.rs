@@ -2,15 +2,13 @@
 //! records here (the one place that knows both crates), then selected and written as for BAM.
 //! Whole files only; regions through `.crai` are not read yet.
 
-use std::io::Write;
-
 use bam::{Header, Record, Reference};
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
-use crate::view::{io_failure, Failure};
+use crate::view::{print_count, report_filter_errors, Failure};
 
 /// Whether `path` names a local CRAM file (its first bytes say so).
 pub fn is_local_cram(path: &str) -> bool {
@@ -201,17 +199,12 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             return Err(failure);
         }
     }
+    report_filter_errors(&selection);
     if let Some(m) = main {
         m.finish()?;
     }
     if let Some(u) = unselected {
         u.finish()?;
     }
-    if args.count {
-        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"), 0)?;
-        writeln!(out, "{count}")
-            .and_then(|()| out.close())
-            .map_err(|e| io_failure("writing the count failed", e))?;
-    }
-    Ok(())
+    print_count(args, count)
 }

@@ -48,6 +48,20 @@ fn base_index(b: u8) -> usize {
     }
 }
 
+/// Copies `bytes` into `dst` at `index`; false when they do not fit.
+fn place(dst: &mut [u8], index: i64, bytes: &[u8]) -> bool {
+    let Ok(from) = usize::try_from(index) else {
+        return false;
+    };
+    match dst.get_mut(from..from.saturating_add(bytes.len())) {
+        Some(d) => {
+            d.copy_from_slice(bytes);
+            true
+        }
+        None => false,
+    }
+}
+
 struct State<'a> {
     r: &'a Record,
     reference: Option<RefView<'a>>,
@@ -103,21 +117,9 @@ impl State<'_> {
         if self.seq.is_empty() {
             return Ok(());
         }
-        let (at, name, len) = (self.at, &self.r.name, self.seq.len());
-        let err = || {
-            Error::at(
-                at,
-                format!(
-                    "record {}: read feature past the read's {len} bases",
-                    String::from_utf8_lossy(name)
-                ),
-            )
-        };
-        let from = usize::try_from(index).map_err(|_| err())?;
-        self.seq
-            .get_mut(from..from + bytes.len())
-            .ok_or_else(err)?
-            .copy_from_slice(bytes);
+        if !place(&mut self.seq, index, bytes) {
+            return Err(self.past_read("read feature"));
+        }
         Ok(())
     }
 
@@ -125,22 +127,21 @@ impl State<'_> {
         if self.r.cram_flags & cf::QUALITY_ARRAY == 0 && self.qual.first() == Some(&255) {
             self.qual.fill(30);
         }
-        let (at, name) = (self.at, &self.r.name);
-        let err = || {
-            Error::at(
-                at,
-                format!(
-                    "record {}: quality feature past the read",
-                    String::from_utf8_lossy(name)
-                ),
-            )
-        };
-        let from = usize::try_from(index).map_err(|_| err())?;
-        self.qual
-            .get_mut(from..from + bytes.len())
-            .ok_or_else(err)?
-            .copy_from_slice(bytes);
+        if !place(&mut self.qual, index, bytes) {
+            return Err(self.past_read("quality feature"));
+        }
         Ok(())
+    }
+
+    fn past_read(&self, what: &str) -> Error {
+        Error::at(
+            self.at,
+            format!(
+                "record {}: {what} past the read's {} bases",
+                String::from_utf8_lossy(&self.r.name),
+                self.seq.len()
+            ),
+        )
     }
 
     fn md_number(&mut self) {

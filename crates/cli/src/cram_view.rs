@@ -1,10 +1,11 @@
 //! `hts view` on a local CRAM file: the records made whole by the cram crate, turned into BAM
 //! records here (the one place that knows both crates), then selected and written as for BAM.
-//! Whole files only; regions through `.crai` are not read yet.
+//! Whole files, or regions through the `.crai` index (`cram_regions`).
 
 use bam::{Header, Record, Reference};
 
 use crate::args::{HeaderMode, ViewArgs};
+use crate::cram_regions::{self, Pass};
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
@@ -120,12 +121,12 @@ fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
 /// `hts view` on a local CRAM file.
 pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let file = args.positional.first().map_or("-", String::as_str);
-    if args.positional.len() > 1 || args.select.multi_region || args.select.targets.is_some() {
+    if args.select.multi_region || args.select.targets.is_some() {
         return Err(Failure::Message(
-            "regions and -L on CRAM input are not supported yet; hts reads whole CRAM files"
-                .to_string(),
+            "-M, -L, -P and --region-file on CRAM input are not supported yet".to_string(),
         ));
     }
+    let (index, regions) = crate::input::index_and_regions(args)?;
     let mut selection = args
         .select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
@@ -144,6 +145,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let mut reader = cram::Reader::open(f, prefix, reference).map_err(fail)?;
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+    let passes = cram_regions::plan(file, index, regions, &input)?;
     let header = sink::header(args, &input, command_line)?;
     let n_ref = header.refs().len();
     let unsupported = |u: output::Unsupported| {
@@ -165,23 +167,34 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let mut count: u64 = 0;
     if args.header != HeaderMode::Only {
         let mut run = || -> Result<(), Failure> {
-            while let Some(records) = reader.next_container().map_err(fail)? {
-                for a in &records {
-                    let mut r =
-                        to_bam(a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-                    let fate =
-                        select::process(&args.select, &mut selection, &mut r, &header, args.count)
-                            .map_err(Failure::Message)?;
-                    if fate == Fate::Selected {
-                        count += 1;
-                    }
-                    let out = match fate {
-                        Fate::Selected | Fate::Unmapped => main.as_mut(),
-                        Fate::Unselected => unselected.as_mut(),
-                        Fate::Dropped => None,
-                    };
-                    if let Some(out) = out {
-                        out.write(&r)?;
+            for pass in &passes {
+                match pass {
+                    Pass::Whole => reader.rewind(),
+                    Pass::Range(offset, range) => reader.seek_range(*offset, *range),
+                }
+                while let Some(records) = reader.next_container().map_err(fail)? {
+                    for a in &records {
+                        let mut r = to_bam(a, n_ref)
+                            .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+                        let fate = select::process(
+                            &args.select,
+                            &mut selection,
+                            &mut r,
+                            &header,
+                            args.count,
+                        )
+                        .map_err(Failure::Message)?;
+                        if fate == Fate::Selected {
+                            count += 1;
+                        }
+                        let out = match fate {
+                            Fate::Selected | Fate::Unmapped => main.as_mut(),
+                            Fate::Unselected => unselected.as_mut(),
+                            Fate::Dropped => None,
+                        };
+                        if let Some(out) = out {
+                            out.write(&r)?;
+                        }
                     }
                 }
             }

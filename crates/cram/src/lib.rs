@@ -7,6 +7,7 @@ pub mod block;
 mod codec;
 pub mod compression;
 pub mod container;
+pub mod crai;
 pub mod encoding;
 pub mod error;
 pub mod fasta;

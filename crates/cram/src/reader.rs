@@ -35,6 +35,21 @@ pub struct Reader {
     /// Whole references read for multi-reference slices, by id.
     whole: BTreeMap<i32, Vec<u8>>,
     eof_marker: bool,
+    /// The region being read (htslib's `CRAM_OPT_RANGE`), once [`Reader::seek_range`] set it.
+    range: Option<Range>,
+    /// The range's end was reached.
+    range_done: bool,
+    /// Offset of the first container after the header's.
+    first_container: u64,
+}
+
+/// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
+/// unplaced reads), 1-based `start..=end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub ref_id: i32,
+    pub start: i64,
+    pub end: i64,
 }
 
 impl Reader {
@@ -57,12 +72,16 @@ impl Reader {
             prefix: prefix.to_string(),
             whole: BTreeMap::new(),
             eof_marker: false,
+            range: None,
+            range_done: false,
+            first_container: 0,
         };
         let (h, body, body_at) = r
             .container()?
             .ok_or_else(|| Error::at(FileDefinition::LEN as u64, "no header container"))?;
         let _ = h;
         r.header = SamHeader::read(&body, body_at, r.version)?;
+        r.first_container = r.at;
         Ok(r)
     }
 
@@ -77,6 +96,58 @@ impl Reader {
     /// Whether the file ended in the EOF container (known once every slice has been read).
     pub fn has_eof_marker(&self) -> bool {
         self.eof_marker
+    }
+
+    /// Reads every record again from the first container.
+    pub fn rewind(&mut self) {
+        self.at = self.first_container;
+        self.range = None;
+        self.range_done = false;
+    }
+
+    /// Reads `range` from here on, starting at the container at `offset` (from the index).
+    pub fn seek_range(&mut self, offset: u64, range: Range) {
+        self.at = offset;
+        self.range = Some(range);
+        self.range_done = false;
+    }
+
+    /// What the range makes of a container: htslib skips one that cannot hold its records
+    /// unread, and ends the range at one of another single reference.
+    fn container_fate(&self, h: &ContainerHeader) -> Fate {
+        let Some(r) = self.range else {
+            return Fate::Keep;
+        };
+        if h.reference_id == crate::slice::MULTI_REF {
+            return Fate::Keep;
+        }
+        let end = i64::from(h.start) + i64::from(h.span) - 1;
+        if h.reference_id < r.ref_id
+            || (r.ref_id >= 0 && h.reference_id == r.ref_id && end < r.start)
+        {
+            return Fate::Skip;
+        }
+        if h.reference_id != r.ref_id {
+            return Fate::End;
+        }
+        Fate::Keep
+    }
+
+    /// htslib's `cram_get_seq` filter: keep, skip, or end the range at this record.
+    fn record_fate(r: &Range, a: &Alignment) -> Fate {
+        if r.ref_id == -1 && a.ref_id != -1 {
+            return Fate::Skip;
+        }
+        if a.ref_id < r.ref_id && a.ref_id != -1 {
+            return Fate::Skip;
+        }
+        if a.ref_id != r.ref_id || (r.ref_id != -1 && a.pos > r.end) {
+            return Fate::End;
+        }
+        if r.ref_id != -1 && a.end < r.start {
+            return Fate::Skip;
+        }
+        Fate::Keep
     }
 
     /// The next container: its header, its body and the body's offset; `None` at the end.
@@ -134,7 +205,33 @@ impl Reader {
                 }
                 continue;
             }
-            return self.decode_container(&h, &body, body_at).map(Some);
+            if self.range_done {
+                return Ok(None);
+            }
+            match self.container_fate(&h) {
+                Fate::End => {
+                    self.range_done = true;
+                    return Ok(None);
+                }
+                Fate::Skip => continue,
+                Fate::Keep => {}
+            }
+            let mut recs = self.decode_container(&h, &body, body_at)?;
+            if let Some(r) = self.range {
+                let mut kept = Vec::with_capacity(recs.len());
+                for a in recs {
+                    match Self::record_fate(&r, &a) {
+                        Fate::Keep => kept.push(a),
+                        Fate::Skip => {}
+                        Fate::End => {
+                            self.range_done = true;
+                            break;
+                        }
+                    }
+                }
+                recs = kept;
+            }
+            return Ok(Some(recs));
         }
     }
 
@@ -458,6 +555,12 @@ impl Reader {
         }
         Ok((a, link))
     }
+}
+
+enum Fate {
+    Keep,
+    Skip,
+    End,
 }
 
 fn missing(name: &[u8], at: u64) -> Error {

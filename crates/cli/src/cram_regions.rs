@@ -1,0 +1,70 @@
+//! The regions of `hts view x.cram REGION...` read through the `.crai` index, one after
+//! another as samtools reads them: each from the container the index names, its records
+//! filtered as htslib's CRAM reader filters them (`cram::reader::Range`).
+
+use bam::{parse_region, Header, Target};
+use cram::reader::Range;
+
+use crate::view::Failure;
+
+/// One pass over the file.
+pub enum Pass {
+    /// Every record from the first container.
+    Whole,
+    /// The records of a range, from the container at this offset.
+    Range(u64, Range),
+}
+
+/// The passes for the command line's regions; `index` is `-X`'s index file, if given.
+pub fn plan(
+    file: &str,
+    index: Option<&str>,
+    regions: &[String],
+    header: &Header,
+) -> Result<Vec<Pass>, Failure> {
+    if regions.is_empty() {
+        return Ok(vec![Pass::Whole]);
+    }
+    let crai_name = index.map_or_else(|| format!("{file}.crai"), str::to_string);
+    let data = std::fs::read(&crai_name).map_err(|_| {
+        Failure::Message(format!(
+            "{file}: no index found (looked for {crai_name}); region queries need an index"
+        ))
+    })?;
+    let entries = cram::crai::parse(&data)
+        .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
+    if let Some(e) = header.text_error() {
+        eprintln!("{e}");
+    }
+    let mut passes = Vec::new();
+    for region in regions {
+        let range = match parse_region(region, header) {
+            Ok(Target::All) => {
+                passes.push(Pass::Whole);
+                continue;
+            }
+            Ok(Target::Unplaced) => Range {
+                ref_id: -1,
+                start: 0,
+                end: i64::MAX,
+            },
+            Ok(Target::Ref { tid, beg, end }) => Range {
+                ref_id: tid as i32,
+                start: beg as i64 + 1,
+                end: i64::try_from(end).unwrap_or(i64::MAX),
+            },
+            Err(e) => {
+                if let Some(message) = e.htslib_message() {
+                    eprintln!("{message}");
+                }
+                eprintln!("{}", e.samtools_warning());
+                continue;
+            }
+        };
+        // A reference the index has nothing for: the region finds nothing.
+        if let Some(offset) = cram::crai::start_of(&entries, range.ref_id, range.start) {
+            passes.push(Pass::Range(offset, range));
+        }
+    }
+    Ok(passes)
+}

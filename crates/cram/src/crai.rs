@@ -70,12 +70,12 @@ pub fn start_of(entries: &[CraiEntry], ref_id: i32, pos: i64) -> Option<u64> {
     let last = of_ref.last()?;
     let first = of_ref
         .iter()
-        .find(|e| e.start + e.span - 1 >= pos)
+        .find(|e| e.start.saturating_add(e.span) > pos)
         .unwrap_or(last);
     // A slice starting earlier may reach further: start at the earliest that overlaps.
     of_ref
         .iter()
-        .filter(|e| e.start <= first.start && e.start + e.span - 1 >= pos)
+        .filter(|e| e.start <= first.start && e.start.saturating_add(e.span) > pos)
         .map(|e| e.container)
         .chain(std::iter::once(first.container))
         .min()

@@ -32,13 +32,9 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
             String::from_utf8_lossy(name)
         ));
     }
-    let n_cigar = u16::try_from(a.cigar.len()).map_err(|_| {
-        format!(
-            "record {} has {} CIGAR operations, more than hts writes yet",
-            String::from_utf8_lossy(name),
-            a.cigar.len()
-        )
-    })?;
+    // A CIGAR too long for BAM's 16-bit count goes into a CG:B:I tag behind a `kSmN`
+    // placeholder, as BAM stores it; `Record::decode` puts it back.
+    let long = a.cigar.len() > 0xffff;
     let rlen: i64 = if a.flags & 0x4 == 0 {
         a.cigar
             .iter()
@@ -49,8 +45,14 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
         0
     };
     let pos = a.pos - 1;
-    let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
     let l_seq = a.seq.len();
+    let placeholder = [((l_seq as u32) << 4) | 4, ((rlen as u32) << 4) | 3];
+    let (cigar, n_cigar): (&[u32], u16) = if long {
+        (&placeholder, 2)
+    } else {
+        (&a.cigar, a.cigar.len() as u16)
+    };
+    let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
     let mut d =
         Vec::with_capacity(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
     d.extend_from_slice(&a.ref_id.to_le_bytes());
@@ -66,7 +68,7 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
     d.extend_from_slice(&(a.tlen as i32).to_le_bytes());
     d.extend_from_slice(name);
     d.push(0);
-    for c in &a.cigar {
+    for c in cigar {
         d.extend_from_slice(&c.to_le_bytes());
     }
     for pair in a.seq.chunks(2) {
@@ -80,6 +82,13 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
         d.extend(std::iter::repeat_n(0xff, l_seq));
     }
     d.extend_from_slice(&a.aux);
+    if long {
+        d.extend_from_slice(b"CGBI");
+        d.extend_from_slice(&(a.cigar.len() as u32).to_le_bytes());
+        for c in &a.cigar {
+            d.extend_from_slice(&c.to_le_bytes());
+        }
+    }
     Record::decode(d, n_ref).map_err(|e| e.to_string())
 }
 

@@ -144,3 +144,25 @@ fn damaged_files_end_in_one_error_line() {
         }
     }
 }
+
+#[test]
+fn flagstat_counts_as_samtools_without_a_reference() {
+    for f in [
+        "aligned-3.0",
+        "aligned-3.0-multi",
+        "aligned-3.0-lossy",
+        "rand-3.0-gzip",
+    ] {
+        let out = testkit::command(hts())
+            .current_dir(dir())
+            .args(["flagstat", &format!("{f}.cram")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{f}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&golden(&format!("flagstat-{f}"))),
+            "{f}"
+        );
+    }
+}

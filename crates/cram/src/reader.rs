@@ -41,6 +41,9 @@ pub struct Reader {
     range_done: bool,
     /// Offset of the first container after the header's.
     first_container: u64,
+    /// Records are wanted without their bases (flags, positions, mates): no reference is
+    /// read, as htslib reads none when `SAM_SEQ` is not among the required fields.
+    without_bases: bool,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -75,6 +78,7 @@ impl Reader {
             range: None,
             range_done: false,
             first_container: 0,
+            without_bases: false,
         };
         let (h, body, body_at) = r
             .container()?
@@ -96,6 +100,13 @@ impl Reader {
     /// Whether the file ended in the EOF container (known once every slice has been read).
     pub fn has_eof_marker(&self) -> bool {
         self.eof_marker
+    }
+
+    /// Makes records without reading any reference: their bases are wrong (`=` where the
+    /// reference would give them) and they carry no MD/NM made again, but flags, positions,
+    /// CIGARs, mates and tags are whole. For counting (`flagstat`), not for printing.
+    pub fn without_bases(&mut self) {
+        self.without_bases = true;
     }
 
     /// Reads every record again from the first container.
@@ -317,12 +328,15 @@ impl Reader {
             self.check_md5(sh, &b.2, at)?;
             let start = i64::from(sh.start);
             Some((b.2.clone(), start, start + i64::from(sh.span) - 1))
-        } else if !ch.reference_required {
+        } else if !ch.reference_required || self.without_bases {
             None
         } else {
             Some(self.slice_reference(sh, at)?)
         };
-        if sh.reference_id == crate::slice::MULTI_REF && ch.reference_required {
+        if sh.reference_id == crate::slice::MULTI_REF
+            && ch.reference_required
+            && !self.without_bases
+        {
             // Only the references of this slice are kept.
             self.whole.clear();
             for r in &stored {

@@ -166,3 +166,16 @@ fn flagstat_counts_as_samtools_without_a_reference() {
         );
     }
 }
+
+#[test]
+fn idxstats_counts_as_samtools() {
+    for f in ["aligned-3.0-multi", "rand-3.0-gzip"] {
+        let out = testkit::command(hts())
+            .current_dir(dir())
+            .args(["idxstats", &format!("{f}.cram")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{f}");
+        assert_eq!(out.stdout, golden(&format!("idxstats-{f}")), "{f}");
+    }
+}

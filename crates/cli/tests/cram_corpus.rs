@@ -179,3 +179,27 @@ fn idxstats_counts_as_samtools() {
         assert_eq!(out.stdout, golden(&format!("idxstats-{f}")), "{f}");
     }
 }
+
+/// Exit statuses samtools quickcheck 1.16.1 gives the same files: a whole file 0, one cut
+/// before its header ends 2 (htslib cannot open it), one without its EOF container 16.
+#[test]
+fn quickcheck_as_samtools() {
+    let data = std::fs::read(dir().join("aligned-3.0.cram")).unwrap();
+    let no_eof = scratch("no-eof.cram");
+    std::fs::write(&no_eof, &data[..data.len() - 38]).unwrap();
+    let cut = scratch("cut-header.cram");
+    std::fs::write(&cut, &data[..100]).unwrap();
+    for (path, status) in [
+        (dir().join("aligned-3.0.cram"), 0),
+        (dir().join("aligned-2.1.cram"), 0),
+        (no_eof, 16),
+        (cut, 2),
+    ] {
+        let out = testkit::command(hts())
+            .args(["quickcheck", "-v"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(status), "{}", path.display());
+    }
+}

@@ -222,6 +222,9 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     }
     report_filter_errors(&selection);
+    if reader.ended_without_eof_marker() {
+        eprintln!("[W::hts_close] EOF marker is absent. The input is probably truncated");
+    }
     if let Some(m) = main {
         m.finish()?;
     }

@@ -102,6 +102,12 @@ impl Reader {
         self.eof_marker
     }
 
+    /// The whole file was read and it did not end in the EOF container (htslib warns at
+    /// close: the input is probably truncated).
+    pub fn ended_without_eof_marker(&self) -> bool {
+        self.at >= self.file_len && !self.eof_marker
+    }
+
     /// Makes records without reading any reference: their bases are wrong (`=` where the
     /// reference would give them) and they carry no MD/NM made again, but flags, positions,
     /// CIGARs, mates and tags are whole. For counting (`flagstat`), not for printing.

@@ -108,10 +108,38 @@ fn a_wrong_reference_is_refused_by_its_md5() {
     one_error_line(&out, &["aligned-3.0.cram", "MD5", "ref2", "at byte"]);
 }
 
+/// Without `-T`, references are found by their `@SQ M5` in `REF_CACHE` (files of bare
+/// sequence, as htslib's cache holds them), and the output is what samtools printed with -T.
 #[test]
-fn a_cram_needing_a_reference_says_so_without_one() {
-    let out = view_in(&dir(), &["aligned-3.0.cram".into()]);
-    one_error_line(&out, &["aligned-3.0.cram", "-T"]);
+fn references_come_from_ref_cache_by_md5() {
+    let cache = scratch("ref-cache");
+    let text = std::fs::read_to_string(dir().join("ref.fa")).unwrap();
+    for record in text.split('>').skip(1) {
+        let seq: String = record
+            .lines()
+            .skip(1)
+            .collect::<String>()
+            .to_ascii_uppercase();
+        let md5 = cram::md5::hex(&cram::md5::digest(seq.as_bytes()));
+        let at = cache.join(&md5[..2]).join(&md5[2..4]);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join(&md5[4..]), seq).unwrap();
+    }
+    for f in ["aligned-3.0.cram", "aligned-3.0-multi.cram"] {
+        let out = testkit::command(hts())
+            .current_dir(dir())
+            .env("REF_PATH", "/nonexistent")
+            .env("REF_CACHE", format!("{}/%2s/%2s/%s", cache.display()))
+            .args(["view", f])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{f}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout == golden("aligned"), "{f}");
+    }
 }
 
 #[test]
@@ -202,4 +230,33 @@ fn quickcheck_as_samtools() {
             .unwrap();
         assert_eq!(out.status.code(), Some(status), "{}", path.display());
     }
+}
+
+/// Without `-T` or a cache entry, the FASTA the `@SQ UR` tag names is read (the fixtures name
+/// /tmp/hts-cram-fixture-ref/ref.fa, which make.sh removes); without that either, one error
+/// line asks for `-T`. One test, so that the two never run at once.
+#[test]
+fn references_come_from_the_ur_path_or_an_error_asks_for_them() {
+    let at = std::path::Path::new("/tmp/hts-cram-fixture-ref");
+    let run = || {
+        testkit::command(hts())
+            .current_dir(dir())
+            .env("REF_PATH", "/nonexistent")
+            .env("REF_CACHE", "/nonexistent/%s")
+            .args(["view", "aligned-3.1.cram"])
+            .output()
+            .unwrap()
+    };
+    let _ = std::fs::remove_dir_all(at);
+    one_error_line(&run(), &["aligned-3.1.cram", "-T", "ref1"]);
+    std::fs::create_dir_all(at).unwrap();
+    std::fs::copy(dir().join("ref.fa"), at.join("ref.fa")).unwrap();
+    let out = run();
+    let _ = std::fs::remove_dir_all(at);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == golden("aligned"));
 }

@@ -53,6 +53,26 @@ impl Fasta {
         })
     }
 
+    /// A file holding one sequence's bare bases (a `REF_CACHE` file), as sequence `name`.
+    pub fn bare(path: &Path, name: &[u8]) -> Result<Fasta, String> {
+        let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let length = file
+            .metadata()
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len();
+        let entry = FaiEntry {
+            length,
+            offset: 0,
+            line_bases: 0,
+            line_width: 0,
+        };
+        Ok(Fasta {
+            path: path.to_path_buf(),
+            file,
+            entries: HashMap::from([(name.to_vec(), entry)]),
+        })
+    }
+
     pub fn entry(&self, name: &[u8]) -> Option<&FaiEntry> {
         self.entries.get(name)
     }

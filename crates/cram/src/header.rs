@@ -81,6 +81,27 @@ impl SamHeader {
             .map_or(0, |r| r.1 as i64)
     }
 
+    /// A tag of the `@SQ` line of reference `name` (`M5`, `UR`).
+    pub fn sq_tag(&self, name: &[u8], tag: &[u8; 2]) -> Option<String> {
+        self.text.split(|&b| b == b'\n').find_map(|line| {
+            let mut fields = line.split(|&b| b == b'\t');
+            if fields.next() != Some(b"@SQ") {
+                return None;
+            }
+            let fields: Vec<&[u8]> = fields.collect();
+            let named = fields
+                .iter()
+                .any(|f| f.len() > 3 && &f[..3] == b"SN:" && &f[3..] == name);
+            if !named {
+                return None;
+            }
+            fields
+                .iter()
+                .find(|f| f.len() > 3 && &f[..2] == tag && f[2] == b':')
+                .map(|f| String::from_utf8_lossy(&f[3..]).into_owned())
+        })
+    }
+
     pub fn reference_name(&self, id: i32) -> Option<&[u8]> {
         usize::try_from(id)
             .ok()

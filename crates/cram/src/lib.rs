@@ -19,6 +19,7 @@ pub mod num;
 pub mod reader;
 pub mod rebuild;
 pub mod record;
+pub mod refpath;
 pub mod series;
 pub mod slice;
 

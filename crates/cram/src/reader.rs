@@ -30,6 +30,8 @@ pub struct Reader {
     header: SamHeader,
     at: u64,
     reference: Option<Fasta>,
+    /// The reference was given (`-T`): nothing else is looked for.
+    explicit: bool,
     /// Prefix of generated read names: the file's name, as htslib uses it.
     prefix: String,
     /// Whole references read for multi-reference slices, by id.
@@ -71,6 +73,7 @@ impl Reader {
             version: def.version,
             header: SamHeader::from_text(Vec::new()),
             at: FileDefinition::LEN as u64,
+            explicit: reference.is_some(),
             reference,
             prefix: prefix.to_string(),
             whole: BTreeMap::new(),
@@ -401,16 +404,36 @@ impl Reader {
             .ok_or_else(|| Error::at(at, format!("reference id {id} not in the header")))
     }
 
+    /// The FASTA holding reference `name`: `-T`'s, else one found by its `@SQ` tags
+    /// (`refpath`), kept for the references after it.
     fn fasta(&mut self, name: &[u8], at: u64) -> Result<&mut Fasta, Error> {
-        self.reference.as_mut().ok_or_else(|| {
+        if self
+            .reference
+            .as_ref()
+            .is_some_and(|f| f.entry(name).is_some())
+            || self.explicit
+        {
+            return self.reference.as_mut().ok_or_else(|| missing(name, at));
+        }
+        let md5 = self.header.sq_tag(name, b"M5");
+        let ur = self.header.sq_tag(name, b"UR");
+        let found = crate::refpath::find(md5.as_deref(), ur.as_deref()).ok_or_else(|| {
             Error::at(
                 at,
                 format!(
-                    "reference {} is needed to decode this CRAM; give it with -T/--reference",
+                    "reference {} is needed to decode this CRAM; give it with -T/--reference \
+                     (or in REF_PATH/REF_CACHE by its M5, or at its @SQ UR path)",
                     String::from_utf8_lossy(name)
                 ),
             )
-        })
+        })?;
+        let fasta = match found {
+            crate::refpath::Found::Bare(p) => Fasta::bare(&p, name),
+            crate::refpath::Found::Fasta(p) => Fasta::open(&p),
+        }
+        .map_err(|e| Error::at(at, e))?;
+        self.reference = Some(fasta);
+        self.reference.as_mut().ok_or_else(|| missing(name, at))
     }
 
     /// The bases of a single-reference slice: its span, cut at the reference's end.

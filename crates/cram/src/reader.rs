@@ -356,7 +356,7 @@ impl Reader {
         }
         let mut recs = Vec::with_capacity(stored.len());
         let mut links = Vec::with_capacity(stored.len());
-        for (i, r) in stored.iter().enumerate() {
+        for (i, r) in stored.into_iter().enumerate() {
             let view = match &slice_ref {
                 Some((bases, start, end)) => Some(RefView {
                     bases,
@@ -486,7 +486,7 @@ impl Reader {
     fn alignment(
         &self,
         ch: &CompressionHeader,
-        r: &Record,
+        mut r: Record,
         view: Option<RefView<'_>>,
         index: usize,
         at: u64,
@@ -521,7 +521,6 @@ impl Reader {
         let len = usize::try_from(r.read_length).unwrap_or(0);
         let mut a = Alignment {
             name_stored: !r.name.is_empty(),
-            name: r.name.clone(),
             flags,
             ref_id: r.reference_id,
             pos: i64::from(r.position),
@@ -540,21 +539,25 @@ impl Reader {
                 ));
             }
             let ref_len = self.header.reference_len(r.reference_id);
-            let built = rebuild(ch, r, view, ref_len, has_md, has_nm, at)?;
+            let built = rebuild(ch, &r, view, ref_len, has_md, has_nm, at)?;
             a.seq = built.seq;
-            a.qual = built.qual;
+            a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+                std::mem::take(&mut r.qualities)
+            } else {
+                built.qual
+            };
             a.cigar = built.cigar;
             a.end = built.end;
             a.mapq = u8::try_from(r.mapping_quality).unwrap_or(r.mapping_quality as u8);
             aux.extend_from_slice(&built.md_nm);
         } else {
             a.seq = if r.bases.len() == len {
-                r.bases.clone()
+                std::mem::take(&mut r.bases)
             } else {
                 vec![if view.is_some() { b'N' } else { b'=' }; len]
             };
             a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
-                r.qualities.clone()
+                std::mem::take(&mut r.qualities)
             } else {
                 vec![255; len]
             };
@@ -580,6 +583,7 @@ impl Reader {
             aux.push(0);
         }
         a.aux = aux;
+        a.name = std::mem::take(&mut r.name);
         let detached = r.cram_flags & cf::DETACHED != 0;
         let mut link = Link {
             mate_line: -1,

@@ -28,6 +28,7 @@ pub struct RefView<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Rebuilt {
     pub seq: Vec<u8>,
+    /// Qualities from the read features; empty when the record stores them as an array.
     pub qual: Vec<u8>,
     /// BAM-coded operations (`len << 4 | op`).
     pub cigar: Vec<u32>,
@@ -79,7 +80,7 @@ struct State<'a> {
     decode_nm: bool,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
     fn flush_unless(&mut self, op: u32) {
         if self.cig_len != 0 && self.cig_op != op {
             self.cigar.push((self.cig_len << 4) | self.cig_op);
@@ -106,7 +107,8 @@ impl State<'_> {
             .ok_or_else(|| self.beyond())
     }
 
-    fn ref_run(&self, p: i64, n: i64) -> Result<&[u8], Error> {
+    /// Reference bases `p..p + n` (0-based), borrowed from the reference, not from `self`.
+    fn ref_run(&self, p: i64, n: i64) -> Result<&'a [u8], Error> {
         let v = self.reference.ok_or_else(|| self.beyond())?;
         let from = usize::try_from(p + 1 - v.start).map_err(|_| self.beyond())?;
         let n = usize::try_from(n).map_err(|_| self.beyond())?;
@@ -175,8 +177,8 @@ impl State<'_> {
                     return Err(self.beyond());
                 }
                 if !to_end || seq_pos - 1 + rlen < len {
-                    let run = self.ref_run(ref_pos, rlen)?.to_vec();
-                    self.put_seq(seq_pos - 1, &run)?;
+                    let run = self.ref_run(ref_pos, rlen)?;
+                    self.put_seq(seq_pos - 1, run)?;
                 }
                 if n - rlen > 0 {
                     self.put_seq(seq_pos - 1 + rlen, &vec![b'N'; (n - rlen) as usize])?;
@@ -195,9 +197,9 @@ impl State<'_> {
         if ref_pos + n > v.end {
             return Err(self.beyond());
         }
-        let run = self.ref_run(ref_pos, n)?.to_vec();
+        let run = self.ref_run(ref_pos, n)?;
         if (self.decode_md || self.decode_nm) && (!to_end || run.contains(&b'N')) {
-            for &base in &run {
+            for &base in run {
                 if base == b'N' {
                     self.md_char(b'N');
                     self.nm = self.nm.wrapping_add(1);
@@ -208,7 +210,7 @@ impl State<'_> {
         } else if self.decode_md || self.decode_nm {
             self.md_dist += n;
         }
-        self.put_seq(seq_pos - 1, &run)
+        self.put_seq(seq_pos - 1, run)
     }
 }
 
@@ -321,9 +323,9 @@ pub fn rebuild(
                     st.md_number();
                     if ref_pos + n <= ref_len {
                         if st.decode_md {
-                            let run = st.ref_run(ref_pos, n)?.to_vec();
+                            let run = st.ref_run(ref_pos, n)?;
                             st.md.push(b'^');
-                            st.md.extend_from_slice(&run);
+                            st.md.extend_from_slice(run);
                             st.md_dist = 0;
                         }
                         st.nm = st.nm.wrapping_add(n as u32);
@@ -331,9 +333,9 @@ pub fn rebuild(
                         let mut dlen = n;
                         if ref_len >= ref_pos {
                             if st.decode_md {
-                                let run = st.ref_run(ref_pos, ref_len - ref_pos)?.to_vec();
+                                let run = st.ref_run(ref_pos, ref_len - ref_pos)?;
                                 st.md.push(b'^');
-                                st.md.extend_from_slice(&run);
+                                st.md.extend_from_slice(run);
                                 st.md.push(b'0');
                             }
                             dlen = n - (ref_len - ref_pos);
@@ -487,7 +489,8 @@ pub fn rebuild(
     }
     let apos = i64::from(r.position);
     if preserve {
-        st.qual = r.qualities.clone();
+        // Stored as an array: the caller takes the record's own.
+        st.qual = Vec::new();
     }
     Ok(Rebuilt {
         seq: st.seq,

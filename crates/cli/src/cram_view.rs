@@ -16,6 +16,11 @@ pub fn is_local_cram(path: &str) -> bool {
     if path == "-" || bam::hfile::scheme_of(path).is_some() {
         return false;
     }
+    // Only a regular file is sniffed: reading a pipe's first bytes would take them from the
+    // BAM reader that opens it next.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut magic = [0u8; 4];
     std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))

@@ -147,7 +147,15 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         .map_err(Failure::Message)?;
     let plan = output::plan(args, args.output.as_deref());
     let fail = |e: cram::Error| Failure::Message(format!("{file}: {e}"));
-    let reference = match &args.reference {
+    let option = |key: &str| {
+        args.input_options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let set = |key: &str| option(key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
+    let reference = match args.reference.as_deref().or(option("reference")) {
         Some(path) => {
             Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?)
         }
@@ -157,6 +165,12 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
     let mut reader = cram::Reader::open(f, prefix, reference).map_err(fail)?;
+    if let Some(on) = set("decode_md") {
+        reader.set_decode_md(on);
+    }
+    if let Some(on) = set("ignore_md5") {
+        reader.set_ignore_md5(on);
+    }
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
     let passes = cram_regions::plan(file, index, regions, &input)?;

@@ -46,6 +46,11 @@ pub struct Reader {
     /// Records are wanted without their bases (flags, positions, mates): no reference is
     /// read, as htslib reads none when `SAM_SEQ` is not among the required fields.
     without_bases: bool,
+    /// MD and NM are made again when missing (htslib's `decode_md`, on unless
+    /// `--input-fmt-option decode_md=0`).
+    decode_md: bool,
+    /// The slices' reference MD5s are not checked (`ignore_md5`).
+    ignore_md5: bool,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -82,6 +87,8 @@ impl Reader {
             range_done: false,
             first_container: 0,
             without_bases: false,
+            decode_md: true,
+            ignore_md5: false,
         };
         let (h, body, body_at) = r
             .container()?
@@ -116,6 +123,16 @@ impl Reader {
     /// CIGARs, mates and tags are whole. For counting (`flagstat`), not for printing.
     pub fn without_bases(&mut self) {
         self.without_bases = true;
+    }
+
+    /// htslib's `decode_md` option: whether missing MD and NM are made again.
+    pub fn set_decode_md(&mut self, on: bool) {
+        self.decode_md = on;
+    }
+
+    /// htslib's `ignore_md5` option: whether the slices' reference MD5s go unchecked.
+    pub fn set_ignore_md5(&mut self, on: bool) {
+        self.ignore_md5 = on;
     }
 
     /// Reads every record again from the first container.
@@ -458,7 +475,7 @@ impl Reader {
     }
 
     fn check_md5(&self, sh: &SliceHeader, bases: &[u8], at: u64) -> Result<(), Error> {
-        if sh.reference_md5 == [0; 16] {
+        if sh.reference_md5 == [0; 16] || self.ignore_md5 {
             return Ok(());
         }
         let span = usize::try_from(sh.span).unwrap_or(0).min(bases.len());
@@ -517,6 +534,10 @@ impl Reader {
             }
             aux.extend_from_slice(key);
             aux.extend_from_slice(value);
+        }
+        if !self.decode_md {
+            // As if both were stored: nothing is made.
+            (has_md, has_nm) = (true, true);
         }
         let len = usize::try_from(r.read_length).unwrap_or(0);
         let mut a = Alignment {

@@ -45,13 +45,7 @@ fn every_case_prints_what_samtools_printed() {
         let (name, gold, args) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
         let args: Vec<String> = args
             .split(' ')
-            .map(|a| {
-                if a == "REF" {
-                    "ref.fa".to_string()
-                } else {
-                    a.to_string()
-                }
-            })
+            .map(|a| a.replace("REF", "ref.fa"))
             .collect();
         let out = view_in(&dir(), &args);
         let want = golden(gold);

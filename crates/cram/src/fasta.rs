@@ -1,6 +1,7 @@
 //! A local FASTA reference with its `.fai` index (made in memory when there is none, as htslib
-//! builds one): the bases of a range read straight from their lines, upper-cased and with
-//! line ends left out, as htslib's `load_ref_portion` reads them.
+//! builds one), plain or bgzipped with its `.gzi`: the bases of a range read straight from
+//! their lines, upper-cased and with line ends left out, as htslib's `load_ref_portion` reads
+//! them.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -21,11 +22,26 @@ pub struct FaiEntry {
 /// The longest range read at once (a slice's span; whole references of multi-reference slices).
 const MAX_RANGE: u64 = 1 << 31;
 
-#[derive(Debug)]
 pub struct Fasta {
     path: PathBuf,
-    file: File,
+    body: Body,
     entries: HashMap<Vec<u8>, FaiEntry>,
+}
+
+impl std::fmt::Debug for Fasta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fasta({})", self.path.display())
+    }
+}
+
+/// The file's bytes: as they are, or BGZF blocks found through the `.gzi` (pairs of compressed
+/// and uncompressed block starts).
+enum Body {
+    Plain(File),
+    Bgzf {
+        reader: Box<bgzf::Reader<File>>,
+        gzi: Vec<(u64, u64)>,
+    },
 }
 
 impl Fasta {
@@ -35,20 +51,40 @@ impl Fasta {
         let mut file = File::open(path).map_err(|e| format!("{name}: {e}"))?;
         let mut magic = [0u8; 2];
         let n = file.read(&mut magic).map_err(|e| format!("{name}: {e}"))?;
-        if n == 2 && magic == [0x1f, 0x8b] {
-            return Err(format!(
-                "{name}: compressed references are not read yet; give the plain FASTA"
-            ));
-        }
         let fai = PathBuf::from(format!("{}.fai", path.display()));
+        let compressed = n == 2 && magic == [0x1f, 0x8b];
         let entries = match std::fs::read(&fai) {
             Ok(text) => parse_fai(&text).map_err(|e| format!("{}: {e}", fai.display()))?,
+            Err(_) if compressed => {
+                return Err(format!(
+                    "{name}: a compressed reference needs its .fai and .gzi"
+                ))
+            }
             Err(_) => build_fai(&std::fs::read(path).map_err(|e| format!("{name}: {e}"))?)
                 .map_err(|e| format!("{name}: {e}"))?,
         };
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| format!("{name}: {e}"))?;
+        let body = if compressed {
+            let gzi_path = PathBuf::from(format!("{}.gzi", path.display()));
+            let gzi = std::fs::read(&gzi_path)
+                .map_err(|e| format!("{}: {e}", gzi_path.display()))
+                .and_then(|d| parse_gzi(&d).map_err(|e| format!("{}: {e}", gzi_path.display())))?;
+            let reader = bgzf::Reader::with_name(file, &name.to_string())
+                .map_err(|e| format!("{name}: {e}"))?;
+            if reader.format() != bgzf::Format::Bgzf {
+                return Err(format!("{name}: compressed with gzip, not bgzip"));
+            }
+            Body::Bgzf {
+                reader: Box::new(reader),
+                gzi,
+            }
+        } else {
+            Body::Plain(file)
+        };
         Ok(Fasta {
             path: path.to_path_buf(),
-            file,
+            body,
             entries,
         })
     }
@@ -68,7 +104,7 @@ impl Fasta {
         };
         Ok(Fasta {
             path: path.to_path_buf(),
-            file,
+            body: Body::Plain(file),
             entries: HashMap::from([(name.to_vec(), entry)]),
         })
     }
@@ -109,14 +145,7 @@ impl Fasta {
         };
         let from = place(start);
         let len = place(end).saturating_sub(from).saturating_add(1);
-        let mut raw = Vec::new();
-        self.file
-            .seek(SeekFrom::Start(from))
-            .map_err(|e| what(e.to_string()))?;
-        (&mut self.file)
-            .take(len)
-            .read_to_end(&mut raw)
-            .map_err(|e| what(e.to_string()))?;
+        let raw = self.body.read_at(from, len).map_err(what)?;
         if raw.len() as u64 != len {
             return Err(what(format!("file ends inside {start}-{end}")));
         }
@@ -130,6 +159,66 @@ impl Fasta {
         }
         Ok(bases)
     }
+}
+
+impl Body {
+    /// Up to `len` bytes from uncompressed offset `from` (fewer at the end of the data).
+    fn read_at(&mut self, from: u64, len: u64) -> Result<Vec<u8>, String> {
+        let mut raw = Vec::new();
+        match self {
+            Body::Plain(file) => {
+                file.seek(SeekFrom::Start(from))
+                    .map_err(|e| e.to_string())?;
+                file.take(len)
+                    .read_to_end(&mut raw)
+                    .map_err(|e| e.to_string())?;
+            }
+            Body::Bgzf { reader, gzi } => {
+                // The last block starting at or before `from` (the first block is implicit).
+                let (c, u) = gzi
+                    .iter()
+                    .copied()
+                    .take_while(|&(_, u)| u <= from)
+                    .last()
+                    .unwrap_or((0, 0));
+                let within = u16::try_from(from - u)
+                    .map_err(|_| format!("the .gzi has no block near offset {from}"))?;
+                reader
+                    .seek(bgzf::VirtualOffset::new(c, within))
+                    .map_err(|e| e.to_string())?;
+                // Read in pieces, so that a length the index lies about costs only what the
+                // file holds.
+                let mut piece = vec![0u8; 64 * 1024];
+                while (raw.len() as u64) < len {
+                    let want = piece.len().min((len - raw.len() as u64) as usize);
+                    let n = reader.read(&mut piece[..want]).map_err(|e| e.to_string())?;
+                    if n == 0 {
+                        break;
+                    }
+                    raw.extend_from_slice(&piece[..n]);
+                }
+            }
+        }
+        Ok(raw)
+    }
+}
+
+/// A `.gzi`: a count, then (compressed, uncompressed) offset pairs, little-endian u64s.
+fn parse_gzi(d: &[u8]) -> Result<Vec<(u64, u64)>, String> {
+    let word = |i: usize| {
+        d.get(i..i + 8)
+            .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+    };
+    let n = word(0).ok_or("truncated index")?;
+    if n.checked_mul(16).and_then(|b| b.checked_add(8)) != Some(d.len() as u64) {
+        return Err(format!(
+            "index of {} bytes does not hold {n} entries",
+            d.len()
+        ));
+    }
+    Ok((0..n as usize)
+        .filter_map(|k| Some((word(8 + 16 * k)?, word(16 + 16 * k)?)))
+        .collect())
 }
 
 fn parse_fai(text: &[u8]) -> Result<HashMap<Vec<u8>, FaiEntry>, String> {

@@ -215,3 +215,28 @@ fn fasta_ranges_read_across_lines_upper_cased() {
     assert!(fa.fetch(b"nope", 1, 2).is_err());
     assert!(fa.fetch(b"ref3", 1400, 1600).is_err());
 }
+
+/// A bgzipped reference read through its `.gzi` across block boundaries, against what
+/// `samtools faidx` read from it (expected/faidx-block.out.gz).
+#[test]
+fn bgzipped_fasta_ranges_match_samtools_faidx() {
+    let mut fa = Fasta::open(&dir().join("block.fa.gz")).unwrap();
+    let text = String::from_utf8(
+        golden("faidx-block")
+            .iter()
+            .map(|l| l.join("\t") + "\n")
+            .collect::<String>()
+            .into_bytes(),
+    )
+    .unwrap();
+    let mut got = String::new();
+    for (start, end) in [(1, 10), (65000, 65600), (130000, 131000), (143990, 144000)] {
+        got.push_str(&format!(">block:{start}-{end}\n"));
+        let bases = fa.fetch(b"block", start, end).unwrap();
+        for line in bases.chunks(60) {
+            got.push_str(std::str::from_utf8(line).unwrap());
+            got.push('\n');
+        }
+    }
+    assert_eq!(got, text);
+}

@@ -31,6 +31,7 @@ pub fn plan(
             "{file}: no index found (looked for {crai_name}); region queries need an index"
         ))
     })?;
+    let file_len = std::fs::metadata(file).map_or(0, |m| m.len());
     let entries = cram::crai::parse(&data)
         .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
     if let Some(e) = header.text_error() {
@@ -63,6 +64,11 @@ pub fn plan(
         };
         // A reference the index has nothing for: the region finds nothing.
         if let Some(offset) = cram::crai::start_of(&entries, range.ref_id, range.start) {
+            if offset >= file_len {
+                return Err(Failure::Message(format!(
+                    "{crai_name}: names a container at byte {offset}, past the end of {file} ({file_len} bytes)"
+                )));
+            }
             passes.push(Pass::Range(offset, range));
         }
     }

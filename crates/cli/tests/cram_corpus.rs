@@ -254,3 +254,22 @@ fn references_come_from_the_ur_path_or_an_error_asks_for_them() {
     );
     assert!(out.stdout == golden("aligned"));
 }
+
+/// A `.crai` naming a container past the end of the file: one error line naming both.
+#[test]
+fn an_index_pointing_past_the_file_is_an_error() {
+    let cram = scratch("past.cram");
+    std::fs::copy(dir().join("aligned-3.0.cram"), &cram).unwrap();
+    let crai = scratch("past.cram.crai");
+    std::fs::write(&crai, "0\t1\t6000\t99999999\t100\t1000\n").unwrap();
+    let out = view_in(
+        &dir(),
+        &[
+            "-T".into(),
+            "ref.fa".into(),
+            cram.display().to_string(),
+            "ref1:1-100".into(),
+        ],
+    );
+    one_error_line(&out, &["past.cram.crai", "99999999"]);
+}

@@ -4,6 +4,7 @@
 //! cargo run -p hts-cram --example records -- fixtures/cram/aligned-3.0.cram fixtures/cram/ref.fa
 //! ```
 
+use std::io::Write;
 use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,6 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
         .collect();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     while let Some(records) = reader.next_container()? {
         for a in records {
             let cigar: String = a
@@ -31,15 +33,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|c| format!("{}{}", c >> 4, char::from(b"MIDNSHP=X"[(c & 0xf) as usize])))
                 .collect();
             let rname = usize::try_from(a.ref_id).map_or("*", |i| names[i].as_str());
-            println!(
+            // A closed pipe ends the loop with an error, not a panic.
+            writeln!(
+                out,
                 "{}\t{}\t{rname}\t{}\t{}\t{}",
                 String::from_utf8_lossy(&a.name),
                 a.flags,
                 a.pos,
                 if cigar.is_empty() { "*" } else { &cigar },
                 a.seq.len()
-            );
+            )?;
         }
     }
+    out.flush()?;
     Ok(())
 }

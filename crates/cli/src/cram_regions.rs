@@ -15,23 +15,36 @@ pub enum Pass {
     Range(u64, Range),
 }
 
-/// The passes for the command line's regions; `index` is `-X`'s index file, if given.
+/// The passes for the command line's regions; `index` is `-X`'s index file, if given;
+/// `file_len` the CRAM's size; `read` fetches the index's bytes (a local or remote file).
 pub fn plan(
     file: &str,
     index: Option<&str>,
     regions: &[String],
     header: &Header,
+    file_len: u64,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<Pass>, Failure> {
     if regions.is_empty() {
         return Ok(vec![Pass::Whole]);
     }
-    let crai_name = index.map_or_else(|| format!("{file}.crai"), str::to_string);
-    let data = std::fs::read(&crai_name).map_err(|_| {
+    // The suffix goes on the path, before a URL's query string.
+    let crai_name = index.map_or_else(
+        || match file.split_once('?') {
+            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
+                format!("{path}.crai?{query}")
+            }
+            _ => format!("{file}.crai"),
+        },
+        str::to_string,
+    );
+    let data = read(&crai_name).map_err(|_| {
         Failure::Message(format!(
-            "{file}: no index found (looked for {crai_name}); region queries need an index"
+            "{}: no index found (looked for {}); region queries need an index",
+            bam::hfile::redact_text(file),
+            bam::hfile::redact_text(&crai_name)
         ))
     })?;
-    let file_len = std::fs::metadata(file).map_or(0, |m| m.len());
     let entries = cram::crai::parse(&data)
         .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
     if let Some(e) = header.text_error() {

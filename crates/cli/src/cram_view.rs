@@ -11,6 +11,16 @@ use crate::select::{self, Fate};
 use crate::sink::{self, Output};
 use crate::view::{print_count, report_filter_errors, Failure};
 
+/// Whether `path` names a CRAM file: a local one whose first bytes say so, or a URL whose path
+/// ends in `.cram` (a remote file is not opened twice to tell).
+pub fn is_cram(path: &str) -> bool {
+    if bam::hfile::scheme_of(path).is_some() {
+        let path_part = path.split_once('?').map_or(path, |(p, _)| p);
+        return path_part.to_ascii_lowercase().ends_with(".cram");
+    }
+    is_local_cram(path)
+}
+
 /// Whether `path` names a local CRAM file (its first bytes say so).
 pub fn is_local_cram(path: &str) -> bool {
     if path == "-" || bam::hfile::scheme_of(path).is_some() {
@@ -146,7 +156,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;
     let plan = output::plan(args, args.output.as_deref());
-    let fail = |e: cram::Error| Failure::Message(format!("{file}: {e}"));
+    let fail = |e: cram::Error| Failure::Message(format!("{}: {e}", bam::hfile::redact_text(file)));
     let option = |key: &str| {
         args.input_options
             .iter()
@@ -161,10 +171,21 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
         None => None,
     };
-    let f = std::fs::File::open(file).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+    let mut transport = bam::hfile::OpenOptions::default();
+    crate::input::set_transport(args, &mut transport);
+    let shown = bam::hfile::redact_text(file);
+    let remote = bam::hfile::scheme_of(file).is_some();
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
-    let mut reader = cram::Reader::open(f, prefix, reference).map_err(fail)?;
+    let mut reader = if remote {
+        let f = bam::hfile::open(file, &transport)
+            .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+        cram::Reader::open(f, prefix, reference)
+    } else {
+        let f = std::fs::File::open(file).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+        cram::Reader::open(f, prefix, reference)
+    }
+    .map_err(fail)?;
     if let Some(on) = set("decode_md") {
         reader.set_decode_md(on);
     }
@@ -173,7 +194,17 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     }
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-    let passes = cram_regions::plan(file, index, regions, &input)?;
+    let read_index = |name: &str| -> Result<Vec<u8>, String> {
+        if bam::hfile::scheme_of(name).is_some() {
+            let mut f = bam::hfile::open(name, &transport).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
+            Ok(out)
+        } else {
+            std::fs::read(name).map_err(|e| e.to_string())
+        }
+    };
+    let passes = cram_regions::plan(file, index, regions, &input, reader.file_len(), &read_index)?;
     let header = sink::header(args, &input, command_line)?;
     let n_ref = header.refs().len();
     let unsupported = |u: output::Unsupported| {

@@ -156,7 +156,7 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
-    if crate::cram_view::is_local_cram(args.positional.first().map_or("-", String::as_str)) {
+    if crate::cram_view::is_cram(args.positional.first().map_or("-", String::as_str)) {
         return crate::cram_view::view(args, command_line);
     }
     let mut selection = select

@@ -34,6 +34,18 @@ fn golden(name: &str) -> Vec<u8> {
 
 #[test]
 fn every_case_prints_what_samtools_printed() {
+    run_cases(None);
+}
+
+/// The same cases with each CRAM read from the test server (127.0.0.1): every request bounded.
+#[test]
+fn every_case_over_http() {
+    let server = testkit::Server::start(&dir()).unwrap();
+    run_cases(Some(&server.base()));
+    assert_eq!(server.summary().unbounded, 0, "every request was bounded");
+}
+
+fn run_cases(base_url: Option<&str>) {
     let cases = std::fs::read_to_string(dir().join("cases.tsv")).unwrap();
     let mut ran = 0;
     let mut failures = Vec::new();
@@ -46,6 +58,10 @@ fn every_case_prints_what_samtools_printed() {
         let args: Vec<String> = args
             .split(' ')
             .map(|a| a.replace("REF", "ref.fa"))
+            .map(|a| match base_url {
+                Some(base) if a.ends_with(".cram") => format!("{base}/{a}"),
+                _ => a,
+            })
             .collect();
         let out = view_in(&dir(), &args);
         let want = golden(gold);
@@ -70,7 +86,11 @@ fn every_case_prints_what_samtools_printed() {
             ));
         }
     }
-    println!("cram corpus: {}/{ran} passed", ran - failures.len());
+    let label = if base_url.is_some() { "HTTP" } else { "local" };
+    println!(
+        "cram corpus ({label}): {}/{ran} passed",
+        ran - failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(ran >= 30, "only {ran} cases");
 }
@@ -272,4 +292,36 @@ fn an_index_pointing_past_the_file_is_an_error() {
         ],
     );
     one_error_line(&out, &["past.cram.crai", "99999999"]);
+}
+
+/// A region query on a remote CRAM: the `.crai` and the containers it names, every request
+/// bounded (the log is printed with `--nocapture`).
+#[test]
+fn a_remote_region_query_is_bounded() {
+    let server = testkit::Server::start(&dir()).unwrap();
+    let url = format!("{}/aligned-3.0-slices.cram", server.base());
+    let out = view_in(
+        &dir(),
+        &[
+            "-T".into(),
+            "ref.fa".into(),
+            url,
+            "ref3:700-800".into(),
+            "*".into(),
+            "ref1:5990".into(),
+            "ref9".into(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == golden("aligned-r2"));
+    let summary = server.summary();
+    println!("remote CRAM region query: {summary}");
+    for entry in server.log() {
+        println!("  {entry:?}");
+    }
+    assert_eq!(summary.unbounded, 0);
 }

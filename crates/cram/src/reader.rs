@@ -3,7 +3,6 @@
 //! MD5), from the slice itself (embedded), or none (reference-less files).
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::alignment::Alignment;
@@ -24,7 +23,7 @@ const HEADER_GUESS: usize = 4096;
 const UNMAPPED: u16 = 0x4;
 
 pub struct Reader {
-    file: File,
+    file: Box<dyn ReadSeek>,
     file_len: u64,
     version: Version,
     header: SamHeader,
@@ -64,13 +63,17 @@ pub struct Range {
 
 impl Reader {
     /// Opens a CRAM file, reading its definition and header. `prefix` names generated reads.
-    pub fn open(mut file: File, prefix: &str, reference: Option<Fasta>) -> Result<Reader, Error> {
+    pub fn open(
+        file: impl Read + Seek + 'static,
+        prefix: &str,
+        reference: Option<Fasta>,
+    ) -> Result<Reader, Error> {
+        let mut file: Box<dyn ReadSeek> = Box::new(file);
         let file_len = file
-            .metadata()
-            .map_err(|e| Error::at(0, e.to_string()))?
-            .len();
+            .seek(SeekFrom::End(0))
+            .map_err(|e| Error::at(0, e.to_string()))?;
         let mut def = [0u8; FileDefinition::LEN];
-        let n = read_at(&mut file, 0, &mut def)?;
+        let n = read_at(file.as_mut(), 0, &mut def)?;
         let def = FileDefinition::parse(&def[..n])?;
         let mut r = Reader {
             file,
@@ -97,6 +100,11 @@ impl Reader {
         r.header = SamHeader::read(&body, body_at, r.version)?;
         r.first_container = r.at;
         Ok(r)
+    }
+
+    /// The file's size in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
     }
 
     pub fn header(&self) -> &SamHeader {
@@ -196,7 +204,7 @@ impl Reader {
         let mut want = left.min(HEADER_GUESS);
         loop {
             let mut buf = vec![0u8; want];
-            let n = read_at(&mut self.file, self.at, &mut buf)?;
+            let n = read_at(self.file.as_mut(), self.at, &mut buf)?;
             buf.truncate(n);
             let length = buf
                 .get(..4)
@@ -210,7 +218,7 @@ impl Reader {
                 .min(left);
             if total > buf.len() {
                 buf.resize(total, 0);
-                let n = read_at(&mut self.file, self.at, &mut buf)?;
+                let n = read_at(self.file.as_mut(), self.at, &mut buf)?;
                 buf.truncate(n);
             }
             match ContainerHeader::parse(&buf, self.at, self.version) {
@@ -641,7 +649,12 @@ fn missing(name: &[u8], at: u64) -> Error {
     )
 }
 
-fn read_at(file: &mut File, at: u64, buf: &mut [u8]) -> Result<usize, Error> {
+/// Any byte source with a position: a local file, or a remote one through hfile.
+pub trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek> ReadSeek for T {}
+
+fn read_at(file: &mut dyn ReadSeek, at: u64, buf: &mut [u8]) -> Result<usize, Error> {
     file.seek(SeekFrom::Start(at))
         .map_err(|e| Error::at(at, e.to_string()))?;
     let mut n = 0;

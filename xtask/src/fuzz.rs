@@ -19,7 +19,7 @@ cargo xtask fuzz [--seconds N] [--target T]
   to fuzz/artifacts/T. Prints per target: seconds, executions, crashes. Fails if any crashed.";
 
 /// The targets, in the order they run (`fuzz/fuzz_targets/T.rs`).
-pub const TARGETS: [&str; 10] = [
+pub const TARGETS: [&str; 11] = [
     "bgzf_block",
     "bgzf_reader",
     "index_load",
@@ -30,6 +30,7 @@ pub const TARGETS: [&str; 10] = [
     "http_response",
     "cram_container",
     "cram_codec",
+    "cram_records",
 ];
 
 /// Seeds are cut to this size, and so are the inputs libFuzzer makes.

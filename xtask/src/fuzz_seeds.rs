@@ -49,7 +49,7 @@ pub fn seeds(target: &str) -> Result<Seeds, String> {
             })
             .collect(),
         "region" => regions()?,
-        "cram_container" => with_ext(&[".cram"]),
+        "cram_container" | "cram_records" => with_ext(&[".cram"]),
         "cram_codec" => with_ext(&[".cram"])
             .iter()
             .flat_map(|(n, b)| cram_blocks(n, b))

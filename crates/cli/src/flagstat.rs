@@ -31,6 +31,12 @@ const SPECS: &[Spec<char>] = &[
 
 /// The counts of every record of `file`; `Err(None)` when it could not be opened (said here).
 fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam::Error>> {
+    if crate::cram_view::is_local_cram(file) {
+        return count_cram(file).map_err(|e| {
+            eprintln!("hts flagstat: error reading from \"{file}\": {e}");
+            None
+        });
+    }
     let mut reader = opts::open(file, options, |e| {
         format!("hts flagstat: Cannot open input file \"{file}\": {e}")
     })
@@ -38,6 +44,21 @@ fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam:
     let mut stats = FlagStat::default();
     while let Some(r) = reader.read_record().map_err(Some)? {
         stats.add(&r);
+    }
+    Ok(stats)
+}
+
+/// A local CRAM file's records, counted without a reference (as samtools needs none here).
+fn count_cram(file: &str) -> Result<FlagStat, String> {
+    let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
+    let mut reader = cram::Reader::open(f, file, None).map_err(|e| e.to_string())?;
+    reader.without_bases();
+    let n_ref = reader.header().references.len();
+    let mut stats = FlagStat::default();
+    while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
+        for a in &records {
+            stats.add(&crate::cram_view::to_bam(a, n_ref)?);
+        }
     }
     Ok(stats)
 }

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use bam::Reader;
-use samtools::idxstats::{IdxStats, SlowError};
+use samtools::idxstats::{Counter, IdxStats, SlowError};
 
 use crate::getopt::Spec;
 use crate::opts;
@@ -38,6 +38,9 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(f) => f,
         Err(status) => return status,
     };
+    if crate::cram_view::is_local_cram(file) {
+        return cram_stats(file);
+    }
     // The index is fetched beside the header (one round trip for a remote file).
     let open = bam::OpenOptions {
         index: bam::IndexHint::Auto,
@@ -96,6 +99,38 @@ pub fn run(argv: &[String]) -> ExitCode {
             }
         }
     };
+    print(&stats)
+}
+
+/// A local CRAM file: samtools counts its records (the `.crai` has no counts), reading no
+/// reference.
+fn cram_stats(file: &str) -> ExitCode {
+    let counted = (|| -> Result<IdxStats, String> {
+        let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
+        let mut reader = cram::Reader::open(f, file, None).map_err(|e| e.to_string())?;
+        reader.without_bases();
+        let refs = reader.header().references.clone();
+        let mut counter = Counter::new(refs.len());
+        while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
+            for a in &records {
+                counter.add(a.ref_id, a.flags).map_err(|e| match e {
+                    SlowError::NotSorted => "file is not position sorted".to_string(),
+                    SlowError::Read(e) => e.to_string(),
+                })?;
+            }
+        }
+        Ok(counter.finish(refs.into_iter()))
+    })();
+    match counted {
+        Ok(stats) => print(&stats),
+        Err(e) => {
+            eprintln!("hts idxstats: failed to process \"{file}\": {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print(stats: &IdxStats) -> ExitCode {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match stats.write(&mut out).and_then(|()| out.flush()) {

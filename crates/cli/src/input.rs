@@ -73,22 +73,7 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
         query_refs: distinct_references(regions),
         ..Default::default()
     };
-    options.transport.headers = args.request_headers.clone();
-    options.transport.verbosity = args.verbosity;
-    options.transport.deadline = args.deadline;
-    options.transport.s3 = bam::hfile::S3Options {
-        endpoint: args.s3_endpoint.clone(),
-        requester_pays: args.requester_pays,
-    };
-    if let Some(n) = args.fetchers {
-        options.transport.fetchers = n;
-    }
-    if let Some(n) = args.part_size {
-        options.transport.part_size = n;
-    }
-    if let Some(n) = args.read_ahead {
-        options.transport.read_ahead = n;
-    }
+    set_transport(args, &mut options.transport);
     match args.fetch_mode.as_deref() {
         Some("open-ended") => {
             options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
@@ -102,6 +87,26 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
         eprintln!("{warning}");
     }
     Ok(reader)
+}
+
+/// The transport options of the command line (request headers, time limit, S3, parts).
+pub fn set_transport(args: &ViewArgs, t: &mut bam::hfile::OpenOptions) {
+    t.headers = args.request_headers.clone();
+    t.verbosity = args.verbosity;
+    t.deadline = args.deadline;
+    t.s3 = bam::hfile::S3Options {
+        endpoint: args.s3_endpoint.clone(),
+        requester_pays: args.requester_pays,
+    };
+    if let Some(n) = args.fetchers {
+        t.fetchers = n;
+    }
+    if let Some(n) = args.part_size {
+        t.part_size = n;
+    }
+    if let Some(n) = args.read_ahead {
+        t.read_ahead = n;
+    }
 }
 
 /// How many distinct references the regions name, as far as can be told before the header is

@@ -3,6 +3,8 @@
 mod args;
 mod bgzip;
 mod bgzip_gzi;
+mod cram_regions;
+mod cram_view;
 mod flagstat;
 mod getopt;
 mod idxstats;

@@ -48,7 +48,11 @@ pub fn run(argv: &[String]) -> ExitCode {
     let transport = bam::hfile::OpenOptions::default();
     let mut status = 0u32;
     for file in &files {
-        let report = quickcheck::check(file, &transport, unmapped);
+        let report = if crate::cram_view::is_local_cram(file) {
+            check_cram(file, unmapped)
+        } else {
+            quickcheck::check(file, &transport, unmapped)
+        };
         if verbose >= 3 {
             for line in &report.details {
                 eprintln!("{line}");
@@ -65,4 +69,59 @@ pub fn run(argv: &[String]) -> ExitCode {
         status |= report.state;
     }
     ExitCode::from(status as u8)
+}
+
+/// `samtools quickcheck` on a local CRAM file: the definition and header container read (else
+/// htslib cannot open it), references in the header, and the EOF container at the end.
+fn check_cram(location: &str, unmapped: bool) -> quickcheck::Report {
+    let mut rep = quickcheck::Report::default();
+    rep.details.push(format!("checking {location}"));
+    let problem = |rep: &mut quickcheck::Report, bit: u32, text: String| {
+        rep.state |= bit;
+        rep.problems.push(text);
+    };
+    let reader = std::fs::File::open(location)
+        .ok()
+        .and_then(|f| cram::Reader::open(f, location, None).ok());
+    let Some(reader) = reader else {
+        problem(
+            &mut rep,
+            quickcheck::FAIL_OPEN,
+            format!("{location} could not be opened for reading."),
+        );
+        return rep;
+    };
+    rep.details.push(format!("opened {location}"));
+    rep.details.push(format!("{location} is sequence data"));
+    match reader.header().references.len() {
+        0 if !unmapped => problem(
+            &mut rep,
+            quickcheck::BAD_HEADER,
+            format!("{location} had no targets in header."),
+        ),
+        n => rep
+            .details
+            .push(format!("{location} has {n} targets in header.")),
+    }
+    let version = reader.version();
+    let tail = std::fs::read(location).ok().and_then(|d| {
+        let n = version.eof_len();
+        d.len().checked_sub(n).map(|at| d[at..].to_vec())
+    });
+    match tail {
+        Some(t) if version.is_eof_container(&t) => {
+            rep.details.push(format!("{location} has good EOF block."))
+        }
+        Some(_) => problem(
+            &mut rep,
+            quickcheck::NO_EOF_BLOCK,
+            format!("{location} was missing EOF block when one should be present."),
+        ),
+        None => problem(
+            &mut rep,
+            quickcheck::NO_EOF_BLOCK,
+            format!("{location} caused an error whilst checking for EOF block."),
+        ),
+    }
+    rep
 }

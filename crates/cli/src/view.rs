@@ -156,6 +156,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
+    if crate::cram_view::is_cram(args.positional.first().map_or("-", String::as_str)) {
+        return crate::cram_view::view(args, command_line);
+    }
     let mut selection = select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;
@@ -219,18 +222,28 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             return Err(failure);
         }
     }
-    if let (n @ 1.., first) = selection.evaluation_errors() {
-        let why = first.map_or(String::new(), |e| format!(" ({e})"));
-        eprintln!(
-            "[E::sam_passes_filter] Couldn't process filter expression{why}: {n} records not selected"
-        );
-    }
+    report_filter_errors(&selection);
     if let Sink::Records { main, unselected } = sink {
         main.finish()?;
         if let Some(u) = unselected {
             u.finish()?;
         }
     }
+    print_count(args, count)
+}
+
+/// samtools' complaint about records a filter expression could not judge.
+pub fn report_filter_errors(selection: &Selection) {
+    if let (n @ 1.., first) = selection.evaluation_errors() {
+        let why = first.map_or(String::new(), |e| format!(" ({e})"));
+        eprintln!(
+            "[E::sam_passes_filter] Couldn't process filter expression{why}: {n} records not selected"
+        );
+    }
+}
+
+/// With `-c`, the count of selected records, to the output.
+pub fn print_count(args: &ViewArgs, count: u64) -> Result<(), Failure> {
     if args.count {
         let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"), 0)?;
         writeln!(out, "{count}")

@@ -53,3 +53,40 @@ impl FileDefinition {
         Ok(FileDefinition { version, file_id })
     }
 }
+
+/// The EOF container 3.x files end with (htslib's `TEMPLATE_3`).
+const EOF_3: [u8; 38] = [
+    0x0f, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0xe0, 0x45, 0x4f, 0x46, 0x00, 0x00, 0x00,
+    0x00, 0x01, 0x00, 0x05, 0xbd, 0xd9, 0x4f, 0x00, 0x01, 0x00, 0x06, 0x06, 0x01, 0x00, 0x01, 0x00,
+    0x01, 0x00, 0xee, 0x63, 0x01, 0x4b,
+];
+
+/// The EOF container of 2.1 files (`TEMPLATE_2_1`).
+const EOF_2_1: [u8; 30] = [
+    0x0b, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0xe0, 0x45, 0x4f, 0x46, 0x00, 0x00, 0x00,
+    0x00, 0x01, 0x00, 0x00, 0x01, 0x00, 0x06, 0x06, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+];
+
+impl Version {
+    /// How many bytes at the end of a file hold its EOF container.
+    pub fn eof_len(self) -> usize {
+        if self.major >= 3 {
+            EOF_3.len()
+        } else {
+            EOF_2_1.len()
+        }
+    }
+
+    /// Whether `tail` (the file's last [`Version::eof_len`] bytes) is the EOF container, as
+    /// htslib's `cram_check_EOF` compares it (the ninth byte's high bits ignored: early Java
+    /// and C writers disagreed on that ITF8).
+    pub fn is_eof_container(self, tail: &[u8]) -> bool {
+        let want: &[u8] = if self.major >= 3 { &EOF_3 } else { &EOF_2_1 };
+        tail.len() == want.len()
+            && tail
+                .iter()
+                .zip(want)
+                .enumerate()
+                .all(|(i, (&a, &b))| if i == 8 { a & 0x0f == b } else { a == b })
+    }
+}

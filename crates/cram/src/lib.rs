@@ -1,22 +1,36 @@
-//! CRAM reading, begun: the file definition, ITF8/LTF8 integers, container headers and
-//! blocks with their codecs, every length checked against the bytes that hold it.
+//! CRAM reading: the file definition, ITF8/LTF8 integers, container headers and blocks with
+//! their codecs, every length checked against the bytes that hold it; records read from slices
+//! and made whole (sequence against a reference, CIGAR, mates, names, MD/NM) as htslib does.
 
+pub mod alignment;
 pub mod block;
 mod codec;
 pub mod compression;
 pub mod container;
+pub mod crai;
 pub mod encoding;
 pub mod error;
+pub mod fasta;
 pub mod file;
+pub mod header;
+mod mates;
+pub mod md5;
 pub mod num;
+pub mod reader;
+pub mod rebuild;
 pub mod record;
+pub mod refpath;
 pub mod series;
 pub mod slice;
 
+pub use alignment::Alignment;
 pub use block::{Block, ContentType, Method};
 pub use compression::CompressionHeader;
 pub use container::ContainerHeader;
 pub use encoding::Encoding;
 pub use error::Error;
+pub use fasta::Fasta;
 pub use file::{FileDefinition, Version};
+pub use header::SamHeader;
+pub use reader::Reader;
 pub use slice::SliceHeader;

@@ -90,49 +90,50 @@ pub fn read_slice(
     slice: &SliceHeader,
     s: &mut Streams<'_>,
 ) -> Result<Vec<Record>, Error> {
-    let series = Series {
-        ch,
-        at: slice_at(s),
-    };
+    let series = Series::new(ch, slice_at(s));
     let mut out = Vec::with_capacity(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
     let mut last_position = slice.start;
     for _ in 0..slice.records {
         let mut r = Record {
-            bam_flags: series.int(b"BF", s)?,
-            cram_flags: series.int(b"CF", s)?,
+            bam_flags: series.int(ds::BF, s)?,
+            cram_flags: series.int(ds::CF, s)?,
             ..Record::default()
         };
         r.reference_id = if slice.reference_id == MULTI_REF {
-            series.int(b"RI", s)?
+            series.int(ds::RI, s)?
         } else {
             slice.reference_id
         };
-        r.read_length = series.int(b"RL", s)?;
+        r.read_length = series.int(ds::RL, s)?;
+        // No read is longer than the largest block could hold (a value coded in no bits, such
+        // as a one-symbol Huffman code, costs nothing, so the streams alone do not bound it).
         let len = usize::try_from(r.read_length)
-            .map_err(|_| Error::at(series.at, format!("read length {}", r.read_length)))?;
-        let ap = series.int(b"AP", s)?;
+            .ok()
+            .filter(|&l| l <= crate::block::MAX_RAW_SIZE)
+            .ok_or_else(|| Error::at(series.at, format!("read length {}", r.read_length)))?;
+        let ap = series.int(ds::AP, s)?;
         r.position = if ch.ap_delta {
             last_position.wrapping_add(ap)
         } else {
             ap
         };
         last_position = r.position;
-        r.read_group = series.int(b"RG", s)?;
+        r.read_group = series.int(ds::RG, s)?;
         if ch.read_names {
-            r.name = series.bytes(b"RN", s)?;
+            r.name = series.bytes(ds::RN, s)?;
         }
         if r.cram_flags & cf::DETACHED != 0 {
-            r.mate_flags = series.int(b"MF", s)?;
+            r.mate_flags = series.int(ds::MF, s)?;
             if !ch.read_names {
-                r.name = series.bytes(b"RN", s)?;
+                r.name = series.bytes(ds::RN, s)?;
             }
-            r.mate_reference_id = series.int(b"NS", s)?;
-            r.mate_position = series.int(b"NP", s)?;
-            r.template_size = series.int(b"TS", s)?;
+            r.mate_reference_id = series.int(ds::NS, s)?;
+            r.mate_position = series.int(ds::NP, s)?;
+            r.template_size = series.int(ds::TS, s)?;
         } else if r.cram_flags & cf::MATE_DOWNSTREAM != 0 {
-            r.mate_distance = Some(series.int(b"NF", s)?);
+            r.mate_distance = Some(series.int(ds::NF, s)?);
         }
-        let line = series.int(b"TL", s)?;
+        let line = series.int(ds::TL, s)?;
         let keys = usize::try_from(line)
             .ok()
             .and_then(|l| ch.tag_lines.get(l))
@@ -151,16 +152,12 @@ pub fn read_slice(
         }
         if r.bam_flags & BAM_UNMAPPED == 0 {
             r.features = features(&series, s)?;
-            r.mapping_quality = series.int(b"MQ", s)?;
+            r.mapping_quality = series.int(ds::MQ, s)?;
         } else if r.cram_flags & cf::NO_SEQUENCE == 0 {
-            r.bases = (0..len)
-                .map(|_| series.byte(b"BA", s))
-                .collect::<Result<_, _>>()?;
+            r.bases = series.get(ds::BA)?.byte_run(s, len)?;
         }
         if r.cram_flags & cf::QUALITY_ARRAY != 0 {
-            r.qualities = (0..len)
-                .map(|_| series.byte(b"QS", s))
-                .collect::<Result<_, _>>()?;
+            r.qualities = series.get(ds::QS)?.byte_run(s, len)?;
         }
         out.push(r);
     }
@@ -172,7 +169,7 @@ fn slice_at(s: &Streams<'_>) -> u64 {
 }
 
 fn features(series: &Series<'_>, s: &mut Streams<'_>) -> Result<Vec<Feature>, Error> {
-    let n = series.int(b"FN", s)?;
+    let n = series.int(ds::FN, s)?;
     let n = usize::try_from(n)
         .ok()
         .filter(|&n| n <= 1 << 20)
@@ -180,24 +177,24 @@ fn features(series: &Series<'_>, s: &mut Streams<'_>) -> Result<Vec<Feature>, Er
     let mut out = Vec::with_capacity(n.min(1024));
     let mut position = 0i32;
     for _ in 0..n {
-        let code = series.byte(b"FC", s)?;
-        position = position.wrapping_add(series.int(b"FP", s)?);
+        let code = series.byte(ds::FC, s)?;
+        position = position.wrapping_add(series.int(ds::FP, s)?);
         let kind = match code {
             b'B' => FeatureKind::Base {
-                base: series.byte(b"BA", s)?,
-                quality: series.byte(b"QS", s)?,
+                base: series.byte(ds::BA, s)?,
+                quality: series.byte(ds::QS, s)?,
             },
-            b'X' => FeatureKind::Substitution(series.byte(b"BS", s)?),
-            b'I' => FeatureKind::Insertion(series.bytes(b"IN", s)?),
-            b'i' => FeatureKind::InsertBase(series.byte(b"BA", s)?),
-            b'D' => FeatureKind::Deletion(series.int(b"DL", s)?),
-            b'b' => FeatureKind::Bases(series.bytes(b"BB", s)?),
-            b'q' => FeatureKind::Qualities(series.bytes(b"QQ", s)?),
-            b'Q' => FeatureKind::Quality(series.byte(b"QS", s)?),
-            b'S' => FeatureKind::SoftClip(series.bytes(b"SC", s)?),
-            b'H' => FeatureKind::HardClip(series.int(b"HC", s)?),
-            b'P' => FeatureKind::Padding(series.int(b"PD", s)?),
-            b'N' => FeatureKind::RefSkip(series.int(b"RS", s)?),
+            b'X' => FeatureKind::Substitution(series.byte(ds::BS, s)?),
+            b'I' => FeatureKind::Insertion(series.bytes(ds::IN, s)?),
+            b'i' => FeatureKind::InsertBase(series.byte(ds::BA, s)?),
+            b'D' => FeatureKind::Deletion(series.int(ds::DL, s)?),
+            b'b' => FeatureKind::Bases(series.bytes(ds::BB, s)?),
+            b'q' => FeatureKind::Qualities(series.bytes(ds::QQ, s)?),
+            b'Q' => FeatureKind::Quality(series.byte(ds::QS, s)?),
+            b'S' => FeatureKind::SoftClip(series.bytes(ds::SC, s)?),
+            b'H' => FeatureKind::HardClip(series.int(ds::HC, s)?),
+            b'P' => FeatureKind::Padding(series.int(ds::PD, s)?),
+            b'N' => FeatureKind::RefSkip(series.int(ds::RS, s)?),
             c => {
                 return Err(Error::at(
                     series.at,
@@ -210,34 +207,79 @@ fn features(series: &Series<'_>, s: &mut Streams<'_>) -> Result<Vec<Feature>, Er
     Ok(out)
 }
 
-/// The data series encodings of a container, looked up by key.
+/// The data series a record reads, as indexes into [`Series`]' table (looked up once a slice,
+/// not once a value).
+mod ds {
+    pub const AP: usize = 0;
+    pub const BA: usize = 1;
+    pub const BB: usize = 2;
+    pub const BF: usize = 3;
+    pub const BS: usize = 4;
+    pub const CF: usize = 5;
+    pub const DL: usize = 6;
+    pub const FC: usize = 7;
+    pub const FN: usize = 8;
+    pub const FP: usize = 9;
+    pub const HC: usize = 10;
+    pub const IN: usize = 11;
+    pub const MF: usize = 12;
+    pub const MQ: usize = 13;
+    pub const NF: usize = 14;
+    pub const NP: usize = 15;
+    pub const NS: usize = 16;
+    pub const PD: usize = 17;
+    pub const QQ: usize = 18;
+    pub const QS: usize = 19;
+    pub const RG: usize = 20;
+    pub const RI: usize = 21;
+    pub const RL: usize = 22;
+    pub const RN: usize = 23;
+    pub const RS: usize = 24;
+    pub const SC: usize = 25;
+    pub const TL: usize = 26;
+    pub const TS: usize = 27;
+    pub const KEYS: [[u8; 2]; 28] = [
+        *b"AP", *b"BA", *b"BB", *b"BF", *b"BS", *b"CF", *b"DL", *b"FC", *b"FN", *b"FP", *b"HC",
+        *b"IN", *b"MF", *b"MQ", *b"NF", *b"NP", *b"NS", *b"PD", *b"QQ", *b"QS", *b"RG", *b"RI",
+        *b"RL", *b"RN", *b"RS", *b"SC", *b"TL", *b"TS",
+    ];
+}
+
+/// The data series encodings of a container, by [`ds`] index.
 struct Series<'a> {
-    ch: &'a CompressionHeader,
+    table: [Option<&'a Encoding>; ds::KEYS.len()],
     at: u64,
 }
 
-impl Series<'_> {
-    fn get(&self, key: &[u8; 2]) -> Result<&Encoding, Error> {
-        self.ch.series.get(key).ok_or_else(|| {
+impl<'a> Series<'a> {
+    fn new(ch: &'a CompressionHeader, at: u64) -> Self {
+        Series {
+            table: ds::KEYS.map(|k| ch.series.get(&k)),
+            at,
+        }
+    }
+
+    fn get(&self, key: usize) -> Result<&'a Encoding, Error> {
+        self.table[key].ok_or_else(|| {
             Error::at(
                 self.at,
                 format!(
                     "data series {} has no encoding",
-                    String::from_utf8_lossy(key)
+                    String::from_utf8_lossy(&ds::KEYS[key])
                 ),
             )
         })
     }
 
-    fn int(&self, key: &[u8; 2], s: &mut Streams<'_>) -> Result<i32, Error> {
+    fn int(&self, key: usize, s: &mut Streams<'_>) -> Result<i32, Error> {
         self.get(key)?.int(s)
     }
 
-    fn byte(&self, key: &[u8; 2], s: &mut Streams<'_>) -> Result<u8, Error> {
+    fn byte(&self, key: usize, s: &mut Streams<'_>) -> Result<u8, Error> {
         self.get(key)?.byte(s)
     }
 
-    fn bytes(&self, key: &[u8; 2], s: &mut Streams<'_>) -> Result<Vec<u8>, Error> {
+    fn bytes(&self, key: usize, s: &mut Streams<'_>) -> Result<Vec<u8>, Error> {
         self.get(key)?.bytes(s)
     }
 }

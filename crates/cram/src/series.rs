@@ -117,6 +117,17 @@ impl Encoding {
         }
     }
 
+    /// `n` byte values at once (qualities, an unmapped read's bases): one slice of an
+    /// external block, else value by value. `n` is bounded by the caller.
+    pub fn byte_run(&self, s: &mut Streams<'_>, n: usize) -> Result<Vec<u8>, Error> {
+        match self {
+            Encoding::External { block } => {
+                Ok(s.external(*block)?.take(n, "external bytes")?.to_vec())
+            }
+            _ => (0..n).map(|_| self.byte(s)).collect(),
+        }
+    }
+
     /// A byte array value (read names, tag values, bases).
     pub fn bytes(&self, s: &mut Streams<'_>) -> Result<Vec<u8>, Error> {
         match self {

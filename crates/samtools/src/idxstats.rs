@@ -68,36 +68,15 @@ impl IdxStats {
     /// By reading every record from where the reader is (`slow_idxstats`).
     pub fn by_reading(reader: &mut Reader) -> std::result::Result<IdxStats, SlowError> {
         let header: Header = reader.header().clone();
-        let n = header.refs().len();
-        // Slot 0 is tid -1.
-        let mut counts = vec![[0u64; 2]; n + 1];
-        let mut last_tid = -2i64;
+        let mut counter = Counter::new(header.refs().len());
         while let Some(r) = reader.read_record().map_err(SlowError::Read)? {
-            let tid = i64::from(r.ref_id());
-            let slot = (tid + 1) as usize;
-            if tid != last_tid {
-                if last_tid >= -1 && counts[slot][0] + counts[slot][1] > 0 {
-                    return Err(SlowError::NotSorted);
-                }
-                last_tid = tid;
-            }
-            counts[slot][usize::from(r.flag() & 0x4 != 0)] += 1;
+            counter.add(r.ref_id(), r.flag())?;
         }
         let refs = header
             .refs()
             .iter()
-            .zip(&counts[1..])
-            .map(|(r, c)| Row {
-                name: r.name.clone(),
-                len: u64::from(r.len),
-                mapped: c[0],
-                unmapped: c[1],
-            })
-            .collect();
-        Ok(IdxStats {
-            refs,
-            unplaced: (counts[0][0], counts[0][1]),
-        })
+            .map(|r| (r.name.clone(), u64::from(r.len)));
+        Ok(counter.finish(refs))
     }
 
     /// Prints the table: `name\tlength\tmapped\tunmapped` lines, `*` last.
@@ -107,5 +86,57 @@ impl IdxStats {
             writeln!(out, "\t{}\t{}\t{}", r.len, r.mapped, r.unmapped)?;
         }
         writeln!(out, "*\t0\t{}\t{}", self.unplaced.0, self.unplaced.1)
+    }
+}
+
+/// `slow_idxstats`' counts, fed one record at a time (from any reader: BAM, or CRAM in the
+/// CLI).
+#[derive(Debug, Clone)]
+pub struct Counter {
+    /// Mapped and unmapped counts; slot 0 is tid -1.
+    counts: Vec<[u64; 2]>,
+    last_tid: i64,
+}
+
+impl Counter {
+    /// For a header of `n` references.
+    pub fn new(n: usize) -> Counter {
+        Counter {
+            counts: vec![[0u64; 2]; n + 1],
+            last_tid: -2,
+        }
+    }
+
+    /// Counts one record; a reference met again after another's records is an error.
+    pub fn add(&mut self, ref_id: i32, flag: u16) -> std::result::Result<(), SlowError> {
+        let tid = i64::from(ref_id);
+        let slot = usize::try_from(tid + 1)
+            .unwrap_or(0)
+            .min(self.counts.len() - 1);
+        if tid != self.last_tid {
+            if self.last_tid >= -1 && self.counts[slot][0] + self.counts[slot][1] > 0 {
+                return Err(SlowError::NotSorted);
+            }
+            self.last_tid = tid;
+        }
+        self.counts[slot][usize::from(flag & 0x4 != 0)] += 1;
+        Ok(())
+    }
+
+    /// The table, for the references' names and lengths in header order.
+    pub fn finish(&self, refs: impl Iterator<Item = (Vec<u8>, u64)>) -> IdxStats {
+        let refs = refs
+            .zip(&self.counts[1..])
+            .map(|((name, len), c)| Row {
+                name,
+                len,
+                mapped: c[0],
+                unmapped: c[1],
+            })
+            .collect();
+        IdxStats {
+            refs,
+            unplaced: (self.counts[0][0], self.counts[0][1]),
+        }
     }
 }

@@ -1,0 +1,89 @@
+//! The regions of `hts view x.cram REGION...` read through the `.crai` index, one after
+//! another as samtools reads them: each from the container the index names, its records
+//! filtered as htslib's CRAM reader filters them (`cram::reader::Range`).
+
+use bam::{parse_region, Header, Target};
+use cram::reader::Range;
+
+use crate::view::Failure;
+
+/// One pass over the file.
+pub enum Pass {
+    /// Every record from the first container.
+    Whole,
+    /// The records of a range, from the container at this offset.
+    Range(u64, Range),
+}
+
+/// The passes for the command line's regions; `index` is `-X`'s index file, if given;
+/// `file_len` the CRAM's size; `read` fetches the index's bytes (a local or remote file).
+pub fn plan(
+    file: &str,
+    index: Option<&str>,
+    regions: &[String],
+    header: &Header,
+    file_len: u64,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<Vec<Pass>, Failure> {
+    if regions.is_empty() {
+        return Ok(vec![Pass::Whole]);
+    }
+    // The suffix goes on the path, before a URL's query string.
+    let crai_name = index.map_or_else(
+        || match file.split_once('?') {
+            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
+                format!("{path}.crai?{query}")
+            }
+            _ => format!("{file}.crai"),
+        },
+        str::to_string,
+    );
+    let data = read(&crai_name).map_err(|_| {
+        Failure::Message(format!(
+            "{}: no index found (looked for {}); region queries need an index",
+            bam::hfile::redact_text(file),
+            bam::hfile::redact_text(&crai_name)
+        ))
+    })?;
+    let entries = cram::crai::parse(&data)
+        .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
+    if let Some(e) = header.text_error() {
+        eprintln!("{e}");
+    }
+    let mut passes = Vec::new();
+    for region in regions {
+        let range = match parse_region(region, header) {
+            Ok(Target::All) => {
+                passes.push(Pass::Whole);
+                continue;
+            }
+            Ok(Target::Unplaced) => Range {
+                ref_id: -1,
+                start: 0,
+                end: i64::MAX,
+            },
+            Ok(Target::Ref { tid, beg, end }) => Range {
+                ref_id: tid as i32,
+                start: beg as i64 + 1,
+                end: i64::try_from(end).unwrap_or(i64::MAX),
+            },
+            Err(e) => {
+                if let Some(message) = e.htslib_message() {
+                    eprintln!("{message}");
+                }
+                eprintln!("{}", e.samtools_warning());
+                continue;
+            }
+        };
+        // A reference the index has nothing for: the region finds nothing.
+        if let Some(offset) = cram::crai::start_of(&entries, range.ref_id, range.start) {
+            if offset >= file_len {
+                return Err(Failure::Message(format!(
+                    "{crai_name}: names a container at byte {offset}, past the end of {file} ({file_len} bytes)"
+                )));
+            }
+            passes.push(Pass::Range(offset, range));
+        }
+    }
+    Ok(passes)
+}

@@ -1,0 +1,285 @@
+//! `hts view` on a local CRAM file: the records made whole by the cram crate, turned into BAM
+//! records here (the one place that knows both crates), then selected and written as for BAM.
+//! Whole files, or regions through the `.crai` index (`cram_regions`).
+
+use bam::{Header, Record, Reference};
+
+use crate::args::{HeaderMode, ViewArgs};
+use crate::cram_regions::{self, Pass};
+use crate::output;
+use crate::select::{self, Fate};
+use crate::sink::{self, Output};
+use crate::view::{print_count, report_filter_errors, Failure};
+
+/// Whether `path` names a CRAM file: a local one whose first bytes say so, or a URL whose path
+/// ends in `.cram` (a remote file is not opened twice to tell).
+pub fn is_cram(path: &str) -> bool {
+    if bam::hfile::scheme_of(path).is_some() {
+        let path_part = path.split_once('?').map_or(path, |(p, _)| p);
+        return path_part.to_ascii_lowercase().ends_with(".cram");
+    }
+    is_local_cram(path)
+}
+
+/// Whether `path` names a local CRAM file (its first bytes say so).
+pub fn is_local_cram(path: &str) -> bool {
+    if path == "-" || bam::hfile::scheme_of(path).is_some() {
+        return false;
+    }
+    // Only a regular file is sniffed: reading a pipe's first bytes would take them from the
+    // BAM reader that opens it next.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && &magic == b"CRAM"
+}
+
+/// The CRAM record as a BAM record, as htslib's `bam_set1` lays it out.
+pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
+    let name: &[u8] = if a.name.is_empty() { b"*" } else { &a.name };
+    if name.len() > 254 {
+        return Err(format!(
+            "query name {} too long",
+            String::from_utf8_lossy(name)
+        ));
+    }
+    // A CIGAR too long for BAM's 16-bit count goes into a CG:B:I tag behind a `kSmN`
+    // placeholder, as BAM stores it; `Record::decode` puts it back.
+    let long = a.cigar.len() > 0xffff;
+    let rlen: i64 = if a.flags & 0x4 == 0 {
+        a.cigar
+            .iter()
+            .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
+            .map(|c| i64::from(c >> 4))
+            .sum()
+    } else {
+        0
+    };
+    let pos = a.pos - 1;
+    let l_seq = a.seq.len();
+    let placeholder = [((l_seq as u32) << 4) | 4, ((rlen as u32) << 4) | 3];
+    let (cigar, n_cigar): (&[u32], u16) = if long {
+        (&placeholder, 2)
+    } else {
+        (&a.cigar, a.cigar.len() as u16)
+    };
+    let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
+    let mut d =
+        Vec::with_capacity(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
+    d.extend_from_slice(&a.ref_id.to_le_bytes());
+    d.extend_from_slice(&(pos as i32).to_le_bytes());
+    d.push((name.len() + 1) as u8);
+    d.push(a.mapq);
+    d.extend_from_slice(&bin.to_le_bytes());
+    d.extend_from_slice(&n_cigar.to_le_bytes());
+    d.extend_from_slice(&a.flags.to_le_bytes());
+    d.extend_from_slice(&(l_seq as i32).to_le_bytes());
+    d.extend_from_slice(&a.mate_ref_id.to_le_bytes());
+    d.extend_from_slice(&((a.mate_pos - 1) as i32).to_le_bytes());
+    d.extend_from_slice(&(a.tlen as i32).to_le_bytes());
+    d.extend_from_slice(name);
+    d.push(0);
+    for c in cigar {
+        d.extend_from_slice(&c.to_le_bytes());
+    }
+    for pair in a.seq.chunks(2) {
+        let hi = nt16(pair[0]);
+        let lo = pair.get(1).map_or(0, |&b| nt16(b));
+        d.push((hi << 4) | lo);
+    }
+    if a.qual.len() == l_seq {
+        d.extend_from_slice(&a.qual);
+    } else {
+        d.extend(std::iter::repeat_n(0xff, l_seq));
+    }
+    d.extend_from_slice(&a.aux);
+    if long {
+        d.extend_from_slice(b"CGBI");
+        d.extend_from_slice(&(a.cigar.len() as u32).to_le_bytes());
+        for c in &a.cigar {
+            d.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    Record::decode(d, n_ref).map_err(|e| e.to_string())
+}
+
+/// htslib's `seq_nt16_table`: a base letter as its 4-bit code (anything else is N).
+fn nt16(b: u8) -> u8 {
+    match b.to_ascii_uppercase() {
+        b'=' => 0,
+        b'A' => 1,
+        b'C' => 2,
+        b'M' => 3,
+        b'G' => 4,
+        b'R' => 5,
+        b'S' => 6,
+        b'V' => 7,
+        b'T' | b'U' => 8,
+        b'W' => 9,
+        b'Y' => 10,
+        b'H' => 11,
+        b'K' => 12,
+        b'D' => 13,
+        b'B' => 14,
+        _ => 15,
+    }
+}
+
+/// The CRAM's header as a BAM header: its text, and references from its `@SQ` lines.
+fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
+    let refs = h
+        .references
+        .iter()
+        .map(|(name, len)| Reference {
+            name: name.clone(),
+            len: u32::try_from(*len).unwrap_or(u32::MAX),
+        })
+        .collect();
+    Header::from_parts(h.text.clone(), refs).map_err(|e| e.to_string())
+}
+
+/// `hts view` on a local CRAM file.
+pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
+    let file = args.positional.first().map_or("-", String::as_str);
+    if args.select.multi_region || args.select.targets.is_some() {
+        return Err(Failure::Message(
+            "-M, -L, -P and --region-file on CRAM input are not supported yet".to_string(),
+        ));
+    }
+    let (index, regions) = crate::input::index_and_regions(args)?;
+    let mut selection = args
+        .select
+        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
+        .map_err(Failure::Message)?;
+    let plan = output::plan(args, args.output.as_deref());
+    let fail = |e: cram::Error| Failure::Message(format!("{}: {e}", bam::hfile::redact_text(file)));
+    let option = |key: &str| {
+        args.input_options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let set = |key: &str| option(key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
+    let reference = match args.reference.as_deref().or(option("reference")) {
+        Some(path) => {
+            Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?)
+        }
+        None => None,
+    };
+    let mut transport = bam::hfile::OpenOptions::default();
+    crate::input::set_transport(args, &mut transport);
+    let shown = bam::hfile::redact_text(file);
+    let remote = bam::hfile::scheme_of(file).is_some();
+    // htslib names generated reads after the file name as given, less its directories.
+    let prefix = file.rsplit('/').next().unwrap_or(file);
+    let mut reader = if remote {
+        let f = bam::hfile::open(file, &transport)
+            .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+        cram::Reader::open(f, prefix, reference)
+    } else {
+        let f = std::fs::File::open(file).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+        cram::Reader::open(f, prefix, reference)
+    }
+    .map_err(fail)?;
+    if let Some(on) = set("decode_md") {
+        reader.set_decode_md(on);
+    }
+    if let Some(on) = set("ignore_md5") {
+        reader.set_ignore_md5(on);
+    }
+    let input =
+        bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+    let read_index = |name: &str| -> Result<Vec<u8>, String> {
+        if bam::hfile::scheme_of(name).is_some() {
+            let mut f = bam::hfile::open(name, &transport).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
+            Ok(out)
+        } else {
+            std::fs::read(name).map_err(|e| e.to_string())
+        }
+    };
+    let passes = cram_regions::plan(file, index, regions, &input, reader.file_len(), &read_index)?;
+    let header = sink::header(args, &input, command_line)?;
+    let n_ref = header.refs().len();
+    let unsupported = |u: output::Unsupported| {
+        Failure::Message(format!("hts view does not support writing {} yet", u.0))
+    };
+    let mut main = if args.count {
+        None
+    } else {
+        Some(Output::open(args, &plan.map_err(unsupported)?, &header)?)
+    };
+    let mut unselected = match (&args.select.unselected, args.count) {
+        (Some(path), false) => Some(Output::open(
+            args,
+            &output::plan(args, Some(path)).map_err(unsupported)?,
+            &header,
+        )?),
+        _ => None,
+    };
+    let mut count: u64 = 0;
+    if args.header != HeaderMode::Only {
+        let mut run = || -> Result<(), Failure> {
+            for pass in &passes {
+                match pass {
+                    Pass::Whole => reader.rewind(),
+                    Pass::Range(offset, range) => reader.seek_range(*offset, *range),
+                }
+                while let Some(records) = reader.next_container().map_err(fail)? {
+                    for a in &records {
+                        let mut r = to_bam(a, n_ref)
+                            .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+                        let fate = select::process(
+                            &args.select,
+                            &mut selection,
+                            &mut r,
+                            &header,
+                            args.count,
+                        )
+                        .map_err(Failure::Message)?;
+                        if fate == Fate::Selected {
+                            count += 1;
+                        }
+                        let out = match fate {
+                            Fate::Selected | Fate::Unmapped => main.as_mut(),
+                            Fate::Unselected => unselected.as_mut(),
+                            Fate::Dropped => None,
+                        };
+                        if let Some(out) = out {
+                            out.write(&r)?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        };
+        if let Err(failure) = run() {
+            if let Failure::Message(_) = failure {
+                if let Some(m) = main.take() {
+                    let _ = m.abandon();
+                }
+                if let Some(u) = unselected.take() {
+                    let _ = u.abandon();
+                }
+            }
+            return Err(failure);
+        }
+    }
+    report_filter_errors(&selection);
+    if reader.ended_without_eof_marker() {
+        eprintln!("[W::hts_close] EOF marker is absent. The input is probably truncated");
+    }
+    if let Some(m) = main {
+        m.finish()?;
+    }
+    if let Some(u) = unselected {
+        u.finish()?;
+    }
+    print_count(args, count)
+}

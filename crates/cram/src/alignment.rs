@@ -1,0 +1,28 @@
+//! A CRAM record made whole: the fields of a SAM line, positions 1-based as CRAM keeps them.
+//! Layers above turn it into their own record type (the CLI into a BAM record).
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Alignment {
+    pub name: Vec<u8>,
+    /// Whether the slice stored the name (a generated one is not copied to a mate).
+    pub name_stored: bool,
+    pub flags: u16,
+    pub ref_id: i32,
+    /// 1-based start (0 for none).
+    pub pos: i64,
+    /// 1-based last reference position covered (the start when the read covers none).
+    pub end: i64,
+    pub mapq: u8,
+    /// BAM-coded CIGAR operations (`len << 4 | op`).
+    pub cigar: Vec<u32>,
+    pub mate_ref_id: i32,
+    /// 1-based mate start (0 for none).
+    pub mate_pos: i64,
+    pub tlen: i64,
+    /// Bases as letters; empty for `*`.
+    pub seq: Vec<u8>,
+    /// Phred qualities, one per base; all 255 when there are none.
+    pub qual: Vec<u8>,
+    /// Tags in BAM's binary layout.
+    pub aux: Vec<u8>,
+}

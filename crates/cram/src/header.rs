@@ -1,0 +1,111 @@
+//! The SAM header a CRAM file keeps in its first container, and what decoding needs from it:
+//! each reference's name and length (`@SQ SN`, `LN`), and the read groups in order (the RG
+//! data series stores an index into them).
+
+use crate::block::Block;
+use crate::num::Cursor;
+use crate::{Error, Version};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamHeader {
+    /// The header text as stored (up to the first NUL).
+    pub text: Vec<u8>,
+    /// `@SQ` lines in order: name and length.
+    pub references: Vec<(Vec<u8>, u64)>,
+    /// `@RG` IDs in order.
+    pub read_groups: Vec<Vec<u8>>,
+}
+
+impl SamHeader {
+    /// Reads the header from the blocks of the first container (`body`, at offset `base`).
+    pub fn read(body: &[u8], base: u64, version: Version) -> Result<SamHeader, Error> {
+        let mut c = Cursor::new(body, base);
+        let b = Block::read(&mut c, version)?;
+        let data = b.decode()?;
+        let mut d = Cursor::new(&data, b.offset);
+        let at = d.offset();
+        let len = d.i32_le("header text length")?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= d.remaining())
+            .ok_or_else(|| Error::at(at, format!("header text length {len} exceeds its block")))?;
+        let mut text = d.take(len, "header text")?.to_vec();
+        if let Some(nul) = text.iter().position(|&b| b == 0) {
+            text.truncate(nul);
+        }
+        Ok(SamHeader::from_text(text))
+    }
+
+    pub fn from_text(text: Vec<u8>) -> SamHeader {
+        let mut references = Vec::new();
+        let mut read_groups = Vec::new();
+        for line in text.split(|&b| b == b'\n') {
+            let mut fields = line.split(|&b| b == b'\t');
+            let kind = fields.next().unwrap_or_default();
+            let tag = |k: &[u8]| {
+                line.split(|&b| b == b'\t')
+                    .skip(1)
+                    .find(|f| f.len() >= 3 && &f[..2] == k && f[2] == b':')
+                    .map(|f| f[3..].to_vec())
+            };
+            match kind {
+                b"@SQ" => {
+                    if let Some(name) = tag(b"SN") {
+                        let len = tag(b"LN")
+                            .and_then(|l| String::from_utf8(l).ok())
+                            .and_then(|l| l.parse().ok())
+                            .unwrap_or(0);
+                        references.push((name, len));
+                    }
+                }
+                b"@RG" => {
+                    if let Some(id) = tag(b"ID") {
+                        read_groups.push(id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        SamHeader {
+            text,
+            references,
+            read_groups,
+        }
+    }
+
+    /// The length `@SQ LN` gives reference `id`, or 0.
+    pub fn reference_len(&self, id: i32) -> i64 {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.references.get(i))
+            .map_or(0, |r| r.1 as i64)
+    }
+
+    /// A tag of the `@SQ` line of reference `name` (`M5`, `UR`).
+    pub fn sq_tag(&self, name: &[u8], tag: &[u8; 2]) -> Option<String> {
+        self.text.split(|&b| b == b'\n').find_map(|line| {
+            let mut fields = line.split(|&b| b == b'\t');
+            if fields.next() != Some(b"@SQ") {
+                return None;
+            }
+            let fields: Vec<&[u8]> = fields.collect();
+            let named = fields
+                .iter()
+                .any(|f| f.len() > 3 && &f[..3] == b"SN:" && &f[3..] == name);
+            if !named {
+                return None;
+            }
+            fields
+                .iter()
+                .find(|f| f.len() > 3 && &f[..2] == tag && f[2] == b':')
+                .map(|f| String::from_utf8_lossy(&f[3..]).into_owned())
+        })
+    }
+
+    pub fn reference_name(&self, id: i32) -> Option<&[u8]> {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.references.get(i))
+            .map(|r| r.0.as_slice())
+    }
+}

@@ -1,0 +1,502 @@
+//! A stored record made whole (htslib's `cram_decode_seq`): bases from the reference with the
+//! read features applied, the CIGAR they imply, qualities, and MD/NM made as htslib makes them
+//! when it has the reference and the record does not keep its own.
+
+use crate::compression::CompressionHeader;
+use crate::record::{cf, FeatureKind, Record};
+use crate::Error;
+
+/// BAM CIGAR operation codes.
+const M: u32 = 0;
+const I: u32 = 1;
+const D: u32 = 2;
+const N: u32 = 3;
+const S: u32 = 4;
+const H: u32 = 5;
+const P: u32 = 6;
+
+/// The reference bases a slice may use: `bases[0]` is 1-based position `start`, the last one
+/// `end`.
+#[derive(Debug, Clone, Copy)]
+pub struct RefView<'a> {
+    pub bases: &'a [u8],
+    pub start: i64,
+    pub end: i64,
+}
+
+/// What `cram_decode_seq` makes of one mapped record.
+#[derive(Debug, Clone, Default)]
+pub struct Rebuilt {
+    pub seq: Vec<u8>,
+    /// Qualities from the read features; empty when the record stores them as an array.
+    pub qual: Vec<u8>,
+    /// BAM-coded operations (`len << 4 | op`).
+    pub cigar: Vec<u32>,
+    /// 1-based last reference position covered.
+    pub end: i64,
+    /// MD and NM tags to append, in BAM's binary layout.
+    pub md_nm: Vec<u8>,
+}
+
+/// Index of a base in the substitution matrix (htslib's `L1`).
+fn base_index(b: u8) -> usize {
+    match b {
+        b'A' | b'a' => 0,
+        b'C' | b'c' => 1,
+        b'G' | b'g' => 2,
+        b'T' | b't' => 3,
+        _ => 4,
+    }
+}
+
+/// Copies `bytes` into `dst` at `index`; false when they do not fit.
+fn place(dst: &mut [u8], index: i64, bytes: &[u8]) -> bool {
+    let Ok(from) = usize::try_from(index) else {
+        return false;
+    };
+    match dst.get_mut(from..from.saturating_add(bytes.len())) {
+        Some(d) => {
+            d.copy_from_slice(bytes);
+            true
+        }
+        None => false,
+    }
+}
+
+struct State<'a> {
+    r: &'a Record,
+    reference: Option<RefView<'a>>,
+    ref_len: i64,
+    at: u64,
+    seq: Vec<u8>,
+    qual: Vec<u8>,
+    cigar: Vec<u32>,
+    cig_op: u32,
+    cig_len: u32,
+    md: Vec<u8>,
+    md_dist: i64,
+    nm: u32,
+    decode_md: bool,
+    decode_nm: bool,
+}
+
+impl<'a> State<'a> {
+    fn flush_unless(&mut self, op: u32) {
+        if self.cig_len != 0 && self.cig_op != op {
+            self.cigar.push((self.cig_len << 4) | self.cig_op);
+            self.cig_len = 0;
+        }
+    }
+
+    fn beyond(&self) -> Error {
+        Error::at(
+            self.at,
+            format!(
+                "record {}: CIGAR extends beyond slice reference extents",
+                String::from_utf8_lossy(&self.r.name)
+            ),
+        )
+    }
+
+    /// The reference base at 0-based position `p`.
+    fn ref_base(&self, p: i64) -> Result<u8, Error> {
+        let v = self.reference.ok_or_else(|| self.beyond())?;
+        usize::try_from(p + 1 - v.start)
+            .ok()
+            .and_then(|i| v.bases.get(i).copied())
+            .ok_or_else(|| self.beyond())
+    }
+
+    /// Reference bases `p..p + n` (0-based), borrowed from the reference, not from `self`.
+    fn ref_run(&self, p: i64, n: i64) -> Result<&'a [u8], Error> {
+        let v = self.reference.ok_or_else(|| self.beyond())?;
+        let from = usize::try_from(p + 1 - v.start).map_err(|_| self.beyond())?;
+        let n = usize::try_from(n).map_err(|_| self.beyond())?;
+        v.bases.get(from..from + n).ok_or_else(|| self.beyond())
+    }
+
+    fn put_seq(&mut self, index: i64, bytes: &[u8]) -> Result<(), Error> {
+        if self.seq.is_empty() {
+            return Ok(());
+        }
+        if !place(&mut self.seq, index, bytes) {
+            return Err(self.past_read("read feature"));
+        }
+        Ok(())
+    }
+
+    fn put_qual(&mut self, index: i64, bytes: &[u8]) -> Result<(), Error> {
+        if self.r.cram_flags & cf::QUALITY_ARRAY == 0 && self.qual.first() == Some(&255) {
+            self.qual.fill(30);
+        }
+        if !place(&mut self.qual, index, bytes) {
+            return Err(self.past_read("quality feature"));
+        }
+        Ok(())
+    }
+
+    fn past_read(&self, what: &str) -> Error {
+        Error::at(
+            self.at,
+            format!(
+                "record {}: {what} past the read's {} bases",
+                String::from_utf8_lossy(&self.r.name),
+                self.seq.len()
+            ),
+        )
+    }
+
+    fn md_number(&mut self) {
+        if self.md_dist >= 0 && self.decode_md {
+            self.md
+                .extend_from_slice(self.md_dist.to_string().as_bytes());
+        }
+    }
+
+    /// htslib's `add_md_char`.
+    fn md_char(&mut self, c: u8) {
+        if self.decode_md {
+            self.md
+                .extend_from_slice(self.md_dist.to_string().as_bytes());
+            self.md.push(c);
+            self.md_dist = 0;
+        }
+    }
+
+    /// Reference bases for read positions `seq_pos..pos` (1-based) matched from 0-based
+    /// reference position `ref_pos`; `to_end` for the implicit match at the end of the read.
+    fn matched(&mut self, seq_pos: i64, n: i64, ref_pos: i64, to_end: bool) -> Result<(), Error> {
+        let Some(v) = self.reference else {
+            return Ok(());
+        };
+        let len = self.seq.len() as i64;
+        if ref_pos + n > self.ref_len {
+            let rlen = self.ref_len - ref_pos;
+            if rlen > 0 {
+                if !to_end && ref_pos + rlen > v.end {
+                    return Err(self.beyond());
+                }
+                if !to_end || seq_pos - 1 + rlen < len {
+                    let run = self.ref_run(ref_pos, rlen)?;
+                    self.put_seq(seq_pos - 1, run)?;
+                }
+                if n - rlen > 0 {
+                    self.put_seq(seq_pos - 1 + rlen, &vec![b'N'; (n - rlen) as usize])?;
+                }
+            } else {
+                let rest = if to_end { n } else { len - seq_pos + 1 };
+                if rest > 0 {
+                    self.put_seq(seq_pos - 1, &vec![b'N'; rest as usize])?;
+                }
+            }
+            if self.md_dist >= 0 {
+                self.md_dist += n;
+            }
+            return Ok(());
+        }
+        if ref_pos + n > v.end {
+            return Err(self.beyond());
+        }
+        let run = self.ref_run(ref_pos, n)?;
+        if (self.decode_md || self.decode_nm) && (!to_end || run.contains(&b'N')) {
+            for &base in run {
+                if base == b'N' {
+                    self.md_char(b'N');
+                    self.nm = self.nm.wrapping_add(1);
+                } else {
+                    self.md_dist += 1;
+                }
+            }
+        } else if self.decode_md || self.decode_nm {
+            self.md_dist += n;
+        }
+        self.put_seq(seq_pos - 1, run)
+    }
+}
+
+/// Rebuilds a mapped record. `reference` is `None` without one (bases not covered by features
+/// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference.
+pub fn rebuild(
+    ch: &CompressionHeader,
+    r: &Record,
+    reference: Option<RefView<'_>>,
+    ref_len: i64,
+    has_md: bool,
+    has_nm: bool,
+    at: u64,
+) -> Result<Rebuilt, Error> {
+    let len = r.read_length as usize;
+    let reference = reference.filter(|_| r.reference_id >= 0);
+    let with_ref = reference.is_some();
+    let no_seq = r.cram_flags & cf::NO_SEQUENCE != 0;
+    let preserve = r.cram_flags & cf::QUALITY_ARRAY != 0;
+    let mut st = State {
+        r,
+        reference,
+        ref_len,
+        at,
+        seq: vec![if with_ref { b'N' } else { b'=' }; len],
+        qual: vec![255; len],
+        cigar: Vec::new(),
+        cig_op: M,
+        cig_len: 0,
+        md: Vec::new(),
+        md_dist: 0,
+        nm: 0,
+        decode_md: with_ref && !has_md && !no_seq,
+        decode_nm: with_ref && !has_nm && !no_seq,
+    };
+    let mut seq_pos: i64 = 1;
+    let mut ref_pos: i64 = i64::from(r.position) - 1;
+    let bad = |what: String| {
+        Error::at(
+            at,
+            format!("record {}: {what}", String::from_utf8_lossy(&r.name)),
+        )
+    };
+    for f in &r.features {
+        let pos = i64::from(f.position);
+        if pos <= 0 {
+            return Err(bad(format!("feature position {pos} before start of read")));
+        }
+        if pos > seq_pos {
+            if pos > len as i64 + 1 {
+                return Err(bad(format!("feature position {pos} past the read")));
+            }
+            if with_ref {
+                st.matched(seq_pos, pos - seq_pos, ref_pos, false)?;
+            }
+            st.flush_unless(M);
+            st.cig_op = M;
+            st.cig_len = st.cig_len.wrapping_add((pos - seq_pos) as u32);
+            ref_pos += pos - seq_pos;
+            seq_pos = pos;
+        }
+        match &f.kind {
+            FeatureKind::SoftClip(bases) => {
+                if st.cig_len != 0 {
+                    st.cigar.push((st.cig_len << 4) | st.cig_op);
+                    st.cig_len = 0;
+                }
+                st.put_seq(pos - 1, bases)?;
+                st.cigar.push(((bases.len() as u32) << 4) | S);
+                st.cig_op = S;
+                seq_pos += bases.len() as i64;
+            }
+            FeatureKind::Substitution(code) => {
+                st.flush_unless(M);
+                let code = usize::from(*code & 3);
+                if !with_ref || ref_pos >= ref_len {
+                    if pos - 1 < len as i64 {
+                        st.put_seq(pos - 1, &[ch.substitution[4][code]])?;
+                    }
+                    if st.decode_md || st.decode_nm {
+                        st.md_number();
+                        st.md_dist = -1;
+                        st.nm = st.nm.wrapping_sub(1);
+                    }
+                } else {
+                    let end = reference.map_or(0, |v| v.end);
+                    let ref_call = if ref_pos < end {
+                        st.ref_base(ref_pos)?
+                    } else {
+                        b'N'
+                    };
+                    if pos - 1 < len as i64 {
+                        st.put_seq(pos - 1, &[ch.substitution[base_index(ref_call)][code]])?;
+                    }
+                    st.md_char(ref_call);
+                }
+                st.cig_op = M;
+                st.nm = st.nm.wrapping_add(1);
+                st.cig_len = st.cig_len.wrapping_add(1);
+                seq_pos += 1;
+                ref_pos += 1;
+            }
+            FeatureKind::Deletion(n) => {
+                st.flush_unless(D);
+                let n = i64::from(*n);
+                if st.decode_md || st.decode_nm {
+                    if ref_pos + n > reference.map_or(0, |v| v.end) {
+                        return Err(st.beyond());
+                    }
+                    st.md_number();
+                    if ref_pos + n <= ref_len {
+                        if st.decode_md {
+                            let run = st.ref_run(ref_pos, n)?;
+                            st.md.push(b'^');
+                            st.md.extend_from_slice(run);
+                            st.md_dist = 0;
+                        }
+                        st.nm = st.nm.wrapping_add(n as u32);
+                    } else {
+                        let mut dlen = n;
+                        if ref_len >= ref_pos {
+                            if st.decode_md {
+                                let run = st.ref_run(ref_pos, ref_len - ref_pos)?;
+                                st.md.push(b'^');
+                                st.md.extend_from_slice(run);
+                                st.md.push(b'0');
+                            }
+                            dlen = n - (ref_len - ref_pos);
+                        }
+                        st.nm = st.nm.wrapping_add((n - dlen) as u32);
+                        st.md_dist = -1;
+                    }
+                }
+                st.cig_op = D;
+                st.cig_len = st.cig_len.wrapping_add(n as u32);
+                ref_pos += n;
+            }
+            FeatureKind::Insertion(bases) => {
+                st.flush_unless(I);
+                st.put_seq(pos - 1, bases)?;
+                st.cig_op = I;
+                st.cig_len = st.cig_len.wrapping_add(bases.len() as u32);
+                seq_pos += bases.len() as i64;
+                st.nm = st.nm.wrapping_add(bases.len() as u32);
+            }
+            FeatureKind::InsertBase(b) => {
+                st.flush_unless(I);
+                st.put_seq(pos - 1, &[*b])?;
+                st.cig_op = I;
+                st.cig_len = st.cig_len.wrapping_add(1);
+                seq_pos += 1;
+                st.nm = st.nm.wrapping_add(1);
+            }
+            FeatureKind::Bases(bases) => {
+                st.flush_unless(M);
+                st.put_seq(pos - 1, bases)?;
+                let n = bases.len() as i64;
+                if st.decode_md || st.decode_nm {
+                    st.md_number();
+                    let mut x = 0;
+                    while x < n {
+                        if x > 0 && st.decode_md {
+                            st.md.push(b'0');
+                        }
+                        if ref_pos + x >= ref_len || !with_ref {
+                            st.md_dist = -1;
+                            break;
+                        }
+                        if st.decode_md {
+                            if ref_pos + x >= reference.map_or(0, |v| v.end) {
+                                return Err(st.beyond());
+                            }
+                            let b = st.ref_base(ref_pos + x)?;
+                            st.md.push(b);
+                        }
+                        x += 1;
+                    }
+                    st.nm = st.nm.wrapping_add(x as u32);
+                    st.md_dist = 0;
+                }
+                st.cig_op = M;
+                st.cig_len = st.cig_len.wrapping_add(n as u32);
+                seq_pos += n;
+                ref_pos += n;
+            }
+            FeatureKind::Qualities(q) => {
+                st.flush_unless(M);
+                st.put_qual(pos - 1, q)?;
+                st.cig_op = M;
+            }
+            FeatureKind::Base { base, quality } => {
+                st.flush_unless(M);
+                st.put_seq(pos - 1, &[*base])?;
+                if st.decode_md || st.decode_nm {
+                    st.md_number();
+                    if ref_pos >= ref_len || !with_ref {
+                        st.md_dist = -1;
+                    } else {
+                        if st.decode_md {
+                            if ref_pos >= reference.map_or(0, |v| v.end) {
+                                return Err(st.beyond());
+                            }
+                            let b = st.ref_base(ref_pos)?;
+                            st.md.push(b);
+                        }
+                        st.nm = st.nm.wrapping_add(1);
+                        st.md_dist = 0;
+                    }
+                }
+                st.put_qual(pos - 1, &[*quality])?;
+                st.cig_op = M;
+                st.cig_len = st.cig_len.wrapping_add(1);
+                seq_pos += 1;
+                ref_pos += 1;
+            }
+            FeatureKind::Quality(q) => st.put_qual(pos - 1, &[*q])?,
+            FeatureKind::HardClip(n) => {
+                st.flush_unless(H);
+                st.cig_op = H;
+                st.cig_len = st.cig_len.wrapping_add(*n as u32);
+            }
+            FeatureKind::Padding(n) => {
+                st.flush_unless(P);
+                st.cig_op = P;
+                st.cig_len = st.cig_len.wrapping_add(*n as u32);
+            }
+            FeatureKind::RefSkip(n) => {
+                st.flush_unless(N);
+                st.cig_op = N;
+                st.cig_len = st.cig_len.wrapping_add(*n as u32);
+                ref_pos += i64::from(*n);
+            }
+        }
+    }
+    let len_i = len as i64;
+    if len_i >= seq_pos {
+        let n = len_i - seq_pos + 1;
+        if with_ref {
+            let past_end = ref_pos + n > ref_len;
+            st.matched(seq_pos, n, ref_pos, true)?;
+            if !past_end {
+                ref_pos += n;
+            }
+        } else if r.reference_id >= 0 {
+            ref_pos += n;
+        }
+        st.flush_unless(M);
+        st.cig_op = M;
+        st.cig_len = st.cig_len.wrapping_add(n as u32);
+    }
+    if st.decode_md {
+        st.md_number();
+    }
+    if st.cig_len != 0 {
+        st.cigar.push((st.cig_len << 4) | st.cig_op);
+    }
+    let mut md_nm = Vec::new();
+    if st.decode_md {
+        md_nm.extend_from_slice(b"MDZ");
+        md_nm.extend_from_slice(&st.md);
+        md_nm.push(0);
+    }
+    if st.decode_nm {
+        let nm = st.nm;
+        md_nm.extend_from_slice(b"NM");
+        if nm <= 0xff {
+            md_nm.push(b'C');
+            md_nm.push(nm as u8);
+        } else if nm <= 0xffff {
+            md_nm.push(b'S');
+            md_nm.extend_from_slice(&(nm as u16).to_le_bytes());
+        } else {
+            md_nm.push(b'I');
+            md_nm.extend_from_slice(&nm.to_le_bytes());
+        }
+    }
+    let apos = i64::from(r.position);
+    if preserve {
+        // Stored as an array: the caller takes the record's own.
+        st.qual = Vec::new();
+    }
+    Ok(Rebuilt {
+        seq: st.seq,
+        qual: st.qual,
+        cigar: st.cigar,
+        end: ref_pos.max(apos),
+        md_nm,
+    })
+}

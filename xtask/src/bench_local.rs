@@ -36,7 +36,7 @@ pub struct Tools {
 
 /// One timed process.
 #[derive(Clone, Copy)]
-struct Sample {
+pub(crate) struct Sample {
     wall: f64,
     cpu: f64,
     max_rss_kib: u64,
@@ -44,8 +44,8 @@ struct Sample {
 
 /// What a verification pass saw on stdout.
 #[derive(PartialEq, Eq, Debug)]
-struct Output {
-    bytes: u64,
+pub(crate) struct Output {
+    pub(crate) bytes: u64,
     digest: u64,
     /// The text itself when it is short (a count).
     short: Option<String>,
@@ -113,9 +113,21 @@ fn gnu_time() -> Option<&'static Path> {
     .as_deref()
 }
 
-/// Runs `program args` once; with `capture`, digests its stdout (the time then includes the
-/// pipe, so captured runs are not timed runs).
-fn run_once(program: &Path, args: &[String], capture: bool) -> Result<(Sample, Output), String> {
+/// Where a run's stdout goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Out {
+    /// Digested by the xtask (the time then includes the xtask's reading, so captured runs are
+    /// not timed runs).
+    Capture,
+    /// `/dev/null`.
+    Null,
+    /// A pipe read by another process (`cat` into `/dev/null`), as a user's pipeline reads it;
+    /// the time includes that reader's end.
+    Pipe,
+}
+
+/// Runs `program args` once, its stdout sent to `out`.
+pub(crate) fn run_once(program: &Path, args: &[String], out: Out) -> Result<(Sample, Output), String> {
     let rss_file = std::env::temp_dir().join(format!("bench-local-rss-{}", std::process::id()));
     let mut command = match gnu_time() {
         Some(time) => {
@@ -126,17 +138,30 @@ fn run_once(program: &Path, args: &[String], capture: bool) -> Result<(Sample, O
         None => Command::new(program),
     };
     let start = Instant::now();
+    let mut reader = match out {
+        Out::Pipe => Some(
+            Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot run cat: {e}"))?,
+        ),
+        _ => None,
+    };
+    let stdout = match (out, reader.as_mut().and_then(|r| r.stdin.take())) {
+        (Out::Capture, _) => Stdio::piped(),
+        (Out::Pipe, Some(pipe)) => Stdio::from(pipe),
+        _ => Stdio::null(),
+    };
     let mut child = command
         .args(args)
         .stdin(Stdio::null())
-        .stdout(if capture {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdout(stdout)
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    // The command holds the write end of `cat`'s pipe until it is dropped.
+    drop(command);
     let mut digest = Digest::default();
     let mut short = Vec::new();
     if let Some(mut stdout) = child.stdout.take() {
@@ -153,6 +178,9 @@ fn run_once(program: &Path, args: &[String], capture: bool) -> Result<(Sample, O
         }
     }
     let (status, usage) = wait_rusage(child.id())?;
+    if let Some(mut r) = reader {
+        r.wait().map_err(|e| format!("cat: {e}"))?;
+    }
     let wall = start.elapsed().as_secs_f64();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         return Err(format!(
@@ -189,13 +217,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Medians of one tool's timed runs.
-struct Summary {
-    wall: f64,
-    cpu: f64,
-    max_rss_mib: f64,
+pub(crate) struct Summary {
+    pub(crate) wall: f64,
+    pub(crate) cpu: f64,
+    pub(crate) max_rss_mib: f64,
 }
 
-fn summarize(samples: &[Sample]) -> Summary {
+pub(crate) fn summarize(samples: &[Sample]) -> Summary {
     Summary {
         wall: median(samples.iter().map(|s| s.wall).collect()),
         cpu: median(samples.iter().map(|s| s.cpu).collect()),
@@ -203,7 +231,7 @@ fn summarize(samples: &[Sample]) -> Summary {
     }
 }
 
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".to_string())
@@ -246,7 +274,7 @@ pub fn run(
             }
             let mut outputs = Vec::new();
             for (name, program, args) in &lineup {
-                let (_, out) = run_once(program, args, true)?;
+                let (_, out) = run_once(program, args, Out::Capture)?;
                 outputs.push((*name, out));
             }
             let reference = &outputs[1].1;
@@ -266,7 +294,7 @@ pub fn run(
             let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); lineup.len()];
             for _ in 0..runs.max(1) {
                 for (i, (_, program, args)) in lineup.iter().enumerate() {
-                    samples[i].push(run_once(program, args, false)?.0);
+                    samples[i].push(run_once(program, args, Out::Null)?.0);
                 }
             }
             let s: Vec<Summary> = samples.iter().map(|v| summarize(v)).collect();
@@ -308,6 +336,7 @@ pub fn run(
 
 pub const HELP: &str = "\
 cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..] [--no-noodles]
+                        [--format vcf [--size MB]]
   Times local decoding of the benchmark BAM (cargo xtask bench-data makes it): view -c, view to
   SAM, 5 small regions and chr22, at each thread count (default 1,2; -@ N = N + 1 threads), hts
   against samtools view and, for counts, a noodles-bam 0.98 program (libdeflate) that the xtask
@@ -317,9 +346,28 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   peak RSS. Then BAM writing at the default level (-b --no-PG, outputs compared byte for byte):
   chr22, and the whole file. --cases keeps the cases whose names contain one of the words
   (e.g. --cases 'view -c,view (SAM),regions,to BAM'). Run it on an idle machine: the load
-  average is printed before and after.";
+  average is printed before and after.
+  --format vcf [--size MB]: the benchmark VCF (cargo xtask bench-data --vcf) instead: hts tabix
+  against Debian's tabix 1.16 on vcf-r1, vcf-r5, vcf-r10 and vcf-chr22, and hts bgzip against
+  bgzip 1.16 compressing (-c) and decompressing (-d -c) the VCF's first 200 MB of text (made
+  once beside it) at -@ 1 and -@ 2; every output goes into a pipe read by `cat`.";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
+    if crate::flag_value(args, "--format") == Some("vcf") {
+        let vcf = crate::bench_vcf::existing_vcf(args)?;
+        let hts = crate::release_hts()?;
+        let runs = crate::flag_value(args, "--runs")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3);
+        let table =
+            crate::bench_local_vcf::run(&hts, &vcf, runs, crate::flag_value(args, "--cases"))?;
+        println!(
+            "\n{table}\n(cargo xtask bench-local {}: median of {runs}, {})",
+            args.join(" "),
+            vcf.display()
+        );
+        return Ok(());
+    }
     let bam = crate::bench_data::existing_bam(args)?;
     let hts = crate::release_hts()?;
     let samtools = crate::bench_remote::which("samtools").ok_or("samtools is not on PATH")?;

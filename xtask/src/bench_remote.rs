@@ -18,7 +18,7 @@ use crate::bench_table::{self, Cell};
 pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
-                         [--transports http,s3] [--format bam|vcf] [--size MB]
+                         [--transports http,s3] [--format bam|vcf] [--size MB] [--request-log]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -29,6 +29,8 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   s3 (an object store: 35 MB/s per connection, 200 MB/s in all, 20 ms), loopback.
   Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1) and chr22mid
   (22:20000000-25000000).
+  --request-log the server's request log of hts's first cold run of each case, and the number
+                of files its working directory held after it.
   --variants    more hts modes, each a name and its options ('p1m:--part-size 1M').
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
@@ -54,6 +56,37 @@ pub struct Options {
     /// Also measure `s3://` (s3s-fs behind the same emulated link), for hts and for samtools'
     /// own S3 plugin.
     pub s3: bool,
+    /// Print the server's request log of hts's first cold run of each case, and what its
+    /// working directory held after it.
+    pub request_log: bool,
+}
+
+/// The server's log as a table (milliseconds from the first request, connection, request,
+/// status, bytes advertised), and whether every Range was bounded.
+fn print_log(case: &str, server: &Server, cwd: &Path) {
+    let log = server.log();
+    let t0 = log.iter().map(|e| e.arrived).min();
+    println!("\nRequest log of hts's first cold run, {case} (as the server saw it):\n");
+    println!("| ms | conn | request | Range | status | bytes |\n|---|---|---|---|---|---|");
+    for e in &log {
+        let ms = t0.map_or(0.0, |t| e.arrived.duration_since(t).as_secs_f64() * 1e3);
+        println!(
+            "| {ms:.0} | {} | {} {} | {} | {} | {} |",
+            e.connection,
+            e.method,
+            e.path,
+            e.range.as_deref().unwrap_or("(none)"),
+            e.status,
+            e.content_length
+        );
+    }
+    let unbounded = log.iter().filter(|e| e.method == "GET" && !e.is_bounded()).count();
+    let left = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
+    println!(
+        "\n{} requests, {unbounded} GET(s) without a bounded Range; files in the working \
+         directory after the run: {left}\n",
+        log.len()
+    );
 }
 
 /// What one run of a command gave.
@@ -388,6 +421,9 @@ pub fn run(
                     server.reset();
                     let r = timed(&mode.program, &args, &cwd, &env)?;
                     cold.push(measure(&r, server, index_size, &reference));
+                    if opts.request_log && mode.name == "hts" && cold.len() == 1 {
+                        print_log(case, server, &cwd);
+                    }
                     if mode.warm {
                         server.reset();
                         let r = timed(&mode.program, &args, &cwd, &env)?;
@@ -536,6 +572,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             }
             transports.split(',').any(|t| t == "s3")
         },
+        request_log: args.iter().any(|a| a == "--request-log"),
     };
     let started = Instant::now();
     let load = crate::bench_local::load_average();

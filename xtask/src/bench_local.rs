@@ -127,7 +127,11 @@ pub(crate) enum Out {
 }
 
 /// Runs `program args` once, its stdout sent to `out`.
-pub(crate) fn run_once(program: &Path, args: &[String], out: Out) -> Result<(Sample, Output), String> {
+pub(crate) fn run_once(
+    program: &Path,
+    args: &[String],
+    out: Out,
+) -> Result<(Sample, Output), String> {
     let rss_file = std::env::temp_dir().join(format!("bench-local-rss-{}", std::process::id()));
     let mut command = match gnu_time() {
         Some(time) => {
@@ -350,8 +354,8 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   --format vcf [--size MB]: the benchmark VCF (cargo xtask bench-data --vcf) instead: hts tabix
   against Debian's tabix 1.16 on vcf-r1, vcf-r5, vcf-r10 and vcf-chr22, and hts bgzip against
   bgzip 1.16 compressing (-c) and decompressing (-d -c) the VCF's first 200 MB of text (made
-  once beside it) at -@ 1 and -@ 2; every output goes into a pipe read by `cat`. Queries take
-  milliseconds: they run 5 N rounds.";
+  once beside it) at -@ 1 and -@ 2; every output goes into a pipe read by `cat`. Queries and
+  decompression take well under a second: they run 5 N rounds.";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
     if crate::flag_value(args, "--format") == Some("vcf") {

@@ -80,7 +80,10 @@ fn print_log(case: &str, server: &Server, cwd: &Path) {
             e.content_length
         );
     }
-    let unbounded = log.iter().filter(|e| e.method == "GET" && !e.is_bounded()).count();
+    let unbounded = log
+        .iter()
+        .filter(|e| e.method == "GET" && !e.is_bounded())
+        .count();
     let left = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
     println!(
         "\n{} requests, {unbounded} GET(s) without a bounded Range; files in the working \
@@ -524,7 +527,10 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     let (dir, file, data) = match format {
         Format::Bam => {
             let bam = crate::bench_data::existing_bam(args)?;
-            let dir = bam.parent().ok_or("benchmark BAM has no folder")?.to_path_buf();
+            let dir = bam
+                .parent()
+                .ok_or("benchmark BAM has no folder")?
+                .to_path_buf();
             let file = bam
                 .file_name()
                 .and_then(|n| n.to_str())

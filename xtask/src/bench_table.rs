@@ -107,11 +107,7 @@ fn pct(new: f64, old: f64) -> f64 {
 /// Per profile: the seed's table (htslib's request pattern against PR #1998's), then every
 /// mode with ratios to samtools (cold to cold, warm to warm) and to the minimum.
 /// `baseline` is the mode the speed ratios divide (samtools, or tabix for the VCF).
-pub fn tables(
-    cells: &[Cell],
-    minimum: &dyn Fn(&str) -> Option<Needed>,
-    baseline: &str,
-) -> String {
+pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>, baseline: &str) -> String {
     let mut s = String::new();
     let mut profiles: Vec<&str> = cells.iter().map(|c| c.profile.as_str()).collect();
     profiles.dedup();
@@ -127,9 +123,7 @@ pub fn tables(
             .map(|c| c.case.as_str())
             .collect();
         cases.dedup();
-        let patterns = cells
-            .iter()
-            .any(|c| c.profile == p && c.mode == "htslib");
+        let patterns = cells.iter().any(|c| c.profile == p && c.mode == "htslib");
         if patterns {
             s += &format!("\nProfile {p}: htslib's request pattern against PR #1998's (both reproduced by hts)\n\n");
             s += "| Query | htslib | PR #1998 | Bandwidth | Time |\n|---|---|---|---|---|\n";

@@ -136,7 +136,10 @@ pub fn run(mb: u64) -> Result<PathBuf, String> {
     let started = std::time::Instant::now();
     let tmp = PathBuf::from(format!("{}.tmp", vcf.display()));
     let out = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    println!("$ cargo xtask bench-data --vcf --size {mb} | bgzip -@ 2 -c > {}", tmp.display());
+    println!(
+        "$ cargo xtask bench-data --vcf --size {mb} | bgzip -@ 2 -c > {}",
+        tmp.display()
+    );
     let mut bgzip = Command::new("bgzip")
         .args(["-@", "2", "-c"])
         .stdin(Stdio::piped())
@@ -206,7 +209,9 @@ fn tables(rng: &mut Rng) -> [Table; 4] {
         let dp = 6 + r.below(40);
         format!("1/1:0,{dp}:{dp}:{}", (dp * 3).min(99))
     });
-    let missing = Table::new(rng, 4, |r| format!("./.:0,0:0:{}", if r.below(2) == 0 { "." } else { "0" }));
+    let missing = Table::new(rng, 4, |r| {
+        format!("./.:0,0:0:{}", if r.below(2) == 0 { "." } else { "0" })
+    });
     [hom_ref, het, hom_alt, missing]
 }
 
@@ -271,7 +276,9 @@ fn header(out: &mut Vec<u8>) {
         push_u(out, *len);
         out.extend_from_slice(b",assembly=GRCh37>\n");
     }
-    out.extend_from_slice(b"##reference=GRCh37\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT");
+    out.extend_from_slice(
+        b"##reference=GRCh37\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT",
+    );
     for s in 0..SAMPLES {
         out.extend_from_slice(format!("\tS{:04}", s + 1).as_bytes());
     }
@@ -382,7 +389,7 @@ fn generate(mut sink: impl Write, sites: u64) -> Result<u64, String> {
             push_u(&mut buf, an);
             buf.extend_from_slice(b";BaseQRankSum=");
             push_fixed(&mut buf, (q >> 24) as i64 % 400 - 200);
-            if (q >> 33) % 3 == 0 {
+            if (q >> 33).is_multiple_of(3) {
                 buf.extend_from_slice(b";DB");
             }
             buf.extend_from_slice(b";DP=");
@@ -413,13 +420,15 @@ fn generate(mut sink: impl Write, sites: u64) -> Result<u64, String> {
             buf.push(b'\n');
             written += 1;
             if buf.len() > (1 << 22) - (1 << 16) {
-                sink.write_all(&buf).map_err(|e| format!("writing to bgzip: {e}"))?;
+                sink.write_all(&buf)
+                    .map_err(|e| format!("writing to bgzip: {e}"))?;
                 buf.clear();
             }
             pos += 1 + rng.below(2 * gap as usize - 1) as u64;
         }
     }
-    sink.write_all(&buf).map_err(|e| format!("writing to bgzip: {e}"))?;
+    sink.write_all(&buf)
+        .map_err(|e| format!("writing to bgzip: {e}"))?;
     Ok(written)
 }
 

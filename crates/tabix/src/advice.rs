@@ -79,7 +79,7 @@ impl<'a> Spans<'a> {
         if !added {
             return;
         }
-        let mut all: Vec<Range<u64>> = vec![0..self.first];
+        let mut all: Vec<Range<u64>> = std::iter::once(0..self.first).collect();
         for r in self.ranges.iter().flatten() {
             if !all.contains(r) {
                 all.push(r.clone());

@@ -10,8 +10,8 @@
 //! # Ok::<(), tabix::Error>(())
 //! ```
 
-pub mod build;
 mod advice;
+pub mod build;
 mod error;
 mod index_load;
 pub mod interval;

@@ -137,10 +137,17 @@ fn a_reader_for_regions_keeps_only_the_sequences_they_name() {
     assert!(!whole.is_empty());
     let mut kept = open_keep("many.vcf.gz", &["chr2", "nonsense:1-"]);
     assert_eq!(region_text(&mut kept, "chr2"), whole);
-    assert_eq!(kept.names(), ["chr1", "chr2", "chr10"], "the names come whole");
+    assert_eq!(
+        kept.names(),
+        ["chr1", "chr2", "chr10"],
+        "the names come whole"
+    );
     // chr1 was not kept: the reader for chr2 gives no lines for it.
     assert!(region_text(&mut kept, "chr1:10000-10300").is_empty());
     // `.` reads every sequence, so it keeps the whole index.
     let mut all = open_keep("many.vcf.gz", &["chr2", "."]);
-    assert_eq!(region_text(&mut all, "chr1:10000-10300"), golden("many_small"));
+    assert_eq!(
+        region_text(&mut all, "chr1:10000-10300"),
+        golden("many_small")
+    );
 }

@@ -328,6 +328,12 @@ pub fn run(
             table += &row;
         }
     }
+    finish(table, &mismatches)
+}
+
+/// The end of a run: the load average after it, and the table, or an error holding it when
+/// some outputs differed (those timings are void).
+pub(crate) fn finish(table: String, mismatches: &[String]) -> Result<String, String> {
     println!("load average after: {}", load_average());
     if !mismatches.is_empty() {
         return Err(format!(

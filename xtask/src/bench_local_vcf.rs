@@ -209,12 +209,5 @@ pub fn run(hts: &Path, vcf: &Path, runs: usize, only: Option<&str>) -> Result<St
         print!("{row}");
         table += &row;
     }
-    println!("load average after: {}", load_average());
-    if !mismatches.is_empty() {
-        return Err(format!(
-            "{table}\noutputs differ, so those timings are void:\n{}",
-            mismatches.join("\n")
-        ));
-    }
-    Ok(table)
+    crate::bench_local::finish(table, &mismatches)
 }

@@ -51,7 +51,7 @@ const CHROMS: &[(&str, u64)] = &[
 ];
 
 /// Query cases on the VCF: the small regions of `regions.txt`'s r1/r5/r10 widened to 20 kb
-/// (at about one site per 2.7 kb a 100 bp region is usually empty), and chromosome 22.
+/// (at about one site per 2.6 kb a 100 bp region is usually empty), and chromosome 22.
 pub const VCF_CASES: &[(&str, &str)] = &[
     ("vcf-r1", "1:1000000-1020000"),
     (

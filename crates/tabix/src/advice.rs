@@ -15,7 +15,7 @@ pub(crate) struct Spans<'a> {
     /// Each region as parsed once the index's names are known (`None`: not a region with
     /// chunks, e.g. one that does not parse; the query reports it).
     parsed: Option<Vec<Option<Region>>>,
-    /// Each region's ranges, in the order its query reads them.
+    /// Each region's ranges.
     ranges: Vec<Vec<Range<u64>>>,
     /// The data's first bytes (the header block), asked for first and kept in every advice.
     first: u64,
@@ -79,12 +79,20 @@ impl<'a> Spans<'a> {
         if !added {
             return;
         }
-        let mut all: Vec<Range<u64>> = std::iter::once(0..self.first).collect();
-        for r in self.ranges.iter().flatten() {
-            if !all.contains(r) {
-                all.push(r.clone());
+        // In file order, overlaps merged: a range that starts inside another (a region's
+        // first block is often the header's, or the last of the region before) would otherwise
+        // be asked for twice, or turn the reader's sequential path into new requests.
+        let mut all: Vec<Range<u64>> = std::iter::once(0..self.first)
+            .chain(self.ranges.iter().flatten().cloned())
+            .collect();
+        all.sort_unstable_by_key(|r| r.start);
+        let mut merged: Vec<Range<u64>> = Vec::with_capacity(all.len());
+        for r in all {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
             }
         }
-        data.advise(&all);
+        data.advise(&merged);
     }
 }

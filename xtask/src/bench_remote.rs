@@ -61,37 +61,6 @@ pub struct Options {
     pub request_log: bool,
 }
 
-/// The server's log as a table (milliseconds from the first request, connection, request,
-/// status, bytes advertised), and whether every Range was bounded.
-fn print_log(case: &str, server: &Server, cwd: &Path) {
-    let log = server.log();
-    let t0 = log.iter().map(|e| e.arrived).min();
-    println!("\nRequest log of hts's first cold run, {case} (as the server saw it):\n");
-    println!("| ms | conn | request | Range | status | bytes |\n|---|---|---|---|---|---|");
-    for e in &log {
-        let ms = t0.map_or(0.0, |t| e.arrived.duration_since(t).as_secs_f64() * 1e3);
-        println!(
-            "| {ms:.0} | {} | {} {} | {} | {} | {} |",
-            e.connection,
-            e.method,
-            e.path,
-            e.range.as_deref().unwrap_or("(none)"),
-            e.status,
-            e.content_length
-        );
-    }
-    let unbounded = log
-        .iter()
-        .filter(|e| e.method == "GET" && !e.is_bounded())
-        .count();
-    let left = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
-    println!(
-        "\n{} requests, {unbounded} GET(s) without a bounded Range; files in the working \
-         directory after the run: {left}\n",
-        log.len()
-    );
-}
-
 /// What one run of a command gave.
 pub(crate) struct Run {
     pub(crate) stdout: Vec<u8>,
@@ -425,7 +394,7 @@ pub fn run(
                     let r = timed(&mode.program, &args, &cwd, &env)?;
                     cold.push(measure(&r, server, index_size, &reference));
                     if opts.request_log && mode.name == "hts" && cold.len() == 1 {
-                        print_log(case, server, &cwd);
+                        crate::bench_remote_vcf::print_log(case, server, &cwd);
                     }
                     if mode.warm {
                         server.reset();
@@ -497,27 +466,6 @@ pub fn which(cmd: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The folder served for the VCF: the data and its TBI only (hard links), so that tabix and hts
-/// probing for `.csi` first find what a plain `tabix -p vcf` leaves beside a file.
-fn vcf_served_dir(vcf: &Path) -> Result<(PathBuf, String), String> {
-    let file = vcf
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or("bad benchmark file name")?
-        .to_string();
-    let parent = vcf.parent().ok_or("benchmark VCF has no folder")?;
-    let dir = parent.join(format!("served-tbi-{file}"));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for name in [file.clone(), format!("{file}.tbi")] {
-        let link = dir.join(&name);
-        if !link.exists() {
-            std::fs::hard_link(parent.join(&name), &link)
-                .map_err(|e| format!("{}: {e}", link.display()))?;
-        }
-    }
-    Ok((dir, file))
-}
-
 pub fn cmd(args: &[String]) -> Result<(), String> {
     let format = match crate::flag_value(args, "--format").unwrap_or("bam") {
         "bam" => Format::Bam,
@@ -540,7 +488,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         }
         Format::Vcf => {
             let vcf = crate::bench_vcf::existing_vcf(args)?;
-            let (dir, file) = vcf_served_dir(&vcf)?;
+            let (dir, file) = crate::bench_remote_vcf::served_dir(&vcf)?;
             (dir, file, vcf)
         }
     };

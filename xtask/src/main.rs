@@ -6,6 +6,7 @@ mod bench_local;
 mod bench_local_vcf;
 mod bench_minimum;
 mod bench_remote;
+mod bench_remote_vcf;
 mod bench_table;
 mod bench_targets;
 mod bench_vcf;

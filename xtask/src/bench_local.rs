@@ -86,7 +86,7 @@ pub struct Tools {
 
 /// Where a timed run's standard output goes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Sink {
+pub(crate) enum Sink {
     /// A pipe read by another process (`cat > /dev/null`): what users see.
     Pipe,
     /// `/dev/null`: writes cost nothing.
@@ -95,15 +95,15 @@ enum Sink {
 
 /// One timed process.
 #[derive(Clone, Copy)]
-struct Sample {
-    wall: f64,
-    cpu: f64,
+pub(crate) struct Sample {
+    pub(crate) wall: f64,
+    pub(crate) cpu: f64,
 }
 
 /// What a verification pass saw on stdout.
 #[derive(PartialEq, Eq, Debug)]
-struct Output {
-    bytes: u64,
+pub(crate) struct Output {
+    pub(crate) bytes: u64,
     digest: u64,
     /// The text itself when it is short (a count).
     short: Option<String>,
@@ -208,7 +208,7 @@ fn check_status(status: i32, program: &Path, args: &[String]) -> Result<(), Stri
 
 /// The verification pass: runs `program args` once under GNU time (for a true peak RSS, in
 /// KiB) and digests its stdout, read here.
-fn verify_once(program: &Path, args: &[String]) -> Result<(Output, u64), String> {
+pub(crate) fn verify_once(program: &Path, args: &[String]) -> Result<(Output, u64), String> {
     let rss_file = std::env::temp_dir().join(format!("bench-local-rss-{}", std::process::id()));
     let mut child = spawn(program, args, Stdio::piped(), Some(&rss_file))?;
     let mut digest = Digest::default();
@@ -248,7 +248,7 @@ fn verify_once(program: &Path, args: &[String]) -> Result<(Output, u64), String>
 /// One timed run: `program args` started directly (no GNU time, whose own start-up would weigh
 /// on the start-up cases), its stdout into `sink`; with a pipe, the time runs until the
 /// consumer has read everything and exited.
-fn time_once(program: &Path, args: &[String], sink: Sink) -> Result<Sample, String> {
+pub(crate) fn time_once(program: &Path, args: &[String], sink: Sink) -> Result<Sample, String> {
     let start = Instant::now();
     let (status, usage) = match sink {
         Sink::Null => {
@@ -277,12 +277,12 @@ fn time_once(program: &Path, args: &[String], sink: Sink) -> Result<Sample, Stri
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".to_string())
@@ -436,6 +436,12 @@ pub fn run(
             table += &line;
         }
     }
+    finish(table, &mismatches)
+}
+
+/// The end of a run: the load average after it, and the table, or an error holding it when
+/// some outputs differed (those timings are void).
+pub(crate) fn finish(table: String, mismatches: &[String]) -> Result<String, String> {
     println!("load average after: {}", load_average());
     if !mismatches.is_empty() {
         return Err(format!(
@@ -448,6 +454,7 @@ pub fn run(
 
 pub const HELP: &str = "\
 cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..] [--no-noodles]
+                        [--format vcf [--size MB]]
   Times local decoding of the benchmark BAM (cargo xtask bench-data makes it): view -c, view to
   SAM, 5 small regions and chr22, at each thread count (default 1,2; -@ N = N + 1 threads), hts
   against samtools view and, for counts, a noodles-bam 0.98 program (libdeflate) that the xtask
@@ -461,9 +468,29 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   (below 1: hts is faster), CPU time into the pipe and peak RSS. Then BAM writing at the default
   level (-b --no-PG, outputs compared byte for byte): chr22, and the whole file. --cases keeps
   the cases whose names contain one of the words (e.g. --cases 'view -c,view (SAM),regions,to
-  BAM,start-up'). Run it on an idle machine: the load average is printed before and after.";
+  BAM,start-up'). Run it on an idle machine: the load average is printed before and after.
+  --format vcf [--size MB]: the benchmark VCF (cargo xtask bench-data --vcf) instead: hts tabix
+  against Debian's tabix 1.16 on vcf-r1, vcf-r5, vcf-r10 and vcf-chr22, and hts bgzip against
+  bgzip 1.16 compressing (-c) and decompressing (-d -c) the VCF's first 200 MB of text (made
+  once beside it) at -@ 1 and -@ 2; every output goes into a pipe read by `cat`. Queries and
+  decompression take well under a second: they run 5 N rounds.";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
+    if crate::flag_value(args, "--format") == Some("vcf") {
+        let vcf = crate::bench_vcf::existing_vcf(args)?;
+        let hts = crate::release_hts()?;
+        let runs = crate::flag_value(args, "--runs")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3);
+        let table =
+            crate::bench_local_vcf::run(&hts, &vcf, runs, crate::flag_value(args, "--cases"))?;
+        println!(
+            "\n{table}\n(cargo xtask bench-local {}: median of {runs}, {})",
+            args.join(" "),
+            vcf.display()
+        );
+        return Ok(());
+    }
     let bam = crate::bench_data::existing_bam(args)?;
     let hts = crate::release_hts()?;
     let samtools = crate::bench_remote::which("samtools").ok_or("samtools is not on PATH")?;

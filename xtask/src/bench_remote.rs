@@ -18,7 +18,7 @@ use crate::bench_table::{self, Cell};
 pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
-                         [--transports http,s3]
+                         [--transports http,s3] [--format bam|vcf] [--size MB] [--request-log]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -29,10 +29,19 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   s3 (an object store: 35 MB/s per connection, 200 MB/s in all, 20 ms), loopback.
   Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1) and chr22mid
   (22:20000000-25000000).
+  --request-log the server's request log of hts's first cold run of each case, and the number
+                of files its working directory held after it.
   --variants    more hts modes, each a name and its options ('p1m:--part-size 1M').
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
-                (installed on first use into ~/.cache/hts-tools).";
+                (installed on first use into ~/.cache/hts-tools).
+  --format vcf  the benchmark VCF (cargo xtask bench-data --vcf [--size MB]) instead:
+                `hts tabix URL REGION...` against Debian's `tabix URL REGION...` (1.16; cold:
+                a fresh working directory, where tabix downloads the index, and an empty hts
+                cache; warm: both left in place), a folder served with the data and its TBI
+                only; -s3 modes: s3:// for hts, s3+http:// through htslib's plugin for tabix.
+                Cases vcf-r1, vcf-r5, vcf-r10 (20 kb regions at regions.txt's places) and
+                vcf-chr22. Every hts run is checked to leave its working directory empty.";
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -47,6 +56,9 @@ pub struct Options {
     /// Also measure `s3://` (s3s-fs behind the same emulated link), for hts and for samtools'
     /// own S3 plugin.
     pub s3: bool,
+    /// Print the server's request log of hts's first cold run of each case, and what its
+    /// working directory held after it.
+    pub request_log: bool,
 }
 
 /// What one run of a command gave.
@@ -131,6 +143,7 @@ pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
 struct Mode {
     name: String,
     program: PathBuf,
+    /// The arguments before the file: the subcommand (`view`, `tabix`) and options.
     extra: Vec<String>,
     warm: bool,
     transport: Transport,
@@ -147,11 +160,72 @@ enum Transport {
     HtslibS3,
 }
 
+/// What is queried: the benchmark BAM by `view -X` against samtools, or the benchmark VCF by
+/// `tabix` against tabix 1.16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Bam,
+    Vcf,
+}
+
+impl Format {
+    /// The program hts is compared with.
+    pub fn baseline(self) -> &'static str {
+        match self {
+            Format::Bam => "samtools",
+            Format::Vcf => "tabix",
+        }
+    }
+
+    /// The index served beside the data (the one the URL's users would have).
+    fn index_ext(self) -> &'static str {
+        match self {
+            Format::Bam => "bai",
+            Format::Vcf => "tbi",
+        }
+    }
+
+    /// The arguments of a query of `url` after the mode's own: samtools and hts view name the
+    /// index (`-X`); tabix finds it beside the data as a user's `tabix URL REGION` does.
+    fn query_args(self, url: String, index_url: String, regions: &[String]) -> Vec<String> {
+        let mut args = match self {
+            Format::Bam => vec!["-X".to_string(), url, index_url],
+            Format::Vcf => vec![url],
+        };
+        args.extend(regions.iter().cloned());
+        args
+    }
+}
+
+fn vcf_modes(hts: &Path, tabix: Option<&Path>, opts: &Options) -> Vec<Mode> {
+    let mode = |name: &str, program: &Path, extra: &[&str], transport| Mode {
+        name: name.to_string(),
+        program: program.to_path_buf(),
+        extra: extra.iter().map(|s| s.to_string()).collect(),
+        warm: true,
+        transport,
+    };
+    let mut modes = vec![mode("hts", hts, &["tabix"], Transport::Http)];
+    if let Some(t) = tabix {
+        modes.push(mode("tabix", t, &[], Transport::Http));
+    }
+    if opts.s3 {
+        modes.push(mode("hts-s3", hts, &["tabix"], Transport::S3));
+        if let Some(t) = tabix {
+            modes.push(mode("tabix-s3", t, &[], Transport::HtslibS3));
+        }
+    }
+    modes
+}
+
 fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
     let hts_mode = |name: &str, extra: &[&str], warm: bool| Mode {
         name: name.to_string(),
         program: hts.to_path_buf(),
-        extra: extra.iter().map(|s| s.to_string()).collect(),
+        extra: std::iter::once("view")
+            .chain(extra.iter().copied())
+            .map(str::to_string)
+            .collect(),
         warm,
         transport: Transport::Http,
     };
@@ -187,7 +261,7 @@ fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
         modes.push(Mode {
             name: "samtools".to_string(),
             program: s.to_path_buf(),
-            extra: Vec::new(),
+            extra: vec!["view".to_string()],
             warm: true,
             transport: Transport::Http,
         });
@@ -201,7 +275,7 @@ fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
             modes.push(Mode {
                 name: "samtools-s3".to_string(),
                 program: s.to_path_buf(),
-                extra: Vec::new(),
+                extra: vec!["view".to_string()],
                 warm: true,
                 transport: Transport::HtslibS3,
             });
@@ -215,33 +289,42 @@ fn index_bytes(server: &Server, index_size: u64) -> u64 {
     server
         .log()
         .iter()
-        .filter(|e| e.method == "GET" && (e.path.ends_with(".bai") || e.path.ends_with(".csi")))
+        .filter(|e| {
+            e.method == "GET" && [".bai", ".csi", ".tbi"].iter().any(|x| e.path.ends_with(x))
+        })
         .map(|e| e.content_length.min(index_size))
         .sum()
 }
 
-/// Measures every mode for every case under every profile.
-pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> {
-    let dir = bam.parent().ok_or("benchmark BAM has no folder")?;
-    let file = bam
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or("bad benchmark file name")?
-        .to_string();
-    let index_size = std::fs::metadata(format!("{}.bai", bam.display()))
+/// Measures every mode for every case under every profile. `dir` holds the data file and only
+/// the index of `format` (what a client probing for indexes finds).
+pub fn run(
+    hts: &Path,
+    format: Format,
+    dir: &Path,
+    file: &str,
+    opts: &Options,
+) -> Result<Vec<Cell>, String> {
+    let bam = dir.join(file);
+    let file = file.to_string();
+    let ext = format.index_ext();
+    let index_size = std::fs::metadata(format!("{}.{ext}", bam.display()))
         .map_err(|e| e.to_string())?
         .len();
-    let samtools = which("samtools");
-    match &samtools {
-        Some(s) => println!("samtools: {}", s.display()),
-        None => println!("samtools: not on PATH: its rows are left out"),
+    let baseline = which(format.baseline());
+    match &baseline {
+        Some(s) => println!("{}: {}", format.baseline(), s.display()),
+        None => println!("{}: not on PATH: its rows are left out", format.baseline()),
     }
-    let modes = modes(hts, samtools.as_deref(), opts);
+    let modes = match format {
+        Format::Bam => modes(hts, baseline.as_deref(), opts),
+        Format::Vcf => vcf_modes(hts, baseline.as_deref(), opts),
+    };
     let mut cells = Vec::new();
     for (pname, link) in &opts.profiles {
         let server = Server::start_with(dir, 0, *link)?;
         let url = server.url(&file);
-        let idx_url = format!("{url}.bai");
+        let idx_url = format!("{url}.{ext}");
         let stack = if opts.s3 {
             let objects = vec![
                 Object {
@@ -249,8 +332,8 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
                     key: file.clone(),
                 },
                 Object {
-                    source: dir.join(format!("{file}.bai")),
-                    key: format!("{file}.bai"),
+                    source: dir.join(format!("{file}.{ext}")),
+                    key: format!("{file}.{ext}"),
                 },
             ];
             Some(S3Stack::start(&[("bench", objects)], *link)?)
@@ -258,17 +341,20 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
             None
         };
         for (case, regions) in &opts.cases {
-            // The reference output: the local query by samtools (or hts without samtools).
-            let mut local_args = vec![
-                "view".to_string(),
-                "-X".to_string(),
+            // The reference output: the local query by samtools or tabix (or hts without them).
+            let mut local_args = match (format, &baseline) {
+                (Format::Bam, _) => vec!["view".to_string()],
+                (Format::Vcf, Some(_)) => Vec::new(),
+                (Format::Vcf, None) => vec!["tabix".to_string()],
+            };
+            local_args.extend(format.query_args(
                 bam.display().to_string(),
-                format!("{}.bai", bam.display()),
-            ];
-            local_args.extend(regions.iter().cloned());
+                format!("{}.{ext}", bam.display()),
+                regions,
+            ));
             let local_dir = fresh_dir("local")?;
             let reference = timed(
-                samtools.as_deref().unwrap_or(hts),
+                baseline.as_deref().unwrap_or(hts),
                 &local_args,
                 &local_dir,
                 &[],
@@ -280,22 +366,20 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
                     (Transport::Http, _) => (url.clone(), idx_url.clone(), Vec::new(), &server),
                     (Transport::S3, Some(st)) => (
                         format!("s3://bench/{file}"),
-                        format!("s3://bench/{file}.bai"),
+                        format!("s3://bench/{file}.{ext}"),
                         st.env(testkit::s3::SECRET_KEY),
                         &st.proxy,
                     ),
                     (Transport::HtslibS3, Some(st)) => (
                         format!("s3+http://bench/{file}"),
-                        format!("s3+http://bench/{file}.bai"),
+                        format!("s3+http://bench/{file}.{ext}"),
                         st.htslib_env(),
                         &st.proxy,
                     ),
                     _ => continue,
                 };
-                let mut args = vec!["view".to_string()];
-                args.extend(mode.extra.iter().cloned());
-                args.extend(["-X".to_string(), bam_url, bai_url]);
-                args.extend(regions.iter().cloned());
+                let mut args = mode.extra.clone();
+                args.extend(format.query_args(bam_url, bai_url, regions));
                 let mut cold = Vec::new();
                 let mut warm = Vec::new();
                 for _ in 0..opts.runs {
@@ -309,10 +393,25 @@ pub fn run(hts: &Path, bam: &Path, opts: &Options) -> Result<Vec<Cell>, String> 
                     server.reset();
                     let r = timed(&mode.program, &args, &cwd, &env)?;
                     cold.push(measure(&r, server, index_size, &reference));
+                    if opts.request_log && mode.name == "hts" && cold.len() == 1 {
+                        crate::bench_remote_vcf::print_log(case, server, &cwd);
+                    }
                     if mode.warm {
                         server.reset();
                         let r = timed(&mode.program, &args, &cwd, &env)?;
                         warm.push(measure(&r, server, index_size, &reference));
+                    }
+                    // hts never writes into the working directory (tabix and samtools leave
+                    // the index they downloaded there).
+                    if mode.program == hts {
+                        let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
+                        if left > 0 {
+                            return Err(format!(
+                                "{} left {left} file(s) in its working directory {}",
+                                mode.name,
+                                cwd.display()
+                            ));
+                        }
                     }
                     let _ = std::fs::remove_dir_all(&cwd);
                     let _ = std::fs::remove_dir_all(&cache);
@@ -368,7 +467,31 @@ pub fn which(cmd: &str) -> Option<PathBuf> {
 }
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
-    let bam = crate::bench_data::existing_bam(args)?;
+    let format = match crate::flag_value(args, "--format").unwrap_or("bam") {
+        "bam" => Format::Bam,
+        "vcf" => Format::Vcf,
+        other => return Err(format!("unknown --format '{other}' (bam, vcf)")),
+    };
+    let (dir, file, data) = match format {
+        Format::Bam => {
+            let bam = crate::bench_data::existing_bam(args)?;
+            let dir = bam
+                .parent()
+                .ok_or("benchmark BAM has no folder")?
+                .to_path_buf();
+            let file = bam
+                .file_name()
+                .and_then(|n| n.to_str())
+                .ok_or("bad benchmark file name")?
+                .to_string();
+            (dir, file, bam)
+        }
+        Format::Vcf => {
+            let vcf = crate::bench_vcf::existing_vcf(args)?;
+            let (dir, file) = crate::bench_remote_vcf::served_dir(&vcf)?;
+            (dir, file, vcf)
+        }
+    };
     let hts = crate::release_hts()?;
     let mut profiles = Vec::new();
     for p in crate::flag_value(args, "--profiles")
@@ -384,9 +507,12 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         runs: crate::flag_value(args, "--runs")
             .and_then(|r| r.parse().ok())
             .unwrap_or(3),
-        cases: crate::bench_data::cases(Some(
-            crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
-        ))?,
+        cases: match format {
+            Format::Bam => crate::bench_data::cases(Some(
+                crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
+            ))?,
+            Format::Vcf => crate::bench_vcf::cases(crate::flag_value(args, "--cases")),
+        },
         json: PathBuf::from(
             crate::flag_value(args, "--json").unwrap_or("target/bench-remote.json"),
         ),
@@ -400,27 +526,39 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             }
             transports.split(',').any(|t| t == "s3")
         },
+        request_log: args.iter().any(|a| a == "--request-log"),
     };
     let started = Instant::now();
-    let cells = run(&hts, &bam, &opts)?;
-    let mut minimum = Minimum::new(&bam)?;
+    let load = crate::bench_local::load_average();
+    println!("load average before: {load}");
+    let cells = run(&hts, format, &dir, &file, &opts)?;
     let mut mins: Vec<(String, Needed)> = Vec::new();
-    for (case, regions) in &opts.cases {
-        mins.push((case.clone(), minimum.of(regions)?));
+    if format == Format::Bam {
+        let mut minimum = Minimum::new(&data)?;
+        for (case, regions) in &opts.cases {
+            mins.push((case.clone(), minimum.of(regions)?));
+        }
     }
     let min = |case: &str| mins.iter().find(|(c, _)| c == case).map(|(_, n)| *n);
-    println!("{}", bench_table::tables(&cells, &min));
+    println!("{}", bench_table::tables(&cells, &min, format.baseline()));
     println!(
-        "(cargo xtask bench-remote, {} run(s) a cell, {:.0} s in all)",
+        "(cargo xtask bench-remote {}, {} run(s) a cell, {:.0} s in all, {}; load average \
+         before {load}, after {})",
+        args.join(" "),
         opts.runs,
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        data.display(),
+        crate::bench_local::load_average()
     );
     let json = crate::root().join(&opts.json);
     std::fs::write(&json, bench_table::to_json(&cells, &min))
         .map_err(|e| format!("{}: {e}", json.display()))?;
     println!("JSON: {}", json.display());
     if cells.iter().any(|c| !c.output_ok) {
-        return Err("some outputs differ from samtools: those cells are void".to_string());
+        return Err(format!(
+            "some outputs differ from {}'s: those cells are void",
+            format.baseline()
+        ));
     }
     Ok(())
 }

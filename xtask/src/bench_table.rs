@@ -106,7 +106,8 @@ fn pct(new: f64, old: f64) -> f64 {
 
 /// Per profile: the seed's table (htslib's request pattern against PR #1998's), then every
 /// mode with ratios to samtools (cold to cold, warm to warm) and to the minimum.
-pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>) -> String {
+/// `baseline` is the mode the speed ratios divide (samtools, or tabix for the VCF).
+pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>, baseline: &str) -> String {
     let mut s = String::new();
     let mut profiles: Vec<&str> = cells.iter().map(|c| c.profile.as_str()).collect();
     profiles.dedup();
@@ -122,8 +123,11 @@ pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>) -> Strin
             .map(|c| c.case.as_str())
             .collect();
         cases.dedup();
-        s += &format!("\nProfile {p}: htslib's request pattern against PR #1998's (both reproduced by hts)\n\n");
-        s += "| Query | htslib | PR #1998 | Bandwidth | Time |\n|---|---|---|---|---|\n";
+        let patterns = cells.iter().any(|c| c.profile == p && c.mode == "htslib");
+        if patterns {
+            s += &format!("\nProfile {p}: htslib's request pattern against PR #1998's (both reproduced by hts)\n\n");
+            s += "| Query | htslib | PR #1998 | Bandwidth | Time |\n|---|---|---|---|---|\n";
+        }
         for case in &cases {
             if let (Some(u), Some(b)) = (find(case, "htslib", "cold"), find(case, "pr1998", "cold"))
             {
@@ -139,11 +143,16 @@ pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>) -> Strin
             }
         }
         s += &format!("\nProfile {p}: every mode (median of runs; bytes are what the server wrote to sockets)\n\n");
-        s += "| Query | mode | wall | first record | written | index bytes | GETs | conns | written / minimum | speed vs samtools |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        s += &format!("| Query | mode | wall | first record | written | index bytes | GETs | conns | unbounded | written / minimum | speed vs {baseline} |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for case in &cases {
             let min = minimum(case);
             for c in cells.iter().filter(|c| c.profile == p && &c.case == case) {
-                let base = find(case, "samtools", c.temperature);
+                // Each mode against the baseline of its own transport (hts-s3 to samtools-s3).
+                let base = find(case, baseline, c.temperature);
+                let base = match c.mode.strip_suffix("-s3") {
+                    Some(_) => find(case, &format!("{baseline}-s3"), c.temperature).or(base),
+                    None => base,
+                };
                 let ratio = min
                     .map(|m| format!("{:.2}x", c.written as f64 / m.bytes.max(1) as f64))
                     .unwrap_or_default();
@@ -152,7 +161,7 @@ pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>) -> Strin
                     .unwrap_or_default();
                 s +=
                     &format!(
-                    "| {case} | {} | {:.3} s | {:.3} s | {} | {} | {} | {} | {ratio} | {vs}{} |\n",
+                    "| {case} | {} | {:.3} s | {:.3} s | {} | {} | {} | {} | {} | {ratio} | {vs}{} |\n",
                     c.label(),
                     c.wall,
                     c.first_record,
@@ -160,12 +169,13 @@ pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>) -> Strin
                     mb(c.index_bytes),
                     c.gets,
                     c.connections,
+                    c.unbounded,
                     if c.output_ok { "" } else { " VOID: output differs" }
                 );
             }
             if let Some(m) = min {
                 s += &format!(
-                    "| {case} | minimum | | | {} | {} | | | 1.00x | |\n",
+                    "| {case} | minimum | | | {} | {} | | | | 1.00x | |\n",
                     mb(m.bytes),
                     mb(m.index_bytes)
                 );

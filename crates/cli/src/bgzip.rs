@@ -243,7 +243,14 @@ fn compress(file: &str, s: &Settings) -> Result<(), String> {
 /// standard output.
 fn create(name: Option<&str>, force: bool) -> Result<Box<dyn Write>, String> {
     let Some(n) = name else {
-        return Ok(Box::new(io::stdout().lock()));
+        // Descriptor 1 itself: std's stdout is line-buffered, which cut each block's text in
+        // two writes at its last newline.
+        use std::os::fd::AsFd;
+        return io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(|fd| Box::new(File::from(fd)) as Box<dyn Write>)
+            .map_err(|e| format!("standard output: {}", strerror(&e)));
     };
     if !force && Path::new(n).exists() {
         return Err(format!("can't create {n}: File exists"));
@@ -395,12 +402,20 @@ fn copy(
     let mut input = input.take(limit.unwrap_or(u64::MAX));
     let mut buf = vec![0u8; 1 << 16];
     loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("{file}: {e}")),
-        };
+        // A read ends at a block's end: the buffer is filled first, so that each write into a
+        // pipe is a whole 64 KiB as bgzip's are (half as many writes and wake-ups of the reader).
+        let mut n = 0;
+        while n < buf.len() {
+            match input.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("{file}: {e}")),
+            }
+        }
+        if n == 0 {
+            return Ok(());
+        }
         match out.write_all(&buf[..n]) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
             Err(e) => return Err(format!("Could not write {n} bytes: {e}")),

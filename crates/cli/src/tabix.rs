@@ -208,7 +208,13 @@ fn query(
     list: bool,
 ) -> ExitCode {
     let options = bam::hfile::OpenOptions::default();
-    let mut reader = match tabix::Reader::open(file, None, &options) {
+    // A query loads only the index's part its regions need.
+    let keep = if list {
+        tabix::Keep::All
+    } else {
+        tabix::Keep::Regions(regions.to_vec())
+    };
+    let mut reader = match tabix::Reader::open_keep(file, None, &options, keep) {
         Ok(r) => r,
         Err(tabix::Error::NoIndex { .. }) => {
             let what = if list { ".tbi" } else { ".tbi/.csi" };

@@ -232,7 +232,10 @@ impl Index {
         for r in &self.refs {
             self.push_block_starts(r, &mut out);
         }
-        out.sort_unstable();
+        // The offsets come in sorted runs (the linear index, each bin level in position order,
+        // reference after reference): the stable sort merges runs, where an unstable sort of
+        // the 0.5 M offsets of a whole-genome VCF's TBI took a fifth of a 10-region query.
+        out.sort();
         out.dedup();
         out
     }
@@ -253,17 +256,25 @@ impl Index {
     fn push_block_starts(&self, r: &Reference, out: &mut Vec<u64>) {
         let n_bins = binning::bin_count(self.depth);
         let pseudo = binning::pseudo_bin(self.depth);
+        // Neighbouring entries often name the same block: repeats in a row are left out here.
+        let push = |out: &mut Vec<u64>, c: u64| {
+            if out.last() != Some(&c) {
+                out.push(c);
+            }
+        };
         if let Some(linear) = &r.linear {
-            out.extend(linear.iter().map(|&o| o >> 16));
+            for &o in linear.iter() {
+                push(out, o >> 16);
+            }
         }
         for (id, bin) in r.bins.iter() {
             if id < n_bins {
                 if self.kind == Kind::Csi {
-                    out.push(bin.loffset >> 16);
+                    push(out, bin.loffset >> 16);
                 }
                 for p in bin.chunks {
-                    out.push(p.u >> 16);
-                    out.push(p.v >> 16);
+                    push(out, p.u >> 16);
+                    push(out, p.v >> 16);
                 }
             } else if id == pseudo {
                 if let Some(p) = bin.chunks.first() {

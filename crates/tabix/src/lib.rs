@@ -10,8 +10,10 @@
 //! # Ok::<(), tabix::Error>(())
 //! ```
 
+mod advice;
 pub mod build;
 mod error;
+mod index_load;
 pub mod interval;
 mod lines;
 pub mod region;
@@ -23,6 +25,7 @@ use index::tbi::Meta;
 use index::{Chunk, Index};
 
 pub use error::Error;
+pub use index_load::Keep;
 
 /// How far the first read of the data (its first block; the header) asks: one BGZF block.
 const FIRST_READ: u64 = 65_536;
@@ -68,40 +71,6 @@ pub fn data_location(location: &str) -> &str {
     location.split_once("##idx##").map_or(location, |(d, _)| d)
 }
 
-/// Whether `e` says the object is not there: a missing file, a 404, or an object store's 403,
-/// which is what S3 answers for a missing key without list permission (as the bam facade
-/// reads it).
-fn absent(name: &str, e: &hfile::Error) -> bool {
-    let object_store = matches!(
-        hfile::scheme_of(name).as_deref(),
-        Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")
-    );
-    e.is_not_found() || (object_store && matches!(e, hfile::Error::Status { status: 403, .. }))
-}
-
-/// Loads the index `name`; `None` when it does not exist.
-fn load_index(name: &str, opts: &OpenOptions) -> Result<Option<Index>, Error> {
-    let mut file = match hfile::open(name, opts) {
-        Ok(f) => f,
-        Err(e) if absent(name, &e) => return Ok(None),
-        Err(e) => return Err(Error::Open(e)),
-    };
-    let mut loader = index::Loader::new(name);
-    // Ask for the first bytes at once: their answer tells the size and whether the index
-    // exists, where a size asked alone costs a HEAD (which a pre-signed GET URL refuses).
-    file.advise(std::slice::from_ref(&(0..FIRST_READ)));
-    match file.size() {
-        Ok(len) => loader = loader.file_len(len),
-        Err(e) if absent(name, &e) => return Ok(None),
-        Err(e) if e.is_size_unknown() => {}
-        Err(e) => return Err(Error::Open(e)),
-    }
-    loader
-        .read(&mut file)
-        .map(|l| Some(l.index))
-        .map_err(Error::Index)
-}
-
 impl Reader {
     /// Opens `location` (a path or URL, optionally `DATA##idx##INDEX`) with the index `index`
     /// or the first of [`index_candidates`] that exists.
@@ -109,18 +78,44 @@ impl Reader {
     /// # Errors
     /// The data or index cannot be opened or read, no index exists, or it has no tabix meta.
     pub fn open(location: &str, index: Option<&str>, opts: &OpenOptions) -> Result<Reader, Error> {
+        Reader::open_keep(location, index, opts, Keep::All)
+    }
+
+    /// [`Reader::open`] for a query of known regions: the index keeps only the sequences they
+    /// name (and is read only through the last of them), and the data's first block and every
+    /// index candidate are asked for at once. A region naming a sequence that was not kept
+    /// gives no lines.
+    ///
+    /// # Errors
+    /// As [`Reader::open`].
+    pub fn open_keep(
+        location: &str,
+        index: Option<&str>,
+        opts: &OpenOptions,
+        keep: Keep,
+    ) -> Result<Reader, Error> {
         let data_name = data_location(location);
         let names = match index {
             Some(i) => vec![i.to_string()],
             None => index_candidates(location),
         };
-        let mut found = None;
-        for n in &names {
-            if let Some(i) = load_index(n, opts)? {
-                found = Some(i);
-                break;
+        // The data's first block (the header) is asked for beside the index; an error opening
+        // it is reported after the index's, as tabix reports them.
+        let mut data_file = hfile::open(data_name, opts).map(|mut f| {
+            f.set_readahead_limit(Some(FIRST_READ));
+            f.advise(std::slice::from_ref(&(0..FIRST_READ)));
+            f
+        });
+        let regions = match &keep {
+            Keep::Regions(r) => r.as_slice(),
+            Keep::All => &[],
+        };
+        let mut spans = advice::Spans::new(regions, FIRST_READ);
+        let found = index_load::find(&names, opts, &keep, &mut |tid, index| {
+            if let Ok(f) = data_file.as_mut() {
+                spans.loaded(tid, index, f);
             }
-        }
+        })?;
         let index = found.ok_or_else(|| Error::NoIndex {
             name: data_name.to_string(),
         })?;
@@ -130,9 +125,7 @@ impl Reader {
             .ok_or_else(|| Error::NotTabix {
                 name: index.name().to_string(),
             })?;
-        let mut file = hfile::open(data_name, opts).map_err(Error::Open)?;
-        // Opening reads the first block's header: ask for one block, not a default window.
-        file.set_readahead_limit(Some(FIRST_READ));
+        let file = data_file.map_err(Error::Open)?;
         let mut data = bgzf::Reader::with_name(file, data_name)?;
         let size = data.size()?;
         let starts = index.block_starts();

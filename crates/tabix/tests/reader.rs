@@ -116,3 +116,38 @@ fn regions_and_targets_files_filter_as_tabix_does() {
     let gz = tabix::RegionList::read(&fixture("regions/gzipped.txt.gz"), &opts).expect("gz");
     assert_eq!(gz.region_strings(), ["chr1:100-200"]);
 }
+
+fn region_text(r: &mut tabix::Reader, region: &str) -> Vec<u8> {
+    let mut text = Vec::new();
+    for line in r.query(region).expect("query") {
+        text.extend(line.expect("line"));
+        text.push(b'\n');
+    }
+    text
+}
+
+fn open_keep(name: &str, regions: &[&str]) -> tabix::Reader {
+    let keep = tabix::Keep::Regions(regions.iter().map(|s| s.to_string()).collect());
+    tabix::Reader::open_keep(&fixture(name), None, &OpenOptions::default(), keep).expect("open")
+}
+
+#[test]
+fn a_reader_for_regions_keeps_only_the_sequences_they_name() {
+    let whole = region_text(&mut open("many.vcf.gz"), "chr2");
+    assert!(!whole.is_empty());
+    let mut kept = open_keep("many.vcf.gz", &["chr2", "nonsense:1-"]);
+    assert_eq!(region_text(&mut kept, "chr2"), whole);
+    assert_eq!(
+        kept.names(),
+        ["chr1", "chr2", "chr10"],
+        "the names come whole"
+    );
+    // chr1 was not kept: the reader for chr2 gives no lines for it.
+    assert!(region_text(&mut kept, "chr1:10000-10300").is_empty());
+    // `.` reads every sequence, so it keeps the whole index.
+    let mut all = open_keep("many.vcf.gz", &["chr2", "."]);
+    assert_eq!(
+        region_text(&mut all, "chr1:10000-10300"),
+        golden("many_small")
+    );
+}

@@ -11,18 +11,19 @@ use crate::view::Failure;
 pub enum Pass {
     /// Every record from the first container.
     Whole,
-    /// The records of a range, from the container at this offset.
-    Range(u64, Range),
+    /// The records of a range, from exactly these containers (their bytes, in file order).
+    Range(Vec<std::ops::Range<u64>>, Range),
 }
 
 /// The passes for the command line's regions; `index` is `-X`'s index file, if given;
-/// `file_len` the CRAM's size; `read` fetches the index's bytes (a local or remote file).
+/// `file_len` the CRAM's size, `data_end` where its EOF container begins; `read` fetches the index's bytes (a local or remote file).
 pub fn plan(
     file: &str,
     index: Option<&str>,
     regions: &[String],
     header: &Header,
     file_len: u64,
+    data_end: u64,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<Pass>, Failure> {
     if regions.is_empty() {
@@ -76,14 +77,33 @@ pub fn plan(
             }
         };
         // A reference the index has nothing for: the region finds nothing.
-        if let Some(offset) = cram::crai::start_of(&entries, range.ref_id, range.start) {
+        if let Some(containers) = cram::crai::containers_for(&entries, &range, data_end) {
+            let offset = containers.first().map_or(0, |c| c.start);
             if offset >= file_len {
                 return Err(Failure::Message(format!(
                     "{crai_name}: names a container at byte {offset}, past the end of {file} ({file_len} bytes)"
                 )));
             }
-            passes.push(Pass::Range(offset, range));
+            passes.push(Pass::Range(containers, range));
         }
     }
     Ok(passes)
+}
+
+/// The spans a remote file fetches for the passes, in the order they are read: the passes'
+/// containers joined as BAM's chunks are ([`index::plan::plan_ranges`], cut only at container
+/// starts).
+pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
+    let ranges: Vec<std::ops::Range<u64>> = passes
+        .iter()
+        .filter_map(|p| match p {
+            Pass::Range(containers, _) => Some(containers),
+            Pass::Whole => None,
+        })
+        .flat_map(|c| c.iter().cloned())
+        .collect();
+    let mut starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    bam::index::plan::plan_ranges(&ranges, &starts, &Default::default()).read_order()
 }

@@ -180,7 +180,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let mut reader = if remote {
         let f = bam::hfile::open(file, &transport)
             .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-        cram::Reader::open(f, prefix, reference)
+        cram::Reader::open_source(Remote(f), prefix, reference)
     } else {
         let f = std::fs::File::open(file).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
         cram::Reader::open(f, prefix, reference)
@@ -204,7 +204,16 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             std::fs::read(name).map_err(|e| e.to_string())
         }
     };
-    let passes = cram_regions::plan(file, index, regions, &input, reader.file_len(), &read_index)?;
+    let passes = cram_regions::plan(
+        file,
+        index,
+        regions,
+        &input,
+        reader.file_len(),
+        reader.data_end(),
+        &read_index,
+    )?;
+    reader.advise(&cram_regions::advice(&passes));
     let header = sink::header(args, &input, command_line)?;
     let n_ref = header.refs().len();
     let unsupported = |u: output::Unsupported| {
@@ -229,7 +238,9 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             for pass in &passes {
                 match pass {
                     Pass::Whole => reader.rewind(),
-                    Pass::Range(offset, range) => reader.seek_range(*offset, *range),
+                    Pass::Range(containers, range) => {
+                        reader.read_containers(containers.clone(), *range)
+                    }
                 }
                 while let Some(records) = reader.next_container().map_err(fail)? {
                     for a in &records {
@@ -282,4 +293,29 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         u.finish()?;
     }
     print_count(args, count)
+}
+
+/// A remote CRAM: hfile takes the query's advice.
+struct Remote(bam::hfile::HFile);
+
+impl std::io::Read for Remote {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl std::io::Seek for Remote {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+impl cram::reader::Source for Remote {
+    fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.0.advise(ranges);
+    }
+
+    fn set_readahead_limit(&mut self, limit: Option<u64>) {
+        self.0.set_readahead_limit(limit);
+    }
 }

@@ -325,3 +325,62 @@ fn a_remote_region_query_is_bounded() {
     }
     assert_eq!(summary.unbounded, 0);
 }
+
+/// The byte ranges of the requests for `path` in the server's log (`None`: unbounded).
+fn ranges_of(server: &testkit::Server, path: &str) -> Vec<Option<(u64, u64)>> {
+    server
+        .log()
+        .iter()
+        .filter(|e| e.method == "GET" && e.path == path)
+        .map(|e| {
+            let r = e.range.as_deref()?.strip_prefix("bytes=")?;
+            let (a, b) = r.split_once('-')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A remote multi-region query reads as planned: of spaced-3.0.cram's containers (crai:
+/// chr1 at 337, 49277 and 97619, chr2 at 143525 and 191515, chrM at 199779, chr3 at 229282,
+/// unmapped at 247629, the EOF container at 249706), `chr3:1000-200000 chr1:1-3000` needs
+/// those at 229282 and 337 alone (chr1's second starts at 83253; the unmapped one ends
+/// chr3's range): after the header container, bounded ranges holding no byte of the others.
+#[test]
+fn a_remote_multi_region_query_fetches_only_its_containers() {
+    let server = testkit::Server::start(&dir()).unwrap();
+    let url = format!("{}/spaced-3.0.cram", server.base());
+    let out = view_in(
+        &dir(),
+        &[url, "chr3:1000-200000".into(), "chr1:1-3000".into()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == golden("spaced-r"));
+    let ranges = ranges_of(&server, "/spaced-3.0.cram");
+    println!("container requests: {ranges:?}");
+    assert!(ranges.iter().all(Option::is_some), "{ranges:?}");
+    let unneeded = [49277..229282u64, 247629..249744];
+    for (a, b) in ranges.iter().flatten() {
+        for u in &unneeded {
+            assert!(
+                *b < u.start || *a >= u.end,
+                "bytes {a}-{b} overlap unneeded containers {u:?}"
+            );
+        }
+    }
+    let fetched = |from: u64, to: u64| {
+        (from..to).all(|x| ranges.iter().flatten().any(|(a, b)| *a <= x && x <= *b))
+    };
+    assert!(fetched(0, 337), "header not fetched: {ranges:?}");
+    assert!(
+        fetched(337, 49277),
+        "chr1's container not fetched: {ranges:?}"
+    );
+    assert!(
+        fetched(229282, 247629),
+        "chr3's container not fetched: {ranges:?}"
+    );
+}

@@ -24,6 +24,23 @@ impl ContainerHeader {
     /// Parses the header at the start of `data` (at absolute offset `base`); `data` must hold
     /// the whole container, which the length is checked against.
     pub fn parse(data: &[u8], base: u64, version: Version) -> Result<Self, Error> {
+        let h = ContainerHeader::parse_header(data, base, version)?;
+        let left = data.len() - h.header_len;
+        if h.length > left {
+            return Err(Error::at(
+                base + h.header_len as u64,
+                format!(
+                    "container length {} exceeds the {left} bytes left",
+                    h.length
+                ),
+            ));
+        }
+        Ok(h)
+    }
+
+    /// Parses the header alone: `data` need not hold the body (a reader learns from it how
+    /// many bytes to read).
+    pub fn parse_header(data: &[u8], base: u64, version: Version) -> Result<Self, Error> {
         let mut c = Cursor::new(data, base);
         let length = c.i32_le("container length")?;
         let length = usize::try_from(length)
@@ -66,15 +83,6 @@ impl ContainerHeader {
             }
         }
         let header_len = c.position();
-        if length > c.remaining() {
-            return Err(Error::at(
-                c.offset(),
-                format!(
-                    "container length {length} exceeds the {} bytes left",
-                    c.remaining()
-                ),
-            ));
-        }
         Ok(ContainerHeader {
             length,
             reference_id,

@@ -80,3 +80,93 @@ pub fn start_of(entries: &[CraiEntry], ref_id: i32, pos: i64) -> Option<u64> {
         .chain(std::iter::once(first.container))
         .min()
 }
+
+/// The containers a region query reads, as byte ranges in file order: from the one
+/// [`start_of`] names, every container the reader would decode for `range` (htslib's
+/// `CRAM_OPT_RANGE` rules, [`crate::reader::Range`]), up to the first that ends it (of another
+/// single reference, or starting past the range's end). Containers it would skip unread are
+/// left out. Each runs from its offset to the next container's; the last in the file to
+/// `data_end` (where the EOF container begins). `None` when the index has no slice of the
+/// reference.
+pub fn containers_for(
+    entries: &[CraiEntry],
+    range: &crate::reader::Range,
+    data_end: u64,
+) -> Option<Vec<std::ops::Range<u64>>> {
+    let first = start_of(entries, range.ref_id, range.start)?;
+    let mut offsets: Vec<u64> = entries.iter().map(|e| e.container).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    let mut out = Vec::new();
+    for (i, &offset) in offsets.iter().enumerate().skip_while(|(_, &o)| o < first) {
+        let end = offsets.get(i + 1).copied().unwrap_or(data_end).max(offset);
+        let mut of = entries.iter().filter(|e| e.container == offset);
+        let Some(one) = of.next() else { continue };
+        let (mut lo, mut hi, mut multi) = (one.start, one.start.saturating_add(one.span), false);
+        for e in of {
+            multi |= e.ref_id != one.ref_id;
+            lo = lo.min(e.start);
+            hi = hi.max(e.start.saturating_add(e.span));
+        }
+        if multi {
+            out.push(offset..end);
+            continue;
+        }
+        let placed = range.ref_id >= 0;
+        if one.ref_id < range.ref_id
+            || (placed && one.ref_id == range.ref_id && hi - 1 < range.start)
+        {
+            continue;
+        }
+        if one.ref_id != range.ref_id || (placed && lo > range.end) {
+            break;
+        }
+        out.push(offset..end);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::Range;
+
+    fn entry(ref_id: i32, start: i64, span: i64, container: u64) -> CraiEntry {
+        CraiEntry {
+            ref_id,
+            start,
+            span,
+            container,
+            slice: 0,
+            size: 0,
+        }
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // lists of one container each
+    fn a_range_needs_its_containers_and_no_others() {
+        let entries = [
+            entry(0, 1, 100, 100),
+            entry(0, 90, 100, 200),
+            entry(0, 300, 100, 300),
+            entry(1, 1, 100, 400),
+            entry(-1, 0, 1, 500),
+        ];
+        let r = |ref_id, start, end| Range { ref_id, start, end };
+        // From the first overlapping container to the last that starts within the range.
+        assert_eq!(
+            containers_for(&entries, &r(0, 95, 150), 600),
+            Some(vec![100..200, 200..300])
+        );
+        // Another reference ends the range; the last runs to the EOF container.
+        assert_eq!(
+            containers_for(&entries, &r(0, 350, 1000), 600),
+            Some([300..400].to_vec())
+        );
+        assert_eq!(
+            containers_for(&entries, &r(-1, 0, i64::MAX), 600),
+            Some([500..600].to_vec())
+        );
+        assert_eq!(containers_for(&entries, &r(7, 1, 10), 600), None);
+    }
+}

@@ -22,11 +22,20 @@ use crate::{SliceHeader, Version};
 /// one is read again whole.
 const HEADER_GUESS: usize = 4096;
 
+/// Bytes first read of the header container: its header (about 20 bytes), so that a remote
+/// file is asked for no byte past the header container.
+const OPENING_GUESS: usize = 64;
+
 const UNMAPPED: u16 = 0x4;
 
 pub struct Reader {
-    file: Box<dyn ReadSeek>,
+    file: Box<dyn Source>,
     file_len: u64,
+    /// The containers left to read of a planned range ([`Reader::read_containers`]), each
+    /// its exact bytes, in the order read; `None`: containers are read one after another.
+    planned: Option<std::collections::VecDeque<std::ops::Range<u64>>>,
+    /// Reads of the current container stay below this offset (its end, when planned).
+    limit: u64,
     version: Version,
     header: SamHeader,
     at: u64,
@@ -70,7 +79,21 @@ impl Reader {
         prefix: &str,
         reference: Option<Fasta>,
     ) -> Result<Reader, Error> {
-        let mut file: Box<dyn ReadSeek> = Box::new(file);
+        Reader::open_source(Plain(file), prefix, reference)
+    }
+
+    /// [`Reader::open`] on a byte source that takes advice (a remote file): a planned range
+    /// query tells it up front which bytes it will read ([`Reader::advise`]), and each
+    /// container's end as it reads it.
+    pub fn open_source(
+        file: impl Source + 'static,
+        prefix: &str,
+        reference: Option<Fasta>,
+    ) -> Result<Reader, Error> {
+        let mut file: Box<dyn Source> = Box::new(file);
+        // A remote file is asked for the definition and a header's worth, not its first
+        // megabytes: a region query fetches only the containers it needs.
+        file.set_readahead_limit(Some((FileDefinition::LEN + OPENING_GUESS) as u64));
         let file_len = file
             .seek(SeekFrom::End(0))
             .map_err(|e| Error::at(0, e.to_string()))?;
@@ -80,6 +103,8 @@ impl Reader {
         let mut r = Reader {
             file,
             file_len,
+            planned: None,
+            limit: (FileDefinition::LEN + OPENING_GUESS) as u64,
             version: def.version,
             header: SamHeader::from_text(Vec::new()),
             at: FileDefinition::LEN as u64,
@@ -101,6 +126,8 @@ impl Reader {
         let _ = h;
         r.header = SamHeader::read(&body, body_at, r.version)?;
         r.first_container = r.at;
+        r.file.set_readahead_limit(None);
+        r.limit = u64::MAX;
         Ok(r)
     }
 
@@ -148,6 +175,8 @@ impl Reader {
     /// Reads every record again from the first container.
     pub fn rewind(&mut self) {
         self.at = self.first_container;
+        self.planned = None;
+        self.limit = u64::MAX;
         self.range = None;
         self.range_done = false;
     }
@@ -155,8 +184,31 @@ impl Reader {
     /// Reads `range` from here on, starting at the container at `offset` (from the index).
     pub fn seek_range(&mut self, offset: u64, range: Range) {
         self.at = offset;
+        self.planned = None;
+        self.limit = u64::MAX;
         self.range = Some(range);
         self.range_done = false;
+    }
+
+    /// Reads `range` from exactly these containers (their byte ranges, from
+    /// [`crate::crai::containers_for`]), and nothing after them.
+    pub fn read_containers(&mut self, containers: Vec<std::ops::Range<u64>>, range: Range) {
+        self.planned = Some(containers.into());
+        self.range = Some(range);
+        self.range_done = false;
+    }
+
+    /// Tells the byte source which ranges will be read, in order ([`Source::advise`]).
+    pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.file.advise(ranges);
+    }
+
+    /// Where the EOF container begins, if the file ends in one (else its end): the end of
+    /// its last data container.
+    pub fn data_end(&self) -> u64 {
+        self.file_len
+            .saturating_sub(self.version.eof_len() as u64)
+            .max(self.first_container)
     }
 
     /// What the range makes of a container: htslib skips one that cannot hold its records
@@ -203,38 +255,39 @@ impl Reader {
             return Ok(None);
         }
         let left = (self.file_len - self.at) as usize;
-        let mut want = left.min(HEADER_GUESS);
+        // The first read stays within the container when its end is known; a longer header
+        // or body is read on exactly.
+        let bound = usize::try_from(self.limit.saturating_sub(self.at)).unwrap_or(usize::MAX);
+        let mut want = left.min(HEADER_GUESS).min(bound.max(1));
         loop {
             let mut buf = vec![0u8; want];
             let n = read_at(self.file.as_mut(), self.at, &mut buf)?;
             buf.truncate(n);
-            let length = buf
-                .get(..4)
-                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .ok_or_else(|| Error::at(self.at, "truncated container header"))?;
-            let length = usize::try_from(length)
-                .map_err(|_| Error::at(self.at, format!("negative container length {length}")))?;
-            // Header then body: read both once the length is known.
-            let total = (want.max(HEADER_GUESS.min(left)))
-                .saturating_add(length)
-                .min(left);
-            if total > buf.len() {
-                buf.resize(total, 0);
-                let n = read_at(self.file.as_mut(), self.at, &mut buf)?;
-                buf.truncate(n);
-            }
-            match ContainerHeader::parse(&buf, self.at, self.version) {
+            match ContainerHeader::parse_header(&buf, self.at, self.version) {
                 Ok(h) => {
+                    // Then exactly the rest of the container (no more than the file holds:
+                    // a length past its end is refused by the full parse below).
+                    let total = h.header_len.saturating_add(h.length).min(left);
+                    if total > buf.len() {
+                        if self.limit != u64::MAX {
+                            // Exact reads (opening, planned containers): a remote file is
+                            // asked for the container's bytes and none past them.
+                            self.file.set_readahead_limit(Some(self.at + total as u64));
+                        }
+                        let have = buf.len();
+                        buf.resize(total, 0);
+                        let n =
+                            read_at(self.file.as_mut(), self.at + have as u64, &mut buf[have..])?;
+                        buf.truncate(have + n);
+                    }
+                    let h = ContainerHeader::parse(&buf, self.at, self.version)?;
                     let body_at = self.at + h.header_len as u64;
                     let body = buf[h.header_len..h.header_len + h.length].to_vec();
                     self.at = body_at + h.length as u64;
                     return Ok(Some((h, body, body_at)));
                 }
-                Err(e) if buf.len() < left && want < left => {
-                    // A header longer than guessed: read more.
-                    want = (want * 4).min(left);
-                    let _ = e;
-                }
+                // A header longer than guessed: read more.
+                Err(_) if buf.len() == want && want < left => want = (want * 4).min(left),
                 Err(e) => return Err(e),
             }
         }
@@ -243,6 +296,17 @@ impl Reader {
     /// The records of the next container holding any; `None` at the end of the file.
     pub fn next_container(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
         loop {
+            if let Some(queue) = self.planned.as_mut() {
+                let Some(next) = queue.pop_front() else {
+                    return Ok(None);
+                };
+                if self.range_done {
+                    return Ok(None);
+                }
+                self.at = next.start;
+                self.limit = next.end;
+                self.file.set_readahead_limit(Some(next.end));
+            }
             let Some((h, body, body_at)) = self.container()? else {
                 return Ok(None);
             };
@@ -542,7 +606,33 @@ pub trait ReadSeek: Read + Seek {}
 
 impl<T: Read + Seek> ReadSeek for T {}
 
-fn read_at(file: &mut dyn ReadSeek, at: u64, buf: &mut [u8]) -> Result<usize, Error> {
+/// A byte source that may take advice on what will be read (a remote file fetches the
+/// ranges ahead, several at once, and asks for no byte past the limit).
+pub trait Source: Read + Seek {
+    /// The byte ranges that will be read next, in order.
+    fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
+    /// Reads from here on need no byte at or past `limit`.
+    fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
+}
+
+/// A source that takes no advice (a local file, bytes in memory).
+struct Plain<T>(T);
+
+impl<T: Read> Read for Plain<T> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<T: Seek> Seek for Plain<T> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+impl<T: Read + Seek> Source for Plain<T> {}
+
+fn read_at(file: &mut dyn Source, at: u64, buf: &mut [u8]) -> Result<usize, Error> {
     file.seek(SeekFrom::Start(at))
         .map_err(|e| Error::at(at, e.to_string()))?;
     let mut n = 0;

@@ -204,6 +204,44 @@ pub fn plan_chunks(chunks: &[Chunk], starts: &[u64], size: u64, options: &Option
     assemble(listed, starts, size, options)
 }
 
+/// Plans byte ranges chosen by the caller, one region each, for a format whose index gives
+/// exact byte ends (a CRAM container runs from its offset to the next container's): the same
+/// union, cuts at `starts` (where a read may begin) and joins as [`plan`]. Each region's
+/// `limits` holds one entry, the end of the last span that continues its range without a gap.
+///
+/// ```
+/// use index::plan::{plan_ranges, Options};
+///
+/// let ranges = [100..600, 9_000_000..9_000_400, 600..900];
+/// let starts = [100, 600, 900, 9_000_000];
+/// let plan = plan_ranges(&ranges, &starts, &Options::default());
+/// let spans: Vec<_> = plan.spans.iter().map(|s| (s.start, s.end)).collect();
+/// assert_eq!(spans, [(100, 900), (9_000_000, 9_000_400)]);
+/// assert_eq!(plan.read_order(), [100..900, 9_000_000..9_000_400, 100..900]);
+/// ```
+pub fn plan_ranges(ranges: &[Range<u64>], starts: &[u64], options: &Options) -> Plan {
+    let pieces = ranges
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.end > r.start)
+        .map(|(region, r)| Piece {
+            start: r.start,
+            end: r.end,
+            region,
+        })
+        .collect();
+    let spans = merge(pieces, starts, options);
+    let regions = ranges
+        .iter()
+        .map(|r| RegionPlan {
+            chunks: Vec::new(),
+            limits: vec![limit_of(&spans, r)],
+            valid: true,
+        })
+        .collect();
+    Plan { regions, spans }
+}
+
 /// htslib PR #1998's request pattern, for comparison (`--fetch-mode per-chunk`): no spans
 /// fetched ahead, no estimate, each run of touching chunks read on its own to the end of its
 /// last block.

@@ -14,6 +14,9 @@ use crate::view::{print_count, report_filter_errors, Failure};
 /// Whether `path` names a CRAM file: a local one whose first bytes say so, or a URL whose path
 /// ends in `.cram` (a remote file is not opened twice to tell).
 pub fn is_cram(path: &str) -> bool {
+    if path == "-" {
+        return crate::cram_input::stdin_is_cram();
+    }
     if bam::hfile::scheme_of(path).is_some() {
         let path_part = path.split_once('?').map_or(path, |(p, _)| p);
         return path_part.to_ascii_lowercase().ends_with(".cram");
@@ -174,18 +177,11 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let mut transport = bam::hfile::OpenOptions::default();
     crate::input::set_transport(args, &mut transport);
     let shown = bam::hfile::redact_text(file);
-    let remote = bam::hfile::scheme_of(file).is_some();
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
-    let mut reader = if remote {
-        let f = bam::hfile::open(file, &transport)
-            .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-        cram::Reader::open_source(Remote(f), prefix, reference)
-    } else {
-        let f = std::fs::File::open(file).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-        cram::Reader::open(f, prefix, reference)
-    }
-    .map_err(fail)?;
+    let input = crate::cram_input::open(file, &transport)
+        .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+    let mut reader = cram::Reader::open_source(input, prefix, reference).map_err(fail)?;
     if let Some(on) = set("decode_md") {
         reader.set_decode_md(on);
     }
@@ -293,29 +289,4 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         u.finish()?;
     }
     print_count(args, count)
-}
-
-/// A remote CRAM: hfile takes the query's advice.
-struct Remote(bam::hfile::HFile);
-
-impl std::io::Read for Remote {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-
-impl std::io::Seek for Remote {
-    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
-        self.0.seek(pos)
-    }
-}
-
-impl cram::reader::Source for Remote {
-    fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
-        self.0.advise(ranges);
-    }
-
-    fn set_readahead_limit(&mut self, limit: Option<u64>) {
-        self.0.set_readahead_limit(limit);
-    }
 }

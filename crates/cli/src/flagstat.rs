@@ -31,8 +31,8 @@ const SPECS: &[Spec<char>] = &[
 
 /// The counts of every record of `file`; `Err(None)` when it could not be opened (said here).
 fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam::Error>> {
-    if crate::cram_view::is_local_cram(file) {
-        return count_cram(file).map_err(|e| {
+    if crate::cram_view::is_cram(file) {
+        return count_cram(file, &options.transport).map_err(|e| {
             eprintln!("hts flagstat: error reading from \"{file}\": {e}");
             None
         });
@@ -48,10 +48,11 @@ fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam:
     Ok(stats)
 }
 
-/// A local CRAM file's records, counted without a reference (as samtools needs none here).
-fn count_cram(file: &str) -> Result<FlagStat, String> {
-    let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
-    let mut reader = cram::Reader::open(f, file, None).map_err(|e| e.to_string())?;
+/// A CRAM's records (a local or remote file, or standard input), counted without a reference
+/// (as samtools needs none here).
+fn count_cram(file: &str, transport: &bam::hfile::OpenOptions) -> Result<FlagStat, String> {
+    let f = crate::cram_input::open(file, transport)?;
+    let mut reader = cram::Reader::open_source(f, file, None).map_err(|e| e.to_string())?;
     reader.without_bases();
     let n_ref = reader.header().references.len();
     let mut stats = FlagStat::default();

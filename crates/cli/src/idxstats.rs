@@ -38,7 +38,7 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(f) => f,
         Err(status) => return status,
     };
-    if crate::cram_view::is_local_cram(file) {
+    if file != "-" && crate::cram_view::is_cram(file) {
         return cram_stats(file);
     }
     // The index is fetched beside the header (one round trip for a remote file).
@@ -102,12 +102,12 @@ pub fn run(argv: &[String]) -> ExitCode {
     print(&stats)
 }
 
-/// A local CRAM file: samtools counts its records (the `.crai` has no counts), reading no
-/// reference.
+/// A CRAM file, local or remote: samtools counts its records (the `.crai` has no counts),
+/// reading no reference.
 fn cram_stats(file: &str) -> ExitCode {
     let counted = (|| -> Result<IdxStats, String> {
-        let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
-        let mut reader = cram::Reader::open(f, file, None).map_err(|e| e.to_string())?;
+        let f = crate::cram_input::open(file, &Default::default())?;
+        let mut reader = cram::Reader::open_source(f, file, None).map_err(|e| e.to_string())?;
         reader.without_bases();
         let refs = reader.header().references.clone();
         let mut counter = Counter::new(refs.len());

@@ -48,8 +48,8 @@ pub fn run(argv: &[String]) -> ExitCode {
     let transport = bam::hfile::OpenOptions::default();
     let mut status = 0u32;
     for file in &files {
-        let report = if crate::cram_view::is_local_cram(file) {
-            check_cram(file, unmapped)
+        let report = if file != "-" && crate::cram_view::is_cram(file) {
+            check_cram(file, &transport, unmapped)
         } else {
             quickcheck::check(file, &transport, unmapped)
         };
@@ -71,19 +71,24 @@ pub fn run(argv: &[String]) -> ExitCode {
     ExitCode::from(status as u8)
 }
 
-/// `samtools quickcheck` on a local CRAM file: the definition and header container read (else
-/// htslib cannot open it), references in the header, and the EOF container at the end.
-fn check_cram(location: &str, unmapped: bool) -> quickcheck::Report {
+/// `samtools quickcheck` on a CRAM file, local or remote: the definition and header container
+/// read (else htslib cannot open it), references in the header, and the EOF container at the
+/// end (for a remote file, its last bytes alone).
+fn check_cram(
+    location: &str,
+    transport: &bam::hfile::OpenOptions,
+    unmapped: bool,
+) -> quickcheck::Report {
     let mut rep = quickcheck::Report::default();
     rep.details.push(format!("checking {location}"));
     let problem = |rep: &mut quickcheck::Report, bit: u32, text: String| {
         rep.state |= bit;
         rep.problems.push(text);
     };
-    let reader = std::fs::File::open(location)
+    let reader = crate::cram_input::open(location, transport)
         .ok()
-        .and_then(|f| cram::Reader::open(f, location, None).ok());
-    let Some(reader) = reader else {
+        .and_then(|f| cram::Reader::open_source(f, location, None).ok());
+    let Some(mut reader) = reader else {
         problem(
             &mut rep,
             quickcheck::FAIL_OPEN,
@@ -104,10 +109,7 @@ fn check_cram(location: &str, unmapped: bool) -> quickcheck::Report {
             .push(format!("{location} has {n} targets in header.")),
     }
     let version = reader.version();
-    let tail = std::fs::read(location).ok().and_then(|d| {
-        let n = version.eof_len();
-        d.len().checked_sub(n).map(|at| d[at..].to_vec())
-    });
+    let tail = reader.tail(version.eof_len()).ok().flatten();
     match tail {
         Some(t) if version.is_eof_container(&t) => {
             rep.details.push(format!("{location} has good EOF block."))

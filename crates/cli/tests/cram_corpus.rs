@@ -384,3 +384,102 @@ fn a_remote_multi_region_query_fetches_only_its_containers() {
         "chr3's container not fetched: {ranges:?}"
     );
 }
+
+/// `hts` run in the fixtures' folder with `args`, its standard input `stdin` (a fixture).
+fn hts_in_fixtures(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = testkit::command(hts());
+    cmd.current_dir(dir()).args(args);
+    if let Some(f) = stdin {
+        cmd.stdin(std::fs::File::open(dir().join(f)).unwrap());
+    }
+    cmd.output().unwrap()
+}
+
+/// flagstat, idxstats and quickcheck on remote CRAM print what samtools printed for the local
+/// files (the same goldens), every request bounded.
+#[test]
+fn flagstat_idxstats_and_quickcheck_read_remote_cram() {
+    let server = testkit::Server::start(&dir()).unwrap();
+    let url = |f: &str| format!("{}/{f}.cram", server.base());
+    for f in ["aligned-3.0", "aligned-3.0-multi", "rand-3.0-gzip"] {
+        let out = hts_in_fixtures(&["flagstat", &url(f)], None);
+        assert!(out.status.success(), "{f}");
+        assert!(out.stdout == golden(&format!("flagstat-{f}")), "{f}");
+    }
+    for f in ["aligned-3.0-multi", "rand-3.0-gzip"] {
+        let out = hts_in_fixtures(&["idxstats", &url(f)], None);
+        assert!(out.status.success(), "{f}");
+        assert!(out.stdout == golden(&format!("idxstats-{f}")), "{f}");
+    }
+    assert_eq!(server.summary().unbounded, 0);
+    // quickcheck's statuses as samtools gives them for the same files locally (see
+    // quickcheck_as_samtools), served from a folder of their own.
+    let data = std::fs::read(dir().join("aligned-3.0.cram")).unwrap();
+    let served = scratch("quickcheck-remote");
+    let _ = std::fs::remove_dir_all(&served);
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::write(served.join("whole.cram"), &data).unwrap();
+    std::fs::write(served.join("no-eof.cram"), &data[..data.len() - 38]).unwrap();
+    std::fs::write(served.join("cut.cram"), &data[..100]).unwrap();
+    let server = testkit::Server::start(&served).unwrap();
+    for (f, status) in [("whole", 0), ("no-eof", 16), ("cut", 2)] {
+        let out = hts_in_fixtures(&["quickcheck", "-v", &url_of(&server, f)], None);
+        assert_eq!(out.status.code(), Some(status), "{f}");
+    }
+    assert_eq!(server.summary().unbounded, 0);
+}
+
+fn url_of(server: &testkit::Server, f: &str) -> String {
+    format!("{}/{f}.cram", server.base())
+}
+
+/// CRAM on standard input (`-`): read in order, no index, printed as samtools prints the file.
+#[test]
+fn cram_from_standard_input() {
+    for (f, golden_name, args) in [
+        (
+            "aligned-3.0.cram",
+            "aligned",
+            &["view", "-T", "ref.fa", "-"][..],
+        ),
+        (
+            "aligned-3.0-slices.cram",
+            "aligned",
+            &["view", "-T", "ref.fa", "-"],
+        ),
+        (
+            "aligned-2.1.cram",
+            "aligned-2.1",
+            &["view", "-T", "ref.fa", "-"],
+        ),
+        ("aligned-3.0-embed.cram", "aligned", &["view", "-"]),
+        (
+            "aligned-3.0.cram",
+            "aligned-c",
+            &["view", "-c", "-T", "ref.fa", "-"],
+        ),
+        (
+            "aligned-3.0.cram",
+            "flagstat-aligned-3.0",
+            &["flagstat", "-"],
+        ),
+        (
+            "rand-3.0-gzip.cram",
+            "flagstat-rand-3.0-gzip",
+            &["flagstat", "-"],
+        ),
+    ] {
+        let out = hts_in_fixtures(args, Some(f));
+        assert!(
+            out.status.success(),
+            "{f}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout == golden(golden_name), "{f} {args:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{f}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

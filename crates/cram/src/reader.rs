@@ -22,6 +22,9 @@ use crate::{SliceHeader, Version};
 /// one is read again whole.
 const HEADER_GUESS: usize = 4096;
 
+/// The most bytes of a container read at once.
+const READ_STEP: usize = 4 << 20;
+
 /// Bytes first read of the header container: its header (about 20 bytes), so that a remote
 /// file is asked for no byte past the header container.
 const OPENING_GUESS: usize = 64;
@@ -31,6 +34,8 @@ const UNMAPPED: u16 = 0x4;
 pub struct Reader {
     file: Box<dyn Source>,
     file_len: u64,
+    /// The source is read once in order (standard input): `file_len` is learnt at its end.
+    stream: bool,
     /// The containers left to read of a planned range ([`Reader::read_containers`]), each
     /// its exact bytes, in the order read; `None`: containers are read one after another.
     planned: Option<std::collections::VecDeque<std::ops::Range<u64>>>,
@@ -94,15 +99,17 @@ impl Reader {
         // A remote file is asked for the definition and a header's worth, not its first
         // megabytes: a region query fetches only the containers it needs.
         file.set_readahead_limit(Some((FileDefinition::LEN + OPENING_GUESS) as u64));
-        let file_len = file
-            .seek(SeekFrom::End(0))
-            .map_err(|e| Error::at(0, e.to_string()))?;
+        // A stream (standard input) has no known size: it ends where its bytes do.
+        let size = file.size().map_err(|e| Error::at(0, e.to_string()))?;
+        let stream = size.is_none();
+        let file_len = size.unwrap_or(u64::MAX);
         let mut def = [0u8; FileDefinition::LEN];
         let n = read_at(file.as_mut(), 0, &mut def)?;
         let def = FileDefinition::parse(&def[..n])?;
         let mut r = Reader {
             file,
             file_len,
+            stream,
             planned: None,
             limit: (FileDefinition::LEN + OPENING_GUESS) as u64,
             version: def.version,
@@ -203,6 +210,22 @@ impl Reader {
         self.file.advise(ranges);
     }
 
+    /// The file's last `len` bytes (`None` when it is shorter), read alone: where the EOF
+    /// container should be.
+    pub fn tail(&mut self, len: usize) -> Result<Option<Vec<u8>>, Error> {
+        let Some(at) = self.file_len.checked_sub(len as u64) else {
+            return Ok(None);
+        };
+        if self.stream {
+            return Err(Error::at(at, "a stream's tail cannot be read ahead"));
+        }
+        self.file.set_readahead_limit(Some(self.file_len));
+        let mut buf = vec![0u8; len];
+        let n = read_at(self.file.as_mut(), at, &mut buf)?;
+        buf.truncate(n);
+        Ok(Some(buf))
+    }
+
     /// Where the EOF container begins, if the file ends in one (else its end): the end of
     /// its last data container.
     pub fn data_end(&self) -> u64 {
@@ -254,7 +277,7 @@ impl Reader {
         if self.at >= self.file_len {
             return Ok(None);
         }
-        let left = (self.file_len - self.at) as usize;
+        let mut left = usize::try_from(self.file_len - self.at).unwrap_or(usize::MAX);
         // The first read stays within the container when its end is known; a longer header
         // or body is read on exactly.
         let bound = usize::try_from(self.limit.saturating_sub(self.at)).unwrap_or(usize::MAX);
@@ -263,6 +286,15 @@ impl Reader {
             let mut buf = vec![0u8; want];
             let n = read_at(self.file.as_mut(), self.at, &mut buf)?;
             buf.truncate(n);
+            if n == 0 && self.stream {
+                self.file_len = self.at;
+                return Ok(None);
+            }
+            if n < want {
+                // The end is in sight (a stream's, or a file that shrank): nothing more to
+                // read for a longer header.
+                left = n;
+            }
             match ContainerHeader::parse_header(&buf, self.at, self.version) {
                 Ok(h) => {
                     // Then exactly the rest of the container (no more than the file holds:
@@ -274,11 +306,20 @@ impl Reader {
                             // asked for the container's bytes and none past them.
                             self.file.set_readahead_limit(Some(self.at + total as u64));
                         }
-                        let have = buf.len();
-                        buf.resize(total, 0);
-                        let n =
-                            read_at(self.file.as_mut(), self.at + have as u64, &mut buf[have..])?;
-                        buf.truncate(have + n);
+                        // In steps, so that a length a stream does not hold costs no more
+                        // memory than its bytes.
+                        let mut have = buf.len();
+                        while have < total {
+                            let step = (total - have).min(READ_STEP);
+                            buf.resize(have + step, 0);
+                            let at = self.at + have as u64;
+                            let n = read_at(self.file.as_mut(), at, &mut buf[have..])?;
+                            buf.truncate(have + n);
+                            have += n;
+                            if n < step {
+                                break;
+                            }
+                        }
                     }
                     let h = ContainerHeader::parse(&buf, self.at, self.version)?;
                     let body_at = self.at + h.header_len as u64;
@@ -311,11 +352,13 @@ impl Reader {
                 return Ok(None);
             };
             if h.records == 0 && h.landmarks.is_empty() {
-                if self.at >= self.file_len {
+                // A stream's EOF container is known as its last only when nothing follows.
+                if self.at >= self.file_len || self.stream {
                     self.eof_marker = true;
                 }
                 continue;
             }
+            self.eof_marker = false;
             if self.range_done {
                 return Ok(None);
             }
@@ -613,6 +656,11 @@ pub trait Source: Read + Seek {
     fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
     /// Reads from here on need no byte at or past `limit`.
     fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
+    /// The size in bytes; `None` for a stream read once in order (its offsets only grow,
+    /// except back to bytes of the container being read).
+    fn size(&mut self) -> std::io::Result<Option<u64>> {
+        self.seek(SeekFrom::End(0)).map(Some)
+    }
 }
 
 /// A source that takes no advice (a local file, bytes in memory).

@@ -219,12 +219,7 @@ fn a_remote_five_region_query_asks_only_bounded_ranges() {
 
 #[test]
 fn corpus_over_nginx() {
-    // nginx is part of the test bed (README, .ci/run): missing, this fails rather than skips.
-    assert!(
-        testkit::nginx::available(),
-        "nginx is needed on PATH (apt-get install nginx-light)"
-    );
-    let ng = testkit::nginx::Nginx::start(&dir()).unwrap_or_else(|e| panic!("nginx: {e}"));
+    let ng = testkit::nginx::Nginx::start_required(&dir());
     let base = ng.base_url();
     run_corpus("nginx", |input| format!("{base}/{input}"), &[]);
     ng.check_bounded().unwrap_or_else(|e| panic!("{e}"));
@@ -235,15 +230,7 @@ const BUCKET: &str = "tabix";
 /// s3s-fs (checking every signature) behind the logging proxy, the corpus's data and indexes
 /// in the bucket `tabix`.
 fn s3_stack() -> S3Stack {
-    let entries = std::fs::read_dir(dir()).expect("fixtures/tabix");
-    let objects = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_file())
-        .map(|e| s3::Object {
-            source: e.path(),
-            key: e.file_name().to_string_lossy().into_owned(),
-        })
-        .collect::<Vec<_>>();
+    let objects = s3::folder_objects(&dir()).expect("fixtures/tabix");
     S3Stack::start(&[(BUCKET, objects)], testkit::Link::default())
         .unwrap_or_else(|e| panic!("the S3 test bed: {e}"))
 }

@@ -36,6 +36,16 @@ fn free_port() -> Result<u16, String> {
 }
 
 impl Nginx {
+    /// Starts nginx over `root` for a corpus test; nginx is part of the test bed (README,
+    /// .ci/run), so its absence fails the test rather than skipping it.
+    pub fn start_required(root: &Path) -> Nginx {
+        assert!(
+            available(),
+            "nginx is needed on PATH (apt-get install nginx-light)"
+        );
+        Nginx::start(root).unwrap_or_else(|e| panic!("nginx: {e}"))
+    }
+
     pub fn start(root: &Path) -> Result<Nginx, String> {
         let port = free_port()?;
         let dir = std::env::temp_dir().join(format!("hts-nginx-{}-{port}", std::process::id()));

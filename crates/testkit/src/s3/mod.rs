@@ -262,6 +262,19 @@ fn base64url(data: &[u8]) -> String {
     out
 }
 
+/// The files of one folder (not its subfolders) as objects of a bucket, keyed by name.
+pub fn folder_objects(dir: &Path) -> Result<Vec<Object>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_file())
+        .map(|e| Object {
+            source: e.path(),
+            key: e.file_name().to_string_lossy().into_owned(),
+        })
+        .collect())
+}
+
 /// The conformance corpus (`data/` and `malformed/`) as objects of one bucket.
 pub fn corpus_objects(corpus: &Path) -> Result<Vec<Object>, String> {
     let mut objects = Vec::new();

@@ -91,7 +91,7 @@ pub fn plan(
 }
 
 /// The spans a remote file fetches for the passes, in the order they are read: the passes'
-/// containers joined as BAM's chunks are ([`index::plan::plan_ranges`], cut only at container
+/// containers joined as BAM's chunks are ([`bam::index::plan::plan_ranges`], cut only at container
 /// starts).
 pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
     let ranges: Vec<std::ops::Range<u64>> = passes

@@ -55,6 +55,7 @@ pub struct Cigar<'a> {
 
 impl<'a> Cigar<'a> {
     /// Wraps raw CIGAR bytes; a trailing partial operation is ignored.
+    #[inline]
     pub fn new(bytes: &'a [u8]) -> Cigar<'a> {
         let whole = bytes.len() / 4 * 4;
         Cigar {
@@ -95,6 +96,7 @@ impl<'a> Cigar<'a> {
 
     /// Reference and query lengths in one pass (htslib `bam_cigar2rqlens`), branch-free: the
     /// reader computes both for every record.
+    #[inline]
     pub fn lengths(&self) -> (u64, u64) {
         let (mut rlen, mut qlen) = (0u64, 0u64);
         for b in self.bytes.chunks_exact(4) {

@@ -204,6 +204,7 @@ impl Header {
     /// So a BAM whose binary list is shorter than its `@SQ` lines reads as in samtools: its
     /// regions resolve and print, while `view --no-PG` of the whole file fails on the first
     /// record of a reference only the text names.
+    #[inline]
     pub fn targets(&self) -> &[Reference] {
         match self.lines.get() {
             Some(Ok(lines)) if lines.refs_changed => {

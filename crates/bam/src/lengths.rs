@@ -45,6 +45,7 @@ pub(crate) fn room_for<T>(v: &mut Vec<T>, n: usize) -> Result<(), TryReserveErro
 /// htslib's `bam_read1` checks on a record's fixed fields (`fixed`: at least the 32 bytes after
 /// `block_size`), before the rest is read: `l_seq` not negative, `l_read_name` not 0, and the
 /// read name, CIGAR, SEQ and QUAL inside the `block_size - 32` bytes that follow.
+#[inline]
 pub(crate) fn check_fixed(fixed: &[u8], block_size: usize) -> Result<(), RecordError> {
     let Some(fixed) = fixed.get(..FIXED) else {
         return Err(RecordError::TooShort {

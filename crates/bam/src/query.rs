@@ -234,7 +234,7 @@ impl Query<'_> {
             self.cursor.started = true;
             self.reader.bgzf_mut().seek(start)?;
         }
-        Ok(self.reader.read_record_ref()?.is_some())
+        Ok(self.reader.read_record_ref_held()?.is_some())
     }
 
     /// htslib's `hts_itr_next` for one region. True when a record of the region was read (the
@@ -266,7 +266,7 @@ impl Query<'_> {
                 }
                 self.cursor.chunk = Some(next);
             }
-            let Some(record) = self.reader.read_record_ref()? else {
+            let Some(record) = self.reader.read_record_ref_held()? else {
                 // htslib ends the iteration quietly when a chunk points past the end of the file.
                 return Ok(false);
             };

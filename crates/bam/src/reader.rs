@@ -394,6 +394,20 @@ impl Reader {
     /// loop (e.g. a clone).
     #[inline]
     pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+        self.read_next(false)
+    }
+
+    /// [`Reader::read_record_ref`] that also keeps the record's fields, for
+    /// [`Reader::last_record_ref`] (a query looks at a record before handing it out).
+    #[inline]
+    pub(crate) fn read_record_ref_held(&mut self) -> Result<Option<RecordRef<'_>>> {
+        self.read_next(true)
+    }
+
+    /// Reads the next record in place; `hold`: keep its fields for [`Reader::last_record_ref`]
+    /// (a copy of them per record, which reading in file order does not need).
+    #[inline(always)]
+    fn read_next(&mut self, hold: bool) -> Result<Option<RecordRef<'_>>> {
         if !self.confirmed {
             self.confirm()?;
         }
@@ -436,12 +450,14 @@ impl Reader {
             Ok(record) => {
                 // Moving a long CIGAR in always shortens the record (the tag goes), so a
                 // length that changed means the bytes are the rewritten ones.
-                let held = if record.data().len() == data.len() {
-                    held
-                } else {
-                    Held::Rewritten
-                };
-                self.last = Some(record.with_data(held));
+                if hold {
+                    let held = if record.data().len() == data.len() {
+                        held
+                    } else {
+                        Held::Rewritten
+                    };
+                    self.last = Some(record.with_data(held));
+                }
                 Ok(Some(record))
             }
             Err(kind) => Err(Error::Record {
@@ -452,7 +468,7 @@ impl Reader {
         }
     }
 
-    /// The record the last [`Reader::read_record_ref`] returned, again (for a caller that
+    /// The record the last [`Reader::read_record_ref_held`] returned, again (for a caller that
     /// looked at it before deciding to hand it out); `None` after anything else moved the
     /// reader.
     pub(crate) fn last_record_ref(&self) -> Option<RecordRef<'_>> {

@@ -335,6 +335,7 @@ impl<D: AsRef<[u8]>> Record<D> {
     }
 
     /// CIGAR operations (the real ones when they were stored in a `CG` tag).
+    #[inline]
     pub fn cigar(&self) -> Cigar<'_> {
         Cigar::new(&self.data.as_ref()[self.cigar_start..self.cigar_start + 4 * self.n_cigar])
     }

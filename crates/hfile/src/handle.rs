@@ -10,7 +10,11 @@ const BUFFER_SIZE: usize = 64 * 1024;
 /// [`io::Error`] with the original inside), so a foreign reader can use our transports.
 pub struct HFile {
     backend: Box<dyn Backend>,
+    /// Once used, [`BUFFER_SIZE`] bytes, zeroed once: each refill reads over them, and the
+    /// valid ones are `buf[..filled]`.
     buf: Vec<u8>,
+    /// How many bytes of `buf` hold data.
+    filled: usize,
     /// File offset of `buf[0]`.
     buf_start: u64,
     /// Read cursor inside `buf`.
@@ -24,6 +28,7 @@ impl HFile {
         HFile {
             backend,
             buf: Vec::new(),
+            filled: 0,
             buf_start,
             cursor: 0,
         }
@@ -51,13 +56,13 @@ impl HFile {
 
     /// Moves to `pos`. A target inside the buffer costs nothing.
     pub fn seek_to(&mut self, pos: u64) -> Result<()> {
-        let buf_end = self.buf_start + self.buf.len() as u64;
+        let buf_end = self.buf_start + self.filled as u64;
         if pos >= self.buf_start && pos <= buf_end {
             self.cursor = (pos - self.buf_start) as usize;
             return Ok(());
         }
         self.backend.seek(pos)?;
-        self.buf.clear();
+        self.filled = 0;
         self.cursor = 0;
         self.buf_start = pos;
         Ok(())
@@ -105,7 +110,7 @@ impl HFile {
         if out.is_empty() {
             return Ok(0);
         }
-        if self.cursor == self.buf.len() && out.len() >= BUFFER_SIZE {
+        if self.cursor == self.filled && out.len() >= BUFFER_SIZE {
             // Large reads bypass the buffer: no copy, and the backend sees the whole request.
             self.discard_buffer();
             let n = self.backend.read(out)?;
@@ -147,24 +152,18 @@ impl HFile {
 
     fn discard_buffer(&mut self) {
         self.buf_start += self.cursor as u64;
-        self.buf.clear();
+        self.filled = 0;
         self.cursor = 0;
     }
 
     fn fill(&mut self) -> Result<&[u8]> {
-        if self.cursor == self.buf.len() {
+        if self.cursor == self.filled {
             self.discard_buffer();
+            // Zeroed on first use only: a refill reads over the old bytes.
             self.buf.resize(BUFFER_SIZE, 0);
-            let n = match self.backend.read(&mut self.buf) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.buf.clear();
-                    return Err(e);
-                }
-            };
-            self.buf.truncate(n);
+            self.filled = self.backend.read(&mut self.buf)?.min(BUFFER_SIZE);
         }
-        Ok(&self.buf[self.cursor..])
+        Ok(&self.buf[self.cursor..self.filled])
     }
 }
 
@@ -189,7 +188,7 @@ impl io::BufRead for HFile {
     }
 
     fn consume(&mut self, amt: usize) {
-        self.cursor = (self.cursor + amt).min(self.buf.len());
+        self.cursor = (self.cursor + amt).min(self.filled);
     }
 }
 

@@ -1,0 +1,254 @@
+//! Decoding a container's slices into whole records: blocks, data series, reconstruction
+//! against the reference, mates.
+
+use super::*;
+
+impl Reader {
+    pub(super) fn decode_container(
+        &mut self,
+        h: &ContainerHeader,
+        body: &[u8],
+        body_at: u64,
+    ) -> Result<Vec<Alignment>, Error> {
+        let mut c = Cursor::new(body, body_at);
+        let b = Block::read(&mut c, self.version)?;
+        let ch = CompressionHeader::parse(&b.decode()?, b.offset)?;
+        let mut out = Vec::new();
+        for _ in &h.landmarks {
+            let b = Block::read(&mut c, self.version)?;
+            let at = b.offset;
+            let sh = SliceHeader::parse(&b.decode()?, b.offset, self.version)?;
+            let mut blocks = Vec::new();
+            for _ in 0..sh.blocks {
+                let b = Block::read(&mut c, self.version)?;
+                blocks.push((
+                    b.content_type,
+                    b.content_id,
+                    b.decode()?.into_owned(),
+                    b.offset,
+                ));
+            }
+            out.extend(self.decode_slice(&ch, &sh, &blocks, at)?);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn decode_slice(
+        &mut self,
+        ch: &CompressionHeader,
+        sh: &SliceHeader,
+        blocks: &[(ContentType, i32, Vec<u8>, u64)],
+        at: u64,
+    ) -> Result<Vec<Alignment>, Error> {
+        let core = blocks
+            .iter()
+            .find(|b| b.0 == ContentType::Core)
+            .ok_or_else(|| Error::at(at, "slice without a core block"))?;
+        let mut s = Streams {
+            core: Bits::new(&core.2, core.3),
+            external: blocks
+                .iter()
+                .filter(|b| b.0 == ContentType::External)
+                .map(|b| (b.1, Cursor::new(&b.2, b.3)))
+                .collect(),
+        };
+        let stored = read_slice(ch, sh, &mut s)?;
+        // A mapped read's bases come from the reference or from the slice's blocks, so its
+        // length is bounded by both together; a larger one is a lie, refused before allocating.
+        let stored_bytes: i64 = blocks.iter().map(|b| b.2.len() as i64).sum();
+        for r in &stored {
+            let most = self
+                .header
+                .reference_len(r.reference_id)
+                .max(i64::from(sh.span))
+                + stored_bytes;
+            if i64::from(r.read_length) > most {
+                return Err(Error::at(
+                    at,
+                    format!(
+                        "read length {} exceeds what the slice can hold",
+                        r.read_length
+                    ),
+                ));
+            }
+        }
+        // The reference bases this slice is rebuilt against.
+        let slice_ref: Option<(Vec<u8>, i64, i64)> = if sh.reference_id < 0 {
+            None
+        } else if sh.embedded_reference >= 0 {
+            let b = blocks
+                .iter()
+                .find(|b| b.0 == ContentType::External && b.1 == sh.embedded_reference)
+                .ok_or_else(|| Error::at(at, "embedded reference block missing"))?;
+            if i64::from(sh.span) > b.2.len() as i64 {
+                return Err(Error::at(b.3, "embedded reference is too small"));
+            }
+            self.check_md5(sh, &b.2, at)?;
+            let start = i64::from(sh.start);
+            Some((b.2.clone(), start, start + i64::from(sh.span) - 1))
+        } else if !ch.reference_required || self.without_bases {
+            None
+        } else {
+            Some(self.slice_reference(sh, at)?)
+        };
+        if sh.reference_id == crate::slice::MULTI_REF
+            && ch.reference_required
+            && !self.without_bases
+        {
+            // Only the references of this slice are kept.
+            self.whole.clear();
+            for r in &stored {
+                if r.reference_id >= 0 && r.bam_flags & i32::from(UNMAPPED) == 0 {
+                    self.load_whole(r.reference_id, at)?;
+                }
+            }
+        }
+        let mut recs = Vec::with_capacity(stored.len());
+        let mut links = Vec::with_capacity(stored.len());
+        for (i, r) in stored.into_iter().enumerate() {
+            let view = match &slice_ref {
+                Some((bases, start, end)) => Some(RefView {
+                    bases,
+                    start: *start,
+                    end: *end,
+                }),
+                None => self.whole.get(&r.reference_id).map(|bases| RefView {
+                    bases,
+                    start: 1,
+                    end: bases.len() as i64,
+                }),
+            };
+            let (a, link) = self.alignment(ch, r, view, i, at)?;
+            recs.push(a);
+            links.push(link);
+        }
+        mates::resolve(&mut recs, &mut links, at)?;
+        mates::name_unnamed(&mut recs, &links, &self.prefix, sh.record_counter);
+        Ok(recs)
+    }
+
+    /// One record made whole, and what mate resolution needs.
+    pub(super) fn alignment(
+        &self,
+        ch: &CompressionHeader,
+        mut r: Record,
+        view: Option<RefView<'_>>,
+        index: usize,
+        at: u64,
+    ) -> Result<(Alignment, Link), Error> {
+        let flags = u16::try_from(r.bam_flags)
+            .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
+        let nref = self.header.references.len() as i32;
+        if r.reference_id < -1 || r.reference_id >= nref {
+            return Err(Error::at(
+                at,
+                format!("unknown reference id {}", r.reference_id),
+            ));
+        }
+        let mut aux = Vec::new();
+        let (mut has_md, mut has_nm) = (false, false);
+        for (key, value) in &r.tags {
+            if &key[..2] == b"MD" {
+                has_md = true;
+            }
+            if &key[..2] == b"NM" {
+                has_nm = true;
+            }
+            if key == b"cFC" && value.len() == 1 {
+                // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
+                has_md |= value[0] & 1 != 0;
+                has_nm |= value[0] & 2 != 0;
+                continue;
+            }
+            aux.extend_from_slice(key);
+            aux.extend_from_slice(value);
+        }
+        if !self.decode_md {
+            // As if both were stored: nothing is made.
+            (has_md, has_nm) = (true, true);
+        }
+        let len = usize::try_from(r.read_length).unwrap_or(0);
+        let mut a = Alignment {
+            name_stored: !r.name.is_empty(),
+            flags,
+            ref_id: r.reference_id,
+            pos: i64::from(r.position),
+            end: i64::from(r.position),
+            mate_ref_id: -1,
+            ..Alignment::default()
+        };
+        if flags & UNMAPPED == 0 {
+            if r.position <= 0 {
+                return Err(Error::at(
+                    at,
+                    format!(
+                        "read has alignment position {} but no unmapped flag",
+                        r.position
+                    ),
+                ));
+            }
+            let ref_len = self.header.reference_len(r.reference_id);
+            let built = rebuild(ch, &r, view, ref_len, has_md, has_nm, at)?;
+            a.seq = built.seq;
+            a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+                std::mem::take(&mut r.qualities)
+            } else {
+                built.qual
+            };
+            a.cigar = built.cigar;
+            a.end = built.end;
+            a.mapq = u8::try_from(r.mapping_quality).unwrap_or(r.mapping_quality as u8);
+            aux.extend_from_slice(&built.md_nm);
+        } else {
+            a.seq = if r.bases.len() == len {
+                std::mem::take(&mut r.bases)
+            } else {
+                vec![if view.is_some() { b'N' } else { b'=' }; len]
+            };
+            a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+                std::mem::take(&mut r.qualities)
+            } else {
+                vec![255; len]
+            };
+        }
+        if flags & UNMAPPED == 0 && r.cram_flags & cf::NO_SEQUENCE != 0 {
+            a.seq.clear();
+            a.qual.clear();
+        }
+        // RG from the RG series goes last, as htslib appends it.
+        let rgs = &self.header.read_groups;
+        let unknown = rgs.last().is_some_and(|g| g == b"UNKNOWN");
+        let rg = if unknown && r.read_group == rgs.len() as i32 - 1 {
+            -1
+        } else {
+            r.read_group
+        };
+        if rg < -1 || rg >= rgs.len() as i32 {
+            return Err(Error::at(at, format!("read group {rg} not in the header")));
+        }
+        if rg >= 0 {
+            aux.extend_from_slice(b"RGZ");
+            aux.extend_from_slice(&rgs[rg as usize]);
+            aux.push(0);
+        }
+        a.aux = aux;
+        a.name = std::mem::take(&mut r.name);
+        let detached = r.cram_flags & cf::DETACHED != 0;
+        let mut link = Link {
+            mate_line: -1,
+            tlen_unset: true,
+            detached,
+            mate_flags: 0,
+        };
+        if detached {
+            link.mate_flags = r.mate_flags;
+            a.mate_ref_id = r.mate_reference_id;
+            a.mate_pos = i64::from(r.mate_position);
+            a.tlen = i64::from(r.template_size);
+            link.tlen_unset = false;
+        } else if let Some(d) = r.mate_distance {
+            link.mate_line = index as i64 + 1 + i64::from(d);
+        }
+        Ok((a, link))
+    }
+}

@@ -13,6 +13,8 @@ pub enum Pass {
     Whole,
     /// The records of a range, from exactly these containers (their bytes, in file order).
     Range(Vec<std::ops::Range<u64>>, Range),
+    /// Every record of these containers, judged by the multi-region iterator (`cram_multi`).
+    Planned(Vec<std::ops::Range<u64>>),
 }
 
 /// The passes for the command line's regions; `index` is `-X`'s index file, if given;
@@ -29,25 +31,7 @@ pub fn plan(
     if regions.is_empty() {
         return Ok(vec![Pass::Whole]);
     }
-    // The suffix goes on the path, before a URL's query string.
-    let crai_name = index.map_or_else(
-        || match file.split_once('?') {
-            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
-                format!("{path}.crai?{query}")
-            }
-            _ => format!("{file}.crai"),
-        },
-        str::to_string,
-    );
-    let data = read(&crai_name).map_err(|_| {
-        Failure::Message(format!(
-            "{}: no index found (looked for {}); region queries need an index",
-            bam::hfile::redact_text(file),
-            bam::hfile::redact_text(&crai_name)
-        ))
-    })?;
-    let entries = cram::crai::parse(&data)
-        .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
+    let (crai_name, entries) = read_index(file, index, read)?;
     if let Some(e) = header.text_error() {
         eprintln!("{e}");
     }
@@ -90,6 +74,34 @@ pub fn plan(
     Ok(passes)
 }
 
+/// The `.crai` (`index`, `-X`'s, or the file's name with `.crai`): its name and entries.
+pub fn read_index(
+    file: &str,
+    index: Option<&str>,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<(String, Vec<cram::crai::CraiEntry>), Failure> {
+    // The suffix goes on the path, before a URL's query string.
+    let crai_name = index.map_or_else(
+        || match file.split_once('?') {
+            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
+                format!("{path}.crai?{query}")
+            }
+            _ => format!("{file}.crai"),
+        },
+        str::to_string,
+    );
+    let data = read(&crai_name).map_err(|_| {
+        Failure::Message(format!(
+            "{}: no index found (looked for {}); region queries need an index",
+            bam::hfile::redact_text(file),
+            bam::hfile::redact_text(&crai_name)
+        ))
+    })?;
+    let entries = cram::crai::parse(&data)
+        .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
+    Ok((crai_name, entries))
+}
+
 /// The spans a remote file fetches for the passes, in the order they are read: the passes'
 /// containers joined as BAM's chunks are ([`bam::index::plan::plan_ranges`], cut only at container
 /// starts).
@@ -97,7 +109,7 @@ pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
     let ranges: Vec<std::ops::Range<u64>> = passes
         .iter()
         .filter_map(|p| match p {
-            Pass::Range(containers, _) => Some(containers),
+            Pass::Range(containers, _) | Pass::Planned(containers) => Some(containers),
             Pass::Whole => None,
         })
         .flat_map(|c| c.iter().cloned())

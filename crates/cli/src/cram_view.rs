@@ -5,7 +5,8 @@
 use bam::{Header, Record, Reference};
 
 use crate::args::{HeaderMode, ViewArgs};
-use crate::cram_regions::{self, Pass};
+use crate::cram_multi;
+use crate::cram_regions;
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
@@ -148,11 +149,6 @@ fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
 /// `hts view` on a local CRAM file.
 pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let file = args.positional.first().map_or("-", String::as_str);
-    if args.select.multi_region || args.select.targets.is_some() {
-        return Err(Failure::Message(
-            "-M, -L, -P and --region-file on CRAM input are not supported yet".to_string(),
-        ));
-    }
     let (index, regions) = crate::input::index_and_regions(args)?;
     let mut selection = args
         .select
@@ -200,17 +196,25 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             std::fs::read(name).map_err(|e| e.to_string())
         }
     };
-    let passes = cram_regions::plan(
-        file,
-        index,
-        regions,
-        &input,
-        reader.file_len(),
-        reader.data_end(),
-        &read_index,
-    )?;
-    reader.advise(&cram_regions::advice(&passes));
     let header = sink::header(args, &input, command_line)?;
+    let (passes, mut keep) = if args.select.multi_region && args.header != HeaderMode::Only {
+        let (_, entries) = cram_regions::read_index(file, index, &read_index)?;
+        let (pass, keep) =
+            cram_multi::passes(args, &mut reader, &entries, &header, regions, &mut selection)?;
+        (vec![pass], Some(keep))
+    } else {
+        let passes = cram_regions::plan(
+            file,
+            index,
+            regions,
+            &input,
+            reader.file_len(),
+            reader.data_end(),
+            &read_index,
+        )?;
+        (passes, None)
+    };
+    reader.advise(&cram_regions::advice(&passes));
     let n_ref = header.refs().len();
     let unsupported = |u: output::Unsupported| {
         Failure::Message(format!("hts view does not support writing {} yet", u.0))
@@ -232,16 +236,14 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if args.header != HeaderMode::Only {
         let mut run = || -> Result<(), Failure> {
             for pass in &passes {
-                match pass {
-                    Pass::Whole => reader.rewind(),
-                    Pass::Range(containers, range) => {
-                        reader.read_containers(containers.clone(), *range)
-                    }
-                }
+                cram_multi::start(&mut reader, pass);
                 while let Some(records) = reader.next_container().map_err(fail)? {
                     for a in &records {
                         let mut r = to_bam(a, n_ref)
                             .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+                        if keep.as_mut().is_some_and(|k| !k.keeps(&r)) {
+                            continue;
+                        }
                         let fate = select::process(
                             &args.select,
                             &mut selection,

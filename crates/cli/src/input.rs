@@ -244,6 +244,22 @@ fn multi_region<'r>(
     regions: &[String],
     selection: &mut Selection,
 ) -> Result<Records<'r>, Failure> {
+    let (targets, set, _) = region_set(args, header, regions)?;
+    if args.select.fetch_pairs {
+        let pairs = samtools::pairs::query_pairs(reader, header, &targets, set, selection)?;
+        return Ok(Records::Pairs(Box::new(pairs)));
+    }
+    Ok(Records::Itr(Box::new(reader.itr_multi(&set)?)))
+}
+
+/// samtools' `multi_region_init`: the BED (`-L`, `--region-file`) and the command-line
+/// regions merged into one region list (as its region hash holds them), and that list
+/// resolved against `header`, with the count of names it does not hold.
+pub fn region_set(
+    args: &ViewArgs,
+    header: &Header,
+    regions: &[String],
+) -> Result<(Targets, RegionSet, usize), Failure> {
     let bed = args.select.targets.clone();
     let (targets, filtered) = match bed {
         None if regions.is_empty() => {
@@ -263,12 +279,12 @@ fn multi_region<'r>(
             "Region list is empty or could not be created. Aborting.".to_string(),
         ));
     }
-    let set = RegionSet::resolve(&list, header, |warning| eprintln!("{warning}"));
-    if args.select.fetch_pairs {
-        let pairs = samtools::pairs::query_pairs(reader, header, &targets, set, selection)?;
-        return Ok(Records::Pairs(Box::new(pairs)));
-    }
-    Ok(Records::Itr(Box::new(reader.itr_multi(&set)?)))
+    let mut unknown = 0;
+    let set = RegionSet::resolve(&list, header, |warning| {
+        unknown += 1;
+        eprintln!("{warning}");
+    });
+    Ok((targets, set, unknown))
 }
 
 /// The regions of the command line, as samtools reads them one by one (a bad one is skipped

@@ -4,6 +4,7 @@ mod args;
 mod bgzip;
 mod bgzip_gzi;
 mod cram_input;
+mod cram_multi;
 mod cram_regions;
 mod cram_view;
 mod flagstat;

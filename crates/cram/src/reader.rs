@@ -210,6 +210,14 @@ impl Reader {
         self.range_done = false;
     }
 
+    /// Reads every record of exactly these containers, in the order given, unfiltered (the
+    /// caller filters them: htslib's multi-region iterator).
+    pub fn read_planned(&mut self, containers: Vec<std::ops::Range<u64>>) {
+        self.planned = Some(containers.into());
+        self.range = None;
+        self.range_done = false;
+    }
+
     /// Tells the byte source which ranges will be read, in order ([`Source::advise`]).
     pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         self.file.advise(ranges);

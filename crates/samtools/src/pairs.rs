@@ -20,9 +20,7 @@ const MATE_UNMAPPED: u16 = 0x8;
 /// Apply the selection to each (samtools runs `process_aln` on them again) before printing.
 pub struct PairQuery<'r> {
     query: ItrMulti<'r>,
-    targets: Targets,
-    header: Header,
-    mates: HashSet<Vec<u8>>,
+    mates: Mates,
 }
 
 /// Runs the first pass of `-P` on `reader` and starts the second. `targets` are the regions as
@@ -39,56 +37,87 @@ pub fn query_pairs<'r>(
     regions: RegionSet,
     selection: &mut Selection,
 ) -> Result<PairQuery<'r>> {
+    let (second, mates) = {
+        let mut q = reader.itr_multi(&regions)?;
+        collect_mates(|| q.next_record(), header, targets, regions.clone(), selection)?
+    };
+    Ok(PairQuery {
+        query: reader.itr_multi(&second)?,
+        mates,
+    })
+}
+
+/// The first pass of `-P` over the records `next` gives (those of the multi-region iterator
+/// over `regions`, of a BAM or a CRAM): the regions of the second pass, and what it keeps.
+pub fn collect_mates<E>(
+    mut next: impl FnMut() -> std::result::Result<Option<Record>, E>,
+    header: &Header,
+    targets: &Targets,
+    regions: RegionSet,
+    selection: &mut Selection,
+) -> std::result::Result<(RegionSet, Mates), E> {
     let name_of = |tid: i32| usize::try_from(tid).ok().and_then(|t| header.ref_name(t));
-    let mut mates: HashSet<Vec<u8>> = HashSet::new();
-    let mut second = regions.clone();
+    let mut names: HashSet<Vec<u8>> = HashSet::new();
+    let mut second = regions;
     let mut mate_positions = Vec::new();
     let mut any_unplaced = false;
-    {
-        let mut q = reader.itr_multi(&regions)?;
-        while let Some(mut r) = q.next_record()? {
-            if r.flag() & PAIRED == 0 {
+    while let Some(mut r) = next()? {
+        if r.flag() & PAIRED == 0 {
+            continue;
+        }
+        let mate_pos = i64::from(r.next_pos());
+        if let Some(mate_ref) = name_of(r.next_ref_id()) {
+            if targets.overlaps(mate_ref, mate_pos, mate_pos) {
                 continue;
             }
-            let mate_pos = i64::from(r.next_pos());
-            if let Some(mate_ref) = name_of(r.next_ref_id()) {
-                if targets.overlaps(mate_ref, mate_pos, mate_pos) {
-                    continue;
-                }
-            }
-            if !selection.select(&mut r, header) {
-                continue;
-            }
-            mates.insert(c_name(r.name()).to_vec());
-            if r.next_ref_id() < 0 || r.flag() & MATE_UNMAPPED != 0 {
-                any_unplaced = true;
-            }
-            if let Ok(tid) = usize::try_from(r.next_ref_id()) {
-                mate_positions.push((tid, mate_pos, mate_pos + 1));
-            }
+        }
+        if !selection.select(&mut r, header) {
+            continue;
+        }
+        names.insert(c_name(r.name()).to_vec());
+        if r.next_ref_id() < 0 || r.flag() & MATE_UNMAPPED != 0 {
+            any_unplaced = true;
+        }
+        if let Ok(tid) = usize::try_from(r.next_ref_id()) {
+            mate_positions.push((tid, mate_pos, mate_pos + 1));
         }
     }
     second.add_all(mate_positions);
     if any_unplaced {
         second.unplaced = true;
     }
-    Ok(PairQuery {
-        query: reader.itr_multi(&second)?,
+    let mates = Mates {
         targets: targets.clone(),
         header: header.clone(),
-        mates,
-    })
+        names,
+    };
+    Ok((second, mates))
+}
+
+/// What the second pass of `-P` keeps: records overlapping a region, and the mates named in
+/// the first.
+pub struct Mates {
+    targets: Targets,
+    header: Header,
+    names: HashSet<Vec<u8>>,
+}
+
+impl Mates {
+    /// Whether the second pass keeps `r`.
+    pub fn keeps(&self, r: &Record) -> bool {
+        let in_region = usize::try_from(r.ref_id())
+            .ok()
+            .and_then(|t| self.header.ref_name(t))
+            .is_some_and(|name| self.targets.overlaps(name, i64::from(r.pos()), r.end_pos()));
+        in_region || self.names.contains(c_name(r.name()))
+    }
 }
 
 impl PairQuery<'_> {
     /// The next record that overlaps a region or is a mate; `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
         while let Some(r) = self.query.next_record()? {
-            let in_region = usize::try_from(r.ref_id())
-                .ok()
-                .and_then(|t| self.header.ref_name(t))
-                .is_some_and(|name| self.targets.overlaps(name, i64::from(r.pos()), r.end_pos()));
-            if in_region || self.mates.contains(c_name(r.name())) {
+            if self.mates.keeps(&r) {
                 return Ok(Some(r));
             }
         }

@@ -1,0 +1,226 @@
+//! `-M`, `--region-file` and `-P` on CRAM: htslib's multi-region iterator over a CRAM
+//! (`hts_itr_multi_cram`, `hts_itr_multi_next`). The containers of every interval come from
+//! the `.crai` (as a single region's do), each read once, in file order; a record is kept when
+//! it overlaps an interval not yet passed (the iterator's `curr_intv` walk); `*` adds the
+//! unplaced reads at the end, `.` reads every record.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use bam::multi::RegionSet;
+use bam::{Header, Record};
+use cram::crai::CraiEntry;
+use samtools::filter::Selection;
+use samtools::pairs::{collect_mates, Mates};
+
+use crate::args::ViewArgs;
+use crate::cram_regions::{self, Pass};
+use crate::cram_view::to_bam;
+use crate::view::Failure;
+
+/// What a multi-region pass reads, and how it judges the records.
+pub struct Multi {
+    /// The containers, in file order; `None`: the whole file (`.`).
+    pub containers: Option<Vec<Range<u64>>>,
+    pub filter: Filter,
+}
+
+/// The iterator's walk over the regions: `reg_list` and its `curr_*` fields.
+pub struct Filter {
+    regions: Vec<(usize, Vec<(i64, i64)>)>,
+    unplaced: bool,
+    all: bool,
+    curr_tid: i32,
+    curr_reg: usize,
+    curr_intv: usize,
+}
+
+/// The pass for `set` over a CRAM whose index holds `entries` (`data_end`: where its EOF
+/// container begins).
+pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
+    let regions: Vec<(usize, Vec<(i64, i64)>)> =
+        set.iter().map(|(tid, v)| (tid, v.to_vec())).collect();
+    let mut containers: Vec<Range<u64>> = Vec::new();
+    let mut ranges: Vec<cram::reader::Range> = regions
+        .iter()
+        .flat_map(|(tid, v)| {
+            v.iter().filter(|(b, e)| e >= b).map(|&(beg, end)| cram::reader::Range {
+                ref_id: i32::try_from(*tid).unwrap_or(i32::MAX),
+                start: beg + 1,
+                end,
+            })
+        })
+        .collect();
+    if set.unplaced {
+        ranges.push(cram::reader::Range {
+            ref_id: -1,
+            start: 0,
+            end: i64::MAX,
+        });
+    }
+    for range in &ranges {
+        match cram::crai::containers_for(entries, range, data_end) {
+            Some(c) => containers.extend(c),
+            None if range.ref_id >= 0 => eprintln!(
+                "[W::hts_itr_multi_cram] No index entry for region {}:{}-{}",
+                range.ref_id,
+                range.start - 1,
+                range.end
+            ),
+            None => eprintln!("[W::hts_itr_multi_cram] No index entry for NOCOOR region"),
+        }
+    }
+    containers.sort_by_key(|c| (c.start, c.end));
+    containers.dedup();
+    let first = regions.first().map_or(0, |(t, _)| *t);
+    Multi {
+        containers: (!set.all).then_some(containers),
+        filter: Filter {
+            curr_tid: i32::try_from(first).unwrap_or(i32::MAX),
+            regions,
+            unplaced: set.unplaced,
+            all: set.all,
+            curr_reg: 0,
+            curr_intv: 0,
+        },
+    }
+}
+
+impl Filter {
+    /// Whether the iterator returns `r` (read in file order from the planned containers).
+    pub fn keeps(&mut self, r: &Record) -> bool {
+        if self.all {
+            return true;
+        }
+        let tid = r.ref_id();
+        if tid < 0 {
+            return self.unplaced;
+        }
+        if tid != self.curr_tid {
+            let Ok(found) = self
+                .regions
+                .binary_search_by_key(&i64::from(tid), |(t, _)| *t as i64)
+            else {
+                return false;
+            };
+            self.curr_reg = found;
+            self.curr_tid = tid;
+            self.curr_intv = 0;
+        }
+        let (beg, end) = (i64::from(r.pos()), r.end_pos());
+        let Some((_, intervals)) = self.regions.get(self.curr_reg) else {
+            return false;
+        };
+        for (i, &(ib, ie)) in intervals.iter().enumerate().skip(self.curr_intv) {
+            if end > ib && ie > beg {
+                self.curr_intv = i;
+                return true;
+            }
+            if beg > ie {
+                self.curr_intv = i + 1;
+            }
+            if end < ib {
+                break;
+            }
+        }
+        false
+    }
+}
+
+/// What a multi-region run keeps of the records its pass reads: the iterator's choice, and
+/// with `-P` only the records of the regions and the mates the first pass named.
+pub struct Keep {
+    filter: Filter,
+    mates: Option<Mates>,
+}
+
+impl Keep {
+    pub fn keeps(&mut self, r: &Record) -> bool {
+        self.filter.keeps(r) && self.mates.as_ref().is_none_or(|m| m.keeps(r))
+    }
+}
+
+/// The pass of `-M`, `--region-file` or `-P` (`regions`: the command line's), and what it
+/// keeps; for `-P` the first pass (the regions' records, to find their mates) is read here.
+pub fn passes(
+    args: &ViewArgs,
+    reader: &mut cram::Reader,
+    entries: &[CraiEntry],
+    header: &Header,
+    regions: &[String],
+    selection: &mut Selection,
+) -> Result<(Pass, Keep), Failure> {
+    let (targets, set, unknown) = crate::input::region_set(args, header, regions)?;
+    // Names the header does not hold stay in htslib's region list as reference -1, which its
+    // CRAM iterator refuses, one line each; the list samtools makes again for the second
+    // pass of -P gives `.` and `*` -1 too (and reads what it would have anyway).
+    let refuse = |n: usize| {
+        for _ in 0..n {
+            eprintln!("[E::hts_itr_multi_cram] Query with tid=-1 not implemented for CRAM files");
+        }
+    };
+    refuse(unknown);
+    let data_end = reader.data_end();
+    let mut multi = plan(entries, &set, data_end);
+    let mut mates = None;
+    if args.select.fetch_pairs {
+        let pass = as_pass(multi.containers.take());
+        reader.advise(&cram_regions::advice(std::slice::from_ref(&pass)));
+        start(reader, &pass);
+        let file = args.positional.first().map_or("-", String::as_str);
+        let n_ref = header.refs().len();
+        let mut held: VecDeque<cram::Alignment> = VecDeque::new();
+        let mut filter = multi.filter;
+        let next = || -> Result<Option<Record>, Failure> {
+            loop {
+                while let Some(a) = held.pop_front() {
+                    let r = to_bam(&a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+                    if filter.keeps(&r) {
+                        return Ok(Some(r));
+                    }
+                }
+                match reader.next_container() {
+                    Ok(Some(records)) => held.extend(records),
+                    Ok(None) => return Ok(None),
+                    Err(e) => {
+                        return Err(Failure::Message(format!(
+                            "{}: {e}",
+                            bam::hfile::redact_text(file)
+                        )))
+                    }
+                }
+            }
+        };
+        let special = usize::from(set.all) + usize::from(set.unplaced);
+        // Refused in the second pass: `.` and `*` do not carry over (mates without a
+        // position bring the unplaced reads back).
+        let mut base = set;
+        base.all = false;
+        base.unplaced = false;
+        let (second, found) = collect_mates(next, header, &targets, base, selection)?;
+        refuse(unknown + special);
+        multi = plan(entries, &second, data_end);
+        mates = Some(found);
+    }
+    let pass = as_pass(multi.containers);
+    Ok((
+        pass,
+        Keep {
+            filter: multi.filter,
+            mates,
+        },
+    ))
+}
+
+fn as_pass(containers: Option<Vec<Range<u64>>>) -> Pass {
+    containers.map_or(Pass::Whole, Pass::Planned)
+}
+
+/// Sets `reader` to read `pass` from its start.
+pub fn start(reader: &mut cram::Reader, pass: &Pass) {
+    match pass {
+        Pass::Whole => reader.rewind(),
+        Pass::Range(containers, range) => reader.read_containers(containers.clone(), *range),
+        Pass::Planned(containers) => reader.read_planned(containers.clone()),
+    }
+}

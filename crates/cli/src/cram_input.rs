@@ -141,3 +141,75 @@ impl Seek for Stream {
         Ok(to)
     }
 }
+
+/// How long one reference may take to arrive from a URL unless `HTS_REF_TIMEOUT` says
+/// otherwise (seconds): an MD5 server that hangs (htslib #412) ends in an error naming the
+/// reference and the URL.
+const REF_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// References at URLs (`REF_PATH` entries, `-T URL`) read through hfile: bounded ranges, each
+/// fetch bounded in time as well as by the query's own limit.
+pub struct References {
+    transport: hfile::OpenOptions,
+    limit: std::time::Duration,
+}
+
+impl References {
+    pub fn new(transport: &hfile::OpenOptions) -> References {
+        let limit = std::env::var("HTS_REF_TIMEOUT")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(REF_TIME_LIMIT, std::time::Duration::from_secs_f64);
+        References {
+            transport: transport.clone(),
+            limit,
+        }
+    }
+
+    /// The transport with this fetch's time limit (the query's when that ends sooner).
+    fn options(&self) -> hfile::OpenOptions {
+        let mut t = self.transport.clone();
+        let own = hfile::Deadline::after(self.limit);
+        t.deadline = match t.deadline {
+            Some(d) if d.remaining().is_none_or(|r| r < self.limit) => Some(d),
+            _ => Some(own),
+        };
+        t.request_time = t.request_time.min(self.limit);
+        t.connect_timeout = t.connect_timeout.min(self.limit);
+        t
+    }
+}
+
+impl cram::remote::Remote for References {
+    fn fetch(&self, url: &str, range: Option<std::ops::Range<u64>>) -> Result<Option<Vec<u8>>, String> {
+        let mut f = hfile::open(url, &self.options()).map_err(|e| e.to_string())?;
+        let got = match range {
+            Some(r) => {
+                f.set_readahead_limit(Some(r.end));
+                f.advise(std::slice::from_ref(&r));
+                let mut buf = vec![0u8; usize::try_from(r.end - r.start).map_err(|e| e.to_string())?];
+                f.seek_to(r.start)
+                    .and_then(|()| f.read_full(&mut buf))
+                    .map(|n| {
+                        buf.truncate(n);
+                        buf
+                    })
+            }
+            None => f.read_to_end_vec(),
+        };
+        match got {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(hfile::Error::Status { status: 404 | 410, .. }) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// A remote FASTA is read slice by slice for the whole run: only the query's own time
+    /// limit bounds it (and hfile's per-request ones).
+    fn open(&self, url: &str) -> Result<Box<dyn bam::bgzf::Source>, String> {
+        hfile::open(url, &self.transport)
+            .map(|f| Box::new(f) as Box<dyn bam::bgzf::Source>)
+            .map_err(|e| e.to_string())
+    }
+}

@@ -164,20 +164,25 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             .map(|(_, v)| v.as_str())
     };
     let set = |key: &str| option(key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
+    let mut transport = bam::hfile::OpenOptions::default();
+    crate::input::set_transport(args, &mut transport);
+    let references = std::sync::Arc::new(crate::cram_input::References::new(&transport));
     let reference = match args.reference.as_deref().or(option("reference")) {
+        Some(path) if cram::remote::is_url(path) => Some(
+            cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?,
+        ),
         Some(path) => {
             Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?)
         }
         None => None,
     };
-    let mut transport = bam::hfile::OpenOptions::default();
-    crate::input::set_transport(args, &mut transport);
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
     let input = crate::cram_input::open(file, &transport)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     let mut reader = cram::Reader::open_source(input, prefix, reference).map_err(fail)?;
+    reader.set_remote(references);
     if let Some(on) = set("decode_md") {
         reader.set_decode_md(on);
     }

@@ -1,13 +1,15 @@
-//! A local FASTA reference with its `.fai` index (made in memory when there is none, as htslib
-//! builds one), plain or bgzipped with its `.gzi`: the bases of a range read straight from
-//! their lines, upper-cased and with line ends left out, as htslib's `load_ref_portion` reads
-//! them.
+//! A FASTA reference with its `.fai` index (made in memory for a local file that has none, as
+//! htslib builds one), plain or bgzipped with its `.gzi`, local or remote: the bases of a range
+//! read straight from their lines, upper-cased and with line ends left out, as htslib's
+//! `load_ref_portion` reads them. Only the bytes of those lines are read (for a bgzipped file,
+//! the blocks that hold them): a remote file is asked for exactly that range.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::io::{Read, SeekFrom};
+use std::path::Path;
 
+use crate::remote::{self, Remote};
 use crate::Error;
 
 /// One sequence's `.fai` line.
@@ -23,23 +25,24 @@ pub struct FaiEntry {
 const MAX_RANGE: u64 = 1 << 31;
 
 pub struct Fasta {
-    path: PathBuf,
+    /// The file's path or URL, for messages.
+    path: String,
     body: Body,
     entries: HashMap<Vec<u8>, FaiEntry>,
 }
 
 impl std::fmt::Debug for Fasta {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Fasta({})", self.path.display())
+        write!(f, "Fasta({})", self.path)
     }
 }
 
 /// The file's bytes: as they are, or BGZF blocks found through the `.gzi` (pairs of compressed
 /// and uncompressed block starts).
 enum Body {
-    Plain(File),
+    Plain(Box<dyn bgzf::Source>),
     Bgzf {
-        reader: Box<bgzf::Reader<File>>,
+        src: Box<dyn bgzf::Source>,
         gzi: Vec<(u64, u64)>,
     },
 }
@@ -51,10 +54,10 @@ impl Fasta {
         let mut file = File::open(path).map_err(|e| format!("{name}: {e}"))?;
         let mut magic = [0u8; 2];
         let n = file.read(&mut magic).map_err(|e| format!("{name}: {e}"))?;
-        let fai = PathBuf::from(format!("{}.fai", path.display()));
+        let fai = format!("{}.fai", path.display());
         let compressed = n == 2 && magic == [0x1f, 0x8b];
         let entries = match std::fs::read(&fai) {
-            Ok(text) => parse_fai(&text).map_err(|e| format!("{}: {e}", fai.display()))?,
+            Ok(text) => parse_fai(&text).map_err(|e| format!("{fai}: {e}"))?,
             Err(_) if compressed => {
                 return Err(format!(
                     "{name}: a compressed reference needs its .fai and .gzi"
@@ -63,30 +66,63 @@ impl Fasta {
             Err(_) => build_fai(&std::fs::read(path).map_err(|e| format!("{name}: {e}"))?)
                 .map_err(|e| format!("{name}: {e}"))?,
         };
-        file.seek(SeekFrom::Start(0))
-            .map_err(|e| format!("{name}: {e}"))?;
         let body = if compressed {
-            let gzi_path = PathBuf::from(format!("{}.gzi", path.display()));
-            let gzi = std::fs::read(&gzi_path)
-                .map_err(|e| format!("{}: {e}", gzi_path.display()))
-                .and_then(|d| parse_gzi(&d).map_err(|e| format!("{}: {e}", gzi_path.display())))?;
-            let reader = bgzf::Reader::with_name(file, &name.to_string())
-                .map_err(|e| format!("{name}: {e}"))?;
-            if reader.format() != bgzf::Format::Bgzf {
-                return Err(format!("{name}: compressed with gzip, not bgzip"));
-            }
-            Body::Bgzf {
-                reader: Box::new(reader),
-                gzi,
-            }
+            let gzi_path = format!("{}.gzi", path.display());
+            let gzi = std::fs::read(&gzi_path).map_err(|e| format!("{gzi_path}: {e}"))?;
+            Body::bgzf(Box::new(file), &gzi).map_err(|e| format!("{gzi_path}: {e}"))?
         } else {
-            Body::Plain(file)
+            Body::Plain(Box::new(file))
         };
         Ok(Fasta {
-            path: path.to_path_buf(),
+            path: path.display().to_string(),
             body,
             entries,
         })
+    }
+
+    /// A FASTA at `url`, with its `.fai` beside it (and its `.gzi` when bgzipped), read
+    /// through `remote`: the index files whole, then only the bytes of the bases asked for.
+    pub fn open_remote(url: &str, remote: &dyn Remote) -> Result<Fasta, String> {
+        let shown = redact(url);
+        let fetch = |u: &str, range| -> Result<Vec<u8>, String> {
+            remote
+                .fetch(u, range)
+                .map_err(|e| format!("{}: {e}", redact(u)))?
+                .ok_or_else(|| format!("{}: not found", redact(u)))
+        };
+        let fai_url = remote::beside(url, ".fai");
+        let entries = parse_fai(&fetch(&fai_url, None)?)
+            .map_err(|e| format!("{}: {e}", redact(&fai_url)))?;
+        let magic = fetch(url, Some(0..2))?;
+        let src = remote.open(url).map_err(|e| format!("{shown}: {e}"))?;
+        let body = if magic == [0x1f, 0x8b] {
+            let gzi_url = remote::beside(url, ".gzi");
+            Body::bgzf(src, &fetch(&gzi_url, None)?)
+                .map_err(|e| format!("{}: {e}", redact(&gzi_url)))?
+        } else {
+            Body::Plain(src)
+        };
+        Ok(Fasta {
+            path: shown,
+            body,
+            entries,
+        })
+    }
+
+    /// One sequence's bare bases held in memory (fetched from an MD5 server), as sequence
+    /// `name`; `label` names where they came from.
+    pub fn in_memory(label: &str, name: &[u8], bases: Vec<u8>) -> Fasta {
+        let entry = FaiEntry {
+            length: bases.len() as u64,
+            offset: 0,
+            line_bases: 0,
+            line_width: 0,
+        };
+        Fasta {
+            path: label.to_string(),
+            body: Body::Plain(Box::new(std::io::Cursor::new(bases))),
+            entries: HashMap::from([(name.to_vec(), entry)]),
+        }
     }
 
     /// A file holding one sequence's bare bases (a `REF_CACHE` file), as sequence `name`.
@@ -103,8 +139,8 @@ impl Fasta {
             line_width: 0,
         };
         Ok(Fasta {
-            path: path.to_path_buf(),
-            body: Body::Plain(file),
+            path: path.display().to_string(),
+            body: Body::Plain(Box::new(file)),
             entries: HashMap::from([(name.to_vec(), entry)]),
         })
     }
@@ -121,7 +157,7 @@ impl Fasta {
                 format!(
                     "reference {} in {}: {e}",
                     String::from_utf8_lossy(name),
-                    self.path.display()
+                    self.path
                 ),
             )
         };
@@ -162,19 +198,21 @@ impl Fasta {
 }
 
 impl Body {
+    /// A bgzipped file's body: its blocks found through the `.gzi`'s bytes.
+    fn bgzf(src: Box<dyn bgzf::Source>, gzi: &[u8]) -> Result<Body, String> {
+        Ok(Body::Bgzf {
+            src,
+            gzi: parse_gzi(gzi)?,
+        })
+    }
+
     /// Up to `len` bytes from uncompressed offset `from` (fewer at the end of the data).
     fn read_at(&mut self, from: u64, len: u64) -> Result<Vec<u8>, String> {
-        let mut raw = Vec::new();
         match self {
-            Body::Plain(file) => {
-                file.seek(SeekFrom::Start(from))
-                    .map_err(|e| e.to_string())?;
-                file.take(len)
-                    .read_to_end(&mut raw)
-                    .map_err(|e| e.to_string())?;
-            }
-            Body::Bgzf { reader, gzi } => {
-                // The last block starting at or before `from` (the first block is implicit).
+            Body::Plain(src) => exact(src.as_mut(), from, Some(from.saturating_add(len))),
+            Body::Bgzf { src, gzi } => {
+                // The blocks from the last starting at or before `from` (the first block is
+                // implicit) to the first starting at or past the range's end.
                 let (c, u) = gzi
                     .iter()
                     .copied()
@@ -183,24 +221,63 @@ impl Body {
                     .unwrap_or((0, 0));
                 let within = u16::try_from(from - u)
                     .map_err(|_| format!("the .gzi has no block near offset {from}"))?;
-                reader
-                    .seek(bgzf::VirtualOffset::new(c, within))
-                    .map_err(|e| e.to_string())?;
-                // Read in pieces, so that a length the index lies about costs only what the
-                // file holds.
-                let mut piece = vec![0u8; 64 * 1024];
-                while (raw.len() as u64) < len {
-                    let want = piece.len().min((len - raw.len() as u64) as usize);
-                    let n = reader.read(&mut piece[..want]).map_err(|e| e.to_string())?;
-                    if n == 0 {
-                        break;
-                    }
-                    raw.extend_from_slice(&piece[..n]);
+                // Past the last block the `.gzi` names, its end is unknown: bgzip's blocks
+                // hold 65280 bytes in at most 65536, so ask for that much, and for the rest of
+                // the file only if other blocks fall short.
+                let end = from.saturating_add(len);
+                let c_end = gzi.iter().find(|&&(_, u)| u >= end).map(|&(c, _)| c);
+                let guess = (end - u).div_ceil(BGZIP_BLOCK_DATA) + 1;
+                let c_guess = c_end.unwrap_or(c.saturating_add(guess.saturating_mul(MAX_BLOCK)));
+                let raw = inflate(exact(src.as_mut(), c, Some(c_guess))?, within, len);
+                match raw {
+                    Ok(raw) if raw.len() as u64 >= len || c_end.is_some() => Ok(raw),
+                    Err(e) if c_end.is_some() => Err(e),
+                    _ => inflate(exact(src.as_mut(), c, None)?, within, len),
                 }
             }
         }
-        Ok(raw)
     }
+}
+
+/// Bytes a block of bgzip's holds, and the most a BGZF block takes.
+const BGZIP_BLOCK_DATA: u64 = 65280;
+const MAX_BLOCK: u64 = 65536;
+
+/// `len` bytes from offset `within` of the first of `blocks` (BGZF blocks, whole).
+fn inflate(blocks: Vec<u8>, within: u16, len: u64) -> Result<Vec<u8>, String> {
+    let mut reader = bgzf::Reader::new(std::io::Cursor::new(blocks)).map_err(|e| e.to_string())?;
+    reader
+        .seek(bgzf::VirtualOffset::new(0, within))
+        .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    reader
+        .take(len)
+        .read_to_end(&mut raw)
+        .map_err(|e| e.to_string())?;
+    Ok(raw)
+}
+
+/// Bytes `from..end` of `src` (to its end when `end` is `None` or past it), asked for as
+/// exactly that range; read in pieces, so that a range an index lies about costs only what
+/// the file holds.
+fn exact(src: &mut dyn bgzf::Source, from: u64, end: Option<u64>) -> Result<Vec<u8>, String> {
+    if let Some(end) = end {
+        src.set_readahead_limit(Some(end));
+        src.advise(&[from..end]);
+    } else {
+        src.set_readahead_limit(None);
+    }
+    src.seek(SeekFrom::Start(from)).map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    src.take(end.map_or(u64::MAX, |e| e.saturating_sub(from)))
+        .read_to_end(&mut raw)
+        .map_err(|e| e.to_string())?;
+    Ok(raw)
+}
+
+/// A URL without its query string (which may hold a signature), for messages.
+fn redact(url: &str) -> String {
+    url.split_once('?').map_or(url, |(p, _)| p).to_string()
 }
 
 /// A `.gzi`: a count, then (compressed, uncompressed) offset pairs, little-endian u64s.

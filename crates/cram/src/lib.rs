@@ -20,6 +20,7 @@ pub mod reader;
 pub mod rebuild;
 pub mod record;
 pub mod refpath;
+pub mod remote;
 pub mod series;
 pub mod slice;
 

@@ -71,6 +71,8 @@ pub struct Reader {
     decode_md: bool,
     /// The slices' reference MD5s are not checked (`ignore_md5`).
     ignore_md5: bool,
+    /// The transport for references at URLs (`REF_PATH` entries), if any.
+    remote: Option<std::sync::Arc<dyn crate::remote::Remote>>,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -131,6 +133,7 @@ impl Reader {
             without_bases: false,
             decode_md: true,
             ignore_md5: false,
+            remote: None,
         };
         let (h, body, body_at) = r
             .container()?
@@ -182,6 +185,11 @@ impl Reader {
     /// htslib's `ignore_md5` option: whether the slices' reference MD5s go unchecked.
     pub fn set_ignore_md5(&mut self, on: bool) {
         self.ignore_md5 = on;
+    }
+
+    /// The transport for references found at URLs (`REF_PATH`'s `http(s)://` entries).
+    pub fn set_remote(&mut self, remote: std::sync::Arc<dyn crate::remote::Remote>) {
+        self.remote = Some(remote);
     }
 
     /// Reads every record again from the first container.

@@ -4,6 +4,7 @@
 
 use super::Reader;
 use crate::fasta::Fasta;
+use crate::refpath::Candidate;
 use crate::{Error, SliceHeader};
 
 impl Reader {
@@ -46,23 +47,93 @@ impl Reader {
         }
         let md5 = self.header.sq_tag(name, b"M5");
         let ur = self.header.sq_tag(name, b"UR");
-        let found = crate::refpath::find(md5.as_deref(), ur.as_deref()).ok_or_else(|| {
-            Error::at(
-                at,
-                format!(
-                    "reference {} is needed to decode this CRAM; give it with -T/--reference \
-                     (or in REF_PATH/REF_CACHE by its M5, or at its @SQ UR path)",
-                    String::from_utf8_lossy(name)
-                ),
-            )
-        })?;
-        let fasta = match found {
-            crate::refpath::Found::Bare(p) => Fasta::bare(&p, name),
-            crate::refpath::Found::Fasta(p) => Fasta::open(&p),
-        }
-        .map_err(|e| Error::at(at, e))?;
+        let fasta = self.find_reference(name, md5.as_deref(), ur.as_deref(), at)?;
         self.reference = Some(fasta);
         self.reference.as_mut().ok_or_else(|| missing(name, at))
+    }
+
+    /// htslib's `cram_populate_ref`: by `md5` in the cache and each `REF_PATH` entry in turn
+    /// (a URL fetched through the caller's transport, checked and stored in the cache), else
+    /// the FASTA `ur` names. Failures of URLs tried are named if nothing is found.
+    fn find_reference(
+        &self,
+        name: &[u8],
+        md5: Option<&str>,
+        ur: Option<&str>,
+        at: u64,
+    ) -> Result<Fasta, Error> {
+        let shown = String::from_utf8_lossy(name);
+        let mut failures = Vec::new();
+        if let Some(md5) = md5 {
+            for place in crate::refpath::candidates(md5) {
+                match place {
+                    Candidate::Local(p) if p.is_file() => {
+                        return Fasta::bare(&p, name).map_err(|e| Error::at(at, e))
+                    }
+                    Candidate::Local(_) => {}
+                    Candidate::Url(url) => match self.fetch_by_md5(name, md5, &url, at)? {
+                        Ok(Some(fasta)) => return Ok(fasta),
+                        Ok(None) => {}
+                        Err(why) => failures.push(why),
+                    },
+                }
+            }
+        }
+        if let Some(path) = ur.and_then(crate::refpath::ur_file) {
+            return Fasta::open(&path).map_err(|e| Error::at(at, e));
+        }
+        let tried = if failures.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", failures.join("; "))
+        };
+        Err(Error::at(
+            at,
+            format!(
+                "reference {shown} is needed to decode this CRAM; give it with -T/--reference \
+                 (or in REF_PATH/REF_CACHE by its M5, or at its @SQ UR path){tried}"
+            ),
+        ))
+    }
+
+    /// Reference `name` from a `REF_PATH` URL: its `@SQ LN` bytes asked for as one bounded
+    /// range. `Ok(Ok(None))`: not there; `Ok(Err)`: the URL failed (named); `Err`: the bytes
+    /// are not the reference (an MD5 mismatch, an error naming both).
+    fn fetch_by_md5(
+        &self,
+        name: &[u8],
+        md5: &str,
+        url: &str,
+        at: u64,
+    ) -> Result<Result<Option<Fasta>, String>, Error> {
+        let shown = String::from_utf8_lossy(name);
+        let Some(remote) = self.remote.as_deref() else {
+            return Ok(Err(format!("{url}: no transport for remote references")));
+        };
+        let len = self
+            .header
+            .references
+            .iter()
+            .find(|(n, _)| n.as_slice() == name)
+            .map_or(0, |(_, len)| *len);
+        let range = (len > 0).then_some(0..len);
+        let bases = match remote.fetch(url, range) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(Ok(None)),
+            Err(e) => return Ok(Err(format!("reference {shown} from {url}: {e}"))),
+        };
+        let got = crate::md5::hex(&crate::md5::digest(&bases));
+        if !got.eq_ignore_ascii_case(md5) {
+            return Err(Error::at(
+                at,
+                format!(
+                    "reference {shown} from {url} is not the one the file names: MD5 {got}, \
+                     @SQ M5 {md5}"
+                ),
+            ));
+        }
+        crate::refpath::store(md5, &bases);
+        Ok(Ok(Some(Fasta::in_memory(url, name, bases))))
     }
 
     /// The bases of a single-reference slice: its span, cut at the reference's end.

@@ -321,3 +321,63 @@ fn a_remote_bgzipped_fasta_is_read_block_by_needed_block() {
         assert!(served <= most, "{gold}: {data:?}, {served} of {most} bytes");
     }
 }
+
+/// A remote CRAM region query against a remote bgzipped FASTA: every request bounded; of the
+/// CRAM, its opening and the one container the `.crai` names for the region; of the reference,
+/// its indexes and the one BGZF block that holds the slice's bases. The log (printed) is the
+/// README's.
+#[test]
+fn a_remote_region_query_fetches_the_reference_only_where_its_slice_needs_it() {
+    let server = Server::start(&dir()).unwrap();
+    let out = view(
+        &[
+            "-T",
+            &server.url("block.fa.gz"),
+            &server.url("blockreads-3.0.cram"),
+            "block:70050-70120",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
+    let log = server.log();
+    for e in &log {
+        println!(
+            "{} {} {} -> {} ({} bytes)",
+            e.method,
+            e.path,
+            e.range.as_deref().unwrap_or("-"),
+            e.status,
+            e.content_length
+        );
+    }
+    // Every GET bounded (a HEAD has no body).
+    assert!(
+        log.iter().all(|e| e.method == "HEAD" || e.is_bounded()),
+        "{log:#?}"
+    );
+    let entries = crai(&dir().join("blockreads-3.0.cram.crai"));
+    let container = entries.iter().find(|e| e.1 == 70001).unwrap().3;
+    let next = entries.iter().map(|e| e.3).find(|&c| c > container).unwrap();
+    let cram: Vec<(u64, u64)> = log
+        .iter()
+        .filter(|e| e.path == "/blockreads-3.0.cram")
+        .filter_map(|e| e.bounded_range())
+        .collect();
+    // The opening (file definition and header container), then exactly the container.
+    assert_eq!(cram.last(), Some(&(container, next - 1)), "{cram:?}");
+    assert!(cram[..cram.len() - 1].iter().all(|&(_, b)| b < entries[0].3));
+    let gzi = std::fs::read(dir().join("block.fa.gz.gzi")).unwrap();
+    let word = |i: usize| u64::from_le_bytes(gzi[i..i + 8].try_into().unwrap());
+    let (second, third) = (word(8), word(24));
+    let reference: Vec<(u64, u64)> = log
+        .iter()
+        .filter(|e| e.path == "/block.fa.gz")
+        .filter_map(|e| e.bounded_range())
+        .collect();
+    assert_eq!(reference, vec![(0, 1), (second, third - 1)]);
+}

@@ -182,13 +182,18 @@ impl References {
 }
 
 impl cram::remote::Remote for References {
-    fn fetch(&self, url: &str, range: Option<std::ops::Range<u64>>) -> Result<Option<Vec<u8>>, String> {
+    fn fetch(
+        &self,
+        url: &str,
+        range: Option<std::ops::Range<u64>>,
+    ) -> Result<Option<Vec<u8>>, String> {
         let mut f = hfile::open(url, &self.options()).map_err(|e| e.to_string())?;
         let got = match range {
             Some(r) => {
                 f.set_readahead_limit(Some(r.end));
                 f.advise(std::slice::from_ref(&r));
-                let mut buf = vec![0u8; usize::try_from(r.end - r.start).map_err(|e| e.to_string())?];
+                let mut buf =
+                    vec![0u8; usize::try_from(r.end - r.start).map_err(|e| e.to_string())?];
                 f.seek_to(r.start)
                     .and_then(|()| f.read_full(&mut buf))
                     .map(|n| {
@@ -200,7 +205,9 @@ impl cram::remote::Remote for References {
         };
         match got {
             Ok(bytes) => Ok(Some(bytes)),
-            Err(hfile::Error::Status { status: 404 | 410, .. }) => Ok(None),
+            Err(hfile::Error::Status {
+                status: 404 | 410, ..
+            }) => Ok(None),
             Err(e) => Err(e.to_string()),
         }
     }

@@ -44,11 +44,13 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
     let mut ranges: Vec<cram::reader::Range> = regions
         .iter()
         .flat_map(|(tid, v)| {
-            v.iter().filter(|(b, e)| e >= b).map(|&(beg, end)| cram::reader::Range {
-                ref_id: i32::try_from(*tid).unwrap_or(i32::MAX),
-                start: beg + 1,
-                end,
-            })
+            v.iter()
+                .filter(|(b, e)| e >= b)
+                .map(|&(beg, end)| cram::reader::Range {
+                    ref_id: i32::try_from(*tid).unwrap_or(i32::MAX),
+                    start: beg + 1,
+                    end,
+                })
         })
         .collect();
     if set.unplaced {
@@ -174,7 +176,8 @@ pub fn passes(
         let next = || -> Result<Option<Record>, Failure> {
             loop {
                 while let Some(a) = held.pop_front() {
-                    let r = to_bam(&a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+                    let r =
+                        to_bam(&a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
                     if filter.keeps(&r) {
                         return Ok(Some(r));
                     }

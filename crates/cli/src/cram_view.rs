@@ -168,9 +168,9 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     crate::input::set_transport(args, &mut transport);
     let references = std::sync::Arc::new(crate::cram_input::References::new(&transport));
     let reference = match args.reference.as_deref().or(option("reference")) {
-        Some(path) if cram::remote::is_url(path) => Some(
-            cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?,
-        ),
+        Some(path) if cram::remote::is_url(path) => {
+            Some(cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?)
+        }
         Some(path) => {
             Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?)
         }
@@ -204,8 +204,14 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let header = sink::header(args, &input, command_line)?;
     let (passes, mut keep) = if args.select.multi_region && args.header != HeaderMode::Only {
         let (_, entries) = cram_regions::read_index(file, index, &read_index)?;
-        let (pass, keep) =
-            cram_multi::passes(args, &mut reader, &entries, &header, regions, &mut selection)?;
+        let (pass, keep) = cram_multi::passes(
+            args,
+            &mut reader,
+            &entries,
+            &header,
+            regions,
+            &mut selection,
+        )?;
         (vec![pass], Some(keep))
     } else {
         let passes = cram_regions::plan(

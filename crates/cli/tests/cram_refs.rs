@@ -115,7 +115,11 @@ fn ref_path_urls_are_tried_in_order_and_fill_the_cache() {
     let again = view(&["aligned-3.0-multi.cram"], &env);
     assert!(again.status.success());
     assert!(again.stdout == golden("aligned"));
-    assert_eq!(server.log().len(), before, "the cache answers the second run");
+    assert_eq!(
+        server.log().len(),
+        before,
+        "the cache answers the second run"
+    );
     let _ = std::fs::remove_dir_all(&served);
     let _ = std::fs::remove_dir_all(&cache);
 }
@@ -236,7 +240,10 @@ fn a_remote_fasta_is_read_for_exactly_the_bases_slices_need() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let local = view(&["-T", "ref.fa", "aligned-3.0-slices.cram", "ref1:300-400"], &[]);
+    let local = view(
+        &["-T", "ref.fa", "aligned-3.0-slices.cram", "ref1:300-400"],
+        &[],
+    );
     assert!(!out.stdout.is_empty());
     assert!(out.stdout == local.stdout);
     let index = fai(&dir().join("ref.fa.fai"));
@@ -270,7 +277,11 @@ fn a_remote_fasta_is_read_for_exactly_the_bases_slices_need() {
     // The file's first two bytes (bgzipped?), then each slice's lines: where slices overlap,
     // the bytes already read are not asked for again.
     assert_eq!(asked[0], (0, 1));
-    assert_eq!(merged(&asked[1..]), merged(&wanted), "{asked:?} for {wanted:?}");
+    assert_eq!(
+        merged(&asked[1..]),
+        merged(&wanted),
+        "{asked:?} for {wanted:?}"
+    );
     for (a, b) in &asked[1..] {
         assert!(
             wanted.iter().any(|(x, y)| x <= a && b <= y),
@@ -362,7 +373,11 @@ fn a_remote_region_query_fetches_the_reference_only_where_its_slice_needs_it() {
     );
     let entries = crai(&dir().join("blockreads-3.0.cram.crai"));
     let container = entries.iter().find(|e| e.1 == 70001).unwrap().3;
-    let next = entries.iter().map(|e| e.3).find(|&c| c > container).unwrap();
+    let next = entries
+        .iter()
+        .map(|e| e.3)
+        .find(|&c| c > container)
+        .unwrap();
     let cram: Vec<(u64, u64)> = log
         .iter()
         .filter(|e| e.path == "/blockreads-3.0.cram")
@@ -370,7 +385,9 @@ fn a_remote_region_query_fetches_the_reference_only_where_its_slice_needs_it() {
         .collect();
     // The opening (file definition and header container), then exactly the container.
     assert_eq!(cram.last(), Some(&(container, next - 1)), "{cram:?}");
-    assert!(cram[..cram.len() - 1].iter().all(|&(_, b)| b < entries[0].3));
+    assert!(cram[..cram.len() - 1]
+        .iter()
+        .all(|&(_, b)| b < entries[0].3));
     let gzi = std::fs::read(dir().join("block.fa.gz.gzi")).unwrap();
     let word = |i: usize| u64::from_le_bytes(gzi[i..i + 8].try_into().unwrap());
     let (second, third) = (word(8), word(24));

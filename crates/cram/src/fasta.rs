@@ -91,8 +91,8 @@ impl Fasta {
                 .ok_or_else(|| format!("{}: not found", redact(u)))
         };
         let fai_url = remote::beside(url, ".fai");
-        let entries = parse_fai(&fetch(&fai_url, None)?)
-            .map_err(|e| format!("{}: {e}", redact(&fai_url)))?;
+        let entries =
+            parse_fai(&fetch(&fai_url, None)?).map_err(|e| format!("{}: {e}", redact(&fai_url)))?;
         let magic = fetch(url, Some(0..2))?;
         let src = remote.open(url).map_err(|e| format!("{shown}: {e}"))?;
         let body = if magic == [0x1f, 0x8b] {
@@ -263,7 +263,7 @@ fn inflate(blocks: Vec<u8>, within: u16, len: u64) -> Result<Vec<u8>, String> {
 fn exact(src: &mut dyn bgzf::Source, from: u64, end: Option<u64>) -> Result<Vec<u8>, String> {
     if let Some(end) = end {
         src.set_readahead_limit(Some(end));
-        src.advise(&[from..end]);
+        src.advise(std::slice::from_ref(&(from..end)));
     } else {
         src.set_readahead_limit(None);
     }

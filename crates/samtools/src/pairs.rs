@@ -39,7 +39,13 @@ pub fn query_pairs<'r>(
 ) -> Result<PairQuery<'r>> {
     let (second, mates) = {
         let mut q = reader.itr_multi(&regions)?;
-        collect_mates(|| q.next_record(), header, targets, regions.clone(), selection)?
+        collect_mates(
+            || q.next_record(),
+            header,
+            targets,
+            regions.clone(),
+            selection,
+        )?
     };
     Ok(PairQuery {
         query: reader.itr_multi(&second)?,

@@ -4,17 +4,15 @@
 //! multi-reference slices, MD/NM made again or kept. Then a wrong reference and damaged files:
 //! one error line naming the file, exit 1, no panic.
 
-use std::io::Read;
+mod cram_shared;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use cram_shared::{dir, golden, one_error_line};
 use testkit::corpus::{apply_env, EnvChange};
 use testkit::hts;
 use testkit::s3::{self, S3Stack};
-
-fn dir() -> PathBuf {
-    testkit::workspace_root().join("fixtures/cram")
-}
 
 fn view_in(cwd: &Path, args: &[String]) -> Output {
     testkit::command(hts())
@@ -23,15 +21,6 @@ fn view_in(cwd: &Path, args: &[String]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn golden(name: &str) -> Vec<u8> {
-    let gz = std::fs::read(dir().join(format!("expected/{name}.out.gz"))).unwrap();
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..])
-        .read_to_end(&mut out)
-        .unwrap();
-    out
 }
 
 #[test]
@@ -132,18 +121,6 @@ fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hts-cram-corpus-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
-}
-
-/// One line on stderr, naming `what`, exit status 1, and no panic.
-fn one_error_line(out: &Output, what: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("hts view: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for w in what {
-        assert!(err.contains(w), "{err} should name {w}");
-    }
 }
 
 #[test]

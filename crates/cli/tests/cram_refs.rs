@@ -3,25 +3,15 @@
 //! tried in order, checked by MD5, stored in `REF_CACHE`, bounded in time; and a FASTA given
 //! by URL (`-T http://...`), read in bounded ranges holding exactly the bases slices need.
 
+mod cram_shared;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use cram_shared::{dir, golden, one_error_line};
 use testkit::{hts, Fault, Rule, Server};
-
-fn dir() -> PathBuf {
-    testkit::workspace_root().join("fixtures/cram")
-}
-
-fn golden(name: &str) -> Vec<u8> {
-    let gz = std::fs::read(dir().join(format!("expected/{name}.out.gz"))).unwrap();
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..])
-        .read_to_end(&mut out)
-        .unwrap();
-    out
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hts-cram-refs-{}-{name}", std::process::id()));
@@ -53,16 +43,6 @@ fn view(args: &[&str], env: &[(&str, String)]) -> Output {
         c.env(k, v);
     }
     c.output().unwrap()
-}
-
-fn one_error_line(out: &Output, what: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("hts view: "), "{err}");
-    for w in what {
-        assert!(err.contains(w), "{err} should name {w}");
-    }
 }
 
 /// REF_PATH's entries in order: a local directory without them, a URL without them (404), then

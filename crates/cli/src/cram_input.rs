@@ -181,6 +181,24 @@ impl References {
     }
 }
 
+/// Up to `len` bytes from here, grown as they arrive: a length from a hostile header costs no
+/// more memory than the server sends.
+fn read_up_to(f: &mut hfile::HFile, len: u64) -> hfile::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    while (out.len() as u64) < len {
+        let want = chunk
+            .len()
+            .min(usize::try_from(len - out.len() as u64).unwrap_or(usize::MAX));
+        let n = f.read_some(&mut chunk[..want])?;
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+    Ok(out)
+}
+
 impl cram::remote::Remote for References {
     fn fetch(
         &self,
@@ -192,14 +210,8 @@ impl cram::remote::Remote for References {
             Some(r) => {
                 f.set_readahead_limit(Some(r.end));
                 f.advise(std::slice::from_ref(&r));
-                let mut buf =
-                    vec![0u8; usize::try_from(r.end - r.start).map_err(|e| e.to_string())?];
                 f.seek_to(r.start)
-                    .and_then(|()| f.read_full(&mut buf))
-                    .map(|n| {
-                        buf.truncate(n);
-                        buf
-                    })
+                    .and_then(|()| read_up_to(&mut f, r.end - r.start))
             }
             None => f.read_to_end_vec(),
         };

@@ -357,19 +357,26 @@ fn ranges_of(server: &testkit::Server, path: &str) -> Vec<Option<(u64, u64)>> {
 /// chr3's range): after the header container, bounded ranges holding no byte of the others.
 #[test]
 fn a_remote_multi_region_query_fetches_only_its_containers() {
-    let server = testkit::Server::start(&dir()).unwrap();
-    let url = format!("{}/spaced-3.0.cram", server.base());
-    let out = view_in(
-        &dir(),
-        &[url, "chr3:1000-200000".into(), "chr1:1-3000".into()],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout == golden("spaced-r"));
-    let ranges = ranges_of(&server, "/spaced-3.0.cram");
+    // The regions one by one, and with -M (htslib's multi-region iterator, in file order).
+    for (option, gold) in [(None, "spaced-r"), (Some("-M"), "spaced-M-two")] {
+        let server = testkit::Server::start(&dir()).unwrap();
+        let url = format!("{}/spaced-3.0.cram", server.base());
+        let mut args: Vec<String> = option.map(String::from).into_iter().collect();
+        args.extend([url, "chr3:1000-200000".into(), "chr1:1-3000".into()]);
+        let out = view_in(&dir(), &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout == golden(gold), "{gold}");
+        only_the_needed_containers(&ranges_of(&server, "/spaced-3.0.cram"));
+    }
+}
+
+/// Of spaced-3.0.cram, the header and chr1's and chr3's containers were asked for, no byte of
+/// the others, every request bounded.
+fn only_the_needed_containers(ranges: &[Option<(u64, u64)>]) {
     println!("container requests: {ranges:?}");
     assert!(ranges.iter().all(Option::is_some), "{ranges:?}");
     let unneeded = [49277..229282u64, 247629..249744];

@@ -54,8 +54,9 @@ pub struct Reader {
     explicit: bool,
     /// Prefix of generated read names: the file's name, as htslib uses it.
     prefix: String,
-    /// Whole references read for multi-reference slices, by id.
-    whole: BTreeMap<i32, Vec<u8>>,
+    /// The reference bases of the current multi-reference slice, by id: bases and the
+    /// 1-based position of the first.
+    whole: BTreeMap<i32, (Vec<u8>, i64)>,
     eof_marker: bool,
     /// The region being read (htslib's `CRAM_OPT_RANGE`), once [`Reader::seek_range`] set it.
     range: Option<Range>,

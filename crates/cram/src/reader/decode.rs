@@ -2,6 +2,7 @@
 //! against the reference, mates.
 
 use super::*;
+use crate::record::FeatureKind;
 
 impl Reader {
     pub(super) fn decode_container(
@@ -95,12 +96,20 @@ impl Reader {
             && ch.reference_required
             && !self.without_bases
         {
-            // Only the references of this slice are kept.
+            // htslib reads these references whole; only the bases the slice's records can
+            // reach are read here (each record's start to its start plus its length and
+            // deletions, more than it aligns to), so a remote FASTA is asked for no more.
             self.whole.clear();
+            let mut reach: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
             for r in &stored {
                 if r.reference_id >= 0 && r.bam_flags & i32::from(UNMAPPED) == 0 {
-                    self.load_whole(r.reference_id, at)?;
+                    let (from, to) = record_reach(r);
+                    let e = reach.entry(r.reference_id).or_insert((from, to));
+                    *e = (e.0.min(from), e.1.max(to));
                 }
+            }
+            for (id, (from, to)) in reach {
+                self.load_span(id, from, to, at)?;
             }
         }
         let mut recs = Vec::with_capacity(stored.len());
@@ -112,11 +121,14 @@ impl Reader {
                     start: *start,
                     end: *end,
                 }),
-                None => self.whole.get(&r.reference_id).map(|bases| RefView {
-                    bases,
-                    start: 1,
-                    end: bases.len() as i64,
-                }),
+                None => self
+                    .whole
+                    .get(&r.reference_id)
+                    .map(|(bases, start)| RefView {
+                        bases,
+                        start: *start,
+                        end: start + bases.len() as i64 - 1,
+                    }),
             };
             let (a, link) = self.alignment(ch, r, view, i, at)?;
             recs.push(a);
@@ -250,5 +262,44 @@ impl Reader {
             link.mate_line = index as i64 + 1 + i64::from(d);
         }
         Ok((a, link))
+    }
+}
+
+/// The reference positions (1-based, inclusive) a mapped record can touch: from its start, its
+/// read length plus what its deletions and skips pass over (at least what it aligns to).
+fn record_reach(r: &Record) -> (i64, i64) {
+    let passed: i64 = r
+        .features
+        .iter()
+        .map(|f| match f.kind {
+            FeatureKind::Deletion(n) | FeatureKind::RefSkip(n) => i64::from(n.max(0)),
+            _ => 0,
+        })
+        .sum();
+    let start = i64::from(r.position);
+    (start, start + i64::from(r.read_length.max(0)) + passed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::record_reach;
+    use crate::record::{Feature, FeatureKind, Record};
+
+    #[test]
+    fn a_record_reaches_its_length_and_deletions_past_its_start() {
+        let feature = |position, kind| Feature { position, kind };
+        let r = Record {
+            position: 100,
+            read_length: 50,
+            features: vec![
+                feature(3, FeatureKind::SoftClip(b"AC".to_vec())),
+                feature(10, FeatureKind::Deletion(7)),
+                feature(20, FeatureKind::RefSkip(1000)),
+                feature(30, FeatureKind::Insertion(b"GG".to_vec())),
+            ],
+            ..Record::default()
+        };
+        // Aligned: 46 matched bases, 7 deleted, 1000 skipped (ends at 1152): within 1157.
+        assert_eq!(record_reach(&r), (100, 1157));
     }
 }

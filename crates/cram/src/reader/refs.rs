@@ -1,6 +1,6 @@
 //! Where a slice's reference bases come from: `-T`'s FASTA or one found by the `@SQ` tags
-//! (`refpath`), a single-reference slice's span or whole references for multi-reference
-//! slices, checked against the slice's MD5.
+//! (`refpath`), a single-reference slice's span or, for multi-reference slices, the span of
+//! each reference their records reach; checked against the slice's MD5.
 
 use super::Reader;
 use crate::fasta::Fasta;
@@ -8,22 +8,25 @@ use crate::refpath::Candidate;
 use crate::{Error, SliceHeader};
 
 impl Reader {
-    /// A whole reference, for multi-reference slices (htslib loads them whole too); kept while
-    /// later slices may need it.
-    pub(super) fn load_whole(&mut self, id: i32, at: u64) -> Result<(), Error> {
-        if self.whole.contains_key(&id) {
-            return Ok(());
-        }
+    /// Bases `from..=to` of reference `id` (cut to the reference), for the records of a
+    /// multi-reference slice on it.
+    pub(super) fn load_span(&mut self, id: i32, from: i64, to: i64, at: u64) -> Result<(), Error> {
         let name = self.ref_name(id, at)?;
         let fasta = self.fasta(&name, at)?;
         let len = fasta
             .entry(&name)
-            .map(|e| e.length)
+            .map(|e| e.length as i64)
             .ok_or_else(|| missing(&name, at))?;
-        let bases = fasta
-            .fetch(&name, 1, len)
-            .map_err(|e| Error::at(at, e.what))?;
-        self.whole.insert(id, bases);
+        let start = from.max(1);
+        let end = to.min(len);
+        let bases = if end >= start {
+            fasta
+                .fetch(&name, start as u64, end as u64)
+                .map_err(|e| Error::at(at, e.what))?
+        } else {
+            Vec::new()
+        };
+        self.whole.insert(id, (bases, start));
         Ok(())
     }
 

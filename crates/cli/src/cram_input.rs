@@ -181,6 +181,9 @@ impl References {
     }
 }
 
+/// The most bytes read of a file fetched whole (a `.fai` or `.gzi`).
+const MAX_WHOLE: u64 = 256 << 20;
+
 /// Up to `len` bytes from here, grown as they arrive: a length from a hostile header costs no
 /// more memory than the server sends.
 fn read_up_to(f: &mut hfile::HFile, len: u64) -> hfile::Result<Vec<u8>> {
@@ -213,7 +216,19 @@ impl cram::remote::Remote for References {
                 f.seek_to(r.start)
                     .and_then(|()| read_up_to(&mut f, r.end - r.start))
             }
-            None => f.read_to_end_vec(),
+            // An index beside a FASTA: a few MB for a whole genome; one that does not end is
+            // refused rather than held.
+            None => read_up_to(&mut f, MAX_WHOLE + 1).and_then(|b| {
+                if b.len() as u64 > MAX_WHOLE {
+                    Err(hfile::Error::Protocol {
+                        name: hfile::redact_url(url),
+                        offset: MAX_WHOLE,
+                        message: format!("more than {MAX_WHOLE} bytes for an index file"),
+                    })
+                } else {
+                    Ok(b)
+                }
+            }),
         };
         match got {
             Ok(bytes) => Ok(Some(bytes)),

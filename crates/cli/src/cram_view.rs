@@ -166,7 +166,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let set = |key: &str| option(key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
     let mut transport = bam::hfile::OpenOptions::default();
     crate::input::set_transport(args, &mut transport);
-    let references = std::sync::Arc::new(crate::cram_input::References::new(&transport));
+    let references = std::sync::Arc::new(crate::cram_refs::References::new(&transport));
     let reference = match args.reference.as_deref().or(option("reference")) {
         Some(path) if cram::remote::is_url(path) => {
             Some(cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?)

@@ -5,6 +5,7 @@ mod bgzip;
 mod bgzip_gzi;
 mod cram_input;
 mod cram_multi;
+mod cram_refs;
 mod cram_regions;
 mod cram_view;
 mod flagstat;

@@ -168,7 +168,7 @@ pub fn passes(
     if args.select.fetch_pairs {
         let pass = as_pass(multi.containers.take());
         reader.advise(&cram_regions::advice(std::slice::from_ref(&pass)));
-        start(reader, &pass);
+        pass.start(reader);
         let file = args.positional.first().map_or("-", String::as_str);
         let n_ref = header.refs().len();
         let mut held: VecDeque<cram::Alignment> = VecDeque::new();
@@ -217,13 +217,4 @@ pub fn passes(
 
 fn as_pass(containers: Option<Vec<Range<u64>>>) -> Pass {
     containers.map_or(Pass::Whole, Pass::Planned)
-}
-
-/// Sets `reader` to read `pass` from its start.
-pub fn start(reader: &mut cram::Reader, pass: &Pass) {
-    match pass {
-        Pass::Whole => reader.rewind(),
-        Pass::Range(containers, range) => reader.read_containers(containers.clone(), *range),
-        Pass::Planned(containers) => reader.read_planned(containers.clone()),
-    }
 }

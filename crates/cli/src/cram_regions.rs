@@ -17,6 +17,17 @@ pub enum Pass {
     Planned(Vec<std::ops::Range<u64>>),
 }
 
+impl Pass {
+    /// Sets `reader` to read this pass from its start.
+    pub fn start(&self, reader: &mut cram::Reader) {
+        match self {
+            Pass::Whole => reader.rewind(),
+            Pass::Range(containers, range) => reader.read_containers(containers.clone(), *range),
+            Pass::Planned(containers) => reader.read_planned(containers.clone()),
+        }
+    }
+}
+
 /// The passes for the command line's regions; `index` is `-X`'s index file, if given;
 /// `file_len` the CRAM's size, `data_end` where its EOF container begins; `read` fetches the index's bytes (a local or remote file).
 pub fn plan(

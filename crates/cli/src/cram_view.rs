@@ -247,7 +247,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if args.header != HeaderMode::Only {
         let mut run = || -> Result<(), Failure> {
             for pass in &passes {
-                cram_multi::start(&mut reader, pass);
+                pass.start(&mut reader);
                 while let Some(records) = reader.next_container().map_err(fail)? {
                     for a in &records {
                         let mut r = to_bam(a, n_ref)

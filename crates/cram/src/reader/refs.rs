@@ -11,6 +11,14 @@ impl Reader {
     /// Bases `from..=to` of reference `id` (cut to the reference), for the records of a
     /// multi-reference slice on it.
     pub(super) fn load_span(&mut self, id: i32, from: i64, to: i64, at: u64) -> Result<(), Error> {
+        let (bases, start, _) = self.span(id, from, to, at)?;
+        self.whole.insert(id, (bases, start));
+        Ok(())
+    }
+
+    /// Bases `from..=to` of reference `id`, cut to the reference (1-based), with the span
+    /// they are.
+    fn span(&mut self, id: i32, from: i64, to: i64, at: u64) -> Result<(Vec<u8>, i64, i64), Error> {
         let name = self.ref_name(id, at)?;
         let fasta = self.fasta(&name, at)?;
         let len = fasta
@@ -26,8 +34,7 @@ impl Reader {
         } else {
             Vec::new()
         };
-        self.whole.insert(id, (bases, start));
-        Ok(())
+        Ok((bases, start, end))
     }
 
     pub(super) fn ref_name(&self, id: i32, at: u64) -> Result<Vec<u8>, Error> {
@@ -145,21 +152,9 @@ impl Reader {
         sh: &SliceHeader,
         at: u64,
     ) -> Result<(Vec<u8>, i64, i64), Error> {
-        let name = self.ref_name(sh.reference_id, at)?;
-        let fasta = self.fasta(&name, at)?;
-        let len = fasta
-            .entry(&name)
-            .map(|e| e.length as i64)
-            .ok_or_else(|| missing(&name, at))?;
-        let start = i64::from(sh.start).max(1);
-        let end = (i64::from(sh.start) + i64::from(sh.span) - 1).min(len);
-        let bases = if end >= start {
-            fasta
-                .fetch(&name, start as u64, end as u64)
-                .map_err(|e| Error::at(at, e.what))?
-        } else {
-            Vec::new()
-        };
+        let start = i64::from(sh.start);
+        let (bases, start, end) =
+            self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)?;
         self.check_md5(sh, &bases, at)?;
         Ok((bases, start, end))
     }

@@ -253,7 +253,9 @@ impl Builder {
         } else {
             self.n_no_coor += 1;
         }
-        let bin = reg2bin(beg, end, self.min_shift, self.depth);
+        // `[-1, 0)` (a record without a reference) lands in the bin left of the first
+        // bottom-level bin, as in htslib.
+        let bin = binning::reg2bin_signed(beg, end, self.min_shift, self.depth);
         if self.z.last_bin != bin {
             if self.z.save_bin != NONE {
                 let (tid, bin, chunk) = (
@@ -326,15 +328,6 @@ impl Builder {
             n_no_coor: self.n_no_coor,
         }
     }
-}
-
-/// htslib's `hts_reg2bin` on signed positions: `[-1, 0)` (a record without a reference) lands
-/// in the bin left of the first bottom-level bin.
-fn reg2bin(beg: i64, end: i64, min_shift: u32, depth: u32) -> u32 {
-    if beg < 0 {
-        return binning::first_bin(depth).saturating_sub(1);
-    }
-    binning::reg2bin(beg as u64, end as u64, min_shift, depth)
 }
 
 /// `insert_to_l`: windows the record covers that have no offset yet get its start.
@@ -538,7 +531,7 @@ mod tests {
 
     #[test]
     fn unplaced_reads_counted_and_in_the_bin_left_of_the_first() {
-        assert_eq!(reg2bin(-1, 0, 14, 5), 4680);
+        assert_eq!(binning::reg2bin_signed(-1, 0, 14, 5), 4680);
         let mut b = Builder::new(Scheme::Bai, 2, vo(0, 50));
         b.push(0, 100, 200, vo(0, 150), true).unwrap();
         b.push(0, 150, 160, vo(0, 250), false).unwrap();
@@ -598,6 +591,6 @@ mod tests {
                 depth: 1
             }
         );
-        assert_eq!(reg2bin(5, 10, 14, 0), 0);
+        assert_eq!(binning::reg2bin_signed(5, 10, 14, 0), 0);
     }
 }

@@ -1,6 +1,7 @@
 //! Where a CRAM is read from: a local file, a URL through hfile (which takes a query's advice:
 //! the containers it will read, each container's end), or standard input, read once in order.
 
+use bam::hfile::Hints;
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
 use bam::hfile::{self, HFile};

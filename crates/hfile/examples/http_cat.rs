@@ -8,6 +8,7 @@
 //!
 //! With `HFILE_VERBOSE=1` each request is logged as it is sent and completed.
 
+use hfile::Hints;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::process::ExitCode;
 

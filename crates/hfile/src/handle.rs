@@ -1,6 +1,6 @@
 use std::io;
 
-use crate::{Backend, MemoryBackend, Result};
+use crate::{Backend, Hints, MemoryBackend, Result};
 
 const BUFFER_SIZE: usize = 64 * 1024;
 
@@ -66,28 +66,6 @@ impl HFile {
         self.cursor = 0;
         self.buf_start = pos;
         Ok(())
-    }
-
-    /// Tells the backend that reads from here on will not need bytes at or past `limit`.
-    /// A hint for how much to ask a remote server for, never an end of file.
-    pub fn set_readahead_limit(&mut self, limit: Option<u64>) {
-        self.backend.set_readahead_limit(limit);
-    }
-
-    /// Tells the backend which byte ranges will be read next, in order ([`Backend::advise`]).
-    pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
-        self.backend.advise(ranges);
-    }
-
-    /// Starts fetching the last `len` bytes now ([`Backend::advise_tail`]).
-    pub fn advise_tail(&mut self, len: u64) {
-        self.backend.advise_tail(len);
-    }
-
-    /// Stops every request still running for this handle ([`Backend::abandon`]): for a file
-    /// the caller turns away from at once, such as an index name that lost to another.
-    pub fn abandon(mut self) {
-        self.backend.abandon();
     }
 
     /// The last `len` bytes of the object; the position is unchanged.
@@ -164,6 +142,25 @@ impl HFile {
             self.filled = self.backend.read(&mut self.buf)?.min(BUFFER_SIZE);
         }
         Ok(&self.buf[self.cursor..self.filled])
+    }
+}
+
+/// The hints go to the backend as they are.
+impl Hints for HFile {
+    fn set_readahead_limit(&mut self, limit: Option<u64>) {
+        self.backend.set_readahead_limit(limit);
+    }
+
+    fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.backend.advise(ranges);
+    }
+
+    fn advise_tail(&mut self, len: u64) {
+        self.backend.advise_tail(len);
+    }
+
+    fn abandon(&mut self) {
+        self.backend.abandon();
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+use hfile::Hints;
 use std::time::{Duration, Instant};
 
 use hfile::{Backend, HttpBackend, OpenOptions};

@@ -4,6 +4,7 @@
 
 mod common;
 
+use hfile::Hints;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,7 @@
 //! and the requester-pays and bearer-token headers on the wire. The same paths against a real S3
 //! (s3s-fs, which verifies every signature) are in `crates/cli/tests/s3.rs`.
 
+use hfile::Hints;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! at least one reference), and does it end with the BGZF EOF marker. Only the start of the file
 //! and its last 28 bytes are read: on a remote file, two small bounded requests.
 
+use hfile::Hints;
 use std::io::Read;
 
 use bam::header::Header;

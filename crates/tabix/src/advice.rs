@@ -2,6 +2,7 @@
 //! sequence the regions name is loaded, its regions' chunks go out (in parallel, for a remote
 //! file), so that the data's round trip overlaps the rest of the index's transfer.
 
+use hfile::Hints;
 use std::ops::Range;
 
 use hfile::HFile;

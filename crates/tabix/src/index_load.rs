@@ -4,6 +4,7 @@
 //! CSI is BGZF, laid out sequence by sequence, so a query on chromosome 1 needs only the start
 //! of it).
 
+use hfile::Hints;
 use std::io::{Cursor, Read};
 
 use hfile::{HFile, OpenOptions};
@@ -180,7 +181,7 @@ pub(crate) fn find(
         }
     }
     for (_, f) in rest {
-        if let Ok(f) = f {
+        if let Ok(mut f) = f {
             f.abandon();
         }
     }

@@ -20,6 +20,7 @@ pub mod region;
 pub mod region_list;
 
 use bgzf::VirtualOffset;
+use hfile::Hints;
 use hfile::{HFile, OpenOptions};
 use index::tbi::Meta;
 use index::{Chunk, Index};

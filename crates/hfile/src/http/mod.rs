@@ -62,7 +62,7 @@ struct Window {
 /// Opening sends nothing. A read outside the current window sends `Range: bytes=X-Y` with
 /// `Y + 1` the readahead limit (at most the request size), so a request is never open-ended in
 /// the default [`RangeMode::Bounded`]; a read past the limit sends a small request that grows
-/// while reads keep going past it. Ranges given to [`Backend::advise`] are fetched ahead, up to
+/// while reads keep going past it. Ranges given to [`crate::Hints::advise`] are fetched ahead, up to
 /// [`OpenOptions::fetchers`] at once on their own connections and within
 /// [`OpenOptions::fetch_budget`] bytes, and reads are served from them. Every response is
 /// checked against its request; transient failures are retried with backoff and resume at the
@@ -437,6 +437,94 @@ impl Backend for HttpBackend {
         }
     }
 
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        if self.whole.is_some() {
+            let offset = self.size.map_or(0, |s| s.saturating_sub(len));
+            return Err(self.range_ignored(offset));
+        }
+        let transfer = match self.tail.take() {
+            Some((n, t)) if n == len => t,
+            _ if !self.bounded() => {
+                // htslib's way: learn the size, then read from size - len.
+                let size = self.size()?;
+                let start = size.saturating_sub(len);
+                let (t, bytes) = self.run_now(
+                    Ask::Range {
+                        start,
+                        end: None,
+                        want: size - start,
+                    },
+                    size - start,
+                )?;
+                self.learn(&t.told())?;
+                return Ok(bytes);
+            }
+            _ => {
+                let t = Arc::new(Transfer::new(None, len));
+                connections::submit(
+                    self.job(Ask::Suffix(len), &t),
+                    Priority::Now,
+                    self.options.fetchers,
+                );
+                t
+            }
+        };
+        let waited = transfer.wait_all();
+        self.learn(&transfer.told())?;
+        let bytes = match waited {
+            Err(e) if e.is_range_ignored() => {
+                self.stream_from_now();
+                return Err(e);
+            }
+            other => other?.1,
+        };
+        if self.size.is_none() && bytes.is_empty() {
+            self.size = Some(0);
+        }
+        Ok(bytes)
+    }
+
+    fn object_info(&mut self) -> ObjectInfo {
+        ObjectInfo {
+            size: self.size,
+            etag: self.etag.clone(),
+            last_modified: self.last_modified.clone(),
+        }
+    }
+
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        // The EOF probe (or any response on its way) tells what the object is now.
+        let running: Vec<Arc<Transfer>> = self
+            .tail
+            .iter()
+            .map(|(_, t)| Arc::clone(t))
+            .chain(self.current.iter().filter_map(|w| w.transfer.clone()))
+            .chain(self.ahead.iter().filter_map(|w| w.transfer.clone()))
+            .collect();
+        let mut heard = false;
+        for t in &running {
+            let told = t.wait_told();
+            heard |= told.total.is_some();
+            self.learn(&told)?;
+        }
+        if !heard && self.whole.is_none() {
+            match self.read_tail(1) {
+                Err(e) if e.is_range_ignored() => {}
+                other => drop(other?),
+            }
+        }
+        if self.whole.is_some() && self.size.is_none() {
+            self.size()?;
+        }
+        Ok(self.object_info())
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl crate::Hints for HttpBackend {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         self.limit = limit;
         self.overrun = window::OVERRUN_START;
@@ -536,92 +624,6 @@ impl Backend for HttpBackend {
             self.options.fetchers,
         );
         self.tail = Some((len, transfer));
-    }
-
-    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
-        if self.whole.is_some() {
-            let offset = self.size.map_or(0, |s| s.saturating_sub(len));
-            return Err(self.range_ignored(offset));
-        }
-        let transfer = match self.tail.take() {
-            Some((n, t)) if n == len => t,
-            _ if !self.bounded() => {
-                // htslib's way: learn the size, then read from size - len.
-                let size = self.size()?;
-                let start = size.saturating_sub(len);
-                let (t, bytes) = self.run_now(
-                    Ask::Range {
-                        start,
-                        end: None,
-                        want: size - start,
-                    },
-                    size - start,
-                )?;
-                self.learn(&t.told())?;
-                return Ok(bytes);
-            }
-            _ => {
-                let t = Arc::new(Transfer::new(None, len));
-                connections::submit(
-                    self.job(Ask::Suffix(len), &t),
-                    Priority::Now,
-                    self.options.fetchers,
-                );
-                t
-            }
-        };
-        let waited = transfer.wait_all();
-        self.learn(&transfer.told())?;
-        let bytes = match waited {
-            Err(e) if e.is_range_ignored() => {
-                self.stream_from_now();
-                return Err(e);
-            }
-            other => other?.1,
-        };
-        if self.size.is_none() && bytes.is_empty() {
-            self.size = Some(0);
-        }
-        Ok(bytes)
-    }
-
-    fn object_info(&mut self) -> ObjectInfo {
-        ObjectInfo {
-            size: self.size,
-            etag: self.etag.clone(),
-            last_modified: self.last_modified.clone(),
-        }
-    }
-
-    fn probe(&mut self) -> Result<ObjectInfo> {
-        // The EOF probe (or any response on its way) tells what the object is now.
-        let running: Vec<Arc<Transfer>> = self
-            .tail
-            .iter()
-            .map(|(_, t)| Arc::clone(t))
-            .chain(self.current.iter().filter_map(|w| w.transfer.clone()))
-            .chain(self.ahead.iter().filter_map(|w| w.transfer.clone()))
-            .collect();
-        let mut heard = false;
-        for t in &running {
-            let told = t.wait_told();
-            heard |= told.total.is_some();
-            self.learn(&told)?;
-        }
-        if !heard && self.whole.is_none() {
-            match self.read_tail(1) {
-                Err(e) if e.is_range_ignored() => {}
-                other => drop(other?),
-            }
-        }
-        if self.whole.is_some() && self.size.is_none() {
-            self.size()?;
-        }
-        Ok(self.object_info())
-    }
-
-    fn name(&self) -> &str {
-        &self.name
     }
 }
 

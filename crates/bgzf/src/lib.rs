@@ -32,6 +32,8 @@
 //! assert_eq!(&buf, b"second");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod block;
 mod block_stream;
 mod blocked;

@@ -41,7 +41,9 @@ pub fn htslib_level(level: i64) -> u32 {
 /// into a file offset once it is known.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BlockPosition {
+    /// The block's number, counted from the first block written.
     pub block: u64,
+    /// The offset within the block's data.
     pub uoffset: u16,
 }
 

@@ -2,6 +2,8 @@
 //! their codecs, every length checked against the bytes that hold it; records read from slices
 //! and made whole (sequence against a reference, CIGAR, mates, names, MD/NM) as htslib does.
 
+#![warn(missing_docs)]
+
 pub mod alignment;
 pub mod block;
 mod codec;
@@ -9,6 +11,7 @@ pub mod compression;
 pub mod container;
 pub mod crai;
 pub mod encoding;
+/// The crate's error type.
 pub mod error;
 pub mod fasta;
 pub mod file;

@@ -36,6 +36,7 @@ const OPENING_GUESS: usize = 64;
 
 const UNMAPPED: u16 = 0x4;
 
+/// Reads a CRAM file container by container and yields its records made whole.
 pub struct Reader {
     file: Box<dyn Source>,
     file_len: u64,
@@ -77,8 +78,11 @@ pub struct Reader {
 /// unplaced reads), 1-based `start..=end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
+    /// The reference id (-1: the unplaced reads).
     pub ref_id: i32,
+    /// The 1-based start.
     pub start: i64,
+    /// The 1-based end (inclusive).
     pub end: i64,
 }
 
@@ -148,10 +152,12 @@ impl Reader {
         self.file_len
     }
 
+    /// The SAM header.
     pub fn header(&self) -> &SamHeader {
         &self.header
     }
 
+    /// The CRAM version.
     pub fn version(&self) -> Version {
         self.version
     }

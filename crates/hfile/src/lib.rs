@@ -21,6 +21,8 @@
 //! assert_eq!(s, "hello world");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod cache;
 mod deadline;
 mod error;
@@ -68,8 +70,11 @@ pub fn curl_version() -> String {
 /// server sent (`ETag`, `Last-Modified`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ObjectInfo {
+    /// The object's size in bytes, when known.
     pub size: Option<u64>,
+    /// The `ETag` header of a remote object.
     pub etag: Option<String>,
+    /// The `Last-Modified` header of a remote object.
     pub last_modified: Option<String>,
 }
 

@@ -31,7 +31,12 @@ pub enum Scheme {
     /// BAI: min_shift 14, depth 5, with a linear index.
     Bai,
     /// CSI with the given min_shift and depth.
-    Csi { min_shift: u32, depth: u32 },
+    Csi {
+        /// The width of the smallest bins, as a power of two.
+        min_shift: u32,
+        /// The levels below the root.
+        depth: u32,
+    },
 }
 
 impl Scheme {
@@ -66,15 +71,42 @@ impl Scheme {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BuildError {
     /// A position beyond what the scheme can bin (BAI: 2^29).
-    OutOfRange { beg: i64, end: i64, bai: bool },
+    OutOfRange {
+        /// The record's start, 0-based.
+        beg: i64,
+        /// The record's end (exclusive).
+        end: i64,
+        /// The index is a BAI (positions up to 2^29).
+        bai: bool,
+    },
     /// Records of a reference appear after records of another one.
-    NotContiguous { tid: i32 },
+    NotContiguous {
+        /// The reference id.
+        tid: i32,
+    },
     /// Records without a reference are followed by placed ones.
-    UnplacedNotLast { tid: i32 },
+    UnplacedNotLast {
+        /// The reference id.
+        tid: i32,
+    },
     /// A record starts before the previous one.
-    Unsorted { tid: i32, previous: i64, beg: i64 },
+    Unsorted {
+        /// The reference id.
+        tid: i32,
+        /// The start of the record before it.
+        previous: i64,
+        /// The record's start, 0-based.
+        beg: i64,
+    },
     /// A record ends before it starts.
-    EndBeforeStart { tid: i32, beg: i64, end: i64 },
+    EndBeforeStart {
+        /// The reference id.
+        tid: i32,
+        /// The record's start, 0-based.
+        beg: i64,
+        /// The record's end (exclusive).
+        end: i64,
+    },
 }
 
 impl fmt::Display for BuildError {

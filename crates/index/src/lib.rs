@@ -15,6 +15,8 @@
 //! # Ok::<(), index::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod bin_table;
 pub mod binning;
 mod bins;

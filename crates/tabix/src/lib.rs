@@ -10,6 +10,8 @@
 //! # Ok::<(), tabix::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod advice;
 pub mod build;
 mod error;

@@ -173,6 +173,68 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io(e) => write!(f, "{e}"),
+            Error::UnexpectedEof {
+                name,
+                at,
+                wanted,
+                got,
+            } => write!(
+                f,
+                "{name}: unexpected end of data at virtual offset {at}: got {got} of {wanted} bytes"
+            ),
+            Error::Gzip {
+                name,
+                offset,
+                source,
+            } => write!(
+                f,
+                "{name}: gzip decompression failed after {offset} uncompressed bytes: {source}"
+            ),
+            Error::SeekUnsupported {
+                name,
+                format,
+                target,
+                since: 0,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: the file is {format}, not BGZF \
+                 (random access needs BGZF)"
+            ),
+            Error::SeekUnsupported {
+                name,
+                format,
+                target,
+                since,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: the data is {format} from byte \
+                 {since} on (a gzip member without a BGZF header), and random access needs BGZF"
+            ),
+            Error::SeekPastBlock {
+                name,
+                target,
+                block_len,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: that block holds only \
+                 {block_len} bytes"
+            ),
+            Error::InvalidLevel { level } => {
+                write!(f, "invalid compression level {level} (valid: 0 to 12)")
+            }
+            Error::Thread { name, offset } => write!(
+                f,
+                "{name}: a decoding thread stopped before inflating the block at offset {offset}"
+            ),
+            block => block.fmt_block(f),
+        }
+    }
+}
+
+impl Error {
+    /// The message of an error found in one block's bytes.
+    fn fmt_block(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Error::BadMagic { name, offset } => write!(
                 f,
                 "{name}: invalid BGZF header at offset {offset}: no gzip magic bytes"
@@ -233,59 +295,7 @@ impl fmt::Display for Error {
                 "{name}: length mismatch in the BGZF block at offset {offset}: ISIZE says \
                  {stored}, the data inflates to {inflated} bytes"
             ),
-            Error::UnexpectedEof {
-                name,
-                at,
-                wanted,
-                got,
-            } => write!(
-                f,
-                "{name}: unexpected end of data at virtual offset {at}: got {got} of {wanted} bytes"
-            ),
-            Error::Gzip {
-                name,
-                offset,
-                source,
-            } => write!(
-                f,
-                "{name}: gzip decompression failed after {offset} uncompressed bytes: {source}"
-            ),
-            Error::SeekUnsupported {
-                name,
-                format,
-                target,
-                since: 0,
-            } => write!(
-                f,
-                "{name}: cannot seek to virtual offset {target}: the file is {format}, not BGZF \
-                 (random access needs BGZF)"
-            ),
-            Error::SeekUnsupported {
-                name,
-                format,
-                target,
-                since,
-            } => write!(
-                f,
-                "{name}: cannot seek to virtual offset {target}: the data is {format} from byte \
-                 {since} on (a gzip member without a BGZF header), and random access needs BGZF"
-            ),
-            Error::SeekPastBlock {
-                name,
-                target,
-                block_len,
-            } => write!(
-                f,
-                "{name}: cannot seek to virtual offset {target}: that block holds only \
-                 {block_len} bytes"
-            ),
-            Error::InvalidLevel { level } => {
-                write!(f, "invalid compression level {level} (valid: 0 to 12)")
-            }
-            Error::Thread { name, offset } => write!(
-                f,
-                "{name}: a decoding thread stopped before inflating the block at offset {offset}"
-            ),
+            other => write!(f, "{other:?}"),
         }
     }
 }

@@ -16,6 +16,8 @@
 //!   saying how many input bytes the data read so far needed.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
+//! # Examples
+//!
 //! ```
 //! use std::io::Write;
 //! let mut w = bgzf::Writer::new(Vec::new());

@@ -40,6 +40,8 @@ impl fmt::Display for Format {
 /// The container is detected from the first bytes as htslib does: BGZF; other gzip (decompressed
 /// as one stream, no seeking); or no gzip magic at all (passed through, no seeking).
 ///
+/// # Examples
+///
 /// ```
 /// let mut w = bgzf::Writer::new(Vec::new());
 /// std::io::Write::write_all(&mut w, b"hello").unwrap();

@@ -51,6 +51,8 @@ pub struct BlockPosition {
 /// writer dropped unfinished (after an error, say) writes out the data it holds but no EOF
 /// marker, so the output is seen as truncated rather than passed off as complete.
 ///
+/// # Examples
+///
 /// ```
 /// use std::io::Write;
 /// let mut w = bgzf::Writer::with_level(Vec::new(), 1).unwrap();

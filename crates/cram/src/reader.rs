@@ -37,6 +37,21 @@ const OPENING_GUESS: usize = 64;
 const UNMAPPED: u16 = 0x4;
 
 /// Reads a CRAM file container by container and yields its records made whole.
+///
+/// # Examples
+///
+/// ```no_run
+/// // Without a reference: bases of mapped reads are not rebuilt (as `flagstat` reads).
+/// let file = std::fs::File::open("sample.cram")?;
+/// let mut reader = cram::reader::Reader::open(file, "sample.cram", None)?;
+/// reader.without_bases();
+/// let mut records = 0;
+/// while let Some(batch) = reader.next_container()? {
+///     records += batch.len();
+/// }
+/// println!("{records} records");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Reader {
     file: Box<dyn Source>,
     file_len: u64,

@@ -8,6 +8,19 @@ const BUFFER_SIZE: usize = 64 * 1024;
 ///
 /// It implements [`io::Read`], [`io::BufRead`] and [`io::Seek`] (mapping [`crate::Error`] into
 /// [`io::Error`] with the original inside), so a foreign reader can use our transports.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::{Read, Seek, SeekFrom};
+///
+/// let mut f = hfile::HFile::from_bytes("demo", b"hello world".to_vec());
+/// f.seek(SeekFrom::Start(6)).unwrap();
+/// let mut word = String::new();
+/// f.read_to_string(&mut word).unwrap();
+/// assert_eq!(word, "world");
+/// assert_eq!(f.size().unwrap(), 11);
+/// ```
 pub struct HFile {
     backend: Box<dyn Backend>,
     /// Once used, [`BUFFER_SIZE`] bytes, zeroed once: each refill reads over them, and the

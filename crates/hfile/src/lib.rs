@@ -13,6 +13,8 @@
 //! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
 //! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
 //!
+//! # Examples
+//!
 //! ```
 //! use std::io::Read;
 //! let mut f = hfile::HFile::from_bytes("demo", b"hello world".to_vec());

@@ -131,3 +131,60 @@ fn the_commands_crate_sits_between_cli_and_bam() {
         );
     }
 }
+
+#[test]
+fn no_crate_below_the_commands_names_them() {
+    // Every crate the commands sit on, and the formats beside `bam`.
+    for krate in ["hfile", "bgzf", "index", "bam", "tabix", "cram"] {
+        let root = scratch(&format!("below-{krate}"));
+        plant(
+            &root,
+            "samtools.workspace = true\n",
+            "fn g() { let _ = samtools::flagstat::count; }\n",
+            krate,
+        );
+        let v = check(&root).unwrap();
+        let found: Vec<(&str, &str)> = v
+            .iter()
+            .map(|v| (v.krate.as_str(), v.names.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![(krate, "samtools"), (krate, "samtools")],
+            "{v:?}"
+        );
+        let _ = fs::remove_dir_all(&root);
+    }
+}
+
+#[test]
+fn the_commands_may_not_name_the_cli_nor_the_formats_beside_bam() {
+    for above in ["cli", "tabix", "cram"] {
+        let root = scratch(&format!("commands-{above}"));
+        plant(&root, "", &format!("use {above}::f as g;\n"), "samtools");
+        let v = check(&root).unwrap();
+        assert_eq!(v.len(), 1, "{above}: {v:?}");
+        assert_eq!(
+            (v[0].krate.as_str(), v[0].names.as_str()),
+            ("samtools", above)
+        );
+        let _ = fs::remove_dir_all(&root);
+    }
+}
+
+#[test]
+fn cram_and_tabix_sit_beside_bam() {
+    let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
+    for beside in ["tabix", "cram"] {
+        assert_eq!(at(beside).below, at("bam").below, "{beside}");
+        assert!(!at("bam").below.contains(&beside));
+        assert!(at("cli").below.contains(&beside));
+        // bam may not name them either.
+        let root = scratch(&format!("bam-{beside}"));
+        plant(&root, "", &format!("use {beside}::f as g;\n"), "bam");
+        let v = check(&root).unwrap();
+        assert_eq!(v.len(), 1, "{beside}: {v:?}");
+        assert_eq!((v[0].krate.as_str(), v[0].names.as_str()), ("bam", beside));
+        let _ = fs::remove_dir_all(&root);
+    }
+}

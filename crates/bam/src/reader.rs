@@ -1,8 +1,8 @@
-use hfile::Hints;
 use std::sync::Arc;
 
 use bgzf::VirtualOffset;
 use hfile::cache::Cache;
+use hfile::Hints;
 use index::{Index, Wanted};
 
 use crate::cached::Cached;

@@ -12,6 +12,8 @@ pub use source::{ReadSeek, Source};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
 
+use bgzf::Hints;
+
 use crate::alignment::Alignment;
 use crate::fasta::Fasta;
 use crate::header::SamHeader;
@@ -231,7 +233,7 @@ impl Reader {
         self.range_done = false;
     }
 
-    /// Tells the byte source which ranges will be read, in order ([`Source::advise`]).
+    /// Tells the byte source which ranges will be read, in order ([`Hints::advise`]).
     pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         self.file.advise(ranges);
     }

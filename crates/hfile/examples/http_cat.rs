@@ -8,9 +8,10 @@
 //!
 //! With `HFILE_VERBOSE=1` each request is logged as it is sent and completed.
 
-use hfile::Hints;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::process::ExitCode;
+
+use hfile::Hints;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

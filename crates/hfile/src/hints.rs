@@ -38,41 +38,30 @@ pub trait Hints {
     fn abandon(&mut self) {}
 }
 
-impl<H: Hints + ?Sized> Hints for Box<H> {
-    fn set_readahead_limit(&mut self, limit: Option<u64>) {
-        (**self).set_readahead_limit(limit);
-    }
+/// A handle that holds a source passes the hints on.
+macro_rules! pass_on {
+    ($($holder:ty),*) => {$(
+        impl<H: Hints + ?Sized> Hints for $holder {
+            fn set_readahead_limit(&mut self, limit: Option<u64>) {
+                (**self).set_readahead_limit(limit);
+            }
 
-    fn advise(&mut self, ranges: &[Range<u64>]) {
-        (**self).advise(ranges);
-    }
+            fn advise(&mut self, ranges: &[Range<u64>]) {
+                (**self).advise(ranges);
+            }
 
-    fn advise_tail(&mut self, len: u64) {
-        (**self).advise_tail(len);
-    }
+            fn advise_tail(&mut self, len: u64) {
+                (**self).advise_tail(len);
+            }
 
-    fn abandon(&mut self) {
-        (**self).abandon();
-    }
+            fn abandon(&mut self) {
+                (**self).abandon();
+            }
+        }
+    )*};
 }
 
-impl<H: Hints + ?Sized> Hints for &mut H {
-    fn set_readahead_limit(&mut self, limit: Option<u64>) {
-        (**self).set_readahead_limit(limit);
-    }
-
-    fn advise(&mut self, ranges: &[Range<u64>]) {
-        (**self).advise(ranges);
-    }
-
-    fn advise_tail(&mut self, len: u64) {
-        (**self).advise_tail(len);
-    }
-
-    fn abandon(&mut self) {
-        (**self).abandon();
-    }
-}
+pass_on!(Box<H>, &mut H);
 
 /// Local sources read what they are asked for; every hint is ignored.
 impl Hints for std::fs::File {}

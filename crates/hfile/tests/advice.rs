@@ -4,11 +4,10 @@
 
 mod common;
 
-use hfile::Hints;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, HttpBackend, OpenOptions};
+use hfile::{Backend, Hints, HttpBackend, OpenOptions};
 use testkit::Server;
 
 const SIZE: usize = 400_000;

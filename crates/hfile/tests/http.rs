@@ -6,12 +6,11 @@
 //! Longer than most files: one test file for the HTTP backend's behaviour, sharing its server
 //! set-up; the fault matrix of whole queries is in `crates/cli/tests/fault_matrix.rs`.
 
-use hfile::Hints;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, Error, HttpBackend, OpenOptions, RangeMode};
+use hfile::{Backend, Error, Hints, HttpBackend, OpenOptions, RangeMode};
 // The tests take turns (`serial`): global transfer statistics are process-wide.
 use testkit::{serial, Fault, Rule};
 

@@ -4,12 +4,11 @@
 //! and the requester-pays and bearer-token headers on the wire. The same paths against a real S3
 //! (s3s-fs, which verifies every signature) are in `crates/cli/tests/s3.rs`.
 
-use hfile::Hints;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hfile::s3::profile::Env;
-use hfile::{Error, HFile, OpenOptions, S3Backend};
+use hfile::{Error, HFile, Hints, OpenOptions, S3Backend};
 // The tests take turns (`serial`): transfer statistics are process-wide.
 use testkit::{serial, Fault, LogEntry, Rule};
 

@@ -2,12 +2,11 @@
 //! once, read back in order; each part is checked like any response, and a part that fails,
 //! ends short or answers for another object never passes for the end of the data.
 
-use hfile::Hints;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, HttpBackend, OpenOptions};
+use hfile::{Backend, Hints, HttpBackend, OpenOptions};
 // The connection threads are shared by the whole process: tests that time or count requests
 // run one at a time ([`serial`]).
 use testkit::{serial, Fault, Link, Rule, Server};

@@ -2,11 +2,11 @@
 //! at least one reference), and does it end with the BGZF EOF marker. Only the start of the file
 //! and its last 28 bytes are read: on a remote file, two small bounded requests.
 
-use hfile::Hints;
 use std::io::Read;
 
 use bam::header::Header;
 use bam::Error;
+use hfile::Hints;
 
 /// Could not be opened (or is an index, which htslib will not open as data).
 pub const FAIL_OPEN: u32 = 2;

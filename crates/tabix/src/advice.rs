@@ -2,10 +2,9 @@
 //! sequence the regions name is loaded, its regions' chunks go out (in parallel, for a remote
 //! file), so that the data's round trip overlaps the rest of the index's transfer.
 
-use hfile::Hints;
 use std::ops::Range;
 
-use hfile::HFile;
+use hfile::{HFile, Hints};
 use index::Index;
 
 use crate::region::{self, Region, Target};

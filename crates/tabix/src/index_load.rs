@@ -4,10 +4,9 @@
 //! CSI is BGZF, laid out sequence by sequence, so a query on chromosome 1 needs only the start
 //! of it).
 
-use hfile::Hints;
 use std::io::{Cursor, Read};
 
-use hfile::{HFile, OpenOptions};
+use hfile::{HFile, Hints, OpenOptions};
 use index::{Index, Loader, Outcome, Wanted};
 
 use crate::region::{self, Target};

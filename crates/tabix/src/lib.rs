@@ -24,8 +24,7 @@ pub mod region;
 pub mod region_list;
 
 use bgzf::VirtualOffset;
-use hfile::Hints;
-use hfile::{HFile, OpenOptions};
+use hfile::{HFile, Hints, OpenOptions};
 use index::tbi::Meta;
 use index::{Chunk, Index};
 

@@ -116,12 +116,12 @@ fn inflate(c: &mut Criterion) {
                 r.set_threads(threads);
                 let mut n = 0;
                 loop {
-                    let len = r.fill_buf().expect("checked above").len();
+                    let len = r.fill_block().expect("checked above").len();
                     if len == 0 {
                         break;
                     }
                     n += len;
-                    r.consume(len);
+                    r.advance(len);
                 }
                 assert_eq!(n, total);
                 black_box(n)

@@ -229,7 +229,7 @@ pub fn read_records(path: &Path, max_records: usize) -> Result<RecordSet, Error>
             });
         }
         let mut data = vec![0u8; block_size as usize];
-        reader.read_exact(&mut data)?;
+        reader.read_exact_data(&mut data)?;
         records.push(data);
     }
     Ok(RecordSet { header, records })

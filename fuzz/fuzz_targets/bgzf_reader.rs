@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         let mut buf = vec![0u8; 1000];
         while all.len() < CAP {
             let at = r.virtual_offset();
-            match r.read(&mut buf) {
+            match r.read_data(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     assert!(n <= buf.len());
@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
                     Err(bgzf::Error::SeekUnsupported { .. }) => break,
                     Err(e) => panic!("seek to {at:?}, met while reading, failed: {e}"),
                 }
-                match r.read_exact(&mut again) {
+                match r.read_exact_data(&mut again) {
                     Ok(()) => assert_eq!(again, want, "bytes at {at:?} differ after a seek"),
                     Err(e) => panic!("reading again from {at:?} failed: {e}"),
                 }
@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
                 .take(8)
                 .fold(0u64, |v, &b| v << 8 | u64::from(b));
             if r.seek(VirtualOffset::from_raw(raw)).is_ok() {
-                let _ = r.read(&mut buf);
+                let _ = r.read_data(&mut buf);
             }
             let _ = r.check_eof_marker();
         }

@@ -100,7 +100,7 @@ fn inflate(bytes: &[u8]) -> Option<Vec<u8>> {
     let mut out = vec![0u8; 64 * 1024];
     let mut n = 0;
     while n < out.len() {
-        match r.read(&mut out[n..]) {
+        match r.read_data(&mut out[n..]) {
             Ok(0) | Err(_) => break,
             Ok(k) => n += k,
         }

@@ -9,8 +9,9 @@ cargo xtask test
   --workspace --all-targets (unit and integration tests, including the conformance corpus on
   the hts binary locally and over the in-process HTTP test server, the S3 tests against s3s-fs
   and boto3, and the Snakemake cohort workflow over 20 served BAMs, each tool installed by
-  testkit on first use); doc tests; cargo doc with warnings as errors; and the conformance
-  corpus over nginx (a release build). First installs what the tests need and a fresh Debian
+  testkit on first use); doc tests; cargo doc with warnings as errors; cargo publish
+  --workspace --dry-run --no-verify (the libraries package); and the conformance corpus over
+  nginx (a release build). First installs what the tests need and a fresh Debian
   machine lacks (samtools, nginx-light, python3-venv) with apt when run as root; otherwise
   stops at once with the apt-get command to run.";
 
@@ -55,6 +56,23 @@ pub fn cmd(_args: &[String]) -> Result<(), String> {
         cargo_with(
             &["doc", "--workspace", "--no-deps", "--quiet"],
             &[("RUSTDOCFLAGS", "-D warnings")],
+        ),
+    );
+    // The libraries package as they would be published (names, metadata, path dependencies
+    // with versions, files); `--no-verify`: building each package again from its archive would
+    // double the build for what `cargo test` has just compiled. Takes seconds.
+    step(
+        "publish dry-run",
+        cargo_with(
+            &[
+                "publish",
+                "--workspace",
+                "--dry-run",
+                "--no-verify",
+                "--allow-dirty",
+                "--quiet",
+            ],
+            &[],
         ),
     );
     let result = release_hts().and_then(|hts| {

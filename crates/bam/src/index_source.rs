@@ -4,6 +4,7 @@
 //! stopping after the last one; and the prefix read kept in the persistent cache.
 
 use hfile::cache::Cache;
+use hfile::Hints;
 use index::{Index, Loader, Outcome, Wanted};
 
 use crate::cached::Cached;
@@ -236,7 +237,7 @@ fn first_existing(
 /// be megabytes, and would share the link with the one that won).
 fn abandon(names: impl IntoIterator<Item = (String, Result<(Cached, hfile::HFile)>)>) {
     for (_, opened) in names {
-        if let Ok((_, f)) = opened {
+        if let Ok((_, mut f)) = opened {
             f.abandon();
         }
     }

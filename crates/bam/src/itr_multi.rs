@@ -10,7 +10,7 @@
 //! All chunks are planned as one query; their spans are advised in file order.
 
 use bgzf::VirtualOffset;
-use index::multi::TaggedChunk;
+use index::multi_chunks::TaggedChunk;
 use index::plan::{self, Plan};
 use index::Wanted;
 

@@ -2,6 +2,7 @@ use std::sync::Arc;
 
 use bgzf::VirtualOffset;
 use hfile::cache::Cache;
+use hfile::Hints;
 use index::{Index, Wanted};
 
 use crate::cached::Cached;
@@ -414,7 +415,7 @@ impl Reader {
         let at = self.bgzf.virtual_offset();
         self.last_record = at;
         let n_ref = self.header.targets().len();
-        let buffered = self.bgzf.fill_buf()?;
+        let buffered = self.bgzf.fill_block()?;
         let available = buffered.len();
         if available == 0 {
             return Ok(None);
@@ -503,7 +504,7 @@ impl Reader {
     fn read_straddling(&mut self, at: VirtualOffset) -> Result<()> {
         let mut size = [0u8; 4];
         if !self.bgzf.read_exact_or_eof(&mut size)? {
-            // fill_buf found data, so this cannot be a clean end.
+            // fill_block found data, so this cannot be a clean end.
             return Err(Error::Bgzf(bgzf::Error::UnexpectedEof {
                 name: self.location.clone(),
                 at,
@@ -532,7 +533,7 @@ impl Reader {
             };
             lengths::grow(data, start + step)
                 .map_err(|_| record_error(RecordError::OutOfMemory { block_size }))?;
-            if let Err(source) = self.bgzf.read_exact(&mut data[start..]) {
+            if let Err(source) = self.bgzf.read_exact_data(&mut data[start..]) {
                 return Err(Error::TruncatedRecord {
                     name: self.location.clone(),
                     offset: at,

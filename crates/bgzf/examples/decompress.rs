@@ -16,7 +16,7 @@ fn run(location: &str, threads: usize) -> Result<(), Box<dyn std::error::Error>>
     let mut out = stdout.lock();
     let mut buf = vec![0u8; 1 << 16];
     loop {
-        let n = reader.read(&mut buf)?;
+        let n = reader.read_data(&mut buf)?;
         if n == 0 {
             break;
         }

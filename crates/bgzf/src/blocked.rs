@@ -8,9 +8,9 @@ use crossbeam_channel::Receiver;
 use libdeflater::Decompressor;
 
 use crate::block;
-use crate::fetch::{fetch, Cursor, Fetched};
 use crate::gzip_tail::GzipTail;
 use crate::input::Input;
+use crate::raw_block::{read_raw_block, Cursor, RawRead};
 use crate::workers::{inflate_job, Inflated, Workers};
 use crate::{Error, Result, Source, VirtualOffset};
 
@@ -266,21 +266,21 @@ impl<S: Source> BgzfState<S> {
             return Ok(Some(done));
         }
         self.cursor.supply(&mut self.spare_raw);
-        match fetch(
+        match read_raw_block(
             &mut self.input,
             &self.name,
             &mut self.cursor,
             None,
             self.limit,
         )? {
-            Fetched::Block(raw) => {
+            RawRead::Block(raw) => {
                 let (coffset, clen) = (raw.coffset, raw.bytes.len() as u64);
                 let out = self.spare_data.pop().unwrap_or_default();
                 let inflated = inflate_job(raw, out, &mut self.decompressor, &self.name);
                 self.accept(coffset, clen, inflated)
             }
-            Fetched::Eof | Fetched::Stopped => Ok(None),
-            Fetched::Gzip { coffset, .. } => {
+            RawRead::Eof | RawRead::Stopped => Ok(None),
+            RawRead::Gzip { coffset, .. } => {
                 self.start_tail(coffset);
                 self.take_next()
             }
@@ -288,7 +288,7 @@ impl<S: Source> BgzfState<S> {
     }
 
     /// Inflates the next block straight from the read-ahead buffer, with no copy, when it lies
-    /// there whole and well-formed; `None` leaves the block to [`fetch`] (which also gives any
+    /// there whole and well-formed; `None` leaves the block to [`read_raw_block`] (which also gives any
     /// error its exact form).
     fn inflate_in_place(&mut self) -> Result<Option<(u64, u64)>> {
         if !self.cursor.is_fresh() {
@@ -356,15 +356,15 @@ impl<S: Source> BgzfState<S> {
         let capacity = self.depth.clamp(threads, AHEAD_PER_WORKER * threads);
         while !self.halted && self.queue.len() < capacity {
             self.cursor.supply(&mut self.spare_raw);
-            match fetch(
+            match read_raw_block(
                 &mut self.input,
                 &self.name,
                 &mut self.cursor,
                 self.limit,
                 self.limit,
             ) {
-                Ok(Fetched::Stopped) => break,
-                Ok(Fetched::Eof) => {
+                Ok(RawRead::Stopped) => break,
+                Ok(RawRead::Eof) => {
                     self.queue.push_back(Ahead::Eof);
                     self.halted = true;
                 }
@@ -372,11 +372,11 @@ impl<S: Source> BgzfState<S> {
                     self.queue.push_back(Ahead::Failed(e));
                     self.halted = true;
                 }
-                Ok(Fetched::Gzip { coffset, .. }) => {
+                Ok(RawRead::Gzip { coffset, .. }) => {
                     self.queue.push_back(Ahead::Gzip(coffset));
                     self.halted = true;
                 }
-                Ok(Fetched::Block(raw)) => {
+                Ok(RawRead::Block(raw)) => {
                     let coffset = raw.coffset;
                     let clen = raw.bytes.len() as u64;
                     let out = self.spare_data.pop().unwrap_or_default();

@@ -12,79 +12,128 @@ pub enum Error {
     /// The byte source failed (already names the file and offset).
     Io(hfile::Error),
     /// A block does not start with the gzip magic bytes `1f 8b`.
-    BadMagic { name: String, offset: u64 },
+    BadMagic {
+        /// The file (path or URL) it is about.
+        name: String,
+        /// The compressed offset of the block.
+        offset: u64,
+    },
     /// A block's gzip header is not a BGZF header (`reason` says why).
     BadHeader {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The compressed offset of the block.
         offset: u64,
+        /// Why.
         reason: String,
     },
     /// The `BC` subfield gives a block size too small to hold the header and trailer.
     BadBlockSize {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The compressed offset of the block.
         offset: u64,
+        /// The block size its header gives.
         block_size: usize,
+        /// The fewest bytes a block can take (header and trailer).
         minimum: usize,
     },
     /// The file ends inside a block: `available` of the `needed` bytes are there.
     TruncatedBlock {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The compressed offset of the block.
         offset: u64,
+        /// Bytes the block needs.
         needed: usize,
+        /// Bytes that are there.
         available: usize,
     },
     /// The deflate data of a block does not inflate.
     Inflate {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The compressed offset of the block.
         offset: u64,
+        /// Why.
         reason: &'static str,
     },
     /// The CRC32 of the inflated data differs from the one stored in the block.
     CrcMismatch {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The compressed offset of the block.
         offset: u64,
+        /// The value stored in the block.
         stored: u32,
+        /// The CRC32 of the inflated data.
         computed: u32,
     },
     /// The inflated length differs from the ISIZE stored in the block.
     IsizeMismatch {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The compressed offset of the block.
         offset: u64,
+        /// The value stored in the block.
         stored: u32,
+        /// The length of the inflated data.
         inflated: usize,
     },
     /// The data ended after `got` of `wanted` bytes, reading from `at`.
     UnexpectedEof {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The virtual offset the read started at.
         at: VirtualOffset,
+        /// Bytes asked for.
         wanted: usize,
+        /// Bytes read.
         got: usize,
     },
     /// A plain gzip stream failed to decompress (`offset`: the uncompressed bytes produced so far).
     Gzip {
+        /// The file (path or URL) it is about.
         name: String,
+        /// Uncompressed bytes produced before the failure.
         offset: u64,
+        /// The underlying error.
         source: io::Error,
     },
     /// A seek to `target` was asked of data that is not BGZF (plain gzip, or uncompressed),
     /// from compressed byte `since` on (0: the whole file; else where a gzip member that is not
     /// a BGZF block was met, after which htslib reads on as plain gzip).
     SeekUnsupported {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The container found.
         format: crate::Format,
+        /// The virtual offset asked for.
         target: VirtualOffset,
+        /// The compressed offset from which seeking is impossible (0: the whole file).
         since: u64,
     },
     /// A seek named an in-block offset past the end of the block's data.
     SeekPastBlock {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The virtual offset asked for.
         target: VirtualOffset,
+        /// The length of the block's data.
         block_len: usize,
     },
     /// A compression level libdeflate does not know (valid: 0 to 12).
-    InvalidLevel { level: u32 },
+    InvalidLevel {
+        /// The level asked for.
+        level: u32,
+    },
     /// A decoding thread stopped before returning the block at `offset`.
-    Thread { name: String, offset: u64 },
+    Thread {
+        /// The file (path or URL) it is about.
+        name: String,
+        /// The compressed offset of the block.
+        offset: u64,
+    },
 }
 
 impl Error {
@@ -124,6 +173,68 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io(e) => write!(f, "{e}"),
+            Error::UnexpectedEof {
+                name,
+                at,
+                wanted,
+                got,
+            } => write!(
+                f,
+                "{name}: unexpected end of data at virtual offset {at}: got {got} of {wanted} bytes"
+            ),
+            Error::Gzip {
+                name,
+                offset,
+                source,
+            } => write!(
+                f,
+                "{name}: gzip decompression failed after {offset} uncompressed bytes: {source}"
+            ),
+            Error::SeekUnsupported {
+                name,
+                format,
+                target,
+                since: 0,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: the file is {format}, not BGZF \
+                 (random access needs BGZF)"
+            ),
+            Error::SeekUnsupported {
+                name,
+                format,
+                target,
+                since,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: the data is {format} from byte \
+                 {since} on (a gzip member without a BGZF header), and random access needs BGZF"
+            ),
+            Error::SeekPastBlock {
+                name,
+                target,
+                block_len,
+            } => write!(
+                f,
+                "{name}: cannot seek to virtual offset {target}: that block holds only \
+                 {block_len} bytes"
+            ),
+            Error::InvalidLevel { level } => {
+                write!(f, "invalid compression level {level} (valid: 0 to 12)")
+            }
+            Error::Thread { name, offset } => write!(
+                f,
+                "{name}: a decoding thread stopped before inflating the block at offset {offset}"
+            ),
+            block => block.fmt_block(f),
+        }
+    }
+}
+
+impl Error {
+    /// The message of an error found in one block's bytes.
+    fn fmt_block(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Error::BadMagic { name, offset } => write!(
                 f,
                 "{name}: invalid BGZF header at offset {offset}: no gzip magic bytes"
@@ -184,59 +295,7 @@ impl fmt::Display for Error {
                 "{name}: length mismatch in the BGZF block at offset {offset}: ISIZE says \
                  {stored}, the data inflates to {inflated} bytes"
             ),
-            Error::UnexpectedEof {
-                name,
-                at,
-                wanted,
-                got,
-            } => write!(
-                f,
-                "{name}: unexpected end of data at virtual offset {at}: got {got} of {wanted} bytes"
-            ),
-            Error::Gzip {
-                name,
-                offset,
-                source,
-            } => write!(
-                f,
-                "{name}: gzip decompression failed after {offset} uncompressed bytes: {source}"
-            ),
-            Error::SeekUnsupported {
-                name,
-                format,
-                target,
-                since: 0,
-            } => write!(
-                f,
-                "{name}: cannot seek to virtual offset {target}: the file is {format}, not BGZF \
-                 (random access needs BGZF)"
-            ),
-            Error::SeekUnsupported {
-                name,
-                format,
-                target,
-                since,
-            } => write!(
-                f,
-                "{name}: cannot seek to virtual offset {target}: the data is {format} from byte \
-                 {since} on (a gzip member without a BGZF header), and random access needs BGZF"
-            ),
-            Error::SeekPastBlock {
-                name,
-                target,
-                block_len,
-            } => write!(
-                f,
-                "{name}: cannot seek to virtual offset {target}: that block holds only \
-                 {block_len} bytes"
-            ),
-            Error::InvalidLevel { level } => {
-                write!(f, "invalid compression level {level} (valid: 0 to 12)")
-            }
-            Error::Thread { name, offset } => write!(
-                f,
-                "{name}: a decoding thread stopped before inflating the block at offset {offset}"
-            ),
+            other => write!(f, "{other:?}"),
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use std::io::{self, SeekFrom};
 
-use crate::fetch::source_error;
+use crate::raw_block::source_error;
 use crate::{Result, Source};
 
 /// How much one refill reads at most: several blocks (real BAM blocks are 20-30 KB), and a

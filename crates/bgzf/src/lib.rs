@@ -16,6 +16,8 @@
 //!   saying how many input bytes the data read so far needed.
 //! - [`block`] holds the pure parsing and inflating of one block.
 //!
+//! # Examples
+//!
 //! ```
 //! use std::io::Write;
 //! let mut w = bgzf::Writer::new(Vec::new());
@@ -28,32 +30,34 @@
 //! let mut r = bgzf::Reader::new(hfile::HFile::from_bytes("mem.bgz", file)).unwrap();
 //! r.seek(second).unwrap();
 //! let mut buf = [0u8; 6];
-//! r.read_exact(&mut buf).unwrap();
+//! r.read_exact_data(&mut buf).unwrap();
 //! assert_eq!(&buf, b"second");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod block;
+mod block_stream;
 mod blocked;
 mod deflate_pool;
 mod error;
-mod fetch;
 mod gzip_tail;
 mod input;
 mod limit;
+mod raw_block;
 mod reader;
 pub mod sniff;
 mod source;
-mod stream;
 mod virtual_offset;
 mod workers;
 pub mod writer;
 
+pub use block_stream::BlockStream;
 pub use error::Error;
-pub use fetch::{Blocks, RawBlock};
 pub use limit::{byte_end, BlockStarts};
+pub use raw_block::{Blocks, RawBlock};
 pub use reader::{Format, Reader};
-pub use source::Source;
-pub use stream::BlockStream;
+pub use source::{Hints, Source};
 pub use virtual_offset::VirtualOffset;
 pub use writer::{BlockPosition, Writer};
 

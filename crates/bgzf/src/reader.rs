@@ -9,7 +9,7 @@ use hfile::HFile;
 
 use crate::block::{EOF_MARKER, HEADER_LEN};
 use crate::blocked::BgzfState;
-use crate::fetch::source_error;
+use crate::raw_block::source_error;
 use crate::sniff::sniff;
 use crate::{Error, Result, Source, VirtualOffset};
 
@@ -40,13 +40,15 @@ impl fmt::Display for Format {
 /// The container is detected from the first bytes as htslib does: BGZF; other gzip (decompressed
 /// as one stream, no seeking); or no gzip magic at all (passed through, no seeking).
 ///
+/// # Examples
+///
 /// ```
 /// let mut w = bgzf::Writer::new(Vec::new());
 /// std::io::Write::write_all(&mut w, b"hello").unwrap();
 /// let bytes = w.finish().unwrap();
 /// let mut r = bgzf::Reader::new(hfile::HFile::from_bytes("demo", bytes)).unwrap();
 /// let mut buf = [0u8; 5];
-/// r.read_exact(&mut buf).unwrap();
+/// r.read_exact_data(&mut buf).unwrap();
 /// assert_eq!(&buf, b"hello");
 /// assert!(!r.read_exact_or_eof(&mut buf).unwrap(), "clean end of data");
 /// assert!(r.check_eof_marker().unwrap());
@@ -178,25 +180,26 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    /// Reads up to `buf.len()` bytes, never past the end of the current block, so that data
+    /// Reads up to `buf.len()` bytes, never past the end of the current block (as [`io::Read`],
+    /// with this crate's [`Error`], which names the offset), so that data
     /// before a damaged block is always delivered before the error. Returns 0 at the end of the
     /// data (or when `buf` is empty).
-    pub fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+    pub fn read_data(&mut self, buf: &mut [u8]) -> Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
-        let avail = self.fill_buf()?;
+        let avail = self.fill_block()?;
         let n = avail.len().min(buf.len());
         buf[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
+        self.advance(n);
         Ok(n)
     }
 
     /// The unread data of the current block (for a file without blocks, of the reader's
     /// buffer), after loading the next one when the current one is used up; empty at the end of
-    /// the data. With [`Reader::consume`] this reads in place, with no copy.
+    /// the data. With [`Reader::advance`] this reads in place, with no copy.
     #[inline]
-    pub fn fill_buf(&mut self) -> Result<&[u8]> {
+    pub fn fill_block(&mut self) -> Result<&[u8]> {
         match &mut self.inner {
             Inner::Bgzf(s) => s.fill_buf(),
             Inner::Raw(s) => {
@@ -210,7 +213,7 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    /// What [`Reader::fill_buf`] would return, without loading anything: empty when the
+    /// What [`Reader::fill_block`] would return, without loading anything: empty when the
     /// current block is used up.
     #[inline]
     pub fn buffer(&self) -> &[u8] {
@@ -223,7 +226,7 @@ impl<S: Source> Reader<S> {
 
     /// Marks `n` bytes of [`Reader::buffer`] as read (never more than it holds).
     #[inline]
-    pub fn consume(&mut self, n: usize) {
+    pub fn advance(&mut self, n: usize) {
         match &mut self.inner {
             Inner::Bgzf(s) => s.consume(n),
             Inner::Raw(s) => s.consume(n),
@@ -243,7 +246,7 @@ impl<S: Source> Reader<S> {
     }
 
     /// Consumes up to `n` bytes of [`Reader::buffer`] and returns them: after checking with
-    /// [`Reader::fill_buf`] that a record lies whole in the current block, this hands it out in
+    /// [`Reader::fill_block`] that a record lies whole in the current block, this hands it out in
     /// place.
     #[inline]
     pub fn take_buffered(&mut self, n: usize) -> &[u8] {
@@ -256,7 +259,7 @@ impl<S: Source> Reader<S> {
 
     /// Fills `buf` completely; [`Error::UnexpectedEof`] (naming the virtual offset the read
     /// started at) if the data ends first.
-    pub fn read_exact(&mut self, buf: &mut [u8]) -> Result<()> {
+    pub fn read_exact_data(&mut self, buf: &mut [u8]) -> Result<()> {
         let at = self.virtual_offset();
         let got = self.read_full(buf)?;
         if got < buf.len() {
@@ -265,7 +268,7 @@ impl<S: Source> Reader<S> {
         Ok(())
     }
 
-    /// Like [`Reader::read_exact`], but `Ok(false)` when the data ends before the first byte:
+    /// Like [`Reader::read_exact_data`], but `Ok(false)` when the data ends before the first byte:
     /// a clean end at a record boundary. Ending part-way is still an error.
     pub fn read_exact_or_eof(&mut self, buf: &mut [u8]) -> Result<bool> {
         let at = self.virtual_offset();
@@ -282,7 +285,7 @@ impl<S: Source> Reader<S> {
     fn read_full(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut got = 0;
         while got < buf.len() {
-            let n = self.read(&mut buf[got..])?;
+            let n = self.read_data(&mut buf[got..])?;
             if n == 0 {
                 break;
             }
@@ -340,7 +343,7 @@ impl<S: Source> Reader<S> {
     }
 
     /// Tells the byte source which byte ranges will be read next, in order (see
-    /// [`Source::advise`]): a remote source fetches them ahead, several at once.
+    /// [`Hints::advise`](crate::Hints::advise)): a remote source fetches them ahead, several at once.
     pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         match &mut self.inner {
             Inner::Bgzf(s) => s.input.src.advise(ranges),
@@ -447,17 +450,17 @@ fn gzip_error(e: io::Error, name: &str, upos: u64) -> Error {
 
 impl<S: Source> io::Read for Reader<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        Reader::read(self, buf).map_err(io::Error::from)
+        Reader::read_data(self, buf).map_err(io::Error::from)
     }
 }
 
 impl<S: Source> io::BufRead for Reader<S> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        Reader::fill_buf(self).map_err(io::Error::from)
+        Reader::fill_block(self).map_err(io::Error::from)
     }
 
     fn consume(&mut self, amt: usize) {
-        Reader::consume(self, amt);
+        Reader::advance(self, amt);
     }
 }
 

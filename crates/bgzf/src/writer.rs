@@ -41,13 +41,17 @@ pub fn htslib_level(level: i64) -> u32 {
 /// into a file offset once it is known.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BlockPosition {
+    /// The block's number, counted from the first block written.
     pub block: u64,
+    /// The offset within the block's data.
     pub uoffset: u16,
 }
 
 /// Writes BGZF blocks to `W`. Call [`Writer::finish`] to end the file with its EOF marker. A
 /// writer dropped unfinished (after an error, say) writes out the data it holds but no EOF
 /// marker, so the output is seen as truncated rather than passed off as complete.
+///
+/// # Examples
 ///
 /// ```
 /// use std::io::Write;

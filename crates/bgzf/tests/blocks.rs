@@ -76,8 +76,8 @@ fn reader_over_a_plain_file_reads_what_hfile_reads() {
         via_hfile.seek(at).unwrap();
         let mut a = vec![0u8; 150_000];
         let mut b = vec![0u8; 150_000];
-        plain.read_exact(&mut a).unwrap();
-        via_hfile.read_exact(&mut b).unwrap();
+        plain.read_exact_data(&mut a).unwrap();
+        via_hfile.read_exact_data(&mut b).unwrap();
         assert!(a == b, "different bytes from {at}");
     }
     assert!(plain.check_eof_marker().unwrap());
@@ -100,6 +100,7 @@ fn io_errors_of_a_plain_source_name_the_file() {
             Ok(0)
         }
     }
+    impl bgzf::Hints for Failing {}
     impl bgzf::Source for Failing {}
     let e = Reader::with_name(Failing, "burning.bam").unwrap_err();
     let text = e.to_string();

@@ -10,7 +10,7 @@ fn read_until_error(r: &mut Reader) -> (Vec<u8>, Error) {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 4096];
     loop {
-        match r.read(&mut buf) {
+        match r.read_data(&mut buf) {
             Ok(0) => panic!("{}: read to the end without an error", r.name()),
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(e) => return (out, e),
@@ -131,7 +131,7 @@ fn truncated_plain_gzip_is_an_error() {
     let mut r = Reader::new(hfile::HFile::from_bytes("cut.gz", cut)).unwrap();
     let mut buf = vec![0u8; 4096];
     let err = loop {
-        match r.read(&mut buf) {
+        match r.read_data(&mut buf) {
             Ok(0) => panic!("truncated gzip read to a clean end"),
             Ok(_) => {}
             Err(e) => break e,
@@ -149,7 +149,7 @@ fn raw_bam_passes_through() {
     let expect = fixture_bytes("data/raw_uncompressed.bam");
     assert_eq!(&expect[..4], b"BAM\x01");
     let mut head = [0u8; 4];
-    r.read_exact(&mut head).unwrap();
+    r.read_exact_data(&mut head).unwrap();
     assert_eq!(r.virtual_offset(), VirtualOffset::new(0, 4));
     let mut rest = read_all(&mut r);
     rest.splice(0..0, head);

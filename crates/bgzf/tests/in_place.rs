@@ -1,4 +1,4 @@
-//! Reading in place: `fill_buf` hands out the current block's data, `consume` and
+//! Reading in place: `fill_block` hands out the current block's data, `advance` and
 //! `take_buffered` advance through it, and together they deliver exactly what `read` does, with
 //! the same virtual offsets, for BGZF (with and without worker threads), plain gzip and
 //! uncompressed data.
@@ -15,25 +15,25 @@ fn reader(file: &[u8]) -> Reader {
     Reader::new(HFile::from_bytes("mem", file.to_vec())).unwrap()
 }
 
-/// Everything, through fill_buf/consume in steps of at most `step`, with the virtual offset
+/// Everything, through fill_block/advance in steps of at most `step`, with the virtual offset
 /// seen before each step.
 fn in_place(r: &mut Reader, step: usize) -> (Vec<u8>, Vec<VirtualOffset>) {
     let mut out = Vec::new();
     let mut offsets = Vec::new();
     loop {
         offsets.push(r.virtual_offset());
-        let buf = r.fill_buf().unwrap();
+        let buf = r.fill_block().unwrap();
         if buf.is_empty() {
             return (out, offsets);
         }
         let n = buf.len().min(step);
         out.extend_from_slice(&buf[..n]);
-        r.consume(n);
+        r.advance(n);
     }
 }
 
 #[test]
-fn fill_buf_is_one_block_at_a_time_with_read_offsets() {
+fn fill_block_is_one_block_at_a_time_with_read_offsets() {
     let sizes = [1000, 0, 65280, 7, 30000, 0, 0, 12];
     let (file, data, starts) = blocks_file(&sizes);
     for threads in [0, 2, 5] {
@@ -42,7 +42,7 @@ fn fill_buf_is_one_block_at_a_time_with_read_offsets() {
         let mut seen = Vec::new();
         loop {
             let at = r.virtual_offset();
-            let block = r.fill_buf().unwrap().to_vec();
+            let block = r.fill_block().unwrap().to_vec();
             if block.is_empty() {
                 break;
             }
@@ -54,7 +54,7 @@ fn fill_buf_is_one_block_at_a_time_with_read_offsets() {
             assert_eq!(block.len(), sizes[i], "block {i} ({threads} threads)");
             assert_eq!(r.buffer(), &block[..]);
             seen.extend_from_slice(&block);
-            r.consume(block.len());
+            r.advance(block.len());
             assert!(r.buffer().is_empty());
         }
         assert!(seen == data, "{threads} threads");
@@ -76,7 +76,7 @@ fn steps_match_read_exactly() {
             let mut buf = vec![0u8; step];
             loop {
                 expect.push(b.virtual_offset());
-                if b.read(&mut buf).unwrap() == 0 {
+                if b.read_data(&mut buf).unwrap() == 0 {
                     break;
                 }
             }
@@ -89,7 +89,7 @@ fn steps_match_read_exactly() {
 fn take_buffered_stays_in_the_block_and_mixes_with_read() {
     let (file, data, starts) = blocks_file(&[100, 200]);
     let mut r = reader(&file);
-    assert_eq!(r.fill_buf().unwrap().len(), 100);
+    assert_eq!(r.fill_block().unwrap().len(), 100);
     assert_eq!(r.take_buffered(40), &data[..40]);
     assert_eq!(r.taken(40), &data[..40], "handed out again");
     assert_eq!(r.taken(1000), &data[..40], "never more than was consumed");
@@ -107,12 +107,12 @@ fn take_buffered_stays_in_the_block_and_mixes_with_read() {
         "nothing is loaded by take_buffered"
     );
     let mut two = [0u8; 2];
-    r.read_exact(&mut two).unwrap();
+    r.read_exact_data(&mut two).unwrap();
     assert_eq!(two, data[100..102]);
     assert_eq!(r.take_buffered(3), &data[102..105]);
-    r.consume(usize::MAX);
+    r.advance(usize::MAX);
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[2], 0));
-    assert!(r.fill_buf().unwrap().is_empty());
+    assert!(r.fill_block().unwrap().is_empty());
 }
 
 #[test]
@@ -126,9 +126,9 @@ fn seeks_between_in_place_reads() {
             r.buffer().is_empty(),
             "a seek to another block loads nothing"
         );
-        assert_eq!(r.fill_buf().unwrap(), &data[3010..6000]);
+        assert_eq!(r.fill_block().unwrap(), &data[3010..6000]);
         r.seek(VirtualOffset::new(starts[1], 2999)).unwrap();
-        assert_eq!(r.fill_buf().unwrap(), &data[5999..6000]);
+        assert_eq!(r.fill_block().unwrap(), &data[5999..6000]);
         r.seek(VirtualOffset::new(starts[0], 0)).unwrap();
         let (all, _) = in_place(&mut r, 999);
         assert!(all == data);
@@ -159,7 +159,7 @@ fn streams_without_blocks_read_in_place_too() {
         assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{format}");
         let mut r = reader(&file);
         assert_eq!(r.take_buffered(10), &[] as &[u8], "{format}");
-        r.fill_buf().unwrap();
+        r.fill_block().unwrap();
         assert_eq!(r.take_buffered(10), &data[..10], "{format}");
         assert_eq!(r.virtual_offset(), VirtualOffset::new(0, 10));
         assert!(read_all(&mut r) == data[10..], "{format}");

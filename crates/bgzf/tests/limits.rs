@@ -45,12 +45,15 @@ impl Backend for Recording {
     fn size(&mut self) -> hfile::Result<u64> {
         self.inner.size()
     }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+}
+
+impl hfile::Hints for Recording {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         self.log.lock().unwrap().push(Event::Limit(limit));
         self.limit = limit;
-    }
-    fn name(&self) -> &str {
-        self.inner.name()
     }
 }
 
@@ -90,7 +93,7 @@ fn read_unlimited(r: &mut Reader, start: VirtualOffset, end: VirtualOffset) -> V
     let mut out = Vec::new();
     let mut byte = [0u8; 1];
     while r.virtual_offset() < end {
-        r.read_exact(&mut byte).unwrap();
+        r.read_exact_data(&mut byte).unwrap();
         out.push(byte[0]);
     }
     out
@@ -162,8 +165,8 @@ fn threaded_read_ahead_never_reads_past_the_limit() {
             // Reading on past the limit (the record straddling the chunk end) still works.
             let mut more = vec![0u8; 200_000];
             let mut sm = vec![0u8; 200_000];
-            r.read_exact(&mut more).unwrap();
-            single.read_exact(&mut sm).unwrap();
+            r.read_exact_data(&mut more).unwrap();
+            single.read_exact_data(&mut sm).unwrap();
             assert!(more == sm);
             let past = take(&log);
             assert!(
@@ -208,7 +211,7 @@ fn single_threaded_read_ahead_stops_at_the_limit_and_reads_on_only_on_demand() {
     assert!(got == expect);
     // Reading on past the limit reads only the blocks asked for.
     let mut more = vec![0u8; 70_000];
-    r.read_exact(&mut more).unwrap();
+    r.read_exact_data(&mut more).unwrap();
     let past: Vec<(u64, usize)> = take(&log)
         .into_iter()
         .filter_map(|e| match e {

@@ -22,7 +22,7 @@ fn read_to_error(file: &[u8]) -> (Vec<u8>, Error) {
     let mut all = Vec::new();
     loop {
         let mut buf = [0u8; 4096];
-        match r.read(&mut buf) {
+        match r.read_data(&mut buf) {
             Ok(0) => panic!("read to the end without an error"),
             Ok(n) => all.extend_from_slice(&buf[..n]),
             Err(e) => return (all, e),
@@ -116,7 +116,7 @@ fn damage_after_the_switch_is_reported_where_it_is() {
     let cut = &file[..member_at as usize + member_len / 2];
     let mut r = reader(cut);
     let mut buf = vec![0u8; 10_000];
-    let e = r.read_exact(&mut buf).unwrap_err();
+    let e = r.read_exact_data(&mut buf).unwrap_err();
     assert!(
         matches!(e, Error::TruncatedBlock { offset, .. } if offset == member_at),
         "{e}"

@@ -17,27 +17,27 @@ fn virtual_offsets_cross_block_boundaries_like_htslib() {
     assert_eq!(r.format(), Format::Bgzf);
     assert_eq!(r.virtual_offset(), VirtualOffset::new(0, 0));
     let mut buf = vec![0u8; 100];
-    r.read_exact(&mut buf).unwrap();
+    r.read_exact_data(&mut buf).unwrap();
     assert_eq!(buf, data[..100]);
     // After the last byte of a block: the next block's start, in-block offset 0.
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[1], 0));
     let mut one = [0u8; 1];
-    r.read_exact(&mut one).unwrap();
+    r.read_exact_data(&mut one).unwrap();
     assert_eq!(one[0], data[100]);
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[1], 1));
     let mut rest = vec![0u8; 49];
-    r.read_exact(&mut rest).unwrap();
+    r.read_exact_data(&mut rest).unwrap();
     // The next block is empty; the offset names it, and reading continues past it.
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[2], 0));
-    r.read_exact(&mut one).unwrap();
+    r.read_exact_data(&mut one).unwrap();
     assert_eq!(one[0], data[150]);
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[3], 1));
     let mut tail = vec![0u8; 69];
-    r.read_exact(&mut tail).unwrap();
+    r.read_exact_data(&mut tail).unwrap();
     assert_eq!(tail, data[151..]);
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[4], 0));
     assert!(!r.read_exact_or_eof(&mut one).unwrap());
-    assert_eq!(r.read(&mut one).unwrap(), 0);
+    assert_eq!(r.read_data(&mut one).unwrap(), 0);
 }
 
 #[test]
@@ -45,10 +45,10 @@ fn read_stops_at_block_end() {
     let (file, data, _) = blocks_file(&[100, 50]);
     let mut r = reader(&file);
     let mut buf = vec![0u8; 1000];
-    assert_eq!(r.read(&mut buf).unwrap(), 100);
-    assert_eq!(r.read(&mut buf).unwrap(), 50);
+    assert_eq!(r.read_data(&mut buf).unwrap(), 100);
+    assert_eq!(r.read_data(&mut buf).unwrap(), 50);
     assert_eq!(buf[..50], data[100..]);
-    assert_eq!(r.read(&mut buf).unwrap(), 0);
+    assert_eq!(r.read_data(&mut buf).unwrap(), 0);
 }
 
 #[test]
@@ -59,35 +59,35 @@ fn seeks_inside_across_and_to_block_ends() {
     // Forward to another block.
     r.seek(VirtualOffset::new(starts[1], 10)).unwrap();
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[1], 10));
-    r.read_exact(&mut b).unwrap();
+    r.read_exact_data(&mut b).unwrap();
     assert_eq!(b, data[110..113]);
     // Inside the current block (backwards).
     r.seek(VirtualOffset::new(starts[1], 2)).unwrap();
-    r.read_exact(&mut b).unwrap();
+    r.read_exact_data(&mut b).unwrap();
     assert_eq!(b, data[102..105]);
     // Back to an earlier block.
     r.seek(VirtualOffset::new(0, 98)).unwrap();
-    r.read_exact(&mut b).unwrap();
+    r.read_exact_data(&mut b).unwrap();
     assert_eq!(b, data[98..101], "a read spanning blocks");
     // uoffset == block length: the next read starts at the following block.
     // (The current block already is that block, so the position is reported as the next block's
     // start; both name the same byte.)
     r.seek(VirtualOffset::new(starts[1], 50)).unwrap();
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[2], 0));
-    r.read_exact(&mut b).unwrap();
+    r.read_exact_data(&mut b).unwrap();
     assert_eq!(b, data[150..153]);
     // The same from another block (the block is loaded on the next read).
     r.seek(VirtualOffset::new(0, 0)).unwrap();
     r.seek(VirtualOffset::new(starts[1], 50)).unwrap();
     assert_eq!(r.virtual_offset(), VirtualOffset::new(starts[1], 50));
-    r.read_exact(&mut b).unwrap();
+    r.read_exact_data(&mut b).unwrap();
     assert_eq!(b, data[150..153]);
     // At the end of the last data block: the end of the data.
     r.seek(VirtualOffset::new(starts[2], 70)).unwrap();
-    assert_eq!(r.read(&mut b).unwrap(), 0);
+    assert_eq!(r.read_data(&mut b).unwrap(), 0);
     // Past the block's data: an error when read, naming the target.
     r.seek(VirtualOffset::new(starts[1], 51)).unwrap();
-    match r.read(&mut b).unwrap_err() {
+    match r.read_data(&mut b).unwrap_err() {
         Error::SeekPastBlock {
             target, block_len, ..
         } => {
@@ -98,10 +98,10 @@ fn seeks_inside_across_and_to_block_ends() {
     }
     // To the EOF marker and past the end of the file.
     r.seek(VirtualOffset::new(starts[3], 0)).unwrap();
-    assert_eq!(r.read(&mut b).unwrap(), 0);
+    assert_eq!(r.read_data(&mut b).unwrap(), 0);
     r.seek(VirtualOffset::new(file.len() as u64 + 1000, 0))
         .unwrap();
-    assert_eq!(r.read(&mut b).unwrap(), 0);
+    assert_eq!(r.read_data(&mut b).unwrap(), 0);
     // And back to the start.
     r.seek(VirtualOffset::new(0, 0)).unwrap();
     assert_eq!(read_all(&mut r), data);
@@ -112,9 +112,9 @@ fn read_exact_reports_where_data_ended() {
     let (file, _, starts) = blocks_file(&[10, 5]);
     let mut r = reader(&file);
     let mut buf = [0u8; 12];
-    r.read_exact(&mut buf).unwrap();
+    r.read_exact_data(&mut buf).unwrap();
     let mut more = [0u8; 4];
-    match r.read_exact(&mut more).unwrap_err() {
+    match r.read_exact_data(&mut more).unwrap_err() {
         Error::UnexpectedEof {
             name,
             at,
@@ -156,7 +156,7 @@ fn eof_marker_check_keeps_the_position() {
         let mut r = reader(&file);
         r.set_threads(threads);
         let mut head = vec![0u8; 1500];
-        r.read_exact(&mut head).unwrap();
+        r.read_exact_data(&mut head).unwrap();
         assert!(r.check_eof_marker().unwrap());
         let rest = read_all(&mut r);
         assert_eq!(rest, data[1500..], "threads {threads}");
@@ -195,7 +195,7 @@ fn corrupt_blocks_fail_only_when_reached_and_in_order() {
         let mut got = Vec::new();
         let mut buf = vec![0u8; 7000];
         let err = loop {
-            match r.read(&mut buf) {
+            match r.read_data(&mut buf) {
                 Ok(0) => panic!("no error with {threads} threads"),
                 Ok(n) => got.extend_from_slice(&buf[..n]),
                 Err(e) => break e,
@@ -210,7 +210,10 @@ fn corrupt_blocks_fail_only_when_reached_and_in_order() {
             e => panic!("{e}"),
         }
         // The error stays until the reader is moved.
-        assert!(matches!(r.read(&mut buf), Err(Error::CrcMismatch { .. })));
+        assert!(matches!(
+            r.read_data(&mut buf),
+            Err(Error::CrcMismatch { .. })
+        ));
         // Blocks after the damage can still be reached by seeking.
         r.seek(VirtualOffset::new(starts[4], 0)).unwrap();
         assert_eq!(read_all(&mut r), data[120_000..]);

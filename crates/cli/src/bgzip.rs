@@ -378,15 +378,15 @@ fn seek(
         .map_err(|_| fail())?;
     let mut left = within;
     while left > 0 {
-        let n = data.fill_buf().map_err(|e| e.to_string())?.len();
+        let n = data.fill_block().map_err(|e| e.to_string())?.len();
         if n == 0 {
             return Err(fail());
         }
         let take = n.min(usize::try_from(left).unwrap_or(usize::MAX));
-        data.consume(take);
+        data.advance(take);
         left -= take as u64;
     }
-    if wants && data.fill_buf().map_err(|e| e.to_string())?.is_empty() {
+    if wants && data.fill_block().map_err(|e| e.to_string())?.is_empty() {
         return Err(format!("BGZF block offset set beyond the data at {at}"));
     }
     Ok(())

@@ -80,13 +80,13 @@ pub fn reindex(data: &mut bgzf::Reader<HFile>) -> Result<Starts, String> {
     let mut starts = Vec::new();
     let mut uaddr = 0u64;
     loop {
-        let len = data.fill_buf().map_err(|e| e.to_string())?.len();
+        let len = data.fill_block().map_err(|e| e.to_string())?.len();
         if len == 0 {
             return Ok(starts);
         }
         starts.push((data.virtual_offset().coffset(), uaddr));
         uaddr += len as u64;
-        data.consume(len);
+        data.advance(len);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
-use bam::hfile::{self, HFile};
+use bam::hfile::{self, HFile, Hints};
 
 /// A CRAM's bytes.
 pub enum Input {
@@ -57,7 +57,8 @@ impl Seek for Input {
     }
 }
 
-impl cram::reader::Source for Input {
+/// A remote file takes the hints; a local one and standard input read what they are asked for.
+impl Hints for Input {
     fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         if let Input::Remote(f) = self {
             f.advise(ranges);
@@ -69,7 +70,9 @@ impl cram::reader::Source for Input {
             f.set_readahead_limit(limit);
         }
     }
+}
 
+impl cram::reader::Source for Input {
     fn size(&mut self) -> io::Result<Option<u64>> {
         match self {
             Input::Stdin(_) => Ok(None),

@@ -16,7 +16,7 @@ fn detected(file: &str, data: &mut bam::bgzf::Reader<bam::hfile::HFile>) -> Opti
     if let Some(m) = preset_by_name(file) {
         return Some(m);
     }
-    let head = data.fill_buf().ok()?;
+    let head = data.fill_block().ok()?;
     head.starts_with(b"##fileformat=VCF")
         .then(|| preset("vcf"))
         .flatten()

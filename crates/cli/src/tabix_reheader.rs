@@ -46,7 +46,7 @@ fn reheader(file: &str, header: &str, meta: u8) -> Result<(), Failure> {
     let data = |e: &dyn std::fmt::Display| Failure::Data(e.to_string());
     let src = bam::hfile::open(file, &opts).map_err(|e| data(&e))?;
     let mut r = bgzf::Reader::with_name(src, file).map_err(|e| data(&e))?;
-    let mut block = r.fill_buf().map_err(|e| data(&e))?.to_vec();
+    let mut block = r.fill_block().map_err(|e| data(&e))?.to_vec();
     if block.is_empty() {
         return Err(Failure::EmptyFirstBlock);
     }
@@ -56,8 +56,8 @@ fn reheader(file: &str, header: &str, meta: u8) -> Result<(), Failure> {
         skip = 1;
         let mut next = |skip: &mut usize, block: &mut Vec<u8>| -> Result<(), Failure> {
             if *skip >= block.len() {
-                r.consume(block.len());
-                *block = r.fill_buf().map_err(|e| data(&e))?.to_vec();
+                r.advance(block.len());
+                *block = r.fill_block().map_err(|e| data(&e))?.to_vec();
                 if block.is_empty() {
                     return Err(Failure::NoBody);
                 }
@@ -77,7 +77,7 @@ fn reheader(file: &str, header: &str, meta: u8) -> Result<(), Failure> {
             skip += 1;
         }
     }
-    r.consume(block.len());
+    r.advance(block.len());
     let copy_from = r.virtual_offset().coffset();
 
     let mut text = Vec::new();

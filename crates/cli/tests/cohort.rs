@@ -278,7 +278,7 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
     let work = scratch().join(format!("work-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);
     let setup = Setup {
-        hts: PathBuf::from(env!("CARGO_BIN_EXE_hts")),
+        hts: PathBuf::from(testkit::hts()),
         base_url: server.base(),
         threads: 1,
         fetchers: 4,

@@ -7,11 +7,9 @@
 
 mod corpus;
 
-use std::path::Path;
-
 fn run_corpus(base: Option<&str>) {
     let dir = testkit::workspace_root().join("fixtures/conformance-extra");
-    let hts = Path::new(env!("CARGO_BIN_EXE_hts"));
+    let hts = testkit::hts();
     let filter = std::env::var("HTS_EXTRA_CASES").ok();
     let cases = corpus::read_cases(&dir).expect("cases.tsv reads");
     assert!(cases.len() >= 70, "{} cases", cases.len());

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
 fn hts(args: &[&str]) -> Output {
-    testkit::command(env!("CARGO_BIN_EXE_hts"))
+    testkit::command(testkit::hts())
         .args(args)
         .current_dir(fixtures())
         .stdin(Stdio::null())
@@ -106,12 +106,12 @@ fn inputs_that_are_not_bam_are_named() {
 fn cram_on_standard_input_reads_as_the_file_does() {
     let path = fixtures().join("conformance-extra/data/small.cram");
     let cram = std::fs::File::open(&path).unwrap();
-    let piped = testkit::command(env!("CARGO_BIN_EXE_hts"))
+    let piped = testkit::command(testkit::hts())
         .args(["view", "-h", "--no-PG", "-"])
         .stdin(cram)
         .output()
         .unwrap();
-    let named = testkit::command(env!("CARGO_BIN_EXE_hts"))
+    let named = testkit::command(testkit::hts())
         .args(["view", "-h", "--no-PG"])
         .arg(&path)
         .output()
@@ -125,7 +125,7 @@ fn cram_on_standard_input_reads_as_the_file_does() {
 #[test]
 fn sam_on_standard_input_is_named_too() {
     let sam = std::fs::File::open(fixtures().join("conformance-extra/data/small.sam")).unwrap();
-    let out = testkit::command(env!("CARGO_BIN_EXE_hts"))
+    let out = testkit::command(testkit::hts())
         .args(["view", "-"])
         .stdin(sam)
         .output()
@@ -149,7 +149,7 @@ fn closed_pipe_ends_quietly_with_samtools_status() {
         &["view", "conformance/data/rand.bam"][..],
         &["view", "-u", "conformance/data/rand.bam"],
     ] {
-        let mut child = testkit::command(env!("CARGO_BIN_EXE_hts"))
+        let mut child = testkit::command(testkit::hts())
             .args(args)
             .current_dir(fixtures())
             .stdout(Stdio::piped())

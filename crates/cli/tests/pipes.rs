@@ -15,15 +15,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use testkit::builders::{bgzf, BamBuilder, Rec};
-use testkit::Rng;
+use testkit::{hts, Rng};
 
 const RECORDS: usize = 40_000;
 /// Every run ends within this, or the test fails.
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn hts() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_hts"))
-}
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();

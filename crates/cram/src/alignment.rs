@@ -1,23 +1,30 @@
 //! A CRAM record made whole: the fields of a SAM line, positions 1-based as CRAM keeps them.
 //! Layers above turn it into their own record type (the CLI into a BAM record).
 
+/// A record made whole, ready to be turned into a SAM line or a BAM record.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Alignment {
+    /// The read name.
     pub name: Vec<u8>,
     /// Whether the slice stored the name (a generated one is not copied to a mate).
     pub name_stored: bool,
+    /// The SAM flags.
     pub flags: u16,
+    /// The reference id (-1: none).
     pub ref_id: i32,
     /// 1-based start (0 for none).
     pub pos: i64,
     /// 1-based last reference position covered (the start when the read covers none).
     pub end: i64,
+    /// The mapping quality.
     pub mapq: u8,
     /// BAM-coded CIGAR operations (`len << 4 | op`).
     pub cigar: Vec<u32>,
+    /// The mate's reference id (-1: none).
     pub mate_ref_id: i32,
     /// 1-based mate start (0 for none).
     pub mate_pos: i64,
+    /// The template length, as htslib computes it.
     pub tlen: i64,
     /// Bases as letters; empty for `*`.
     pub seq: Vec<u8>,

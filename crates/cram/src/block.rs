@@ -15,14 +15,23 @@ pub const MAX_RAW_SIZE: usize = 256 << 20;
 /// How a block's bytes are compressed (spec section 8: block compression methods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// Stored as is.
     Raw = 0,
+    /// gzip (deflate).
     Gzip = 1,
+    /// bzip2.
     Bzip2 = 2,
+    /// xz (LZMA).
     Lzma = 3,
+    /// rANS 4x8.
     Rans4x8 = 4,
+    /// rANS Nx16.
     RansNx16 = 5,
+    /// The adaptive arithmetic coder.
     Arith = 6,
+    /// fqzcomp qualities.
     Fqzcomp = 7,
+    /// The name tokeniser.
     NameTokeniser = 8,
 }
 
@@ -52,10 +61,15 @@ impl Method {
 /// What a block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContentType {
+    /// The SAM header of the file.
     FileHeader,
+    /// A container's compression header.
     CompressionHeader,
+    /// A slice header.
     SliceHeader,
+    /// An external data block (a data series or tag, by content id).
     External,
+    /// The core bit stream of a slice.
     Core,
 }
 
@@ -76,7 +90,9 @@ impl ContentType {
 /// One block as stored: its bytes borrowed from the container.
 #[derive(Debug, Clone)]
 pub struct Block<'a> {
+    /// How its bytes are compressed.
     pub method: Method,
+    /// What it holds.
     pub content_type: ContentType,
     /// The external block's id (the data series or tag it carries); 0 for the others.
     pub content_id: i32,

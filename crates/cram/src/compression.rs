@@ -10,6 +10,7 @@ use crate::Error;
 /// A tag as a record carries it: two name characters and the BAM type character.
 pub type TagKey = [u8; 3];
 
+/// A container's compression header: how its slices' records are stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompressionHeader {
     /// Read names are stored (RN); otherwise they are generated.

@@ -4,17 +4,26 @@
 use crate::num::Cursor;
 use crate::{Error, Version};
 
+/// A container's header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerHeader {
     /// Bytes of blocks after the header.
     pub length: usize,
+    /// The reference id of its records (-1: unplaced, -2: several).
     pub reference_id: i32,
+    /// The 1-based start of its records' alignments.
     pub start: i32,
+    /// The reference length its records cover.
     pub span: i32,
+    /// The number of records.
     pub records: i32,
+    /// The number of records in the file before this container.
     pub record_counter: i64,
+    /// The number of read bases.
     pub bases: i64,
+    /// The number of blocks.
     pub blocks: i32,
+    /// Each slice's offset from the end of the header.
     pub landmarks: Vec<i32>,
     /// Size of the header itself in bytes.
     pub header_len: usize,

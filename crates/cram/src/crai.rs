@@ -6,13 +6,20 @@ use std::io::Read;
 
 use crate::Error;
 
+/// One line of a `.crai`: a slice and the reference range it covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CraiEntry {
+    /// The reference id (-1: unplaced).
     pub ref_id: i32,
+    /// The 1-based start of the slice's alignments.
     pub start: i64,
+    /// The reference length they cover.
     pub span: i64,
+    /// The container's byte offset in the file.
     pub container: u64,
+    /// The slice's offset from the end of the container header.
     pub slice: u64,
+    /// The slice's size in bytes.
     pub size: u64,
 }
 

@@ -14,26 +14,51 @@ pub enum Encoding {
     /// No values (a data series that is never read).
     Null,
     /// Values are read from the external block with this content id.
-    External { block: i32 },
+    External {
+        /// The external block's content id.
+        block: i32,
+    },
     /// Canonical Huffman code over `symbols` with `lengths` bits each, in order of
     /// (length, symbol).
     Huffman {
+        /// The symbols.
         symbols: Vec<i32>,
+        /// Each symbol's code length in bits.
         lengths: Vec<u32>,
     },
     /// A length coded by `len`, then that many bytes coded by `value`.
     ByteArrayLen {
+        /// The encoding of the length.
         len: Box<Encoding>,
+        /// The encoding of the bytes.
         value: Box<Encoding>,
     },
     /// Bytes from an external block up to a stop byte.
-    ByteArrayStop { stop: u8, block: i32 },
+    ByteArrayStop {
+        /// The byte that ends a value.
+        stop: u8,
+        /// The external block's content id.
+        block: i32,
+    },
     /// `bits` bits, less `offset`.
-    Beta { offset: i32, bits: u32 },
+    Beta {
+        /// Subtracted from the value read.
+        offset: i32,
+        /// The number of bits.
+        bits: u32,
+    },
     /// Subexponential code with parameter `k`.
-    Subexp { offset: i32, k: i32 },
+    Subexp {
+        /// Subtracted from the value read.
+        offset: i32,
+        /// The parameter.
+        k: i32,
+    },
     /// Elias gamma code.
-    Gamma { offset: i32 },
+    Gamma {
+        /// Subtracted from the value read.
+        offset: i32,
+    },
 }
 
 impl Encoding {

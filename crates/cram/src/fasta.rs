@@ -15,15 +15,20 @@ use crate::Error;
 /// One sequence's `.fai` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaiEntry {
+    /// The sequence's length in bases.
     pub length: u64,
+    /// The byte offset of its first base.
     pub offset: u64,
+    /// Bases on each line.
     pub line_bases: u64,
+    /// Bytes of each line, the line end included.
     pub line_width: u64,
 }
 
 /// The longest range read at once (a slice's span; whole references of multi-reference slices).
 const MAX_RANGE: u64 = 1 << 31;
 
+/// A FASTA file with its `.fai` (plain, or bgzipped with its `.gzi`).
 pub struct Fasta {
     /// The file's path or URL, for messages.
     path: String,
@@ -145,6 +150,7 @@ impl Fasta {
         })
     }
 
+    /// The `.fai` line of sequence `name`.
     pub fn entry(&self, name: &[u8]) -> Option<&FaiEntry> {
         self.entries.get(name)
     }

@@ -5,7 +5,9 @@ use crate::Error;
 /// The CRAM versions this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Version {
+    /// The major version.
     pub major: u8,
+    /// The minor version.
     pub minor: u8,
 }
 
@@ -16,15 +18,20 @@ impl Version {
     }
 }
 
+/// The file definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileDefinition {
+    /// The CRAM version.
     pub version: Version,
+    /// The file id (free text, zero-padded).
     pub file_id: [u8; 20],
 }
 
 impl FileDefinition {
+    /// Its length in bytes.
     pub const LEN: usize = 26;
 
+    /// Reads it from the first bytes of a file.
     pub fn parse(data: &[u8]) -> Result<Self, Error> {
         if data.len() < Self::LEN {
             return Err(Error::at(

@@ -6,6 +6,7 @@ use crate::block::Block;
 use crate::num::Cursor;
 use crate::{Error, Version};
 
+/// The SAM header a CRAM file carries in its first container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SamHeader {
     /// The header text as stored (up to the first NUL).
@@ -36,6 +37,7 @@ impl SamHeader {
         Ok(SamHeader::from_text(text))
     }
 
+    /// A header from its text, with the references its `@SQ` lines name.
     pub fn from_text(text: Vec<u8>) -> SamHeader {
         let mut references = Vec::new();
         let mut read_groups = Vec::new();
@@ -102,6 +104,7 @@ impl SamHeader {
         })
     }
 
+    /// The name of reference `id`, if there is one.
     pub fn reference_name(&self, id: i32) -> Option<&[u8]> {
         usize::try_from(id)
             .ok()

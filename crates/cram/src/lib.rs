@@ -1,6 +1,22 @@
 //! CRAM reading: the file definition, ITF8/LTF8 integers, container headers and blocks with
 //! their codecs, every length checked against the bytes that hold it; records read from slices
 //! and made whole (sequence against a reference, CIGAR, mates, names, MD/NM) as htslib does.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! let file = std::fs::File::open("sample.cram")?;
+//! let reference = cram::Fasta::open("ref.fa".as_ref())?;
+//! let mut reader = cram::reader::Reader::open(file, "sample.cram", Some(reference))?;
+//! while let Some(records) = reader.next_container()? {
+//!     for r in records {
+//!         println!("{} {} {}", String::from_utf8_lossy(&r.name), r.ref_id, r.pos);
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod alignment;
 pub mod block;
@@ -9,6 +25,7 @@ pub mod compression;
 pub mod container;
 pub mod crai;
 pub mod encoding;
+/// The crate's error type.
 pub mod error;
 pub mod fasta;
 pub mod file;

@@ -12,6 +12,7 @@ pub struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// A cursor at the start of `data`, whose first byte is at absolute offset `base`.
     pub fn new(data: &'a [u8], base: u64) -> Self {
         Cursor { data, pos: 0, base }
     }
@@ -21,6 +22,7 @@ impl<'a> Cursor<'a> {
         self.base + self.pos as u64
     }
 
+    /// The position within the data.
     pub fn position(&self) -> usize {
         self.pos
     }
@@ -35,6 +37,7 @@ impl<'a> Cursor<'a> {
         self.data.get(self.pos).copied()
     }
 
+    /// The bytes left.
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
@@ -52,15 +55,18 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
 
+    /// The next byte.
     pub fn u8(&mut self, what: &str) -> Result<u8, Error> {
         Ok(self.take(1, what)?[0])
     }
 
+    /// The next 4 bytes as a little-endian `i32`.
     pub fn i32_le(&mut self, what: &str) -> Result<i32, Error> {
         let b = self.take(4, what)?;
         Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    /// The next 4 bytes as a little-endian `u32`.
     pub fn u32_le(&mut self, what: &str) -> Result<u32, Error> {
         let b = self.take(4, what)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))

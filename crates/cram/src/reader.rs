@@ -12,6 +12,8 @@ pub use source::{ReadSeek, Source};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
 
+use bgzf::Hints;
+
 use crate::alignment::Alignment;
 use crate::fasta::Fasta;
 use crate::header::SamHeader;
@@ -36,6 +38,22 @@ const OPENING_GUESS: usize = 64;
 
 const UNMAPPED: u16 = 0x4;
 
+/// Reads a CRAM file container by container and yields its records made whole.
+///
+/// # Examples
+///
+/// ```no_run
+/// // Without a reference: bases of mapped reads are not rebuilt (as `flagstat` reads).
+/// let file = std::fs::File::open("sample.cram")?;
+/// let mut reader = cram::reader::Reader::open(file, "sample.cram", None)?;
+/// reader.without_bases();
+/// let mut records = 0;
+/// while let Some(batch) = reader.next_container()? {
+///     records += batch.len();
+/// }
+/// println!("{records} records");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Reader {
     file: Box<dyn Source>,
     file_len: u64,
@@ -80,8 +98,11 @@ pub struct Reader {
 /// unplaced reads), 1-based `start..=end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
+    /// The reference id (-1: the unplaced reads).
     pub ref_id: i32,
+    /// The 1-based start.
     pub start: i64,
+    /// The 1-based end (inclusive).
     pub end: i64,
 }
 
@@ -152,10 +173,12 @@ impl Reader {
         self.file_len
     }
 
+    /// The SAM header.
     pub fn header(&self) -> &SamHeader {
         &self.header
     }
 
+    /// The CRAM version.
     pub fn version(&self) -> Version {
         self.version
     }
@@ -227,7 +250,7 @@ impl Reader {
         self.range_done = false;
     }
 
-    /// Tells the byte source which ranges will be read, in order ([`Source::advise`]).
+    /// Tells the byte source which ranges will be read, in order ([`Hints::advise`]).
     pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         self.file.advise(ranges);
     }

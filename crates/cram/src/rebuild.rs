@@ -19,14 +19,18 @@ const P: u32 = 6;
 /// `end`.
 #[derive(Debug, Clone, Copy)]
 pub struct RefView<'a> {
+    /// The bases, upper-case.
     pub bases: &'a [u8],
+    /// The 1-based position of `bases[0]`.
     pub start: i64,
+    /// The 1-based position of the last base.
     pub end: i64,
 }
 
 /// What `cram_decode_seq` makes of one mapped record.
 #[derive(Debug, Clone, Default)]
 pub struct Rebuilt {
+    /// The bases.
     pub seq: Vec<u8>,
     /// Qualities from the read features; empty when the record stores them as an array.
     pub qual: Vec<u8>,

@@ -25,14 +25,22 @@ const BAM_UNMAPPED: i32 = 0x4;
 /// One read feature: its 1-based position in the read and what it says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Feature {
+    /// The 1-based position in the read.
     pub position: i32,
+    /// What it says.
     pub kind: FeatureKind,
 }
 
+/// What a read feature says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FeatureKind {
     /// `B`: a base and its quality.
-    Base { base: u8, quality: u8 },
+    Base {
+        /// The base.
+        base: u8,
+        /// Its quality.
+        quality: u8,
+    },
     /// `X`: a substitution, as a code into the substitution matrix.
     Substitution(u8),
     /// `I`: inserted bases.
@@ -60,23 +68,35 @@ pub enum FeatureKind {
 /// A record as the slice stores it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Record {
+    /// The BAM flags.
     pub bam_flags: i32,
+    /// CRAM's own flags (quality as array, detached mate, ...).
     pub cram_flags: i32,
+    /// The reference id.
     pub reference_id: i32,
+    /// The number of bases.
     pub read_length: i32,
     /// 1-based alignment start.
     pub position: i32,
+    /// The read group's index in the header (-1: none).
     pub read_group: i32,
+    /// The read name (empty when generated).
     pub name: Vec<u8>,
+    /// The mate flags of a detached record.
     pub mate_flags: i32,
+    /// The mate's reference id.
     pub mate_reference_id: i32,
+    /// The mate's 1-based position.
     pub mate_position: i32,
+    /// The template length.
     pub template_size: i32,
     /// Records to skip to the mate, when it is downstream in the slice.
     pub mate_distance: Option<i32>,
     /// Tags as (key, BAM binary value) in the order of their tag line.
     pub tags: Vec<(TagKey, Vec<u8>)>,
+    /// The read features, in order.
     pub features: Vec<Feature>,
+    /// The mapping quality.
     pub mapping_quality: i32,
     /// Bases of an unmapped read (mapped reads rebuild theirs from features).
     pub bases: Vec<u8>,

@@ -16,6 +16,7 @@ pub struct Bits<'a> {
 }
 
 impl<'a> Bits<'a> {
+    /// A bit reader at the start of `data`, whose first byte is at absolute offset `base`.
     pub fn new(data: &'a [u8], base: u64) -> Self {
         Bits { data, bit: 0, base }
     }
@@ -45,7 +46,9 @@ impl<'a> Bits<'a> {
 /// The streams a slice's records are read from.
 #[derive(Debug, Clone)]
 pub struct Streams<'a> {
+    /// The core bit stream.
     pub core: Bits<'a>,
+    /// The external blocks by content id.
     pub external: BTreeMap<i32, Cursor<'a>>,
 }
 

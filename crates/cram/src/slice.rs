@@ -6,15 +6,22 @@ use crate::{Error, Version};
 /// Reference id of a slice holding reads of several references.
 pub const MULTI_REF: i32 = -2;
 
+/// A slice's header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SliceHeader {
+    /// The reference id (-1: unplaced, -2: several).
     pub reference_id: i32,
+    /// The 1-based start of its records' alignments.
     pub start: i32,
+    /// The reference length they cover.
     pub span: i32,
+    /// The number of records.
     pub records: i32,
+    /// The number of records in the file before this slice.
     pub record_counter: i64,
     /// Blocks after the header that belong to this slice (core and external).
     pub blocks: i32,
+    /// The content ids of its blocks.
     pub content_ids: Vec<i32>,
     /// Content id of the external block holding the reference bases, or -1.
     pub embedded_reference: i32,

@@ -11,6 +11,8 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::process::ExitCode;
 
+use hfile::Hints;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(location) = args.first() else {

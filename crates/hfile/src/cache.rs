@@ -112,9 +112,21 @@ pub enum Refusal {
     /// current.
     NoValidators,
     /// The entry would be larger than the whole cache.
-    TooLarge { bytes: u64, cap: u64 },
+    TooLarge {
+        /// Bytes asked to be kept.
+        bytes: u64,
+        /// The most the cache keeps.
+        cap: u64,
+    },
     /// A range lies outside the object.
-    OutOfBounds { start: u64, end: u64, size: u64 },
+    OutOfBounds {
+        /// The first byte of the range.
+        start: u64,
+        /// One past the last byte of the range.
+        end: u64,
+        /// The object's size in bytes, when known.
+        size: u64,
+    },
     /// The ranges would stay apart in more than [`MAX_RANGES`] pieces.
     TooManyRanges,
 }

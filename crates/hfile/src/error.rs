@@ -6,43 +6,74 @@ use std::io;
 /// without its query string (see [`crate::redact_url`]).
 pub enum Error {
     /// The source could not be opened.
-    Open { name: String, source: io::Error },
+    Open {
+        /// The file (path or URL) it is about.
+        name: String,
+        /// The underlying error.
+        source: io::Error,
+    },
     /// A read or seek failed at `offset`.
     Io {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The byte offset it was found at.
         offset: u64,
+        /// The underlying error.
         source: io::Error,
     },
     /// No backend is registered for the scheme.
-    UnsupportedScheme { name: String, scheme: String },
+    UnsupportedScheme {
+        /// The file (path or URL) it is about.
+        name: String,
+        /// The URL scheme.
+        scheme: String,
+    },
     /// A remote transfer failed (after any retries) at `offset`.
     Remote {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The byte offset it was found at.
         offset: u64,
+        /// What went wrong.
         message: String,
     },
     /// The request was refused (404, 403, ...).
     Status {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The byte offset it was found at.
         offset: u64,
+        /// The HTTP status code.
         status: u32,
+        /// What went wrong.
         message: String,
     },
     /// The server answered something that does not fit what was asked.
     Protocol {
+        /// The file (path or URL) it is about.
         name: String,
+        /// The byte offset it was found at.
         offset: u64,
+        /// What went wrong.
         message: String,
     },
     /// The server ignores `Range` (it answered a request for bytes from `offset`, or for the
     /// last bytes, with `200` and the whole object): the object can only be read as one stream
     /// from its start. The HTTP backend switches to that by itself; this error reaches callers
     /// only where a stream cannot serve (the last bytes of the object, asked for alone).
-    RangeIgnored { name: String, offset: u64 },
+    RangeIgnored {
+        /// The file (path or URL) it is about.
+        name: String,
+        /// The byte offset it was found at.
+        offset: u64,
+    },
     /// The server does not tell the object's size (`Content-Range: bytes A-B/*`, no usable
     /// `HEAD`): the object can still be read to its end (a `416` at the end says where it
     /// is), but nothing that needs the size beforehand can be done.
-    SizeUnknown { name: String },
+    SizeUnknown {
+        /// The file (path or URL) it is about.
+        name: String,
+    },
 }
 
 impl Error {

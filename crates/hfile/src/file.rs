@@ -67,12 +67,13 @@ impl Backend for FileBackend {
             })
     }
 
-    fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
-
     fn name(&self) -> &str {
         &self.name
     }
 }
+
+/// Reads what it is asked for: every hint is ignored.
+impl crate::Hints for FileBackend {}
 
 /// Reads once from `reader` (again when interrupted), adding what was read to `pos`; an error
 /// names the source and the offset.

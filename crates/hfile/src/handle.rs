@@ -1,6 +1,6 @@
 use std::io;
 
-use crate::{Backend, MemoryBackend, Result};
+use crate::{Backend, Hints, MemoryBackend, Result};
 
 const BUFFER_SIZE: usize = 64 * 1024;
 
@@ -8,6 +8,19 @@ const BUFFER_SIZE: usize = 64 * 1024;
 ///
 /// It implements [`io::Read`], [`io::BufRead`] and [`io::Seek`] (mapping [`crate::Error`] into
 /// [`io::Error`] with the original inside), so a foreign reader can use our transports.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::{Read, Seek, SeekFrom};
+///
+/// let mut f = hfile::HFile::from_bytes("demo", b"hello world".to_vec());
+/// f.seek(SeekFrom::Start(6)).unwrap();
+/// let mut word = String::new();
+/// f.read_to_string(&mut word).unwrap();
+/// assert_eq!(word, "world");
+/// assert_eq!(f.size().unwrap(), 11);
+/// ```
 pub struct HFile {
     backend: Box<dyn Backend>,
     /// Once used, [`BUFFER_SIZE`] bytes, zeroed once: each refill reads over them, and the
@@ -66,28 +79,6 @@ impl HFile {
         self.cursor = 0;
         self.buf_start = pos;
         Ok(())
-    }
-
-    /// Tells the backend that reads from here on will not need bytes at or past `limit`.
-    /// A hint for how much to ask a remote server for, never an end of file.
-    pub fn set_readahead_limit(&mut self, limit: Option<u64>) {
-        self.backend.set_readahead_limit(limit);
-    }
-
-    /// Tells the backend which byte ranges will be read next, in order ([`Backend::advise`]).
-    pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
-        self.backend.advise(ranges);
-    }
-
-    /// Starts fetching the last `len` bytes now ([`Backend::advise_tail`]).
-    pub fn advise_tail(&mut self, len: u64) {
-        self.backend.advise_tail(len);
-    }
-
-    /// Stops every request still running for this handle ([`Backend::abandon`]): for a file
-    /// the caller turns away from at once, such as an index name that lost to another.
-    pub fn abandon(mut self) {
-        self.backend.abandon();
     }
 
     /// The last `len` bytes of the object; the position is unchanged.
@@ -164,6 +155,25 @@ impl HFile {
             self.filled = self.backend.read(&mut self.buf)?.min(BUFFER_SIZE);
         }
         Ok(&self.buf[self.cursor..self.filled])
+    }
+}
+
+/// The hints go to the backend as they are.
+impl Hints for HFile {
+    fn set_readahead_limit(&mut self, limit: Option<u64>) {
+        self.backend.set_readahead_limit(limit);
+    }
+
+    fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
+        self.backend.advise(ranges);
+    }
+
+    fn advise_tail(&mut self, len: u64) {
+        self.backend.advise_tail(len);
+    }
+
+    fn abandon(&mut self) {
+        self.backend.abandon();
     }
 }
 

@@ -21,6 +21,7 @@ pub struct Request<'a> {
 /// A response that refused the request (3xx, 4xx, or 5xx after the retries).
 #[derive(Debug, Clone, Copy)]
 pub struct Refusal<'a> {
+    /// The HTTP status code.
     pub status: u32,
     /// The response's headers (names as received).
     pub headers: &'a [(String, String)],

@@ -3,7 +3,7 @@
 //! A [`Backend`] is a seekable source of bytes with a known size: a local file, a buffer in memory,
 //! an HTTP(S) object, an `s3://` object (signed with AWS Signature Version 4, see [`s3`]) or a
 //! `gs://` object. The layer above (BGZF) tells the backend how far it
-//! expects to read with [`Backend::set_readahead_limit`]; a remote backend turns that hint into a
+//! expects to read with [`Hints::set_readahead_limit`]; a remote backend turns that hint into a
 //! bounded `Range` request. The limit is only a hint: reading past it still works (it costs a new
 //! request), and the end of file is always the object's real size.
 //!
@@ -13,6 +13,8 @@
 //! [`HFile`] wraps a backend with a small buffer and implements [`std::io::Read`],
 //! [`std::io::BufRead`] and [`std::io::Seek`], so other readers can sit on top of it.
 //!
+//! # Examples
+//!
 //! ```
 //! use std::io::Read;
 //! let mut f = hfile::HFile::from_bytes("demo", b"hello world".to_vec());
@@ -21,12 +23,15 @@
 //! assert_eq!(s, "hello world");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod cache;
 mod deadline;
 mod error;
 mod file;
 pub mod gcs;
 mod handle;
+mod hints;
 pub mod hook;
 mod http;
 mod memory;
@@ -42,6 +47,7 @@ pub use deadline::Deadline;
 pub use error::Error;
 pub use file::FileBackend;
 pub use handle::HFile;
+pub use hints::Hints;
 pub use hook::RequestHook;
 /// For the fuzz targets (`fuzz/`): a response replayed through the HTTP checks.
 #[doc(hidden)]
@@ -66,18 +72,21 @@ pub fn curl_version() -> String {
 /// server sent (`ETag`, `Last-Modified`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ObjectInfo {
+    /// The object's size in bytes, when known.
     pub size: Option<u64>,
+    /// The `ETag` header of a remote object.
     pub etag: Option<String>,
+    /// The `Last-Modified` header of a remote object.
     pub last_modified: Option<String>,
 }
 
 /// A shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// A seekable byte source with a known size.
+/// A seekable byte source with a known size, taking the reader's [`Hints`].
 ///
 /// Implementations keep their own position. `read` returns `Ok(0)` only at the end of the object.
-pub trait Backend: Send {
+pub trait Backend: Hints + Send {
     /// Reads up to `buf.len()` bytes at the current position and advances it.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
 
@@ -89,24 +98,6 @@ pub trait Backend: Send {
 
     /// The size of the object in bytes.
     fn size(&mut self) -> Result<u64>;
-
-    /// Hints that reads from the current position will not need bytes at or past `limit`
-    /// (`None`: no bound known, e.g. streaming a whole file). Never an end of file.
-    fn set_readahead_limit(&mut self, limit: Option<u64>);
-
-    /// Hints that these byte ranges will be read next, in this order (like
-    /// `posix_fadvise(WILLNEED)`), replacing earlier advice. A remote backend may fetch them
-    /// ahead; reads still come through `seek`, `set_readahead_limit` and `read`.
-    fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
-
-    /// Hints that [`Backend::read_tail`] will be asked for `len` bytes: a remote backend starts
-    /// that request now, beside whatever else is running.
-    fn advise_tail(&mut self, _len: u64) {}
-
-    /// The caller will read nothing more: a remote backend stops every request still running,
-    /// however little is left of it (a backend dropped lets a nearly finished request complete,
-    /// to keep its connection for the next).
-    fn abandon(&mut self) {}
 
     /// The last `len` bytes of the object (all of it if smaller). The position is unchanged.
     fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {

@@ -45,9 +45,10 @@ impl Backend for MemoryBackend {
         Ok(self.data.len() as u64)
     }
 
-    fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
-
     fn name(&self) -> &str {
         &self.name
     }
 }
+
+/// Reads what it is asked for: every hint is ignored.
+impl crate::Hints for MemoryBackend {}

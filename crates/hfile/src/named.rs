@@ -34,6 +34,20 @@ impl<B: Backend> Backend for Named<B> {
         self.inner.size().map_err(|e| e.renamed(&self.name))
     }
 
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.inner.read_tail(len).map_err(|e| e.renamed(&self.name))
+    }
+
+    fn object_info(&mut self) -> crate::ObjectInfo {
+        self.inner.object_info()
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<B: Backend> crate::Hints for Named<B> {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         self.inner.set_readahead_limit(limit);
     }
@@ -48,17 +62,5 @@ impl<B: Backend> Backend for Named<B> {
 
     fn abandon(&mut self) {
         self.inner.abandon();
-    }
-
-    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
-        self.inner.read_tail(len).map_err(|e| e.renamed(&self.name))
-    }
-
-    fn object_info(&mut self) -> crate::ObjectInfo {
-        self.inner.object_info()
-    }
-
-    fn name(&self) -> &str {
-        &self.name
     }
 }

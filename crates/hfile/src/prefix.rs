@@ -93,6 +93,24 @@ impl Backend for PrefixBackend {
         self.rest.size()
     }
 
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.rest.read_tail(len)
+    }
+
+    fn object_info(&mut self) -> ObjectInfo {
+        self.rest.object_info()
+    }
+
+    fn probe(&mut self) -> Result<ObjectInfo> {
+        self.rest.probe()
+    }
+
+    fn name(&self) -> &str {
+        self.rest.name()
+    }
+}
+
+impl crate::Hints for PrefixBackend {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         self.rest.set_readahead_limit(limit);
     }
@@ -114,22 +132,6 @@ impl Backend for PrefixBackend {
 
     fn abandon(&mut self) {
         self.rest.abandon();
-    }
-
-    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
-        self.rest.read_tail(len)
-    }
-
-    fn object_info(&mut self) -> ObjectInfo {
-        self.rest.object_info()
-    }
-
-    fn probe(&mut self) -> Result<ObjectInfo> {
-        self.rest.probe()
-    }
-
-    fn name(&self) -> &str {
-        self.rest.name()
     }
 }
 

@@ -166,6 +166,18 @@ pub fn scheme_of(location: &str) -> Option<String> {
 }
 
 /// Opens a path or URL with the backend registered for its scheme; plain paths are local files.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::io::Read;
+///
+/// let mut f = hfile::open("https://example.org/sample.bam", &hfile::OpenOptions::default())?;
+/// let mut magic = [0u8; 4];
+/// f.read_exact(&mut magic)?;
+/// println!("{} bytes", f.size()?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn open(location: &str, options: &OpenOptions) -> Result<HFile> {
     Ok(HFile::new(open_backend(location, options)?))
 }

@@ -66,12 +66,13 @@ impl Backend for StreamBackend {
         Err(self.unsupported("a stream has no known size"))
     }
 
-    fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
-
     fn name(&self) -> &str {
         &self.name
     }
 }
+
+/// Reads what it is asked for: every hint is ignored.
+impl crate::Hints for StreamBackend {}
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, HttpBackend, OpenOptions};
+use hfile::{Backend, Hints, HttpBackend, OpenOptions};
 // The tests take turns (`serial`): the connection threads are shared by the process, and
 // each test has one fetcher, so that a thread held by a request shows.
 use testkit::{serial, Fault, Rule};

@@ -7,7 +7,7 @@ mod common;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, HttpBackend, OpenOptions};
+use hfile::{Backend, Hints, HttpBackend, OpenOptions};
 use testkit::Server;
 
 const SIZE: usize = 400_000;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, Error, HttpBackend, OpenOptions, RangeMode};
+use hfile::{Backend, Error, Hints, HttpBackend, OpenOptions, RangeMode};
 // The tests take turns (`serial`): global transfer statistics are process-wide.
 use testkit::{serial, Fault, Rule};
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hfile::s3::profile::Env;
-use hfile::{Error, HFile, OpenOptions, S3Backend};
+use hfile::{Error, HFile, Hints, OpenOptions, S3Backend};
 // The tests take turns (`serial`): transfer statistics are process-wide.
 use testkit::{serial, Fault, LogEntry, Rule};
 

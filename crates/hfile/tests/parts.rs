@@ -4,21 +4,15 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use hfile::{Backend, HttpBackend, OpenOptions};
-use testkit::{Fault, Link, Rule, Server};
+use hfile::{Backend, Hints, HttpBackend, OpenOptions};
+// The connection threads are shared by the whole process: tests that time or count requests
+// run one at a time ([`serial`]).
+use testkit::{serial, Fault, Link, Rule, Server};
 
 const SIZE: usize = 2_000_000;
 const PART: u64 = 256 * 1024;
-
-/// The connection threads are shared by the whole process: tests that time or count requests
-/// run one at a time.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn pattern() -> Vec<u8> {
     (0..SIZE as u64)

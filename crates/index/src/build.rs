@@ -31,7 +31,12 @@ pub enum Scheme {
     /// BAI: min_shift 14, depth 5, with a linear index.
     Bai,
     /// CSI with the given min_shift and depth.
-    Csi { min_shift: u32, depth: u32 },
+    Csi {
+        /// The width of the smallest bins, as a power of two.
+        min_shift: u32,
+        /// The levels below the root.
+        depth: u32,
+    },
 }
 
 impl Scheme {
@@ -66,15 +71,42 @@ impl Scheme {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BuildError {
     /// A position beyond what the scheme can bin (BAI: 2^29).
-    OutOfRange { beg: i64, end: i64, bai: bool },
+    OutOfRange {
+        /// The record's start, 0-based.
+        beg: i64,
+        /// The record's end (exclusive).
+        end: i64,
+        /// The index is a BAI (positions up to 2^29).
+        bai: bool,
+    },
     /// Records of a reference appear after records of another one.
-    NotContiguous { tid: i32 },
+    NotContiguous {
+        /// The reference id.
+        tid: i32,
+    },
     /// Records without a reference are followed by placed ones.
-    UnplacedNotLast { tid: i32 },
+    UnplacedNotLast {
+        /// The reference id.
+        tid: i32,
+    },
     /// A record starts before the previous one.
-    Unsorted { tid: i32, previous: i64, beg: i64 },
+    Unsorted {
+        /// The reference id.
+        tid: i32,
+        /// The start of the record before it.
+        previous: i64,
+        /// The record's start, 0-based.
+        beg: i64,
+    },
     /// A record ends before it starts.
-    EndBeforeStart { tid: i32, beg: i64, end: i64 },
+    EndBeforeStart {
+        /// The reference id.
+        tid: i32,
+        /// The record's start, 0-based.
+        beg: i64,
+        /// The record's end (exclusive).
+        end: i64,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -253,7 +285,9 @@ impl Builder {
         } else {
             self.n_no_coor += 1;
         }
-        let bin = reg2bin(beg, end, self.min_shift, self.depth);
+        // `[-1, 0)` (a record without a reference) lands in the bin left of the first
+        // bottom-level bin, as in htslib.
+        let bin = binning::reg2bin_signed(beg, end, self.min_shift, self.depth);
         if self.z.last_bin != bin {
             if self.z.save_bin != NONE {
                 let (tid, bin, chunk) = (
@@ -326,15 +360,6 @@ impl Builder {
             n_no_coor: self.n_no_coor,
         }
     }
-}
-
-/// htslib's `hts_reg2bin` on signed positions: `[-1, 0)` (a record without a reference) lands
-/// in the bin left of the first bottom-level bin.
-fn reg2bin(beg: i64, end: i64, min_shift: u32, depth: u32) -> u32 {
-    if beg < 0 {
-        return binning::first_bin(depth).saturating_sub(1);
-    }
-    binning::reg2bin(beg as u64, end as u64, min_shift, depth)
 }
 
 /// `insert_to_l`: windows the record covers that have no offset yet get its start.
@@ -538,7 +563,7 @@ mod tests {
 
     #[test]
     fn unplaced_reads_counted_and_in_the_bin_left_of_the_first() {
-        assert_eq!(reg2bin(-1, 0, 14, 5), 4680);
+        assert_eq!(binning::reg2bin_signed(-1, 0, 14, 5), 4680);
         let mut b = Builder::new(Scheme::Bai, 2, vo(0, 50));
         b.push(0, 100, 200, vo(0, 150), true).unwrap();
         b.push(0, 150, 160, vo(0, 250), false).unwrap();
@@ -598,6 +623,6 @@ mod tests {
                 depth: 1
             }
         );
-        assert_eq!(reg2bin(5, 10, 14, 0), 0);
+        assert_eq!(binning::reg2bin_signed(5, 10, 14, 0), 0);
     }
 }

@@ -7,6 +7,8 @@
 //! spans to fetch from a remote file. The [`build`] module makes an index while a BAM file is
 //! written, byte-identical to htslib's.
 //!
+//! # Examples
+//!
 //! ```no_run
 //! let index = index::read("sample.bam.bai")?;
 //! for chunk in index.query(0, 10_000, 20_000) {
@@ -15,18 +17,20 @@
 //! # Ok::<(), index::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod bin_table;
 pub mod binning;
 mod bins;
 pub mod build;
 mod chunk;
+mod decompress;
 mod error;
 mod load;
-pub mod multi;
+pub mod multi_chunks;
 pub mod plan;
-mod query;
 mod refs;
-mod source;
+mod region_chunks;
 pub mod tbi;
 mod walk;
 mod wanted;
@@ -82,6 +86,16 @@ pub(crate) struct Reference {
 }
 
 /// A parsed BAI or CSI index.
+///
+/// # Examples
+///
+/// ```no_run
+/// let index = index::read("sample.bam.bai")?;
+/// // The chunks of reference 0 to read for [10 000, 20 000), as htslib picks them.
+/// let chunks = index.query(0, 10_000, 20_000);
+/// println!("{} chunks", chunks.len());
+/// # Ok::<(), index::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Index {
     name: String,

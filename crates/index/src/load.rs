@@ -7,7 +7,7 @@ use std::io::Read;
 use bgzf::sniff;
 use bgzf::Format;
 
-use crate::source::Stream;
+use crate::decompress::Stream;
 use crate::walk::{could_start_an_index, Stop, Walker};
 use crate::{Error, Index, Wanted};
 

@@ -30,8 +30,11 @@ use crate::{Chunk, Index};
 /// One region of a query: reference `tid`, 0-based half-open `[beg, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
+    /// The reference id.
     pub tid: usize,
+    /// The start, 0-based.
     pub beg: u64,
+    /// The end (exclusive).
     pub end: u64,
 }
 
@@ -81,9 +84,11 @@ pub struct RegionPlan {
 /// regions) whose chunks it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// The first byte.
     pub start: u64,
     /// One past the last byte (rule 2).
     pub end: u64,
+    /// The regions (indexes into the query's) whose chunks it holds.
     pub regions: Vec<usize>,
 }
 

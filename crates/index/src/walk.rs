@@ -12,8 +12,8 @@ use byteorder::{LittleEndian, ReadBytesExt};
 
 use crate::binning::{self, MAX_DEPTH};
 use crate::bins::{self, Bins};
+use crate::decompress::{Failure, Stream};
 use crate::refs::Refs;
-use crate::source::{Failure, Stream};
 use crate::tbi;
 use crate::{Error, Index, Kind, Part, Reference, Wanted};
 

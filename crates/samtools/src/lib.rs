@@ -5,6 +5,8 @@
 //! `quickcheck` commands. The `hts` command line is a thin layer over this crate; a Rust
 //! application can use it the same way.
 //!
+//! # Examples
+//!
 //! ```no_run
 //! use bam::{OpenOptions, Reader};
 //! use samtools::filter::expr::Expression;

@@ -6,6 +6,7 @@ use std::io::Read;
 
 use bam::header::Header;
 use bam::Error;
+use hfile::Hints;
 
 /// Could not be opened (or is an index, which htslib will not open as data).
 pub const FAIL_OPEN: u32 = 2;

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use hfile::HFile;
+use hfile::{HFile, Hints};
 use index::Index;
 
 use crate::region::{self, Region, Target};

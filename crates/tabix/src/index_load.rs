@@ -6,7 +6,7 @@
 
 use std::io::{Cursor, Read};
 
-use hfile::{HFile, OpenOptions};
+use hfile::{HFile, Hints, OpenOptions};
 use index::{Index, Loader, Outcome, Wanted};
 
 use crate::region::{self, Target};
@@ -180,7 +180,7 @@ pub(crate) fn find(
         }
     }
     for (_, f) in rest {
-        if let Ok(f) = f {
+        if let Ok(mut f) = f {
             f.abandon();
         }
     }

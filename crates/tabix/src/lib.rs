@@ -1,6 +1,8 @@
 //! Tabix-indexed text files (bgzipped VCF, BED, GFF, SAM or any tab-separated columns) read by
 //! region as tabix 1.16 reads them, local or remote (any location `hfile` opens).
 //!
+//! # Examples
+//!
 //! ```no_run
 //! let mut reader = tabix::Reader::open("calls.vcf.gz", None, &Default::default())?;
 //! let mut query = reader.query("chr1:10,000-20,000")?;
@@ -9,6 +11,8 @@
 //! }
 //! # Ok::<(), tabix::Error>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod advice;
 pub mod build;
@@ -20,7 +24,7 @@ pub mod region;
 pub mod region_list;
 
 use bgzf::VirtualOffset;
-use hfile::{HFile, OpenOptions};
+use hfile::{HFile, Hints, OpenOptions};
 use index::tbi::Meta;
 use index::{Chunk, Index};
 
@@ -35,6 +39,20 @@ pub use region::{Region, Target};
 pub use region_list::RegionList;
 
 /// An open tabix-indexed file: its data, its index and the index's column meta.
+///
+/// # Examples
+///
+/// ```no_run
+/// // A remote file: its index (`.csi`, else `.tbi`) is found beside it.
+/// let mut reader = tabix::Reader::open("https://example.org/calls.vcf.gz", None, &Default::default())?;
+/// let mut query = reader.query("chr1:10,000-20,000")?;
+/// let mut n = 0;
+/// while query.next_line()?.is_some() {
+///     n += 1;
+/// }
+/// println!("{n} lines");
+/// # Ok::<(), tabix::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Reader {
     data: bgzf::Reader<HFile>,

@@ -34,7 +34,7 @@ pub(crate) fn read_line(data: &mut bgzf::Reader<HFile>, line: &mut Vec<u8>) -> R
     line.clear();
     let start = data.virtual_offset();
     loop {
-        let buf = data.fill_buf()?;
+        let buf = data.fill_block()?;
         if buf.is_empty() {
             if line.last() == Some(&b'\r') {
                 line.pop();
@@ -52,7 +52,7 @@ pub(crate) fn read_line(data: &mut bgzf::Reader<HFile>, line: &mut Vec<u8>) -> R
             });
         }
         line.extend_from_slice(&buf[..take]);
-        data.consume(take + usize::from(done));
+        data.advance(take + usize::from(done));
         if done {
             if line.last() == Some(&b'\r') {
                 line.pop();

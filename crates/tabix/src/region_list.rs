@@ -84,7 +84,7 @@ impl RegionList {
             .take(MAX_FILE)
             .read_to_end(&mut bytes)
             .map_err(|e| format!("{location}: {e}"))?;
-        if bytes.starts_with(&[0x1f, 0x8b]) {
+        if bgzf::block::has_gzip_magic(&bytes) {
             let mut plain = Vec::new();
             flate2::read::MultiGzDecoder::new(&bytes[..])
                 .take(MAX_FILE)

@@ -137,6 +137,10 @@ fn ref_end(pos: i32, ops: &[u32]) -> i64 {
 }
 
 /// The BAI/CSI bin of `[beg, end)` with 14-bit minimum bins and 5 levels (SAM spec 5.3).
+///
+/// The one copy outside `index::binning`: the test kit depends on no crate under test (so a bug
+/// there cannot hide behind the same bug in its fixtures), and index's tests check the two agree
+/// (`crates/index/tests/binning.rs`).
 pub fn reg2bin(beg: i64, end: i64) -> u32 {
     let end = end - 1;
     for (shift, offset) in [(14, 4681), (17, 585), (20, 73), (23, 9), (26, 1)] {

@@ -310,6 +310,20 @@ fn answer(
         };
         headers.push(("Content-Range", format!("bytes {first}-{last}/{total}")));
     }
+    write_response(stream, status, headers, body, body_only, fault)
+}
+
+/// Writes the head and (unless `HEAD` was asked) the body the way `fault` says: chunked, with
+/// or without its last chunk, gzip-encoded, with a `Content-Length` larger than the body, or
+/// plainly.
+fn write_response(
+    stream: &mut TcpStream,
+    status: &str,
+    mut headers: Vec<(&str, String)>,
+    body: &[u8],
+    body_only: bool,
+    fault: Option<RawFault>,
+) -> std::io::Result<()> {
     match fault {
         Some(RawFault::Chunked { chunk } | RawFault::ChunkedNoLastChunk { chunk }) => {
             headers.push(("Transfer-Encoding", "chunked".into()));

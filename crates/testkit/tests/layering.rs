@@ -83,24 +83,12 @@ fn an_upward_path_in_source_is_caught() {
 
 #[test]
 fn the_format_library_may_not_name_the_commands() {
-    let root = scratch("commands");
-    plant(
-        &root,
+    let found = violations(
+        "bam",
         "samtools.workspace = true\n",
         "use samtools::filter;\n",
-        "bam",
     );
-    let v = check(&root).unwrap();
-    let found: Vec<(&str, &str)> = v
-        .iter()
-        .map(|v| (v.krate.as_str(), v.names.as_str()))
-        .collect();
-    assert_eq!(
-        found,
-        vec![("bam", "samtools"), ("bam", "samtools")],
-        "{v:?}"
-    );
-    let _ = fs::remove_dir_all(&root);
+    assert_eq!(found, pairs(&[("bam", "samtools"), ("bam", "samtools")]));
 }
 
 #[test]
@@ -129,5 +117,62 @@ fn the_commands_crate_sits_between_cli_and_bam() {
             "{} names samtools",
             layer.name
         );
+    }
+}
+
+/// The violations `check` finds in a clean chain with `manifest` and `source` added to `krate`,
+/// as (crate, name) pairs.
+fn violations(krate: &str, manifest: &str, source: &str) -> Vec<(String, String)> {
+    // Tests run side by side: each call plants in a folder of its own.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let root = scratch(&format!("{krate}-{n}"));
+    plant(&root, manifest, source, krate);
+    let v = check(&root).unwrap();
+    let _ = fs::remove_dir_all(&root);
+    v.into_iter().map(|v| (v.krate, v.names)).collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|&(k, n)| (k.to_string(), n.to_string()))
+        .collect()
+}
+
+#[test]
+fn no_crate_below_the_commands_names_them() {
+    // Every crate the commands sit on, and the formats beside `bam`.
+    for krate in ["hfile", "bgzf", "index", "bam", "tabix", "cram"] {
+        let found = violations(
+            krate,
+            "samtools.workspace = true\n",
+            "fn g() { let _ = samtools::flagstat::count; }\n",
+        );
+        assert_eq!(
+            found,
+            pairs(&[(krate, "samtools"), (krate, "samtools")]),
+            "{krate}"
+        );
+    }
+}
+
+#[test]
+fn the_commands_may_not_name_the_cli_nor_the_formats_beside_bam() {
+    for above in ["cli", "tabix", "cram"] {
+        let found = violations("samtools", "", &format!("use {above}::f as g;\n"));
+        assert_eq!(found, pairs(&[("samtools", above)]), "{above}");
+    }
+}
+
+#[test]
+fn cram_and_tabix_sit_beside_bam() {
+    let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
+    for beside in ["tabix", "cram"] {
+        assert_eq!(at(beside).below, at("bam").below, "{beside}");
+        assert!(!at("bam").below.contains(&beside));
+        assert!(at("cli").below.contains(&beside));
+        // bam may not name them either.
+        let found = violations("bam", "", &format!("use {beside}::f as g;\n"));
+        assert_eq!(found, pairs(&[("bam", beside)]), "{beside}");
     }
 }

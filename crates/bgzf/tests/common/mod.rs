@@ -74,7 +74,7 @@ pub fn read_all(r: &mut Reader) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 10_000];
     loop {
-        let n = r.read(&mut buf).unwrap();
+        let n = r.read_data(&mut buf).unwrap();
         if n == 0 {
             return out;
         }
@@ -90,7 +90,7 @@ pub fn offsets_and_data(r: &mut Reader, step: usize) -> (Vec<(VirtualOffset, usi
     let mut buf = vec![0u8; step];
     loop {
         offsets.push((r.virtual_offset(), out.len()));
-        let n = r.read(&mut buf).unwrap();
+        let n = r.read_data(&mut buf).unwrap();
         if n == 0 {
             return (offsets, out);
         }
@@ -112,7 +112,7 @@ pub fn gzip_dc(rel: &str) -> Vec<u8> {
 pub fn read_n(r: &mut Reader, buf: &mut [u8]) -> usize {
     let mut got = 0;
     while got < buf.len() {
-        let n = r.read(&mut buf[got..]).unwrap();
+        let n = r.read_data(&mut buf[got..]).unwrap();
         if n == 0 {
             break;
         }

@@ -21,22 +21,22 @@ pub fn env_u64(key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn run_program(program: &str, args: &[String]) -> Output {
+fn run_program(program: &std::path::Path, args: &[String]) -> Output {
     Command::new(program)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
 }
 
 /// Runs samtools and hts with `args`; `false` when samtools crashed (nothing to compare).
 /// hts must not panic, must fail exactly when samtools fails, and must print what samtools
 /// printed.
 pub fn same_as_samtools(args: &[String], what: &str) -> bool {
-    let theirs = run_program("samtools", args);
+    let theirs = run_program("samtools".as_ref(), args);
     let Some(code) = theirs.status.code() else {
         return false;
     };
-    let mine = run_program(env!("CARGO_BIN_EXE_hts"), args);
+    let mine = run_program(testkit::hts(), args);
     let err = String::from_utf8_lossy(&mine.stderr);
     assert!(
         !err.contains("panicked"),

@@ -2,6 +2,8 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use bgzf::Hints;
+
 use crate::Error;
 
 /// Any byte source with a position: a local file, or a remote one through hfile.
@@ -9,13 +11,9 @@ pub trait ReadSeek: Read + Seek {}
 
 impl<T: Read + Seek> ReadSeek for T {}
 
-/// A byte source that may take advice on what will be read (a remote file fetches the
-/// ranges ahead, several at once, and asks for no byte past the limit).
-pub trait Source: Read + Seek {
-    /// The byte ranges that will be read next, in order.
-    fn advise(&mut self, _ranges: &[std::ops::Range<u64>]) {}
-    /// Reads from here on need no byte at or past `limit`.
-    fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
+/// A byte source that may take advice on what will be read ([`Hints`], the transport's: a
+/// remote file fetches the ranges ahead, several at once, and asks for no byte past the limit).
+pub trait Source: Read + Seek + Hints {
     /// The size in bytes; `None` for a stream read once in order (its offsets only grow,
     /// except back to bytes of the container being read).
     fn size(&mut self) -> std::io::Result<Option<u64>> {
@@ -37,6 +35,8 @@ impl<T: Seek> Seek for Plain<T> {
         self.0.seek(pos)
     }
 }
+
+impl<T> Hints for Plain<T> {}
 
 impl<T: Read + Seek> Source for Plain<T> {}
 

@@ -70,11 +70,26 @@ impl Validators {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// The size differs.
-    Size { cached: u64, now: u64 },
+    Size {
+        /// As the cache recorded it.
+        cached: u64,
+        /// As the server tells it now.
+        now: u64,
+    },
     /// Both have an ETag, and they differ.
-    ETag { cached: String, now: String },
+    ETag {
+        /// As the cache recorded it.
+        cached: String,
+        /// As the server tells it now.
+        now: String,
+    },
     /// Both have a Last-Modified, and they differ.
-    LastModified { cached: String, now: String },
+    LastModified {
+        /// As the cache recorded it.
+        cached: String,
+        /// As the server tells it now.
+        now: String,
+    },
     /// No validator is present on both sides, so nothing shows the object unchanged.
     Unverifiable,
 }

@@ -13,8 +13,11 @@ use super::transfer::Transfer;
 pub enum Asking {
     /// `bytes=start-(end-1)`, or `bytes=start-` when `end` is `None`; `want` bytes are kept.
     Range {
+        /// The first byte asked for.
         start: u64,
+        /// One past the last byte asked for; `None`: to the end.
         end: Option<u64>,
+        /// Bytes kept of the response.
         want: u64,
     },
     /// `bytes=-n`.

@@ -12,8 +12,11 @@ use super::sigv4::Secret;
 /// An access key pair, with a session token for temporary credentials.
 #[derive(Clone)]
 pub struct Credentials {
+    /// The access key id.
     pub access_key_id: String,
+    /// The secret access key.
     pub secret_access_key: Secret,
+    /// The session token of temporary credentials.
     pub session_token: Option<Secret>,
     /// Where they came from, for messages: `environment` or `profile 'dev'`.
     pub source: String,

@@ -11,6 +11,7 @@ use super::S3Options;
 pub struct ObjectUrl {
     /// A profile named in the URL (`s3://work@bucket/key`), as htslib allows.
     pub profile: Option<String>,
+    /// The bucket.
     pub bucket: String,
     /// The key exactly as written (`%` is a literal character in S3 keys, as for the AWS CLI).
     pub key: String,
@@ -65,7 +66,9 @@ pub enum Addressing {
     /// S3-compatible store serves path-style without any configuration, virtual-hosted only with.
     #[default]
     Auto,
+    /// `https://host/bucket/key`.
     Path,
+    /// `https://bucket.host/key`.
     Virtual,
 }
 
@@ -92,7 +95,9 @@ pub struct Settings {
     pub region: Option<String>,
     /// A custom endpoint (`http://127.0.0.1:9000`, `minio.example.org`), or `None` for AWS.
     pub endpoint: Option<String>,
+    /// Path-style or virtual-hosted URLs.
     pub addressing: Addressing,
+    /// Sends `x-amz-request-payer: requester` (the requester pays for the transfer).
     pub requester_pays: bool,
 }
 

@@ -6,7 +6,9 @@
 /// The useful parts of an error body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorBody {
+    /// S3's `Code`.
     pub code: String,
+    /// What went wrong.
     pub message: Option<String>,
     /// Where the bucket lives (`PermanentRedirect`, `AuthorizationHeaderMalformed`).
     pub region: Option<String>,
@@ -14,6 +16,7 @@ pub struct ErrorBody {
     pub endpoint: Option<String>,
     /// When a pre-signed URL stopped being valid, and the server's time.
     pub expires: Option<String>,
+    /// S3's `ServerTime` (sent with a clock-skew refusal).
     pub server_time: Option<String>,
     /// The time the request said it was signed (`RequestTimeTooSkewed`).
     pub request_time: Option<String>,

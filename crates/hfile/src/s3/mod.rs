@@ -19,7 +19,7 @@ use std::sync::Arc;
 pub use error_body::{Auth, ErrorBody};
 
 use crate::named::open_error;
-use crate::{Backend, HttpBackend, OpenOptions, Result};
+use crate::{Backend, Hints, HttpBackend, OpenOptions, Result};
 use credentials::Credentials;
 use endpoint::{ObjectUrl, Settings};
 use profile::{Env, Profile};
@@ -197,6 +197,20 @@ impl Backend for S3Backend {
         self.with_redirect(|inner| inner.size())
     }
 
+    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
+        self.with_redirect(|inner| inner.read_tail(len))
+    }
+
+    fn object_info(&mut self) -> crate::ObjectInfo {
+        self.inner.object_info()
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Hints for S3Backend {
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
         self.limit = limit;
         self.inner.set_readahead_limit(limit);
@@ -214,17 +228,5 @@ impl Backend for S3Backend {
 
     fn abandon(&mut self) {
         self.inner.abandon();
-    }
-
-    fn read_tail(&mut self, len: u64) -> Result<Vec<u8>> {
-        self.with_redirect(|inner| inner.read_tail(len))
-    }
-
-    fn object_info(&mut self) -> crate::ObjectInfo {
-        self.inner.object_info()
-    }
-
-    fn name(&self) -> &str {
-        &self.name
     }
 }

@@ -141,6 +141,7 @@ impl IniFile {
 /// `Debug` shows the setting names only: values include secret keys.
 #[derive(Clone, Default)]
 pub struct Profile {
+    /// The profile's name.
     pub name: String,
     /// Which files had a section for it.
     pub found: bool,

@@ -125,6 +125,7 @@ fn days_from_civil(y: u64, m: u64, d: u64) -> Option<u64> {
 /// What the canonical request is made of.
 #[derive(Debug, Clone, Copy)]
 pub struct RequestParts<'a> {
+    /// The HTTP method.
     pub method: &'a str,
     /// The path as sent (percent-encoded or not: it is decoded and encoded canonically).
     pub path: &'a str,
@@ -207,10 +208,15 @@ pub fn signature(key: &[u8; 32], string_to_sign: &str) -> String {
 /// Everything the header of one signed request needs.
 #[derive(Debug, Clone, Copy)]
 pub struct SigningParams<'a> {
+    /// The access key id.
     pub access_key_id: &'a str,
+    /// The secret access key.
     pub secret: &'a Secret,
+    /// The region (`us-east-1`).
     pub region: &'a str,
+    /// The service (`s3`).
     pub service: &'a str,
+    /// When the request is signed.
     pub time: SigningTime,
 }
 

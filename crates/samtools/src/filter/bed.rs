@@ -182,7 +182,7 @@ impl Targets {
                 .and_then(|mut f| f.read_to_end(&mut raw))
                 .map_err(io)?;
         }
-        if raw.starts_with(&[0x1f, 0x8b]) {
+        if bgzf::block::has_gzip_magic(&raw) {
             let mut text = Vec::new();
             flate2::read::MultiGzDecoder::new(&raw[..])
                 .read_to_end(&mut text)

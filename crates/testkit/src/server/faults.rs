@@ -228,34 +228,7 @@ async fn answer_one(
             } else {
                 slice(a, a + n - 1)
             };
-            let start = stream::iter([Ok::<Bytes, std::io::Error>(head.clone())]);
-            let body = if matches!(fault, Fault::Stall { .. }) {
-                Body::from_stream(start.chain(stream::pending()))
-            } else {
-                // Break only once the first part has gone out, so the client has it.
-                let short = matches!(fault, Fault::ShortBody { .. });
-                let shared = Arc::clone(shared);
-                let before = shared.connections.written(conn);
-                let tail = stream::once(async move {
-                    while shared.connections.written(conn) < before + head.len() as u64 {
-                        let wrote = shared.wrote.notified();
-                        if shared.connections.written(conn) >= before + head.len() as u64 {
-                            break;
-                        }
-                        wrote.await;
-                    }
-                    if short {
-                        Ok(Bytes::new())
-                    } else {
-                        Err(std::io::Error::new(
-                            std::io::ErrorKind::ConnectionReset,
-                            "fault: reset",
-                        ))
-                    }
-                });
-                Body::from_stream(start.chain(tail))
-            };
-            partial(a, b, len, body)
+            partial(a, b, len, cut_body(fault, shared, conn, head))
         }
         Fault::Trickle { bytes_per_sec } => {
             let rate = (*bytes_per_sec).max(1);
@@ -275,6 +248,38 @@ async fn answer_one(
         _ => return None,
     };
     Some(response)
+}
+
+/// The body of a response that breaks after `head`: it stalls, ends short, or resets the
+/// connection, the last two only once `head` has gone out, so the client has it.
+fn cut_body(fault: &Fault, shared: &Arc<Shared>, conn: ConnId, head: Bytes) -> Body {
+    let start = stream::iter([Ok::<Bytes, std::io::Error>(head.clone())]);
+    if matches!(fault, Fault::Stall { .. }) {
+        Body::from_stream(start.chain(stream::pending()))
+    } else {
+        // Break only once the first part has gone out, so the client has it.
+        let short = matches!(fault, Fault::ShortBody { .. });
+        let shared = Arc::clone(shared);
+        let before = shared.connections.written(conn);
+        let tail = stream::once(async move {
+            while shared.connections.written(conn) < before + head.len() as u64 {
+                let wrote = shared.wrote.notified();
+                if shared.connections.written(conn) >= before + head.len() as u64 {
+                    break;
+                }
+                wrote.await;
+            }
+            if short {
+                Ok(Bytes::new())
+            } else {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "fault: reset",
+                ))
+            }
+        });
+        Body::from_stream(start.chain(tail))
+    }
 }
 
 #[cfg(test)]

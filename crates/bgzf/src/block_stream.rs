@@ -85,6 +85,8 @@ impl<R> Seek for Forward<R> {
     }
 }
 
+impl<R> crate::Hints for Forward<R> {}
+
 impl<R: Read> Source for Forward<R> {}
 
 impl<R: Read> BlockStream<R> {

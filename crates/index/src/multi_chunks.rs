@@ -12,15 +12,20 @@ use crate::{Chunk, Index};
 /// interval list) it was listed for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaggedChunk {
+    /// The chunk.
     pub chunk: Chunk,
+    /// The reference id.
     pub tid: usize,
+    /// Its interval's index in the reference's sorted interval list.
     pub interval: usize,
 }
 
 /// Why htslib refuses to build the iterator ("Failed to create the multi-region iterator!").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EmptyInterval {
+    /// The reference id.
     pub tid: usize,
+    /// The interval's start, 0-based.
     pub beg: i64,
 }
 

@@ -162,7 +162,7 @@ impl Cursor {
     }
 }
 
-pub(crate) enum Fetched {
+pub(crate) enum RawRead {
     Block(RawBlock),
     Eof,
     /// The next bytes lie at or past the limit.
@@ -178,13 +178,13 @@ pub(crate) enum Fetched {
 /// Reads the block at the cursor, stopping before any byte at or past `limit`; reads ahead
 /// never past `bound` (the readahead limit, which the single-threaded reader reads past on
 /// demand only).
-pub(crate) fn fetch<S: Source>(
+pub(crate) fn read_raw_block<S: Source>(
     input: &mut Input<S>,
     name: &str,
     cur: &mut Cursor,
     limit: Option<u64>,
     bound: Option<u64>,
-) -> Result<Fetched> {
+) -> Result<RawRead> {
     loop {
         let target = match (cur.header_len, cur.total) {
             (None, _) => FIXED_HEADER_LEN,
@@ -194,7 +194,7 @@ pub(crate) fn fetch<S: Source>(
         let have = cur.filled;
         if have < target {
             if limit.is_some_and(|l| cur.coffset.saturating_add(target as u64) > l) {
-                return Ok(Fetched::Stopped);
+                return Ok(RawRead::Stopped);
             }
             if cur.bytes.len() < target {
                 cur.bytes.resize(target, 0);
@@ -204,7 +204,7 @@ pub(crate) fn fetch<S: Source>(
             cur.filled = have + n;
             if cur.filled < target {
                 if cur.filled == 0 {
-                    return Ok(Fetched::Eof);
+                    return Ok(RawRead::Eof);
                 }
                 return Err(Error::TruncatedBlock {
                     name: name.to_string(),
@@ -221,7 +221,7 @@ pub(crate) fn fetch<S: Source>(
                 let xlen = match block::parse_fixed_header(&fixed, name, cur.coffset) {
                     Ok(xlen) => xlen,
                     Err(error) if block::is_plain_gzip(&fixed, None) => {
-                        return Ok(Fetched::Gzip {
+                        return Ok(RawRead::Gzip {
                             coffset: cur.coffset,
                             error,
                         })
@@ -245,7 +245,7 @@ pub(crate) fn fetch<S: Source>(
                         cur.total = Some(total);
                     }
                     Err(error) if block::is_plain_gzip(&cur.bytes[..h], Some(extra)) => {
-                        return Ok(Fetched::Gzip {
+                        return Ok(RawRead::Gzip {
                             coffset: cur.coffset,
                             error,
                         })
@@ -257,7 +257,7 @@ pub(crate) fn fetch<S: Source>(
                 let next = Cursor::at(cur.coffset + total as u64);
                 let mut done = std::mem::replace(cur, next);
                 done.bytes.truncate(total);
-                return Ok(Fetched::Block(RawBlock {
+                return Ok(RawRead::Block(RawBlock {
                     coffset: done.coffset,
                     bytes: done.bytes,
                     header_len,
@@ -314,13 +314,13 @@ impl<S: Source> Iterator for Blocks<S> {
         if self.done {
             return None;
         }
-        match fetch(&mut self.input, &self.name, &mut self.cursor, None, None) {
-            Ok(Fetched::Block(b)) => Some(Ok(b)),
-            Ok(Fetched::Eof | Fetched::Stopped) => {
+        match read_raw_block(&mut self.input, &self.name, &mut self.cursor, None, None) {
+            Ok(RawRead::Block(b)) => Some(Ok(b)),
+            Ok(RawRead::Eof | RawRead::Stopped) => {
                 self.done = true;
                 None
             }
-            Ok(Fetched::Gzip { error: e, .. }) | Err(e) => {
+            Ok(RawRead::Gzip { error: e, .. }) | Err(e) => {
                 self.done = true;
                 Some(Err(e))
             }

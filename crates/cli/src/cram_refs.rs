@@ -2,6 +2,7 @@
 //! cram crate's [`cram::remote::Remote`] through hfile, with bounded ranges and a time limit.
 
 use bam::hfile;
+use bam::hfile::Hints;
 
 /// How long one reference may take to arrive from a URL unless `HTS_REF_TIMEOUT` says
 /// otherwise (seconds): an MD5 server that hangs (htslib #412) ends in an error naming the

@@ -34,8 +34,6 @@ pub struct Rebuilt {
     pub cigar: Vec<u32>,
     /// 1-based last reference position covered.
     pub end: i64,
-    /// MD and NM tags to append, in BAM's binary layout.
-    pub md_nm: Vec<u8>,
 }
 
 /// Index of a base in the substitution matrix (htslib's `L1`).
@@ -61,6 +59,26 @@ fn place(dst: &mut [u8], index: i64, bytes: &[u8]) -> bool {
         }
         None => false,
     }
+}
+
+/// Appends `v` in decimal (a negative number with its sign), as `to_string` would, without
+/// allocating: MD is written once a record.
+fn push_decimal(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 struct State<'a> {
@@ -148,16 +166,14 @@ impl<'a> State<'a> {
 
     fn md_number(&mut self) {
         if self.md_dist >= 0 && self.decode_md {
-            self.md
-                .extend_from_slice(self.md_dist.to_string().as_bytes());
+            push_decimal(&mut self.md, self.md_dist);
         }
     }
 
     /// htslib's `add_md_char`.
     fn md_char(&mut self, c: u8) {
         if self.decode_md {
-            self.md
-                .extend_from_slice(self.md_dist.to_string().as_bytes());
+            push_decimal(&mut self.md, self.md_dist);
             self.md.push(c);
             self.md_dist = 0;
         }
@@ -215,16 +231,18 @@ impl<'a> State<'a> {
 }
 
 /// Rebuilds a mapped record. `reference` is `None` without one (bases not covered by features
-/// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference.
+/// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference. MD and NM are
+/// appended to `aux` in BAM's binary layout unless `stored` says the record has them.
 pub fn rebuild(
     ch: &CompressionHeader,
     r: &Record,
     reference: Option<RefView<'_>>,
     ref_len: i64,
-    has_md: bool,
-    has_nm: bool,
+    stored: (bool, bool),
+    aux: &mut Vec<u8>,
     at: u64,
 ) -> Result<Rebuilt, Error> {
+    let (has_md, has_nm) = stored;
     let len = r.read_length as usize;
     let reference = reference.filter(|_| r.reference_id >= 0);
     let with_ref = reference.is_some();
@@ -240,7 +258,7 @@ pub fn rebuild(
         cigar: Vec::new(),
         cig_op: M,
         cig_len: 0,
-        md: Vec::new(),
+        md: Vec::with_capacity(24),
         md_dist: 0,
         nm: 0,
         decode_md: with_ref && !has_md && !no_seq,
@@ -467,24 +485,23 @@ pub fn rebuild(
     if st.cig_len != 0 {
         st.cigar.push((st.cig_len << 4) | st.cig_op);
     }
-    let mut md_nm = Vec::new();
     if st.decode_md {
-        md_nm.extend_from_slice(b"MDZ");
-        md_nm.extend_from_slice(&st.md);
-        md_nm.push(0);
+        aux.extend_from_slice(b"MDZ");
+        aux.extend_from_slice(&st.md);
+        aux.push(0);
     }
     if st.decode_nm {
         let nm = st.nm;
-        md_nm.extend_from_slice(b"NM");
+        aux.extend_from_slice(b"NM");
         if nm <= 0xff {
-            md_nm.push(b'C');
-            md_nm.push(nm as u8);
+            aux.push(b'C');
+            aux.push(nm as u8);
         } else if nm <= 0xffff {
-            md_nm.push(b'S');
-            md_nm.extend_from_slice(&(nm as u16).to_le_bytes());
+            aux.push(b'S');
+            aux.extend_from_slice(&(nm as u16).to_le_bytes());
         } else {
-            md_nm.push(b'I');
-            md_nm.extend_from_slice(&nm.to_le_bytes());
+            aux.push(b'I');
+            aux.extend_from_slice(&nm.to_le_bytes());
         }
     }
     let apos = i64::from(r.position);
@@ -497,6 +514,5 @@ pub fn rebuild(
         qual: st.qual,
         cigar: st.cigar,
         end: ref_pos.max(apos),
-        md_nm,
     })
 }

@@ -11,6 +11,7 @@ impl<'a> Bytes<'a> {
         Bytes { data, pos: 0 }
     }
 
+    #[inline]
     pub(super) fn next(&mut self) -> Result<u8, String> {
         let b = *self
             .data

@@ -285,6 +285,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
                         }
                         spare = r.into_data();
                     }
+                    reader.recycle(records);
                 }
             }
             Ok(())

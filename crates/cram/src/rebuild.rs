@@ -28,7 +28,8 @@ pub struct RefView<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Rebuilt {
     pub seq: Vec<u8>,
-    /// Qualities from the read features; empty when the record stores them as an array.
+    /// Qualities from the read features; empty when the record stores them as an array (the
+    /// caller takes the record's own).
     pub qual: Vec<u8>,
     /// BAM-coded operations (`len << 4 | op`).
     pub cigar: Vec<u32>,
@@ -96,6 +97,8 @@ struct State<'a> {
     nm: u32,
     decode_md: bool,
     decode_nm: bool,
+    /// Qualities are stored as an array: the features' are checked, not kept.
+    preserve: bool,
 }
 
 impl<'a> State<'a> {
@@ -144,6 +147,16 @@ impl<'a> State<'a> {
     }
 
     fn put_qual(&mut self, index: i64, bytes: &[u8]) -> Result<(), Error> {
+        if self.preserve {
+            let fits = usize::try_from(index)
+                .ok()
+                .and_then(|from| from.checked_add(bytes.len()))
+                .is_some_and(|end| end <= self.seq.len());
+            if !fits {
+                return Err(self.past_read("quality feature"));
+            }
+            return Ok(());
+        }
         if self.r.cram_flags & cf::QUALITY_ARRAY == 0 && self.qual.first() == Some(&255) {
             self.qual.fill(30);
         }
@@ -254,16 +267,21 @@ pub fn rebuild(
         ref_len,
         at,
         seq: vec![if with_ref { b'N' } else { b'=' }; len],
-        qual: vec![255; len],
-        cigar: Vec::new(),
+        qual: if preserve { Vec::new() } else { vec![255; len] },
+        cigar: Vec::with_capacity(2 * r.features.len() + 1),
         cig_op: M,
         cig_len: 0,
-        md: Vec::with_capacity(24),
+        // MD is written straight after the record's tags; NM follows it.
+        md: std::mem::take(aux),
         md_dist: 0,
         nm: 0,
         decode_md: with_ref && !has_md && !no_seq,
         decode_nm: with_ref && !has_nm && !no_seq,
+        preserve,
     };
+    if st.decode_md {
+        st.md.extend_from_slice(b"MDZ");
+    }
     let mut seq_pos: i64 = 1;
     let mut ref_pos: i64 = i64::from(r.position) - 1;
     let bad = |what: String| {
@@ -486,29 +504,24 @@ pub fn rebuild(
         st.cigar.push((st.cig_len << 4) | st.cig_op);
     }
     if st.decode_md {
-        aux.extend_from_slice(b"MDZ");
-        aux.extend_from_slice(&st.md);
-        aux.push(0);
+        st.md.push(0);
     }
     if st.decode_nm {
         let nm = st.nm;
-        aux.extend_from_slice(b"NM");
+        st.md.extend_from_slice(b"NM");
         if nm <= 0xff {
-            aux.push(b'C');
-            aux.push(nm as u8);
+            st.md.push(b'C');
+            st.md.push(nm as u8);
         } else if nm <= 0xffff {
-            aux.push(b'S');
-            aux.extend_from_slice(&(nm as u16).to_le_bytes());
+            st.md.push(b'S');
+            st.md.extend_from_slice(&(nm as u16).to_le_bytes());
         } else {
-            aux.push(b'I');
-            aux.extend_from_slice(&nm.to_le_bytes());
+            st.md.push(b'I');
+            st.md.extend_from_slice(&nm.to_le_bytes());
         }
     }
+    *aux = std::mem::take(&mut st.md);
     let apos = i64::from(r.position);
-    if preserve {
-        // Stored as an array: the caller takes the record's own.
-        st.qual = Vec::new();
-    }
     Ok(Rebuilt {
         seq: st.seq,
         qual: st.qual,

@@ -145,6 +145,10 @@ pub fn read_slice(
             .ok_or_else(|| {
                 Error::at(series.at, format!("tag line {line} not in the dictionary"))
             })?;
+        if !keys.is_empty() {
+            // Room for the tags and the MD, NM and RG made later: one allocation a record.
+            r.aux.reserve(96);
+        }
         for key in keys {
             let id = (i32::from(key[0]) << 16) | (i32::from(key[1]) << 8) | i32::from(key[2]);
             let e = ch.tags.get(&id).ok_or_else(|| {

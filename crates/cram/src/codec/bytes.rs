@@ -21,6 +21,16 @@ impl<'a> Bytes<'a> {
         Ok(b)
     }
 
+    /// The bytes not yet read.
+    pub(super) fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+
+    /// Reads past `n` bytes (taken from [`Bytes::rest`]).
+    pub(super) fn skip(&mut self, n: usize) -> Result<(), String> {
+        self.take(n).map(|_| ())
+    }
+
     /// Bytes read so far.
     pub(super) fn position(&self) -> usize {
         self.pos

@@ -7,7 +7,7 @@ const TOTAL: u32 = 1 << 12;
 const LOWER: u32 = 1 << 23;
 
 use super::bytes::Bytes;
-use super::slots::Slots;
+use super::slots::{advance, Slots, UNFILLED};
 
 /// Reads a run-length coded symbol list with a frequency for each symbol into a slot table.
 fn read_table(b: &mut Bytes<'_>) -> Result<Slots, String> {
@@ -101,12 +101,51 @@ fn order0(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
     let t = read_table(b)?;
     let mut r = states(b)?;
     let mut out = vec![0u8; n];
+    let (sym, fb) = t.arrays_4096().ok_or("rANS table of the wrong size")?;
+    // The four states decode in turn with every table entry's mark ORed into `used`, tested
+    // once at the end: an unfilled slot is as much an error, and the loop has one branch a
+    // state (renormalising) besides the input's end.
+    let data = b.rest();
+    let mut p = 0usize;
+    let mut used = 0u32;
     let mut quads = out.chunks_exact_mut(4);
-    for q in &mut quads {
-        for (o, state) in q.iter_mut().zip(r.iter_mut()) {
-            *o = step(&t, state, b)?;
+    'fast: for q in &mut quads {
+        // Each state takes at most two bytes while it stays at or above LOWER.
+        if data.len() - p < 8 || r.iter().any(|&x| x < LOWER) {
+            // The last bytes: the checked way.
+            b.skip(p)?;
+            for (o, state) in q.iter_mut().zip(r.iter_mut()) {
+                *o = step(&t, state, b)?;
+            }
+            p = 0;
+            for q in &mut quads {
+                for (o, state) in q.iter_mut().zip(r.iter_mut()) {
+                    *o = step(&t, state, b)?;
+                }
+            }
+            break 'fast;
+        }
+        for (o, x) in q.iter_mut().zip(r.iter_mut()) {
+            let m = (*x & (TOTAL - 1)) as usize;
+            let e = fb[m];
+            used |= e;
+            *o = sym[m];
+            let mut y = advance(e, *x, 12);
+            if y < LOWER {
+                y = (y << 8) | u32::from(data[p]);
+                p += 1;
+                if y < LOWER {
+                    y = (y << 8) | u32::from(data[p]);
+                    p += 1;
+                }
+            }
+            *x = y;
         }
     }
+    if used & UNFILLED != 0 {
+        return Err("rANS state outside the frequency table".to_string());
+    }
+    b.skip(p)?;
     for (o, state) in quads.into_remainder().iter_mut().zip(r.iter_mut()) {
         *o = step(&t, state, b)?;
     }

@@ -6,12 +6,17 @@
 pub(super) struct Slots {
     /// Symbol of each slot.
     sym: Vec<u8>,
-    /// `(frequency - 1) << 16 | (slot - cumulative frequency)` of each slot.
+    /// `(frequency - 1) << 16 | (slot - cumulative frequency)` of each slot; [`UNFILLED`]
+    /// for a slot no symbol has (a state reaching it is an error).
     fb: Vec<u32>,
     bits: u32,
-    /// Slots below this are filled; a state reaching another is an error.
+    /// Slots below this are filled.
     total: u32,
 }
+
+/// The mark of a slot no symbol has: above any `(frequency - 1) << 16` (frequencies are at
+/// most 1 << 15), so that a loop can OR the entries it used and test once.
+pub(super) const UNFILLED: u32 = 1 << 31;
 
 impl Slots {
     /// An empty table of `1 << bits` slots (`bits` at most 16).
@@ -19,7 +24,7 @@ impl Slots {
         let n = 1usize << bits;
         Slots {
             sym: vec![0; n],
-            fb: vec![0; n],
+            fb: vec![UNFILLED; n],
             bits,
             total: 0,
         }
@@ -47,17 +52,33 @@ impl Slots {
     /// when the state's slot lies outside the table.
     #[inline(always)]
     pub(super) fn step(&self, x: u32) -> Option<(u8, u32)> {
-        let m = x & ((1 << self.bits) - 1);
-        if m >= self.total {
+        let m = (x & ((1 << self.bits) - 1)) as usize;
+        let (s, e) = (*self.sym.get(m)?, *self.fb.get(m)?);
+        if e & UNFILLED != 0 {
             return None;
         }
-        let m = m as usize;
-        let (s, e) = (*self.sym.get(m)?, *self.fb.get(m)?);
-        let next = ((e >> 16) + 1)
-            .wrapping_mul(x >> self.bits)
-            .wrapping_add(e & 0xffff);
-        Some((s, next))
+        Some((s, advance(e, x, self.bits)))
     }
+
+    /// The tables of a 12-bit distribution as arrays, for loops that index them with a
+    /// masked state and so need no bounds check.
+    pub(super) fn arrays_4096(&self) -> Option<(&[u8; 4096], &[u32; 4096])> {
+        Some((
+            self.sym.as_slice().try_into().ok()?,
+            self.fb.as_slice().try_into().ok()?,
+        ))
+    }
+}
+
+/// The state after decoding the symbol of entry `e` from state `x`.
+#[inline(always)]
+pub(super) fn advance(e: u32, x: u32, bits: u32) -> u32 {
+    (((e >> 16) & 0x7fff) + 1)
+        .wrapping_mul(x >> bits)
+        .wrapping_add(e & 0xffff)
+}
+
+impl Slots {
 }
 
 #[cfg(test)]

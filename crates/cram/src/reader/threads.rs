@@ -134,6 +134,15 @@ impl Reader {
         });
     }
 
+    /// Gives back records the caller is done with: with workers, one of them frees them, as
+    /// the thread that allocated them frees them at the least cost (glibc's arenas).
+    pub fn recycle(&mut self, recs: Vec<Alignment>) {
+        let Some(jobs) = self.pool.as_ref().and_then(|p| p.jobs.as_ref()) else {
+            return;
+        };
+        let _ = jobs.send(Box::new(move || drop(recs)));
+    }
+
     /// Forgets containers read ahead (the reader is pointed elsewhere).
     pub(super) fn drop_queued(&mut self) {
         if let Some(p) = self.pool.as_mut() {

@@ -132,7 +132,13 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
         .collect::<Option<_>>()
         .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
-    let table = run(&hts, runs, &threads, crate::flag_value(args, "--cases"), args)?;
+    let table = run(
+        &hts,
+        runs,
+        &threads,
+        crate::flag_value(args, "--cases"),
+        args,
+    )?;
     println!(
         "\n{table}\n(cargo xtask bench-local {}: median of {runs})",
         args.join(" ")

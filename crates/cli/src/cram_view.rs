@@ -97,9 +97,7 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
         d.extend_from_slice(&c.to_le_bytes());
     }
     let mut pairs = a.seq.chunks_exact(2);
-    d.extend(
-        (&mut pairs).map(|p| (NT16[usize::from(p[0])] << 4) | NT16[usize::from(p[1])]),
-    );
+    d.extend((&mut pairs).map(|p| (NT16[usize::from(p[0])] << 4) | NT16[usize::from(p[1])]));
     if let [last] = pairs.remainder() {
         d.push(NT16[usize::from(*last)] << 4);
     }
@@ -152,6 +150,28 @@ const fn nt16(b: u8) -> u8 {
     }
 }
 
+/// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
+/// path (`cram_regions::plan` looks for the same).
+fn index_name(file: &str, index: Option<&str>) -> String {
+    index.map_or_else(
+        || match file.split_once('?') {
+            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
+                format!("{path}.crai?{query}")
+            }
+            _ => format!("{file}.crai"),
+        },
+        str::to_string,
+    )
+}
+
+/// A remote file's bytes.
+fn read_remote(name: &str, transport: &bam::hfile::OpenOptions) -> Result<Vec<u8>, String> {
+    let mut f = bam::hfile::open(name, transport).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
 /// The CRAM's header as a BAM header: its text, and references from its `@SQ` lines.
 fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
     let refs = h
@@ -196,6 +216,16 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     };
     let mut transport = bam::hfile::OpenOptions::default();
     crate::input::set_transport(args, &mut transport);
+    // A remote index is fetched beside the header, on a connection of its own: a region
+    // query then waits for one round trip before its containers, not two.
+    let early = std::cell::RefCell::new(
+        (!regions.is_empty() && bam::hfile::scheme_of(file).is_some()).then(|| {
+            let name = index_name(file, index);
+            let (fetched, options) = (name.clone(), transport.clone());
+            let handle = std::thread::spawn(move || read_remote(&fetched, &options));
+            (name, handle)
+        }),
+    );
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
@@ -212,11 +242,13 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
     let read_index = |name: &str| -> Result<Vec<u8>, String> {
+        if let Some((_, handle)) = early.borrow_mut().take_if(|(n, _)| n == name) {
+            return handle
+                .join()
+                .unwrap_or_else(|_| Err("the index fetch stopped".to_string()));
+        }
         if bam::hfile::scheme_of(name).is_some() {
-            let mut f = bam::hfile::open(name, &transport).map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
-            Ok(out)
+            read_remote(name, &transport)
         } else {
             std::fs::read(name).map_err(|e| e.to_string())
         }

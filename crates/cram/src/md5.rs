@@ -10,7 +10,9 @@ const S: [u32; 64] = [
 /// The constants floor(2^32 * |sin(i + 1)|), computed once.
 fn constants() -> &'static [u32; 64] {
     static K: std::sync::OnceLock<[u32; 64]> = std::sync::OnceLock::new();
-    K.get_or_init(|| std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32))
+    K.get_or_init(|| {
+        std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
+    })
 }
 
 /// One 64-byte block into `state`. The four rounds are separate loops over constant bounds,
@@ -40,9 +42,14 @@ fn compress(state: &mut [u32; 4], block: &[u8], ks: &[u32; 64]) {
         };
     }
     round!(0..16, |b: u32, c: u32, d: u32| (b & c) | (!b & d), |i| i);
-    round!(16..32, |b: u32, c: u32, d: u32| (d & b) | (!d & c), |i| (5 * i + 1) % 16);
-    round!(32..48, |b: u32, c: u32, d: u32| b ^ c ^ d, |i| (3 * i + 5) % 16);
-    round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i| (7 * i) % 16);
+    round!(16..32, |b: u32, c: u32, d: u32| (d & b) | (!d & c), |i| (5
+        * i
+        + 1)
+        % 16);
+    round!(32..48, |b: u32, c: u32, d: u32| b ^ c ^ d, |i| (3 * i + 5)
+        % 16);
+    round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i| (7 * i)
+        % 16);
     for (s, v) in state.iter_mut().zip([a, b, c, d]) {
         *s = s.wrapping_add(v);
     }

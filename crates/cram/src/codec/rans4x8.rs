@@ -179,16 +179,19 @@ fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
         let (q1, rest) = rest.split_at_mut(quarter);
         let (q2, q3) = rest.split_at_mut(quarter);
         for i in 0..quarter {
-            for (j, q) in [&mut *q0, &mut *q1, &mut *q2, &mut *q3].into_iter().enumerate() {
+            for (j, q) in [&mut *q0, &mut *q1, &mut *q2, &mut *q3]
+                .into_iter()
+                .enumerate()
+            {
                 let s = step(table(last[j])?, &mut r[j], b)?;
                 q[i] = s;
                 last[j] = usize::from(s);
             }
         }
     }
-    for at in 4 * quarter..n {
+    for o in &mut out[4 * quarter..] {
         let s = step(table(last[3])?, &mut r[3], b)?;
-        out[at] = s;
+        *o = s;
         last[3] = usize::from(s);
     }
     Ok(out)

@@ -78,8 +78,7 @@ pub(super) fn advance(e: u32, x: u32, bits: u32) -> u32 {
         .wrapping_add(e & 0xffff)
 }
 
-impl Slots {
-}
+impl Slots {}
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,6 @@
 //! both in the cache folder beside the BAM, as `shared/bench/README.md` makes them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::bench_data::{cache_dir, DEFAULT_PAIRS, SEED};
 
@@ -21,24 +20,16 @@ fn done_marker(file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.done", file.display()))
 }
 
-/// Runs `script` with bash in `dir`, niced (10): the machine is shared and this takes long.
+/// Runs `script` in `dir` (its commands niced: the machine is shared and this takes long).
 fn sh_in(dir: &Path, script: &str) -> Result<(), String> {
-    println!("$ (cd {}; {script})", dir.display());
-    let status = Command::new("bash")
-        .args(["-o", "pipefail", "-c", script])
-        .current_dir(dir)
-        .status()
-        .map_err(|e| e.to_string())?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("failed ({status}): {script}"))
-    }
+    crate::bench_data::sh(&format!("cd '{}' && {script}", dir.display()))
 }
 
 /// Makes the reference and the CRAM unless they are there (the BAM first, when missing). The
 /// commands run in the cache folder with relative names: samtools writes the reference's
-/// absolute path into each `@SQ UR`, so the same folder gives the same bytes.
+/// absolute path into each `@SQ UR` and its own command line into `@PG`, so the same folder
+/// gives the same bytes (hence no temporary name for the CRAM: the `.done` marker, written
+/// last, says it is whole).
 pub fn run(root: &Path, pairs: u64) -> Result<PathBuf, String> {
     let bam = crate::bench_data::run(root, pairs)?;
     let dir = cache_dir();
@@ -63,8 +54,7 @@ pub fn run(root: &Path, pairs: u64) -> Result<PathBuf, String> {
         sh_in(
             &dir,
             &format!(
-                "nice -n 10 samtools view -@1 -C -T '{fa}' -o '{c}.tmp' '{b}' && mv '{c}.tmp' '{c}' \
-                 && nice -n 10 samtools index '{c}'"
+                "nice -n 10 samtools view -@1 -C -T '{fa}' -o '{c}' '{b}' && nice -n 10 samtools index '{c}'"
             ),
         )?;
         std::fs::write(done_marker(&cram), b"").map_err(|e| e.to_string())?;
@@ -73,7 +63,7 @@ pub fn run(root: &Path, pairs: u64) -> Result<PathBuf, String> {
     Ok(cram)
 }
 
-fn file_name(p: &Path) -> Result<String, String> {
+pub(crate) fn file_name(p: &Path) -> Result<String, String> {
     p.file_name()
         .and_then(|n| n.to_str())
         .map(str::to_string)

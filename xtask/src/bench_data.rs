@@ -46,7 +46,7 @@ pub fn ensure_samtools() -> Result<(), String> {
     crate::setup::ensure(&[crate::setup::SAMTOOLS, crate::setup::TABIX])
 }
 
-fn sh(script: &str) -> Result<(), String> {
+pub(crate) fn sh(script: &str) -> Result<(), String> {
     println!("$ {script}");
     let status = Command::new("bash")
         .args(["-o", "pipefail", "-c", script])
@@ -102,7 +102,7 @@ cargo xtask bench-data [--pairs N] [--cram] | --vcf [--size MB]
   --cram: also the benchmark CRAM (bench-{N}.cram + .crai: the BAM's records as CRAM 3.0 by
   `samtools view -@1 -C -T`) and the reference the reads were drawn from (ref-20240501.fa +
   .fai, 3.1 GB, `gen_bam.py --ref-fasta`), both niced (10). About 1 minute for the reference
-  and 25 for the CRAM on 2 busy cores.";
+  and 6 for the CRAM on 2 busy cores (load 10).";
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--vcf") {

@@ -479,6 +479,16 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   chromosome 1 (2.2 M records decoded) at each thread count (--threads, default 1,2), and the
   regions r5 and chr22 at 1 thread; the whole file with --cases 'whole file'.";
 
+/// `--threads 1,2`: the thread counts to run (default 1 and 2).
+pub(crate) fn threads_arg(args: &[String]) -> Result<Vec<usize>, String> {
+    crate::flag_value(args, "--threads")
+        .unwrap_or("1,2")
+        .split(',')
+        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
+        .collect::<Option<_>>()
+        .ok_or_else(|| "--threads takes a list of counts of at least 1, e.g. 1,2".to_string())
+}
+
 pub fn cmd(args: &[String]) -> Result<(), String> {
     if crate::flag_value(args, "--format") == Some("cram") {
         return crate::bench_local_cram::cmd(args);
@@ -509,12 +519,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     let runs = crate::flag_value(args, "--runs")
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let threads: Vec<usize> = crate::flag_value(args, "--threads")
-        .unwrap_or("1,2")
-        .split(',')
-        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
-        .collect::<Option<_>>()
-        .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
+    let threads = threads_arg(args)?;
     let mut cases = vec![
         Case::view("view -c", &["-c"], Vec::new()),
         Case::view("view (SAM)", &[], Vec::new()),

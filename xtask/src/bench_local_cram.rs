@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::bench_local::{load_average, median, time_once, verify_once, Sample, Sink};
+use crate::bench_local::{load_average, time_once, verify_once, Sample, Sink};
 
 /// One comparison: the same arguments to both tools.
 struct Case {
@@ -99,20 +99,12 @@ pub fn run(
             samples[0].push(time_once(hts, &a, Sink::Pipe)?);
             samples[1].push(time_once(&samtools, &a, Sink::Pipe)?);
         }
-        let wall = |v: &[Sample]| median(v.iter().map(|s| s.wall).collect());
-        let cpu = |v: &[Sample]| median(v.iter().map(|s| s.cpu).collect());
-        let mib = |kib: u64| kib as f64 / 1024.0;
-        let row = format!(
-            "| {} | {} | {:.3} s | {:.3} s | {:.2} | {output} | {:.2} / {:.2} s | {:.0} / {:.0} MiB |\n",
-            case.name,
+        let row = crate::bench_local_vcf::pair_row(
+            &case.name,
             case.threads,
-            wall(&samples[0]),
-            wall(&samples[1]),
-            wall(&samples[0]) / wall(&samples[1]),
-            cpu(&samples[0]),
-            cpu(&samples[1]),
-            mib(rss_mine),
-            mib(rss_theirs)
+            output,
+            &samples,
+            [rss_mine, rss_theirs],
         );
         print!("{row}");
         table += &row;
@@ -126,12 +118,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     let runs = crate::flag_value(args, "--runs")
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let threads: Vec<usize> = crate::flag_value(args, "--threads")
-        .unwrap_or("1,2")
-        .split(',')
-        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
-        .collect::<Option<_>>()
-        .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
+    let threads = crate::bench_local::threads_arg(args)?;
     let table = run(
         &hts,
         runs,

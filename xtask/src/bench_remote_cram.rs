@@ -47,14 +47,6 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
 /// CRAM's name in it, and its path.
 pub(crate) fn served(args: &[String]) -> Result<(PathBuf, String, PathBuf), String> {
     let (cram, _) = crate::bench_cram::existing(args)?;
-    let dir = cram
-        .parent()
-        .ok_or("benchmark CRAM has no folder")?
-        .to_path_buf();
-    let file = cram
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or("bad benchmark file name")?
-        .to_string();
-    Ok((dir, file, cram))
+    let file = crate::bench_cram::file_name(&cram)?;
+    Ok((crate::bench_data::cache_dir(), file, cram))
 }

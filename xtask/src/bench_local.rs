@@ -454,7 +454,7 @@ pub(crate) fn finish(table: String, mismatches: &[String]) -> Result<String, Str
 
 pub const HELP: &str = "\
 cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..] [--no-noodles]
-                        [--format vcf [--size MB]]
+                        [--format vcf [--size MB] | --format cram]
   Times local decoding of the benchmark BAM (cargo xtask bench-data makes it): view -c, view to
   SAM, 5 small regions and chr22, at each thread count (default 1,2; -@ N = N + 1 threads), hts
   against samtools view and, for counts, a noodles-bam 0.98 program (libdeflate) that the xtask
@@ -473,9 +473,26 @@ cargo xtask bench-local [--runs N] [--pairs N] [--threads 1,2] [--cases NAME,..]
   against Debian's tabix 1.16 on vcf-r1, vcf-r5, vcf-r10 and vcf-chr22, and hts bgzip against
   bgzip 1.16 compressing (-c) and decompressing (-d -c) the VCF's first 200 MB of text (made
   once beside it) at -@ 1 and -@ 2; every output goes into a pipe read by `cat`. Queries and
-  decompression take well under a second: they run 5 N rounds.";
+  decompression take well under a second: they run 5 N rounds.
+  --format cram: the benchmark CRAM (cargo xtask bench-data --cram) instead: hts view against
+  samtools view 1.16, both `-T` the benchmark reference, to SAM into a pipe read by `cat`:
+  chromosome 1 (2.2 M records decoded) at each thread count (--threads, default 1,2), and the
+  regions r5 and chr22 at 1 thread; the whole file with --cases 'whole file'.";
+
+/// `--threads 1,2`: the thread counts to run (default 1 and 2).
+pub(crate) fn threads_arg(args: &[String]) -> Result<Vec<usize>, String> {
+    crate::flag_value(args, "--threads")
+        .unwrap_or("1,2")
+        .split(',')
+        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
+        .collect::<Option<_>>()
+        .ok_or_else(|| "--threads takes a list of counts of at least 1, e.g. 1,2".to_string())
+}
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
+    if crate::flag_value(args, "--format") == Some("cram") {
+        return crate::bench_local_cram::cmd(args);
+    }
     if crate::flag_value(args, "--format") == Some("vcf") {
         let vcf = crate::bench_vcf::existing_vcf(args)?;
         let hts = crate::release_hts()?;
@@ -502,12 +519,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     let runs = crate::flag_value(args, "--runs")
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let threads: Vec<usize> = crate::flag_value(args, "--threads")
-        .unwrap_or("1,2")
-        .split(',')
-        .map(|t| t.parse().ok().filter(|&t: &usize| t >= 1))
-        .collect::<Option<_>>()
-        .ok_or("--threads takes a list of counts of at least 1, e.g. 1,2")?;
+    let threads = threads_arg(args)?;
     let mut cases = vec![
         Case::view("view -c", &["-c"], Vec::new()),
         Case::view("view (SAM)", &[], Vec::new()),

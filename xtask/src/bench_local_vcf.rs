@@ -151,6 +151,30 @@ fn same_content(pair: &Pair, hts: &Path) -> Result<bool, String> {
     Ok(via(hts, &pair.hts)? == via(&pair.other, &pair.other_args)?)
 }
 
+/// One table row: a case's medians of wall time and CPU (hts's samples, then the other
+/// program's), their ratio, whether the outputs agreed, and both peak RSS (KiB).
+pub(crate) fn pair_row(
+    name: &str,
+    threads: usize,
+    output: &str,
+    samples: &[Vec<Sample>; 2],
+    rss_kib: [u64; 2],
+) -> String {
+    let wall = |v: &[Sample]| median(v.iter().map(|s| s.wall).collect());
+    let cpu = |v: &[Sample]| median(v.iter().map(|s| s.cpu).collect());
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    format!(
+        "| {name} | {threads} | {:.3} s | {:.3} s | {:.2} | {output} | {:.2} / {:.2} s | {:.0} / {:.0} MiB |\n",
+        wall(&samples[0]),
+        wall(&samples[1]),
+        wall(&samples[0]) / wall(&samples[1]),
+        cpu(&samples[0]),
+        cpu(&samples[1]),
+        mib(rss_kib[0]),
+        mib(rss_kib[1])
+    )
+}
+
 /// Runs every case, checking outputs first, and returns the table (printed row by row).
 pub fn run(hts: &Path, vcf: &Path, runs: usize, only: Option<&str>) -> Result<String, String> {
     let tabix = crate::bench_remote::which("tabix").ok_or("tabix is not on PATH")?;
@@ -193,20 +217,12 @@ pub fn run(hts: &Path, vcf: &Path, runs: usize, only: Option<&str>) -> Result<St
             samples[0].push(time_once(hts, &pair.hts, Sink::Pipe)?);
             samples[1].push(time_once(&pair.other, &pair.other_args, Sink::Pipe)?);
         }
-        let wall = |v: &[Sample]| median(v.iter().map(|s| s.wall).collect());
-        let cpu = |v: &[Sample]| median(v.iter().map(|s| s.cpu).collect());
-        let mib = |kib: u64| kib as f64 / 1024.0;
-        let row = format!(
-            "| {} | {} | {:.3} s | {:.3} s | {:.2} | {output} | {:.2} / {:.2} s | {:.0} / {:.0} MiB |\n",
-            pair.name,
+        let row = pair_row(
+            &pair.name,
             pair.threads,
-            wall(&samples[0]),
-            wall(&samples[1]),
-            wall(&samples[0]) / wall(&samples[1]),
-            cpu(&samples[0]),
-            cpu(&samples[1]),
-            mib(rss_mine),
-            mib(rss_theirs)
+            output,
+            &samples,
+            [rss_mine, rss_theirs],
         );
         print!("{row}");
         table += &row;

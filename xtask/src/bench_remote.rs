@@ -18,7 +18,7 @@ use crate::bench_table::{self, Cell};
 pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
-                         [--transports http,s3] [--format bam|vcf] [--size MB] [--request-log]
+                         [--transports http,s3] [--format bam|vcf|cram] [--size MB] [--request-log]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -41,7 +41,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 cache; warm: both left in place), a folder served with the data and its TBI
                 only; -s3 modes: s3:// for hts, s3+http:// through htslib's plugin for tabix.
                 Cases vcf-r1, vcf-r5, vcf-r10 (20 kb regions at regions.txt's places) and
-                vcf-chr22. Every hts run is checked to leave its working directory empty.";
+                vcf-chr22. Every hts run is checked to leave its working directory empty.
+  --format cram the benchmark CRAM (cargo xtask bench-data --cram) instead: `hts view -@ 2 -T
+                REF -X URL URL.crai REGION...` against `samtools view -T REF -X ...` (1.16),
+                the same local reference FASTA for both; hts-s3 and samtools-s3 as for BAM.";
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -140,18 +143,18 @@ pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
 }
 
 /// A way of running a query, and whether a second (warm) run follows each cold one.
-struct Mode {
-    name: String,
-    program: PathBuf,
+pub(crate) struct Mode {
+    pub(crate) name: String,
+    pub(crate) program: PathBuf,
     /// The arguments before the file: the subcommand (`view`, `tabix`) and options.
-    extra: Vec<String>,
-    warm: bool,
-    transport: Transport,
+    pub(crate) extra: Vec<String>,
+    pub(crate) warm: bool,
+    pub(crate) transport: Transport,
 }
 
 /// How a mode reaches the benchmark BAM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Transport {
+pub(crate) enum Transport {
     /// Plain HTTP from the benchmark server.
     Http,
     /// `s3://bench/...` from s3s-fs behind the same link (hts's signer).
@@ -166,13 +169,15 @@ enum Transport {
 pub enum Format {
     Bam,
     Vcf,
+    /// The benchmark CRAM by `view -T REF -X` against samtools (`bench_remote_cram`).
+    Cram,
 }
 
 impl Format {
     /// The program hts is compared with.
     pub fn baseline(self) -> &'static str {
         match self {
-            Format::Bam => "samtools",
+            Format::Bam | Format::Cram => "samtools",
             Format::Vcf => "tabix",
         }
     }
@@ -182,6 +187,7 @@ impl Format {
         match self {
             Format::Bam => "bai",
             Format::Vcf => "tbi",
+            Format::Cram => "crai",
         }
     }
 
@@ -191,6 +197,7 @@ impl Format {
         let mut args = match self {
             Format::Bam => vec!["-X".to_string(), url, index_url],
             Format::Vcf => vec![url],
+            Format::Cram => crate::bench_remote_cram::query_args(url, index_url),
         };
         args.extend(regions.iter().cloned());
         args
@@ -290,7 +297,10 @@ fn index_bytes(server: &Server, index_size: u64) -> u64 {
         .log()
         .iter()
         .filter(|e| {
-            e.method == "GET" && [".bai", ".csi", ".tbi"].iter().any(|x| e.path.ends_with(x))
+            e.method == "GET"
+                && [".bai", ".csi", ".tbi", ".crai"]
+                    .iter()
+                    .any(|x| e.path.ends_with(x))
         })
         .map(|e| e.content_length.min(index_size))
         .sum()
@@ -319,6 +329,7 @@ pub fn run(
     let modes = match format {
         Format::Bam => modes(hts, baseline.as_deref(), opts),
         Format::Vcf => vcf_modes(hts, baseline.as_deref(), opts),
+        Format::Cram => crate::bench_remote_cram::modes(hts, baseline.as_deref(), opts),
     };
     let mut cells = Vec::new();
     for (pname, link) in &opts.profiles {
@@ -343,7 +354,7 @@ pub fn run(
         for (case, regions) in &opts.cases {
             // The reference output: the local query by samtools or tabix (or hts without them).
             let mut local_args = match (format, &baseline) {
-                (Format::Bam, _) => vec!["view".to_string()],
+                (Format::Bam | Format::Cram, _) => vec!["view".to_string()],
                 (Format::Vcf, Some(_)) => Vec::new(),
                 (Format::Vcf, None) => vec!["tabix".to_string()],
             };
@@ -470,7 +481,8 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     let format = match crate::flag_value(args, "--format").unwrap_or("bam") {
         "bam" => Format::Bam,
         "vcf" => Format::Vcf,
-        other => return Err(format!("unknown --format '{other}' (bam, vcf)")),
+        "cram" => Format::Cram,
+        other => return Err(format!("unknown --format '{other}' (bam, vcf, cram)")),
     };
     let (dir, file, data) = match format {
         Format::Bam => {
@@ -491,6 +503,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             let (dir, file) = crate::bench_remote_vcf::served_dir(&vcf)?;
             (dir, file, vcf)
         }
+        Format::Cram => crate::bench_remote_cram::served(args)?,
     };
     let hts = crate::release_hts()?;
     let mut profiles = Vec::new();
@@ -508,7 +521,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             .and_then(|r| r.parse().ok())
             .unwrap_or(3),
         cases: match format {
-            Format::Bam => crate::bench_data::cases(Some(
+            Format::Bam | Format::Cram => crate::bench_data::cases(Some(
                 crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
             ))?,
             Format::Vcf => crate::bench_vcf::cases(crate::flag_value(args, "--cases")),

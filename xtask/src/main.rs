@@ -1,11 +1,14 @@
 //! `cargo xtask <command>`: commands only (test orchestration, the demo, a server, benchmarks).
 //! What tests need as a library lives in `crates/testkit`.
 
+mod bench_cram;
 mod bench_data;
 mod bench_local;
+mod bench_local_cram;
 mod bench_local_vcf;
 mod bench_minimum;
 mod bench_remote;
+mod bench_remote_cram;
 mod bench_remote_vcf;
 mod bench_table;
 mod bench_targets;
@@ -31,8 +34,8 @@ cargo xtask <command> [--help]
   cohort-demo    the Snakemake cohort workflow over 50 served BAMs (and --compare: samtools loops)
   conformance    run the conformance corpus on a release build (locally, --http or --nginx)
   serve          serve a folder on 127.0.0.1, optionally through an emulated link
-  bench-data     generate the benchmark BAM (+ BAI, CSI) or, with --vcf, the benchmark VCF
-                 (+ TBI, CSI) into ~/.cache/hts-bench
+  bench-data     generate the benchmark BAM (+ BAI, CSI), with --cram also its CRAM and
+                 reference, or, with --vcf, the benchmark VCF (+ TBI, CSI) into ~/.cache/hts-bench
   bench-remote   the remote benchmark: htslib's and PR #1998's request patterns, hts, samtools
   bench-local    local decoding, hts vs samtools and noodles-bam: counts, SAM, regions, BAM
   bench-targets  a 10,000-line BED (--region-file, -L) over an emulated link, hts vs samtools

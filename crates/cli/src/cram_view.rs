@@ -44,6 +44,12 @@ pub fn is_local_cram(path: &str) -> bool {
 
 /// The CRAM record as a BAM record, as htslib's `bam_set1` lays it out.
 pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
+    to_bam_in(a, n_ref, Vec::new())
+}
+
+/// [`to_bam`] laid out in `buf` (a record's bytes given back by `Record::into_data`, so that
+/// a long read allocates nothing per record).
+pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<Record, String> {
     let name: &[u8] = if a.name.is_empty() { b"*" } else { &a.name };
     if name.len() > 254 {
         return Err(format!(
@@ -72,8 +78,9 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
         (&a.cigar, a.cigar.len() as u16)
     };
     let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
-    let mut d =
-        Vec::with_capacity(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
+    let d = &mut buf;
+    d.clear();
+    d.reserve(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
     d.extend_from_slice(&a.ref_id.to_le_bytes());
     d.extend_from_slice(&(pos as i32).to_le_bytes());
     d.push((name.len() + 1) as u8);
@@ -90,10 +97,10 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
     for c in cigar {
         d.extend_from_slice(&c.to_le_bytes());
     }
-    for pair in a.seq.chunks(2) {
-        let hi = nt16(pair[0]);
-        let lo = pair.get(1).map_or(0, |&b| nt16(b));
-        d.push((hi << 4) | lo);
+    let mut pairs = a.seq.chunks_exact(2);
+    d.extend((&mut pairs).map(|p| (NT16[usize::from(p[0])] << 4) | NT16[usize::from(p[1])]));
+    if let [last] = pairs.remainder() {
+        d.push(NT16[usize::from(*last)] << 4);
     }
     if a.qual.len() == l_seq {
         d.extend_from_slice(&a.qual);
@@ -108,11 +115,22 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
             d.extend_from_slice(&c.to_le_bytes());
         }
     }
-    Record::decode(d, n_ref).map_err(|e| e.to_string())
+    Record::decode(buf, n_ref).map_err(|e| e.to_string())
 }
 
+/// [`nt16`] of every byte, looked up once a base.
+const NT16: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = nt16(i as u8);
+        i += 1;
+    }
+    t
+};
+
 /// htslib's `seq_nt16_table`: a base letter as its 4-bit code (anything else is N).
-fn nt16(b: u8) -> u8 {
+const fn nt16(b: u8) -> u8 {
     match b.to_ascii_uppercase() {
         b'=' => 0,
         b'A' => 1,
@@ -131,6 +149,28 @@ fn nt16(b: u8) -> u8 {
         b'B' => 14,
         _ => 15,
     }
+}
+
+/// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
+/// path (`cram_regions::plan` looks for the same).
+fn index_name(file: &str, index: Option<&str>) -> String {
+    index.map_or_else(
+        || match file.split_once('?') {
+            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
+                format!("{path}.crai?{query}")
+            }
+            _ => format!("{file}.crai"),
+        },
+        str::to_string,
+    )
+}
+
+/// A remote file's bytes.
+fn read_remote(name: &str, transport: &bam::hfile::OpenOptions) -> Result<Vec<u8>, String> {
+    let mut f = bam::hfile::open(name, transport).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 /// The CRAM's header as a BAM header: its text, and references from its `@SQ` lines.
@@ -176,6 +216,16 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
         None => None,
     };
+    // A remote index is fetched beside the header, on a connection of its own: a region
+    // query then waits for one round trip before its containers, not two.
+    let early = std::cell::RefCell::new(
+        (!regions.is_empty() && bam::hfile::scheme_of(file).is_some()).then(|| {
+            let name = index_name(file, index);
+            let (fetched, options) = (name.clone(), transport.clone());
+            let handle = std::thread::spawn(move || read_remote(&fetched, &options));
+            (name, handle)
+        }),
+    );
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
@@ -189,14 +239,17 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if let Some(on) = set("ignore_md5") {
         reader.set_ignore_md5(on);
     }
+    reader.set_threads(args.threads);
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
     let read_index = |name: &str| -> Result<Vec<u8>, String> {
+        if let Some((_, handle)) = early.borrow_mut().take_if(|(n, _)| n == name) {
+            return handle
+                .join()
+                .unwrap_or_else(|_| Err("the index fetch stopped".to_string()));
+        }
         if bam::hfile::scheme_of(name).is_some() {
-            let mut f = bam::hfile::open(name, &transport).map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
-            Ok(out)
+            read_remote(name, &transport)
         } else {
             std::fs::read(name).map_err(|e| e.to_string())
         }
@@ -244,13 +297,14 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         _ => None,
     };
     let mut count: u64 = 0;
+    let mut spare = Vec::new();
     if args.header != HeaderMode::Only {
         let mut run = || -> Result<(), Failure> {
             for pass in &passes {
                 pass.start(&mut reader);
                 while let Some(records) = reader.next_container().map_err(fail)? {
                     for a in &records {
-                        let mut r = to_bam(a, n_ref)
+                        let mut r = to_bam_in(a, n_ref, std::mem::take(&mut spare))
                             .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
                         if keep.as_mut().is_some_and(|k| !k.keeps(&r)) {
                             continue;
@@ -274,7 +328,9 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
                         if let Some(out) = out {
                             out.write(&r)?;
                         }
+                        spare = r.into_data();
                     }
+                    reader.recycle(records);
                 }
             }
             Ok(())

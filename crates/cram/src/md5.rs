@@ -7,49 +7,72 @@ const S: [u32; 64] = [
     21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
 ];
 
-/// The constants floor(2^32 * |sin(i + 1)|).
-fn k(i: usize) -> u32 {
-    ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32
+/// The constants floor(2^32 * |sin(i + 1)|), computed once.
+fn constants() -> &'static [u32; 64] {
+    static K: std::sync::OnceLock<[u32; 64]> = std::sync::OnceLock::new();
+    K.get_or_init(|| {
+        std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
+    })
+}
+
+/// One 64-byte block into `state`. The four rounds are separate loops over constant bounds,
+/// so that the compiler unrolls them (rotations and word indexes become constants): a slice's
+/// reference span, megabytes long, is digested once a slice.
+#[inline]
+fn compress(state: &mut [u32; 4], block: &[u8], ks: &[u32; 64]) {
+    let mut m = [0u32; 16];
+    for (w, b) in m.iter_mut().zip(block.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    let [mut a, mut b, mut c, mut d] = *state;
+    macro_rules! round {
+        ($range:expr, $f:expr, $g:expr) => {
+            for i in $range {
+                let (f, g): (u32, usize) = ($f(b, c, d), $g(i));
+                let rotated = a
+                    .wrapping_add(f)
+                    .wrapping_add(ks[i])
+                    .wrapping_add(m[g])
+                    .rotate_left(S[i]);
+                a = d;
+                d = c;
+                c = b;
+                b = b.wrapping_add(rotated);
+            }
+        };
+    }
+    round!(0..16, |b: u32, c: u32, d: u32| (b & c) | (!b & d), |i| i);
+    round!(16..32, |b: u32, c: u32, d: u32| (d & b) | (!d & c), |i| (5
+        * i
+        + 1)
+        % 16);
+    round!(32..48, |b: u32, c: u32, d: u32| b ^ c ^ d, |i| (3 * i + 5)
+        % 16);
+    round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i| (7 * i)
+        % 16);
+    for (s, v) in state.iter_mut().zip([a, b, c, d]) {
+        *s = s.wrapping_add(v);
+    }
 }
 
 /// The digest of `data`.
 pub fn digest(data: &[u8]) -> [u8; 16] {
-    let ks: Vec<u32> = (0..64).map(k).collect();
+    let ks = constants();
     let mut state: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
     let bit_len = (data.len() as u64).wrapping_mul(8);
-    let mut tail = data[data.len() - data.len() % 64..].to_vec();
-    tail.push(0x80);
-    while tail.len() % 64 != 56 {
-        tail.push(0);
+    let whole = data.len() - data.len() % 64;
+    let mut blocks = data[..whole].chunks_exact(64);
+    for block in &mut blocks {
+        compress(&mut state, block, ks);
     }
-    tail.extend_from_slice(&bit_len.to_le_bytes());
-    let whole = &data[..data.len() - data.len() % 64];
-    for chunk in whole.chunks_exact(64).chain(tail.chunks_exact(64)) {
-        let m: Vec<u32> = chunk
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect();
-        let [mut a, mut b, mut c, mut d] = state;
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let rotated = a
-                .wrapping_add(f)
-                .wrapping_add(ks[i])
-                .wrapping_add(m[g])
-                .rotate_left(S[i]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(rotated);
-        }
-        for (s, v) in state.iter_mut().zip([a, b, c, d]) {
-            *s = s.wrapping_add(v);
-        }
+    let mut tail = [0u8; 128];
+    let rest = &data[whole..];
+    tail[..rest.len()].copy_from_slice(rest);
+    tail[rest.len()] = 0x80;
+    let end = if rest.len() < 56 { 64 } else { 128 };
+    tail[end - 8..end].copy_from_slice(&bit_len.to_le_bytes());
+    for block in tail[..end].chunks_exact(64) {
+        compress(&mut state, block, ks);
     }
     let mut out = [0u8; 16];
     for (i, s) in state.iter().enumerate() {

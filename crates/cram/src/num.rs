@@ -55,7 +55,24 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
 
+    /// The bytes before the next `stop` byte, which is read too; an error naming `what` if
+    /// no stop byte is left.
+    pub fn take_until(&mut self, stop: u8, what: &str) -> Result<&'a [u8], Error> {
+        let rest = &self.data[self.pos..];
+        match rest.iter().position(|&b| b == stop) {
+            Some(n) => {
+                self.pos += n + 1;
+                Ok(&rest[..n])
+            }
+            None => {
+                self.pos = self.data.len();
+                self.u8(what).map(|_| &rest[..0])
+            }
+        }
+    }
+
     /// The next byte.
+    #[inline]
     pub fn u8(&mut self, what: &str) -> Result<u8, Error> {
         Ok(self.take(1, what)?[0])
     }

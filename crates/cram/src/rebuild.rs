@@ -32,14 +32,13 @@ pub struct RefView<'a> {
 pub struct Rebuilt {
     /// The bases.
     pub seq: Vec<u8>,
-    /// Qualities from the read features; empty when the record stores them as an array.
+    /// Qualities from the read features; empty when the record stores them as an array (the
+    /// caller takes the record's own).
     pub qual: Vec<u8>,
     /// BAM-coded operations (`len << 4 | op`).
     pub cigar: Vec<u32>,
     /// 1-based last reference position covered.
     pub end: i64,
-    /// MD and NM tags to append, in BAM's binary layout.
-    pub md_nm: Vec<u8>,
 }
 
 /// Index of a base in the substitution matrix (htslib's `L1`).
@@ -67,6 +66,26 @@ fn place(dst: &mut [u8], index: i64, bytes: &[u8]) -> bool {
     }
 }
 
+/// Appends `v` in decimal (a negative number with its sign), as `to_string` would, without
+/// allocating: MD is written once a record.
+fn push_decimal(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 struct State<'a> {
     r: &'a Record,
     reference: Option<RefView<'a>>,
@@ -82,6 +101,8 @@ struct State<'a> {
     nm: u32,
     decode_md: bool,
     decode_nm: bool,
+    /// Qualities are stored as an array: the features' are checked, not kept.
+    preserve: bool,
 }
 
 impl<'a> State<'a> {
@@ -130,6 +151,16 @@ impl<'a> State<'a> {
     }
 
     fn put_qual(&mut self, index: i64, bytes: &[u8]) -> Result<(), Error> {
+        if self.preserve {
+            let fits = usize::try_from(index)
+                .ok()
+                .and_then(|from| from.checked_add(bytes.len()))
+                .is_some_and(|end| end <= self.seq.len());
+            if !fits {
+                return Err(self.past_read("quality feature"));
+            }
+            return Ok(());
+        }
         if self.r.cram_flags & cf::QUALITY_ARRAY == 0 && self.qual.first() == Some(&255) {
             self.qual.fill(30);
         }
@@ -152,16 +183,14 @@ impl<'a> State<'a> {
 
     fn md_number(&mut self) {
         if self.md_dist >= 0 && self.decode_md {
-            self.md
-                .extend_from_slice(self.md_dist.to_string().as_bytes());
+            push_decimal(&mut self.md, self.md_dist);
         }
     }
 
     /// htslib's `add_md_char`.
     fn md_char(&mut self, c: u8) {
         if self.decode_md {
-            self.md
-                .extend_from_slice(self.md_dist.to_string().as_bytes());
+            push_decimal(&mut self.md, self.md_dist);
             self.md.push(c);
             self.md_dist = 0;
         }
@@ -219,16 +248,18 @@ impl<'a> State<'a> {
 }
 
 /// Rebuilds a mapped record. `reference` is `None` without one (bases not covered by features
-/// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference.
+/// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference. MD and NM are
+/// appended to `aux` in BAM's binary layout unless `stored` says the record has them.
 pub fn rebuild(
     ch: &CompressionHeader,
     r: &Record,
     reference: Option<RefView<'_>>,
     ref_len: i64,
-    has_md: bool,
-    has_nm: bool,
+    stored: (bool, bool),
+    aux: &mut Vec<u8>,
     at: u64,
 ) -> Result<Rebuilt, Error> {
+    let (has_md, has_nm) = stored;
     let len = r.read_length as usize;
     let reference = reference.filter(|_| r.reference_id >= 0);
     let with_ref = reference.is_some();
@@ -240,16 +271,21 @@ pub fn rebuild(
         ref_len,
         at,
         seq: vec![if with_ref { b'N' } else { b'=' }; len],
-        qual: vec![255; len],
-        cigar: Vec::new(),
+        qual: if preserve { Vec::new() } else { vec![255; len] },
+        cigar: Vec::with_capacity(2 * r.features.len() + 1),
         cig_op: M,
         cig_len: 0,
-        md: Vec::new(),
+        // MD is written straight after the record's tags; NM follows it.
+        md: std::mem::take(aux),
         md_dist: 0,
         nm: 0,
         decode_md: with_ref && !has_md && !no_seq,
         decode_nm: with_ref && !has_nm && !no_seq,
+        preserve,
     };
+    if st.decode_md {
+        st.md.extend_from_slice(b"MDZ");
+    }
     let mut seq_pos: i64 = 1;
     let mut ref_pos: i64 = i64::from(r.position) - 1;
     let bad = |what: String| {
@@ -471,36 +507,29 @@ pub fn rebuild(
     if st.cig_len != 0 {
         st.cigar.push((st.cig_len << 4) | st.cig_op);
     }
-    let mut md_nm = Vec::new();
     if st.decode_md {
-        md_nm.extend_from_slice(b"MDZ");
-        md_nm.extend_from_slice(&st.md);
-        md_nm.push(0);
+        st.md.push(0);
     }
     if st.decode_nm {
         let nm = st.nm;
-        md_nm.extend_from_slice(b"NM");
+        st.md.extend_from_slice(b"NM");
         if nm <= 0xff {
-            md_nm.push(b'C');
-            md_nm.push(nm as u8);
+            st.md.push(b'C');
+            st.md.push(nm as u8);
         } else if nm <= 0xffff {
-            md_nm.push(b'S');
-            md_nm.extend_from_slice(&(nm as u16).to_le_bytes());
+            st.md.push(b'S');
+            st.md.extend_from_slice(&(nm as u16).to_le_bytes());
         } else {
-            md_nm.push(b'I');
-            md_nm.extend_from_slice(&nm.to_le_bytes());
+            st.md.push(b'I');
+            st.md.extend_from_slice(&nm.to_le_bytes());
         }
     }
+    *aux = std::mem::take(&mut st.md);
     let apos = i64::from(r.position);
-    if preserve {
-        // Stored as an array: the caller takes the record's own.
-        st.qual = Vec::new();
-    }
     Ok(Rebuilt {
         seq: st.seq,
         qual: st.qual,
         cigar: st.cigar,
         end: ref_pos.max(apos),
-        md_nm,
     })
 }

@@ -2,7 +2,7 @@
 //! lays down, from the streams of one slice. Rebuilding SAM fields (CIGAR, bases against a
 //! reference, mates, MD/NM) works on these.
 
-use crate::compression::{CompressionHeader, TagKey};
+use crate::compression::CompressionHeader;
 use crate::encoding::Encoding;
 use crate::series::Streams;
 use crate::slice::{SliceHeader, MULTI_REF};
@@ -92,8 +92,13 @@ pub struct Record {
     pub template_size: i32,
     /// Records to skip to the mate, when it is downstream in the slice.
     pub mate_distance: Option<i32>,
-    /// Tags as (key, BAM binary value) in the order of their tag line.
-    pub tags: Vec<(TagKey, Vec<u8>)>,
+    /// Tags in BAM's binary layout (key, type, value) in the order of their tag line, but
+    /// CRAM's own `cFC` flags.
+    pub aux: Vec<u8>,
+    /// An MD tag is stored, or `cFC` says MD is not to be made.
+    pub md_stored: bool,
+    /// An NM tag is stored, or `cFC` says NM is not to be made.
+    pub nm_stored: bool,
     /// The read features, in order.
     pub features: Vec<Feature>,
     /// The mapping quality.
@@ -160,6 +165,10 @@ pub fn read_slice(
             .ok_or_else(|| {
                 Error::at(series.at, format!("tag line {line} not in the dictionary"))
             })?;
+        if !keys.is_empty() {
+            // Room for the tags and the MD, NM and RG made later: one allocation a record.
+            r.aux.reserve(96);
+        }
         for key in keys {
             let id = (i32::from(key[0]) << 16) | (i32::from(key[1]) << 8) | i32::from(key[2]);
             let e = ch.tags.get(&id).ok_or_else(|| {
@@ -168,7 +177,18 @@ pub fn read_slice(
                     format!("no encoding for tag {}", String::from_utf8_lossy(key)),
                 )
             })?;
-            r.tags.push((*key, e.bytes(s)?));
+            let start = r.aux.len();
+            r.aux.extend_from_slice(key);
+            e.bytes_into(s, &mut r.aux)?;
+            r.md_stored |= &key[..2] == b"MD";
+            r.nm_stored |= &key[..2] == b"NM";
+            if key == b"cFC" && r.aux.len() == start + 4 {
+                // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
+                let v = r.aux[start + 3];
+                r.md_stored |= v & 1 != 0;
+                r.nm_stored |= v & 2 != 0;
+                r.aux.truncate(start);
+            }
         }
         if r.bam_flags & BAM_UNMAPPED == 0 {
             r.features = features(&series, s)?;

@@ -43,25 +43,64 @@ impl<'a> Bits<'a> {
     }
 }
 
+/// Content ids below this find their external block in a table (samtools numbers the data
+/// series' blocks from 1 to about 50; tags' blocks have ids of 24 bits).
+const SMALL_IDS: usize = 64;
+
 /// The streams a slice's records are read from.
 #[derive(Debug, Clone)]
 pub struct Streams<'a> {
     /// The core bit stream.
     pub core: Bits<'a>,
-    /// The external blocks by content id.
-    pub external: BTreeMap<i32, Cursor<'a>>,
+    external: Vec<Cursor<'a>>,
+    /// Index + 1 in `external` of each small content id; 0: none.
+    small: [u32; SMALL_IDS],
+    /// Other content ids and their index in `external`, sorted.
+    large: Vec<(i32, usize)>,
 }
 
 impl<'a> Streams<'a> {
+    /// The core block and the external blocks by content id (of two with one id, the last).
+    pub fn new(core: Bits<'a>, external: impl IntoIterator<Item = (i32, Cursor<'a>)>) -> Self {
+        let mut s = Streams {
+            core,
+            external: Vec::new(),
+            small: [0; SMALL_IDS],
+            large: Vec::new(),
+        };
+        let mut large = BTreeMap::new();
+        for (id, c) in external {
+            let index = s.external.len();
+            s.external.push(c);
+            match usize::try_from(id).ok().filter(|&i| i < SMALL_IDS) {
+                Some(i) => s.small[i] = index as u32 + 1,
+                None => {
+                    large.insert(id, index);
+                }
+            }
+        }
+        s.large = large.into_iter().collect();
+        s
+    }
+
     /// Offset of the slice's core block, for errors about its records.
     pub fn core_offset(&self) -> u64 {
         self.core.base
     }
 
+    #[inline]
     fn external(&mut self, id: i32) -> Result<&mut Cursor<'a>, Error> {
+        let index = match usize::try_from(id).ok().filter(|&i| i < SMALL_IDS) {
+            Some(i) => (self.small[i] as usize).checked_sub(1),
+            None => self
+                .large
+                .binary_search_by_key(&id, |&(k, _)| k)
+                .ok()
+                .map(|at| self.large[at].1),
+        };
         let at = self.core.base;
-        self.external
-            .get_mut(&id)
+        index
+            .and_then(|i| self.external.get_mut(i))
             .ok_or_else(|| Error::at(at, format!("no external block {id} in the slice")))
     }
 }
@@ -133,6 +172,13 @@ impl Encoding {
 
     /// A byte array value (read names, tag values, bases).
     pub fn bytes(&self, s: &mut Streams<'_>) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.bytes_into(s, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Encoding::bytes`] appended to `out`.
+    pub fn bytes_into(&self, s: &mut Streams<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
         match self {
             Encoding::ByteArrayLen { len, value } => {
                 let at = s.core.base;
@@ -140,24 +186,23 @@ impl Encoding {
                 let n = usize::try_from(n)
                     .map_err(|_| Error::at(at, format!("byte array of length {n}")))?;
                 if let Encoding::External { block } = **value {
-                    return Ok(s.external(block)?.take(n, "byte array")?.to_vec());
+                    out.extend_from_slice(s.external(block)?.take(n, "byte array")?);
+                    return Ok(());
                 }
                 // Each coded byte takes at least one bit of the core block.
                 if n > s.core.data.len() * 8 {
                     return Err(Error::at(at, format!("byte array of length {n}")));
                 }
-                (0..n).map(|_| value.byte(s)).collect()
+                out.reserve(n);
+                for _ in 0..n {
+                    out.push(value.byte(s)?);
+                }
+                Ok(())
             }
             Encoding::ByteArrayStop { stop, block } => {
                 let c = s.external(*block)?;
-                let mut out = Vec::new();
-                loop {
-                    let b = c.u8("byte array before its stop byte")?;
-                    if b == *stop {
-                        return Ok(out);
-                    }
-                    out.push(b);
-                }
+                out.extend_from_slice(c.take_until(*stop, "byte array before its stop byte")?);
+                Ok(())
             }
             other => Err(Error::at(
                 s.core.base,
@@ -211,15 +256,9 @@ mod tests {
     use super::{Bits, Streams};
     use crate::encoding::Encoding;
     use crate::num::Cursor;
-    use std::collections::BTreeMap;
 
     fn streams<'a>(core: &'a [u8], ext: &'a [u8]) -> Streams<'a> {
-        let mut external = BTreeMap::new();
-        external.insert(7, Cursor::new(ext, 100));
-        Streams {
-            core: Bits::new(core, 0),
-            external,
-        }
+        Streams::new(Bits::new(core, 0), [(7, Cursor::new(ext, 100))])
     }
 
     #[test]

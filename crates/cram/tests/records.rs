@@ -2,7 +2,6 @@
 //! back from them (fixtures/cram/rand-head.fields.gz, made by make.sh: name, flag, position,
 //! mapping quality, read length or `*`, qualities).
 
-use std::collections::BTreeMap;
 use std::io::Read;
 
 use cram::num::Cursor;
@@ -44,13 +43,12 @@ fn records(data: &[u8]) -> Result<Vec<Record>, cram::Error> {
                     _ => external.push((b.content_id, bytes, b.offset)),
                 }
             }
-            let mut s = Streams {
-                core: Bits::new(&core.0, core.1),
-                external: external
+            let mut s = Streams::new(
+                Bits::new(&core.0, core.1),
+                external
                     .iter()
-                    .map(|(id, bytes, off)| (*id, Cursor::new(bytes, *off)))
-                    .collect::<BTreeMap<_, _>>(),
-            };
+                    .map(|(id, bytes, off)| (*id, Cursor::new(bytes, *off))),
+            );
             out.extend(read_slice(&ch, &sh, &mut s)?);
         }
     }

@@ -11,6 +11,7 @@ impl<'a> Bytes<'a> {
         Bytes { data, pos: 0 }
     }
 
+    #[inline]
     pub(super) fn next(&mut self) -> Result<u8, String> {
         let b = *self
             .data
@@ -18,6 +19,16 @@ impl<'a> Bytes<'a> {
             .ok_or_else(|| format!("stream ends at byte {}", self.pos))?;
         self.pos += 1;
         Ok(b)
+    }
+
+    /// The bytes not yet read.
+    pub(super) fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+
+    /// Reads past `n` bytes (taken from [`Bytes::rest`]).
+    pub(super) fn skip(&mut self, n: usize) -> Result<(), String> {
+        self.take(n).map(|_| ())
     }
 
     /// Bytes read so far.

@@ -7,6 +7,7 @@ mod fqzcomp;
 mod range;
 mod rans4x8;
 mod rans_nx16;
+mod slots;
 mod tokeniser;
 mod transform;
 
@@ -19,7 +20,7 @@ use crate::block::Method;
 pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
     match method {
         Method::Raw => Ok(data.to_vec()),
-        Method::Gzip => read_all(flate2::read::MultiGzDecoder::new(data), raw_size, "gzip"),
+        Method::Gzip => gzip(data, raw_size),
         Method::Bzip2 => read_all(bzip2::read::MultiBzDecoder::new(data), raw_size, "bzip2"),
         Method::Lzma => read_all(
             liblzma::read::XzDecoder::new_multi_decoder(data),
@@ -32,6 +33,22 @@ pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, S
         Method::Fqzcomp => fqzcomp::decode(data, raw_size),
         Method::NameTokeniser => tokeniser::decode(data, raw_size),
     }
+}
+
+/// A gzip block: libdeflate (what Debian's htslib inflates with) into exactly `raw_size` bytes
+/// for the one-member stream samtools writes, else flate2 read to the end (several members, or
+/// a damaged stream, whose error it names).
+fn gzip(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
+    thread_local! {
+        static INFLATE: std::cell::RefCell<libdeflater::Decompressor> =
+            std::cell::RefCell::new(libdeflater::Decompressor::new());
+    }
+    let mut out = vec![0u8; raw_size];
+    let whole = INFLATE.with(|d| d.borrow_mut().gzip_decompress(data, &mut out));
+    if matches!(whole, Ok(n) if n == raw_size) {
+        return Ok(out);
+    }
+    read_all(flate2::read::MultiGzDecoder::new(data), raw_size, "gzip")
 }
 
 /// Reads a decoder to its end, refusing output beyond `raw_size`.

@@ -7,61 +7,48 @@ const TOTAL: u32 = 1 << 12;
 const LOWER: u32 = 1 << 23;
 
 use super::bytes::Bytes;
+use super::slots::{advance, Slots, UNFILLED};
 
-/// One symbol distribution: frequencies, their running sums and the slot-to-symbol table.
-struct Table {
-    freq: [u32; 256],
-    cum: [u32; 256],
-    slot: Box<[u8; TOTAL as usize]>,
-    total: u32,
-}
-
-impl Table {
-    /// Reads a run-length coded symbol list with a frequency for each symbol.
-    fn read(b: &mut Bytes<'_>) -> Result<Table, String> {
-        let mut t = Table {
-            freq: [0; 256],
-            cum: [0; 256],
-            slot: Box::new([0; TOTAL as usize]),
-            total: 0,
-        };
-        let mut sym = usize::from(b.next()?);
-        let mut run = 0u8;
-        loop {
-            let mut f = u32::from(b.next()?);
-            if f >= 128 {
-                f = ((f & 0x7f) << 8) | u32::from(b.next()?);
-            }
-            let start = t.total;
-            t.total += f;
-            if t.total > TOTAL {
-                return Err(format!("rANS frequencies sum past {TOTAL}"));
-            }
-            t.freq[sym] = f;
-            t.cum[sym] = start;
-            t.slot[start as usize..t.total as usize].fill(sym as u8);
-            sym = next_symbol(b, sym, &mut run)?;
-            if sym == 0 {
-                return Ok(t);
-            }
+/// Reads a run-length coded symbol list with a frequency for each symbol into a slot table.
+fn read_table(b: &mut Bytes<'_>) -> Result<Slots, String> {
+    let mut t = Slots::new(12);
+    let mut listed = [false; 256];
+    let mut sym = usize::from(b.next()?);
+    let mut run = 0u8;
+    loop {
+        let mut f = u32::from(b.next()?);
+        if f >= 128 {
+            f = ((f & 0x7f) << 8) | u32::from(b.next()?);
         }
-    }
-
-    /// Decodes one symbol from `state` and advances it (without renormalising).
-    fn step(&self, state: &mut u32) -> Result<u8, String> {
-        let m = *state & (TOTAL - 1);
-        if m >= self.total {
-            return Err(format!("rANS state {m} outside the frequency table"));
-        }
-        let s = self.slot[m as usize];
-        let (f, c) = (self.freq[usize::from(s)], self.cum[usize::from(s)]);
-        // A symbol listed twice leaves slots that its final entry does not cover.
-        if m < c || m - c >= f {
+        // htscodecs lists each symbol once; a second listing would leave the first one's
+        // slots pointing at a frequency they do not belong to.
+        if std::mem::replace(&mut listed[sym], true) {
             return Err("rANS frequency table lists a symbol twice".to_string());
         }
-        *state = f * (*state >> 12) + m - c;
-        Ok(s)
+        if !t.push(sym as u8, f) {
+            return Err(format!("rANS frequencies sum past {TOTAL}"));
+        }
+        sym = next_symbol(b, sym, &mut run)?;
+        if sym == 0 {
+            return Ok(t);
+        }
     }
+}
+
+/// Decodes one symbol from `state` and renormalises it from `b`.
+#[inline(always)]
+fn step(t: &Slots, state: &mut u32, b: &mut Bytes<'_>) -> Result<u8, String> {
+    let Some((s, mut x)) = t.step(*state) else {
+        return Err(format!(
+            "rANS state {} outside the frequency table",
+            *state & (TOTAL - 1)
+        ));
+    };
+    while x < LOWER {
+        x = (x << 8) | u32::from(b.next()?);
+    }
+    *state = x;
+    Ok(s)
 }
 
 /// The symbol after `sym` in a run-length coded list (0 ends the list): a symbol followed by
@@ -80,13 +67,6 @@ fn next_symbol(b: &mut Bytes<'_>, sym: usize, run: &mut u8) -> Result<usize, Str
     } else {
         Ok(usize::from(b.next()?))
     }
-}
-
-fn renormalise(state: &mut u32, b: &mut Bytes<'_>) -> Result<(), String> {
-    while *state < LOWER {
-        *state = (*state << 8) | u32::from(b.next()?);
-    }
-    Ok(())
 }
 
 /// Decodes a whole rANS 4x8 stream (its 9-byte header included) of `raw_size` bytes.
@@ -118,24 +98,67 @@ fn states(b: &mut Bytes<'_>) -> Result<[u32; 4], String> {
 }
 
 fn order0(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
-    let t = Table::read(b)?;
+    let t = read_table(b)?;
     let mut r = states(b)?;
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let state = &mut r[i & 3];
-        out.push(t.step(state)?);
-        renormalise(state, b)?;
+    let mut out = vec![0u8; n];
+    let (sym, fb) = t.arrays_4096().ok_or("rANS table of the wrong size")?;
+    // The four states decode in turn with every table entry's mark ORed into `used`, tested
+    // once at the end: an unfilled slot is as much an error, and the loop has one branch a
+    // state (renormalising) besides the input's end.
+    let data = b.rest();
+    let mut p = 0usize;
+    let mut used = 0u32;
+    let mut quads = out.chunks_exact_mut(4);
+    'fast: for q in &mut quads {
+        // Each state takes at most two bytes while it stays at or above LOWER.
+        if data.len() - p < 8 || r.iter().any(|&x| x < LOWER) {
+            // The last bytes: the checked way.
+            b.skip(p)?;
+            for (o, state) in q.iter_mut().zip(r.iter_mut()) {
+                *o = step(&t, state, b)?;
+            }
+            p = 0;
+            for q in &mut quads {
+                for (o, state) in q.iter_mut().zip(r.iter_mut()) {
+                    *o = step(&t, state, b)?;
+                }
+            }
+            break 'fast;
+        }
+        for (o, x) in q.iter_mut().zip(r.iter_mut()) {
+            let m = (*x & (TOTAL - 1)) as usize;
+            let e = fb[m];
+            used |= e;
+            *o = sym[m];
+            let mut y = advance(e, *x, 12);
+            if y < LOWER {
+                y = (y << 8) | u32::from(data[p]);
+                p += 1;
+                if y < LOWER {
+                    y = (y << 8) | u32::from(data[p]);
+                    p += 1;
+                }
+            }
+            *x = y;
+        }
+    }
+    if used & UNFILLED != 0 {
+        return Err("rANS state outside the frequency table".to_string());
+    }
+    b.skip(p)?;
+    for (o, state) in quads.into_remainder().iter_mut().zip(r.iter_mut()) {
+        *o = step(&t, state, b)?;
     }
     Ok(out)
 }
 
 fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
     // One table per context (the previous symbol); contexts never seen have none.
-    let mut tables: Vec<Option<Table>> = (0..256).map(|_| None).collect();
+    let mut tables: Vec<Option<Slots>> = (0..256).map(|_| None).collect();
     let mut ctx = usize::from(b.next()?);
     let mut run = 0u8;
     loop {
-        tables[ctx] = Some(Table::read(b)?);
+        tables[ctx] = Some(read_table(b)?);
         ctx = next_symbol(b, ctx, &mut run)?;
         if ctx == 0 {
             break;
@@ -146,23 +169,30 @@ fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
     // Each state decodes one quarter of the output; the last also decodes the remainder.
     let quarter = n / 4;
     let mut last = [0usize; 4];
-    let mut one = |j: usize, at: usize, r: &mut [u32; 4], b: &mut Bytes<'_>| {
-        let t = tables[last[j]]
+    let table = |c: usize| {
+        tables[c]
             .as_ref()
-            .ok_or_else(|| format!("rANS order-1 context {} has no table", last[j]))?;
-        let s = t.step(&mut r[j])?;
-        renormalise(&mut r[j], b)?;
-        out[at] = s;
-        last[j] = usize::from(s);
-        Ok::<(), String>(())
+            .ok_or_else(|| format!("rANS order-1 context {c} has no table"))
     };
-    for i in 0..quarter {
-        for j in 0..4 {
-            one(j, i + j * quarter, &mut r, b)?;
+    {
+        let (q0, rest) = out.split_at_mut(quarter);
+        let (q1, rest) = rest.split_at_mut(quarter);
+        let (q2, q3) = rest.split_at_mut(quarter);
+        for i in 0..quarter {
+            for (j, q) in [&mut *q0, &mut *q1, &mut *q2, &mut *q3]
+                .into_iter()
+                .enumerate()
+            {
+                let s = step(table(last[j])?, &mut r[j], b)?;
+                q[i] = s;
+                last[j] = usize::from(s);
+            }
         }
     }
-    for at in 4 * quarter..n {
-        one(3, at, &mut r, b)?;
+    for o in &mut out[4 * quarter..] {
+        let s = step(table(last[3])?, &mut r[3], b)?;
+        *o = s;
+        last[3] = usize::from(s);
     }
     Ok(out)
 }

@@ -3,6 +3,7 @@
 //! (striping, bit packing, run lengths, stored bytes).
 
 use super::bytes::Bytes;
+use super::slots::Slots;
 use super::transform::{interleave, stripe_len, unpack, CAT, NO_SIZE, PACK, RLE, STRIPE};
 
 /// Flags of the stream's first byte besides the ones the arithmetic coder shares.
@@ -168,14 +169,11 @@ fn unrun(literals: &[u8], meta: &[u8], expanded: usize) -> Result<Vec<u8>, Strin
 
 /// One distribution scaled to `1 << bits`.
 struct Table {
-    freq: [u32; 256],
-    cum: [u32; 256],
-    slot: Vec<u8>,
-    bits: u32,
+    slots: Slots,
 }
 
 impl Table {
-    fn new(mut freq: [u32; 256], bits: u32) -> Result<Table, String> {
+    fn new(freq: [u32; 256], bits: u32) -> Result<Table, String> {
         let total: u32 = freq.iter().sum();
         let full = 1u32 << bits;
         let mut t = total;
@@ -189,36 +187,26 @@ impl Table {
                 "rANS Nx16 frequencies sum to {total}, not a power of two"
             ));
         }
-        let mut cum = [0u32; 256];
-        let mut slot = vec![0u8; full as usize];
-        let mut at = 0u32;
-        for s in 0..256 {
-            freq[s] <<= shift;
-            cum[s] = at;
-            slot[at as usize..(at + freq[s]) as usize].fill(s as u8);
-            at += freq[s];
+        let mut slots = Slots::new(bits);
+        for (s, &f) in freq.iter().enumerate() {
+            if !slots.push(s as u8, f << shift) {
+                return Err(format!("rANS Nx16 frequencies sum past {full}"));
+            }
         }
-        Ok(Table {
-            freq,
-            cum,
-            slot,
-            bits,
-        })
+        Ok(Table { slots })
     }
 
+    #[inline(always)]
     fn step(&self, state: &mut u32, b: &mut Bytes<'_>) -> Result<u8, String> {
-        let m = *state & ((1 << self.bits) - 1);
-        let s = self.slot[m as usize];
-        let (f, c) = (self.freq[usize::from(s)], self.cum[usize::from(s)]);
-        if f == 0 {
+        let Some((s, mut x)) = self.slots.step(*state) else {
             return Err("rANS Nx16 state outside its frequency table".to_string());
-        }
-        *state = f * (*state >> self.bits) + m - c;
-        if *state < LOWER {
+        };
+        if x < LOWER {
             let lo = u32::from(b.next()?);
             let hi = u32::from(b.next()?);
-            *state = (*state << 16) | (hi << 8) | lo;
+            x = (x << 16) | (hi << 8) | lo;
         }
+        *state = x;
         Ok(s)
     }
 }
@@ -266,9 +254,15 @@ fn order0(b: &mut Bytes<'_>, n: usize, ways: usize) -> Result<Vec<u8>, String> {
     }
     let t = Table::new(freq, ORDER0_BITS)?;
     let mut r = states(b, ways)?;
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        out.push(t.step(&mut r[i % ways], b)?);
+    let mut out = vec![0u8; n];
+    let mut rounds = out.chunks_exact_mut(ways);
+    for round in &mut rounds {
+        for (o, state) in round.iter_mut().zip(r.iter_mut()) {
+            *o = t.step(state, b)?;
+        }
+    }
+    for (o, state) in rounds.into_remainder().iter_mut().zip(r.iter_mut()) {
+        *o = t.step(state, b)?;
     }
     Ok(out)
 }

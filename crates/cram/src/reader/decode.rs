@@ -1,58 +1,186 @@
 //! Decoding a container's slices into whole records: blocks, data series, reconstruction
-//! against the reference, mates.
+//! against the reference, mates. What needs the reader (its byte source, the FASTA) is done by
+//! the [`Reader`]; the rest by a [`Context`], which decoding workers share.
 
 use super::*;
 use crate::record::FeatureKind;
 
+/// A slice's blocks decoded: content type, content id, bytes, offset.
+pub(super) type Decoded = (ContentType, i32, Vec<u8>, u64);
+
+/// The reference bases a slice is rebuilt against: bases, first and last 1-based position.
+pub(super) type SliceRef = (Vec<u8>, i64, i64);
+
+/// What making records whole needs of the reader besides reference bases: read-only, so that
+/// decoding workers share it.
+pub(super) struct Context {
+    pub(super) header: SamHeader,
+    pub(super) version: Version,
+    pub(super) prefix: String,
+    pub(super) decode_md: bool,
+}
+
+/// The slices of a container body, read in order: the compression header, then each slice's
+/// header and blocks.
+pub(super) struct Slices<'a> {
+    c: Cursor<'a>,
+    left: usize,
+    version: Version,
+}
+
+impl<'a> Slices<'a> {
+    pub(super) fn new(
+        h: &ContainerHeader,
+        body: &'a [u8],
+        body_at: u64,
+        version: Version,
+    ) -> Result<(CompressionHeader, Slices<'a>), Error> {
+        let mut c = Cursor::new(body, body_at);
+        let b = Block::read(&mut c, version)?;
+        let ch = CompressionHeader::parse(&b.decode()?, b.offset)?;
+        let left = h.landmarks.len();
+        Ok((ch, Slices { c, left, version }))
+    }
+
+    /// The next slice: its header, its blocks (not decoded) and the header block's offset.
+    pub(super) fn next_slice(
+        &mut self,
+    ) -> Result<Option<(SliceHeader, Vec<Block<'a>>, u64)>, Error> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        let b = Block::read(&mut self.c, self.version)?;
+        let at = b.offset;
+        let sh = SliceHeader::parse(&b.decode()?, b.offset, self.version)?;
+        let mut blocks = Vec::new();
+        for _ in 0..sh.blocks {
+            blocks.push(Block::read(&mut self.c, self.version)?);
+        }
+        Ok(Some((sh, blocks, at)))
+    }
+}
+
+/// Decodes a slice's blocks.
+pub(super) fn decode_blocks(blocks: &[Block<'_>]) -> Result<Vec<Decoded>, Error> {
+    blocks
+        .iter()
+        .map(|b| {
+            Ok((
+                b.content_type,
+                b.content_id,
+                b.decode()?.into_owned(),
+                b.offset,
+            ))
+        })
+        .collect()
+}
+
 impl Reader {
+    /// The context records are made whole in, made once the reader's options are set.
+    pub(super) fn context(&mut self) -> std::sync::Arc<Context> {
+        if let Some(c) = &self.context {
+            return std::sync::Arc::clone(c);
+        }
+        let c = std::sync::Arc::new(Context {
+            header: self.header.clone(),
+            version: self.version,
+            prefix: self.prefix.clone(),
+            decode_md: self.decode_md,
+        });
+        self.context = Some(std::sync::Arc::clone(&c));
+        c
+    }
+
     pub(super) fn decode_container(
         &mut self,
         h: &ContainerHeader,
         body: &[u8],
         body_at: u64,
     ) -> Result<Vec<Alignment>, Error> {
-        let mut c = Cursor::new(body, body_at);
-        let b = Block::read(&mut c, self.version)?;
-        let ch = CompressionHeader::parse(&b.decode()?, b.offset)?;
+        let ctx = self.context();
+        let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let mut out = Vec::new();
-        for _ in &h.landmarks {
-            let b = Block::read(&mut c, self.version)?;
-            let at = b.offset;
-            let sh = SliceHeader::parse(&b.decode()?, b.offset, self.version)?;
-            let mut blocks = Vec::new();
-            for _ in 0..sh.blocks {
-                let b = Block::read(&mut c, self.version)?;
-                blocks.push((
-                    b.content_type,
-                    b.content_id,
-                    b.decode()?.into_owned(),
-                    b.offset,
-                ));
+        while let Some((sh, blocks, at)) = slices.next_slice()? {
+            let blocks = decode_blocks(&blocks)?;
+            let stored = ctx.records(&ch, &sh, &blocks, at)?;
+            let slice_ref = self.slice_ref(&ch, &sh, &blocks, at)?;
+            if sh.reference_id == crate::slice::MULTI_REF
+                && ch.reference_required
+                && !self.without_bases
+            {
+                // htslib reads these references whole; only the bases the slice's records can
+                // reach are read here (each record's start to its start plus its length and
+                // deletions, more than it aligns to), so a remote FASTA is asked for no more.
+                self.whole.clear();
+                let mut reach: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
+                for r in &stored {
+                    if r.reference_id >= 0 && r.bam_flags & i32::from(UNMAPPED) == 0 {
+                        let (from, to) = record_reach(r);
+                        let e = reach.entry(r.reference_id).or_insert((from, to));
+                        *e = (e.0.min(from), e.1.max(to));
+                    }
+                }
+                for (id, (from, to)) in reach {
+                    self.load_span(id, from, to, at)?;
+                }
             }
-            out.extend(self.decode_slice(&ch, &sh, &blocks, at)?);
+            out.extend(ctx.finish(&ch, &sh, stored, slice_ref.as_ref(), &self.whole, at)?);
         }
         Ok(out)
     }
 
-    pub(super) fn decode_slice(
+    /// The reference bases a slice is rebuilt against: embedded in it, from the FASTA, or none
+    /// (unplaced reads, a reference-less slice, records wanted without bases, or several
+    /// references, loaded whole by the caller).
+    pub(super) fn slice_ref(
         &mut self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
-        blocks: &[(ContentType, i32, Vec<u8>, u64)],
+        blocks: &[Decoded],
         at: u64,
-    ) -> Result<Vec<Alignment>, Error> {
+    ) -> Result<Option<SliceRef>, Error> {
+        if sh.reference_id < 0 {
+            Ok(None)
+        } else if sh.embedded_reference >= 0 {
+            let b = blocks
+                .iter()
+                .find(|b| b.0 == ContentType::External && b.1 == sh.embedded_reference)
+                .ok_or_else(|| Error::at(at, "embedded reference block missing"))?;
+            if i64::from(sh.span) > b.2.len() as i64 {
+                return Err(Error::at(b.3, "embedded reference is too small"));
+            }
+            self.check_md5(sh, &b.2, at)?;
+            let start = i64::from(sh.start);
+            Ok(Some((b.2.clone(), start, start + i64::from(sh.span) - 1)))
+        } else if !ch.reference_required || self.without_bases {
+            Ok(None)
+        } else {
+            Ok(Some(self.slice_reference(sh, at)?))
+        }
+    }
+}
+
+impl Context {
+    /// A slice's records as stored, each read length checked against what the slice holds.
+    pub(super) fn records(
+        &self,
+        ch: &CompressionHeader,
+        sh: &SliceHeader,
+        blocks: &[Decoded],
+        at: u64,
+    ) -> Result<Vec<Record>, Error> {
         let core = blocks
             .iter()
             .find(|b| b.0 == ContentType::Core)
             .ok_or_else(|| Error::at(at, "slice without a core block"))?;
-        let mut s = Streams {
-            core: Bits::new(&core.2, core.3),
-            external: blocks
+        let mut s = Streams::new(
+            Bits::new(&core.2, core.3),
+            blocks
                 .iter()
                 .filter(|b| b.0 == ContentType::External)
-                .map(|b| (b.1, Cursor::new(&b.2, b.3)))
-                .collect(),
-        };
+                .map(|b| (b.1, Cursor::new(&b.2, b.3))),
+        );
         let stored = read_slice(ch, sh, &mut s)?;
         // A mapped read's bases come from the reference or from the slice's blocks, so its
         // length is bounded by both together; a larger one is a lie, refused before allocating.
@@ -73,62 +201,34 @@ impl Reader {
                 ));
             }
         }
-        // The reference bases this slice is rebuilt against.
-        let slice_ref: Option<(Vec<u8>, i64, i64)> = if sh.reference_id < 0 {
-            None
-        } else if sh.embedded_reference >= 0 {
-            let b = blocks
-                .iter()
-                .find(|b| b.0 == ContentType::External && b.1 == sh.embedded_reference)
-                .ok_or_else(|| Error::at(at, "embedded reference block missing"))?;
-            if i64::from(sh.span) > b.2.len() as i64 {
-                return Err(Error::at(b.3, "embedded reference is too small"));
-            }
-            self.check_md5(sh, &b.2, at)?;
-            let start = i64::from(sh.start);
-            Some((b.2.clone(), start, start + i64::from(sh.span) - 1))
-        } else if !ch.reference_required || self.without_bases {
-            None
-        } else {
-            Some(self.slice_reference(sh, at)?)
-        };
-        if sh.reference_id == crate::slice::MULTI_REF
-            && ch.reference_required
-            && !self.without_bases
-        {
-            // htslib reads these references whole; only the bases the slice's records can
-            // reach are read here (each record's start to its start plus its length and
-            // deletions, more than it aligns to), so a remote FASTA is asked for no more.
-            self.whole.clear();
-            let mut reach: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
-            for r in &stored {
-                if r.reference_id >= 0 && r.bam_flags & i32::from(UNMAPPED) == 0 {
-                    let (from, to) = record_reach(r);
-                    let e = reach.entry(r.reference_id).or_insert((from, to));
-                    *e = (e.0.min(from), e.1.max(to));
-                }
-            }
-            for (id, (from, to)) in reach {
-                self.load_span(id, from, to, at)?;
-            }
-        }
+        Ok(stored)
+    }
+
+    /// A slice's records made whole against `slice_ref` (or, for several references, the
+    /// whole references in `whole`), mates resolved and names given.
+    pub(super) fn finish(
+        &self,
+        ch: &CompressionHeader,
+        sh: &SliceHeader,
+        stored: Vec<Record>,
+        slice_ref: Option<&SliceRef>,
+        whole: &BTreeMap<i32, (Vec<u8>, i64)>,
+        at: u64,
+    ) -> Result<Vec<Alignment>, Error> {
         let mut recs = Vec::with_capacity(stored.len());
         let mut links = Vec::with_capacity(stored.len());
         for (i, r) in stored.into_iter().enumerate() {
-            let view = match &slice_ref {
+            let view = match slice_ref {
                 Some((bases, start, end)) => Some(RefView {
                     bases,
                     start: *start,
                     end: *end,
                 }),
-                None => self
-                    .whole
-                    .get(&r.reference_id)
-                    .map(|(bases, start)| RefView {
-                        bases,
-                        start: *start,
-                        end: start + bases.len() as i64 - 1,
-                    }),
+                None => whole.get(&r.reference_id).map(|(bases, start)| RefView {
+                    bases,
+                    start: *start,
+                    end: start + bases.len() as i64 - 1,
+                }),
             };
             let (a, link) = self.alignment(ch, r, view, i, at)?;
             recs.push(a);
@@ -157,24 +257,8 @@ impl Reader {
                 format!("unknown reference id {}", r.reference_id),
             ));
         }
-        let mut aux = Vec::new();
-        let (mut has_md, mut has_nm) = (false, false);
-        for (key, value) in &r.tags {
-            if &key[..2] == b"MD" {
-                has_md = true;
-            }
-            if &key[..2] == b"NM" {
-                has_nm = true;
-            }
-            if key == b"cFC" && value.len() == 1 {
-                // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
-                has_md |= value[0] & 1 != 0;
-                has_nm |= value[0] & 2 != 0;
-                continue;
-            }
-            aux.extend_from_slice(key);
-            aux.extend_from_slice(value);
-        }
+        let mut aux = std::mem::take(&mut r.aux);
+        let (mut has_md, mut has_nm) = (r.md_stored, r.nm_stored);
         if !self.decode_md {
             // As if both were stored: nothing is made.
             (has_md, has_nm) = (true, true);
@@ -200,7 +284,7 @@ impl Reader {
                 ));
             }
             let ref_len = self.header.reference_len(r.reference_id);
-            let built = rebuild(ch, &r, view, ref_len, has_md, has_nm, at)?;
+            let built = rebuild(ch, &r, view, ref_len, (has_md, has_nm), &mut aux, at)?;
             a.seq = built.seq;
             a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
                 std::mem::take(&mut r.qualities)
@@ -210,7 +294,6 @@ impl Reader {
             a.cigar = built.cigar;
             a.end = built.end;
             a.mapq = u8::try_from(r.mapping_quality).unwrap_or(r.mapping_quality as u8);
-            aux.extend_from_slice(&built.md_nm);
         } else {
             a.seq = if r.bases.len() == len {
                 std::mem::take(&mut r.bases)
@@ -264,7 +347,6 @@ impl Reader {
         Ok((a, link))
     }
 }
-
 /// The reference positions (1-based, inclusive) a mapped record can touch: from its start, its
 /// read length plus what its deletions and skips pass over (at least what it aligns to).
 fn record_reach(r: &Record) -> (i64, i64) {

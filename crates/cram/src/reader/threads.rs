@@ -1,0 +1,251 @@
+//! Decoding containers on worker threads (`-@`), as htslib's thread pool does: the reader's
+//! thread reads each container and the reference bases its slices need (the byte source and
+//! the FASTA stay with it), workers decode the blocks and make the records whole, and the
+//! containers come back in file order. While it waits, the reader's thread decodes queued
+//! containers too, so that `-@ 1` keeps two threads decoding.
+
+use std::collections::VecDeque;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
+
+use super::decode::{decode_blocks, Context, SliceRef, Slices};
+use super::*;
+
+type Job = Box<dyn FnOnce() + Send>;
+type Answer = Result<Vec<Alignment>, Error>;
+
+/// A container read and waiting for its turn.
+enum Queued {
+    /// Decoded on a worker (or by the waiting reader thread).
+    Job(Receiver<Answer>),
+    /// Decoded by the reader in its turn: it needs what only the reader has (several
+    /// references, an embedded reference), or its slices could not be read ahead (its error
+    /// then comes in its turn, after the records before it).
+    InTurn(ContainerHeader, Vec<u8>, u64),
+    /// Reading it failed: the error, in its turn.
+    Failed(Error),
+}
+
+pub(super) struct Pool {
+    jobs: Option<Sender<Job>>,
+    /// The queue's other end, from which the waiting reader thread takes work.
+    steal: Receiver<Job>,
+    workers: Vec<JoinHandle<()>>,
+    queued: VecDeque<Queued>,
+    /// Containers kept queued: enough for every thread to have one and the next ready.
+    depth: usize,
+    /// No container is left to queue (until the reader is pointed elsewhere).
+    input_done: bool,
+}
+
+impl Pool {
+    /// The answer of `rx`, running queued jobs while it is not there.
+    fn wait(&self, rx: &Receiver<Answer>) -> Answer {
+        let stopped = || Error::at(0, "a CRAM decoding thread stopped");
+        loop {
+            match rx.try_recv() {
+                Ok(answer) => return answer,
+                Err(TryRecvError::Disconnected) => return Err(stopped()),
+                Err(TryRecvError::Empty) => {}
+            }
+            match self.steal.try_recv() {
+                Ok(job) => job(),
+                Err(_) => return rx.recv().unwrap_or_else(|_| Err(stopped())),
+            }
+        }
+    }
+
+    /// Forgets the queued containers; jobs nobody waits for are taken off the queue.
+    fn clear(&mut self) {
+        self.queued.clear();
+        while self.steal.try_recv().is_ok() {}
+        self.input_done = false;
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.clear();
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+impl Context {
+    /// A container's records made whole, its slices' reference bases read beforehand.
+    fn decode_prepared(
+        &self,
+        h: &ContainerHeader,
+        body: &[u8],
+        body_at: u64,
+        refs: Vec<Option<SliceRef>>,
+    ) -> Answer {
+        let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
+        let none = BTreeMap::new();
+        let mut refs = refs.into_iter();
+        let mut out = Vec::new();
+        while let Some((sh, blocks, at)) = slices.next_slice()? {
+            let blocks = decode_blocks(&blocks)?;
+            let stored = self.records(&ch, &sh, &blocks, at)?;
+            let slice_ref = refs.next().flatten();
+            out.extend(self.finish(&ch, &sh, stored, slice_ref.as_ref(), &none, at)?);
+        }
+        Ok(out)
+    }
+}
+
+impl Reader {
+    /// Decodes containers on `threads` worker threads besides the caller's (samtools' `-@`);
+    /// 0: in the caller's thread alone.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.pool = None;
+        if threads == 0 {
+            return;
+        }
+        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+        let mut workers = Vec::with_capacity(threads);
+        for i in 0..threads {
+            let rx: Receiver<Job> = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("cram-decode-{i}"))
+                .spawn(move || {
+                    while let Ok(job) = rx.recv() {
+                        job();
+                    }
+                });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(_) => break,
+            }
+        }
+        if workers.is_empty() {
+            return;
+        }
+        self.pool = Some(Pool {
+            jobs: Some(tx),
+            steal: rx,
+            workers,
+            queued: VecDeque::new(),
+            depth: 2 * (threads + 1),
+            input_done: false,
+        });
+    }
+
+    /// Gives back records the caller is done with: with workers, one of them frees them, as
+    /// the thread that allocated them frees them at the least cost (glibc's arenas).
+    pub fn recycle(&mut self, recs: Vec<Alignment>) {
+        let Some(jobs) = self.pool.as_ref().and_then(|p| p.jobs.as_ref()) else {
+            return;
+        };
+        let _ = jobs.send(Box::new(move || drop(recs)));
+    }
+
+    /// Forgets containers read ahead (the reader is pointed elsewhere).
+    pub(super) fn drop_queued(&mut self) {
+        if let Some(p) = self.pool.as_mut() {
+            p.clear();
+        }
+    }
+
+    /// [`Reader::next_container`] with workers: containers read ahead and decoded in
+    /// parallel, taken in order.
+    pub(super) fn next_decoded(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
+        self.fill();
+        let Some(next) = self.pool.as_mut().and_then(|p| p.queued.pop_front()) else {
+            return Ok(None);
+        };
+        let recs = match next {
+            Queued::Job(rx) => match self.pool.as_ref() {
+                Some(p) => p.wait(&rx)?,
+                None => return Ok(None),
+            },
+            Queued::InTurn(h, body, body_at) => self.decode_container(&h, &body, body_at)?,
+            Queued::Failed(e) => return Err(e),
+        };
+        let recs = self.in_range(recs);
+        if self.range_done {
+            self.drop_queued();
+        }
+        Ok(Some(recs))
+    }
+
+    /// Reads containers ahead until the queue is full or the input ends.
+    fn fill(&mut self) {
+        loop {
+            match self.pool.as_ref() {
+                Some(p) if !p.input_done && p.queued.len() < p.depth => {}
+                _ => return,
+            }
+            let queued = match self.next_stored() {
+                Ok(Some((h, body, body_at))) => Some(self.queue(h, body, body_at)),
+                Ok(None) => None,
+                Err(e) => Some(Queued::Failed(e)),
+            };
+            let Some(p) = self.pool.as_mut() else {
+                return;
+            };
+            match queued {
+                Some(q) => {
+                    if matches!(q, Queued::Failed(_)) {
+                        p.input_done = true;
+                    }
+                    p.queued.push_back(q);
+                }
+                None => p.input_done = true,
+            }
+        }
+    }
+
+    /// Hands a container to the workers with its slices' reference bases, or keeps it to be
+    /// decoded in turn.
+    fn queue(&mut self, h: ContainerHeader, body: Vec<u8>, body_at: u64) -> Queued {
+        let refs = match self.prepare(&h, &body, body_at) {
+            Ok(Some(refs)) => refs,
+            Ok(None) | Err(_) => return Queued::InTurn(h, body, body_at),
+        };
+        let ctx = self.context();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let job: Job = Box::new(move || {
+            let _ = tx.send(ctx.decode_prepared(&h, &body, body_at, refs));
+        });
+        let sent = self
+            .pool
+            .as_ref()
+            .and_then(|p| p.jobs.as_ref())
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            return Queued::Failed(Error::at(body_at, "CRAM decoding threads stopped"));
+        }
+        Queued::Job(rx)
+    }
+
+    /// The reference bases of each slice of a container, read ahead of decoding; `None`
+    /// when the container is to be decoded in turn.
+    fn prepare(
+        &mut self,
+        h: &ContainerHeader,
+        body: &[u8],
+        body_at: u64,
+    ) -> Result<Option<Vec<Option<SliceRef>>>, Error> {
+        let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
+        let mut refs = Vec::new();
+        while let Some((sh, _, at)) = slices.next_slice()? {
+            if sh.reference_id == crate::slice::MULTI_REF
+                || (sh.reference_id >= 0 && sh.embedded_reference >= 0)
+            {
+                return Ok(None);
+            }
+            refs.push(
+                if sh.reference_id < 0 || !ch.reference_required || self.without_bases {
+                    None
+                } else {
+                    Some(self.slice_reference(&sh, at)?)
+                },
+            );
+        }
+        Ok(Some(refs))
+    }
+}

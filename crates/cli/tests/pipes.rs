@@ -24,7 +24,10 @@ const LIMIT: Duration = Duration::from_secs(60);
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("hts-pipes-{}", std::process::id()));
+        // In the build's own scratch folder, under one name: each run replaces the last's
+        // 70 MB instead of leaving it behind in the system's temporary folder.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pipes");
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
     })

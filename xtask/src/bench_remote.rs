@@ -393,8 +393,8 @@ pub fn run(
                     server.reset();
                     let r = timed(&mode.program, &args, &cwd, &env)?;
                     cold.push(measure(&r, server, index_size, &reference));
-                    if opts.request_log && mode.name == "hts" && cold.len() == 1 {
-                        crate::bench_remote_vcf::print_log(case, server, &cwd);
+                    if opts.request_log && mode.program == hts && !["htslib", "pr1998"].contains(&mode.name.as_str()) && cold.len() == 1 {
+                        crate::bench_remote_vcf::print_log(&format!("{case} ({})", mode.name), server, &cwd);
                     }
                     if mode.warm {
                         server.reset();

@@ -143,7 +143,12 @@ fn a_long_range_goes_out_as_parts_at_once_and_is_read_in_order() {
     // Switched off (one part as large as the span): the whole span at one connection's rate,
     // 1 s; in parts, four connections at once.
     let (whole, starts, _) = timed(8 << 20);
-    assert_eq!(starts, [1000]);
+    // One request (a resume after a stall on a loaded machine starts mid-part, not at a part).
+    assert_eq!(starts.first(), Some(&1000));
+    assert!(
+        starts[1..].iter().all(|s| (s - 1000) % PART != 0),
+        "no parts: {starts:?}"
+    );
     assert!(
         parted.as_secs_f64() * 2.0 < whole.as_secs_f64(),
         "parts {parted:?} against one request {whole:?}"

@@ -495,7 +495,7 @@ impl Backend for HttpBackend {
                     .min()
                     .unwrap_or(range.end)
                     .min(range.end);
-                let parts = window::parts(&[pos..next], part, self.options.fetchers);
+                let parts = window::parts(pos..next, part, self.options.fetchers);
                 self.ahead.extend(parts.into_iter().map(|range| Window {
                     range,
                     transfer: None,

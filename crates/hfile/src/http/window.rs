@@ -55,32 +55,27 @@ pub(crate) fn split(ranges: &[Range<u64>], request_size: u64) -> Vec<Range<u64>>
 /// profile answers in 20 ms).
 pub(crate) const MIN_PART: u64 = 256 * 1024;
 
-/// `ranges` cut into parts, in order: a range longer than `part` is cut into pieces of the
-/// smallest power of two (at least [`MIN_PART`], at most `part`) that leaves no more than
-/// `fetchers` pieces, so a range of a few parts' length (the rest of an index, a mid-sized
-/// span) keeps every fetcher busy, and a long one goes out as parts of `part` bytes; a range
-/// no longer than `part` stays one request (a part size above every range switches parts off). Piece sizes are powers of two from
-/// the range's start, so advice repeated for a range whose end moved a little (a span planned
-/// from part of an index) is cut at the same bytes and the requests already sent are kept.
-pub(crate) fn parts(ranges: &[Range<u64>], part: u64, fetchers: usize) -> Vec<Range<u64>> {
+/// `r` cut into parts, in order: a range longer than `part` is cut into pieces of the smallest
+/// power of two (at least [`MIN_PART`], at most `part`) that leaves no more than `fetchers`
+/// pieces, so a range of a few parts' length (the rest of an index, a mid-sized span) keeps
+/// every fetcher busy, and a long one goes out as parts of `part` bytes; a range no longer
+/// than `part` stays one request (a part size above every range switches parts off). Piece
+/// sizes are powers of two from the range's start, so advice repeated for a range whose end
+/// moved a little (a span planned from part of an index) is cut at the same bytes.
+pub(crate) fn parts(r: Range<u64>, part: u64, fetchers: usize) -> Vec<Range<u64>> {
     let part = part.max(1);
     let fetchers = u64::try_from(fetchers.max(1)).unwrap_or(u64::MAX);
-    let mut out = Vec::new();
-    for r in ranges {
-        let len = r.end.saturating_sub(r.start);
-        if len <= part {
-            out.extend(split(std::slice::from_ref(r), part));
-            continue;
-        }
-        let piece = len
-            .div_ceil(fetchers)
+    let len = r.end.saturating_sub(r.start);
+    let piece = if len <= part {
+        part
+    } else {
+        len.div_ceil(fetchers)
             .checked_next_power_of_two()
             .unwrap_or(part)
             .max(MIN_PART)
-            .min(part);
-        out.extend(split(std::slice::from_ref(r), piece));
-    }
-    out
+            .min(part)
+    };
+    split(std::slice::from_ref(&r), piece)
 }
 
 #[cfg(test)]
@@ -121,19 +116,19 @@ mod tests {
         // The rest of an index (2.38 MB) on 6 fetchers: five parts of 512 KiB, not three of
         // 1 MiB; a long span in parts of the part size; a short one whole.
         let index = 245_760..2_625_536;
-        let got = parts(&[index.clone()], mib, 6);
+        let got = parts(index.clone(), mib, 6);
         assert_eq!(got.len(), 5);
         assert!(got.iter().all(|r| r.end - r.start <= 512 * K));
         assert_eq!((got[0].start, got[4].end), (index.start, index.end));
-        assert_eq!(parts(&[0..40 * mib], mib, 6).len(), 40);
-        assert_eq!(parts(&[0..100 * K], mib, 6), vec![0..100 * K]);
+        assert_eq!(parts(0..40 * mib, mib, 6).len(), 40);
+        assert_eq!(parts(0..100 * K, mib, 6), vec![0..100 * K]);
         // Never below MIN_PART, never above the part size (a part size below MIN_PART wins);
         // a range no longer than a part stays whole.
-        assert_eq!(parts(&[0..1200 * K], mib, 8).len(), 5);
-        assert_eq!(parts(&[0..64 * K], 16 * K, 8).len(), 4);
-        assert_eq!(parts(&[0..900 * K], mib, 8).len(), 1);
+        assert_eq!(parts(0..1200 * K, mib, 8).len(), 5);
+        assert_eq!(parts(0..64 * K, 16 * K, 8).len(), 4);
+        assert_eq!(parts(0..900 * K, mib, 8).len(), 1);
         // The same cut when the end moved by less than a block: requests already sent are kept.
-        let a = parts(&[index.start..2_600_000], mib, 6);
+        let a = parts(index.start..2_600_000, mib, 6);
         assert_eq!(a[..4], got[..4]);
     }
 }

@@ -19,6 +19,7 @@ pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
                          [--transports http,s3] [--format bam|vcf|cram] [--size MB] [--request-log]
+                         [--peak-rss]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -31,6 +32,7 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   (22:20000000-25000000).
   --request-log the server's request log of hts's first cold run of each case, and the number
                 of files its working directory held after it.
+  --peak-rss    each hts mode's peak RSS, from one more cold run under GNU time.
   --variants    more hts modes, each a name and its options ('p1m:--part-size 1M').
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
@@ -59,6 +61,8 @@ pub struct Options {
     /// Also measure `s3://` (s3s-fs behind the same emulated link), for hts and for samtools'
     /// own S3 plugin.
     pub s3: bool,
+    /// Also report each hts mode's peak RSS: one more cold run, under GNU time.
+    pub peak_rss: bool,
     /// Print the server's request log of hts's first cold run of each case, and what its
     /// working directory held after it.
     pub request_log: bool,
@@ -404,8 +408,16 @@ pub fn run(
                     server.reset();
                     let r = timed(&mode.program, &args, &cwd, &env)?;
                     cold.push(measure(&r, server, index_size, &reference));
-                    if opts.request_log && mode.name == "hts" && cold.len() == 1 {
-                        crate::bench_remote_vcf::print_log(case, server, &cwd);
+                    if opts.request_log
+                        && mode.program == hts
+                        && !["htslib", "pr1998"].contains(&mode.name.as_str())
+                        && cold.len() == 1
+                    {
+                        crate::bench_remote_vcf::print_log(
+                            &format!("{case} ({})", mode.name),
+                            server,
+                            &cwd,
+                        );
                     }
                     if mode.warm {
                         server.reset();
@@ -428,6 +440,14 @@ pub fn run(
                     let _ = std::fs::remove_dir_all(&cache);
                     env.pop();
                 }
+                if opts.peak_rss && mode.program == hts {
+                    let kib = peak_rss(&mode.program, &args, &env)?;
+                    println!(
+                        "  {pname:>5} {case:>6} {:>16}: peak RSS {:.1} MiB (cold, GNU time)",
+                        mode.name,
+                        kib as f64 / 1024.0
+                    );
+                }
                 for (temperature, runs) in [("cold", cold), ("warm", warm)] {
                     if runs.is_empty() {
                         continue;
@@ -440,6 +460,38 @@ pub fn run(
         }
     }
     Ok(cells)
+}
+
+/// The peak RSS in KiB of one more cold run (a fresh working directory and cache) under GNU
+/// time: `wait4` alone would report this process's own peak, which the child starts with.
+fn peak_rss(program: &Path, args: &[String], env: &[EnvChange]) -> Result<u64, String> {
+    let cwd = fresh_dir("rss")?;
+    let cache = fresh_dir("rss-cache")?;
+    let out = cwd.with_extension("time");
+    let mut env = env.to_vec();
+    env.push((
+        "XDG_CACHE_HOME".to_string(),
+        Some(cache.display().to_string()),
+    ));
+    let mut timed_args = vec![
+        "-f".to_string(),
+        "%M".to_string(),
+        "-o".to_string(),
+        out.display().to_string(),
+        program.display().to_string(),
+    ];
+    timed_args.extend(args.iter().cloned());
+    let run = timed(Path::new("/usr/bin/time"), &timed_args, &cwd, &env);
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    for p in [&cwd, &cache] {
+        let _ = std::fs::remove_dir_all(p);
+    }
+    let _ = std::fs::remove_file(&out);
+    run?;
+    text.lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .next_back()
+        .ok_or_else(|| format!("GNU time gave no peak RSS: {text:?}"))
 }
 
 /// One run's figures: (wall, first record, summary, index bytes, output identical).
@@ -540,6 +592,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             transports.split(',').any(|t| t == "s3")
         },
         request_log: args.iter().any(|a| a == "--request-log"),
+        peak_rss: args.iter().any(|a| a == "--peak-rss"),
     };
     let started = Instant::now();
     let load = crate::bench_local::load_average();

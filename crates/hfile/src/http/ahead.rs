@@ -186,42 +186,46 @@ impl crate::Hints for HttpBackend {
             .options
             .part_size
             .clamp(1, self.options.request_size.max(1));
-        let wanted = window::split(&trimmed, part);
         let mut old: Vec<Window> = self.ahead.drain(..).collect();
         // The window last kept: a range that starts inside it is asked for from its end.
         let mut kept_last: Option<Range<u64>> = None;
-        for mut range in wanted {
-            if let Some(k) = kept_last.as_ref().filter(|k| k.contains(&range.start)) {
-                range.start = k.end.min(range.end);
+        for range in trimmed {
+            let mut pos = range.start;
+            if let Some(k) = kept_last.as_ref().filter(|k| k.contains(&pos)) {
+                pos = k.end.min(range.end);
             }
-            if range.is_empty() {
-                continue;
-            }
-            // A window already being fetched from the same byte is kept: for the same bytes,
-            // for a part of them (the rest gets a window of its own), or for these and at most
-            // KEEP_EXTRA more. Advice made before everything was known (spans planned from part
-            // of an index) then costs no second request for the same bytes.
-            loop {
+            while pos < range.end {
+                // A window already being fetched from this byte is kept: for the same bytes,
+                // for a part of them, or for these and at most KEEP_EXTRA more. Advice made
+                // before everything was known (spans planned from part of an index, the index
+                // asked for again from where its reader is) then costs no second request.
                 let kept = old.iter().position(|w| {
                     w.transfer.is_some()
-                        && w.range.start == range.start
+                        && w.range.start == pos
                         && w.range.end <= range.end.saturating_add(KEEP_EXTRA)
                 });
-                let Some(i) = kept else {
-                    self.ahead.push_back(Window {
-                        range,
-                        transfer: None,
-                    });
-                    break;
-                };
-                let w = old.swap_remove(i);
-                let end = w.range.end;
-                kept_last = Some(w.range.clone());
-                self.ahead.push_back(w);
-                if end >= range.end {
-                    break;
+                if let Some(i) = kept {
+                    let w = old.swap_remove(i);
+                    pos = w.range.end;
+                    kept_last = Some(w.range.clone());
+                    self.ahead.push_back(w);
+                    continue;
                 }
-                range = end..range.end;
+                // The bytes up to the next window being fetched are asked for anew, in parts
+                // (cut only here, so the cut of new advice never splits a request under way).
+                let next = old
+                    .iter()
+                    .filter(|w| w.transfer.is_some() && w.range.start > pos)
+                    .map(|w| w.range.start)
+                    .min()
+                    .unwrap_or(range.end)
+                    .min(range.end);
+                let parts = window::parts(pos..next, part, self.options.fetchers);
+                self.ahead.extend(parts.into_iter().map(|range| Window {
+                    range,
+                    transfer: None,
+                }));
+                pos = next;
             }
         }
         for w in old {

@@ -50,6 +50,34 @@ pub(crate) fn split(ranges: &[Range<u64>], request_size: u64) -> Vec<Range<u64>>
     out
 }
 
+/// The smallest part a range is cut into so that more fetchers share it: below this a part's
+/// transfer is short beside a response's latency (256 KiB at 35 MB/s is 7.5 ms; the `s3` bench
+/// profile answers in 20 ms).
+pub(crate) const MIN_PART: u64 = 256 * 1024;
+
+/// `r` cut into parts, in order: a range longer than `part` is cut into pieces of the smallest
+/// power of two (at least [`MIN_PART`], at most `part`) that leaves no more than `fetchers`
+/// pieces, so a range of a few parts' length (the rest of an index, a mid-sized span) keeps
+/// every fetcher busy, and a long one goes out as parts of `part` bytes; a range no longer
+/// than `part` stays one request (a part size above every range switches parts off). Piece
+/// sizes are powers of two from the range's start, so advice repeated for a range whose end
+/// moved a little (a span planned from part of an index) is cut at the same bytes.
+pub(crate) fn parts(r: Range<u64>, part: u64, fetchers: usize) -> Vec<Range<u64>> {
+    let part = part.max(1);
+    let fetchers = u64::try_from(fetchers.max(1)).unwrap_or(u64::MAX);
+    let len = r.end.saturating_sub(r.start);
+    let piece = if len <= part {
+        part
+    } else {
+        len.div_ceil(fetchers)
+            .checked_next_power_of_two()
+            .unwrap_or(part)
+            .max(MIN_PART)
+            .min(part)
+    };
+    split(std::slice::from_ref(&r), piece)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +107,28 @@ mod tests {
             split(&[0..2500, 3000..3000, 5000..5100], 1000),
             vec![0..1000, 1000..2000, 2000..2500, 5000..5100]
         );
+    }
+
+    #[test]
+    fn a_range_of_a_few_parts_is_shared_by_every_fetcher() {
+        const K: u64 = 1024;
+        let mib = 1024 * K;
+        // The rest of an index (2.38 MB) on 6 fetchers: five parts of 512 KiB, not three of
+        // 1 MiB; a long span in parts of the part size; a short one whole.
+        let index = 245_760..2_625_536;
+        let got = parts(index.clone(), mib, 6);
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|r| r.end - r.start <= 512 * K));
+        assert_eq!((got[0].start, got[4].end), (index.start, index.end));
+        assert_eq!(parts(0..40 * mib, mib, 6).len(), 40);
+        assert_eq!(parts(0..100 * K, mib, 6), vec![0..100 * K]);
+        // Never below MIN_PART, never above the part size (a part size below MIN_PART wins);
+        // a range no longer than a part stays whole.
+        assert_eq!(parts(0..1200 * K, mib, 8).len(), 5);
+        assert_eq!(parts(0..64 * K, 16 * K, 8).len(), 4);
+        assert_eq!(parts(0..900 * K, mib, 8).len(), 1);
+        // The same cut when the end moved by less than a block: requests already sent are kept.
+        let a = parts(index.start..2_600_000, mib, 6);
+        assert_eq!(a[..4], got[..4]);
     }
 }

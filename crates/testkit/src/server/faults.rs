@@ -43,6 +43,9 @@ pub enum Fault {
     RangeNotSatisfiable { total: Option<u64> },
     /// The right bytes, with another object size in `Content-Range`.
     WrongTotal { total: u64 },
+    /// The right bytes, with this `ETag` (another version of the object, when other answers
+    /// carry another).
+    Etag(String),
     /// `302` to `location` (a path on this server or a full URL).
     Redirect { location: String },
     /// The right answer after a delay (a slow or out-of-order response).
@@ -221,6 +224,13 @@ async fn answer_one(
             partial(a, last, len, Body::from(slice(a, last)))
         }
         Fault::WrongTotal { total } => partial(a, b, *total, Body::from(slice(a, b))),
+        Fault::Etag(tag) => {
+            let mut r = partial(a, b, len, Body::from(slice(a, b)));
+            if let Ok(v) = tag.parse() {
+                r.headers_mut().insert(header::ETAG, v);
+            }
+            r
+        }
         Fault::ResetMidBody { after } | Fault::Stall { after } | Fault::ShortBody { after } => {
             let n = after.unwrap_or((b + 1 - a) / 2).min(b + 1 - a);
             let head = if n == 0 {

@@ -4,11 +4,12 @@
 //! built on the way.
 //!
 //! ```no_run
-//! use bam::{Reader, OpenOptions, Target};
+//! use bam::{Reader, OpenOptions, Regions, Target};
 //! let mut reader = Reader::open("https://example.org/x.bam", &OpenOptions::default())?;
-//! reader.load_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
+//! reader.select_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
 //! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
-//! let mut query = reader.query(Target::Ref { tid, beg: 10_000, end: 20_000 })?;
+//! let target = Target::Ref { tid, beg: 10_000, end: 20_000 };
+//! let mut query = reader.query(Regions::Targets(vec![target]))?;
 //! let mut line = Vec::new();
 //! while let Some(record) = query.next_record()? {
 //!     line.clear();
@@ -36,16 +37,14 @@ pub mod header;
 mod header_lines;
 pub mod index_name;
 mod index_source;
-mod iter;
-pub mod itr_multi;
 mod lengths;
 mod location;
-pub mod multi;
 pub mod pg;
 mod query;
 mod reader;
 pub mod record;
 pub mod region;
+mod region_set;
 pub mod sam;
 pub mod writer;
 
@@ -57,12 +56,12 @@ pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use index_source::IndexHint;
-pub use iter::{QueryRecords, Records};
 pub use location::{split_index, INDEX_DELIMITER};
-pub use query::{FetchPlan, Query};
+pub use query::{FetchPlan, Query, Regions};
 pub use reader::{OpenOptions, Reader};
 pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
+pub use region_set::RegionSet;
 pub use sam::{write_sam, SamWriteError, SamWriter};
 pub use writer::{OutputFormat, Writer, WriterOptions};
 

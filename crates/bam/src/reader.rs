@@ -8,7 +8,7 @@ use crate::cached::Cached;
 use crate::header::Header;
 use crate::index_source::{first_request, IndexHint, IndexSource, Pending};
 use crate::lengths;
-use crate::query::FetchPlan;
+use crate::query::{FetchPlan, Planner};
 use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
 
@@ -51,7 +51,30 @@ const HEADER_CAP: usize = 16 << 20;
 /// the file before it meets an allocation.
 const RECORD_READ_STEP: usize = 1 << 20;
 
-/// An open BAM file: its header, and records in file order or by region.
+/// An open BAM file: its header, its index, and records in file order or by region through a
+/// [`crate::Query`] ([`Reader::records`], [`Reader::query`]).
+///
+/// The header (and index) of a remote file may come from the persistent cache; before any
+/// record is read, a response the query makes anyway shows them current. Records come only
+/// from a query, which does that first: a reader itself has no method that reads a record, so
+/// records cannot be read from cached bytes not yet shown current.
+///
+/// ```compile_fail
+/// let mut reader = bam::Reader::open("x.bam", &bam::OpenOptions::default())?;
+/// // No such method: a record is read only through a query, made after the cached parts of
+/// // the file are confirmed.
+/// let record = reader.read_record_ref()?;
+/// # Ok::<(), bam::Error>(())
+/// ```
+///
+/// The same through a query compiles:
+///
+/// ```no_run
+/// let mut reader = bam::Reader::open("x.bam", &bam::OpenOptions::default())?;
+/// let mut records = reader.records()?; // confirms cached parts, then reads in file order
+/// let record = records.next_record_ref()?;
+/// # Ok::<(), bam::Error>(())
+/// ```
 pub struct Reader {
     /// The BAM's location for messages (a signed URL's query string hidden).
     location: String,
@@ -290,10 +313,9 @@ impl Reader {
 
     /// Makes sure the index holds `wanted` (loading more of it if needed).
     pub(crate) fn ensure_index(&mut self, wanted: &Wanted) -> Result<()> {
+        self.loaded_index()?;
         let Some(source) = &mut self.index_source else {
-            return Err(Error::NoIndex {
-                name: self.location.clone(),
-            });
+            return Ok(());
         };
         if source.index().require(wanted).is_ok() {
             return Ok(());
@@ -303,18 +325,19 @@ impl Reader {
         Ok(())
     }
 
-    /// Loads the references in `needed` for a query planned as one, of `regions` (on references
-    /// `needed` holds). When a remote index must be read on to reach them, the regions on each
-    /// reference are planned as soon as it is loaded and their spans asked for while the rest
-    /// of the index arrives; the query's own plan then finds them on their way (the byte
-    /// source keeps a fetch whose range is advised again).
+    /// Loads the references in `needed` for a query of the regions `planner` holds (on
+    /// references `needed` holds). When a remote index must be read on to reach them, the
+    /// regions on each reference are planned as soon as it is loaded and their spans asked for
+    /// while the rest of the index arrives; those plans are parts of the query's
+    /// ([`Planner::finish`]).
     pub(crate) fn ensure_index_for(
         &mut self,
         needed: &Wanted,
-        regions: &[index::plan::Region],
+        planner: &mut Planner,
     ) -> Result<()> {
         let remote = hfile::scheme_of(&self.source).is_some();
-        let planned = self.options.fetch_plan == FetchPlan::Planned && !regions.is_empty();
+        let planned =
+            self.options.fetch_plan == FetchPlan::Planned && !planner.regions().is_empty();
         // A server that does not tell the size waits for the query's own plan.
         let size = if remote && planned {
             self.size().ok()
@@ -329,25 +352,10 @@ impl Reader {
         }
         let options = self.options.plan;
         let bgzf = &mut self.bgzf;
-        // Block starts of the references loaded so far: those of later ones lie after their
-        // data, so the spans come out as the whole index will plan them.
-        let mut starts: Vec<u64> = Vec::new();
-        // The last reference's spans are planned by the query itself, right after.
-        let last = needed.tids().and_then(|t| t.last().copied());
         let mut each = |tid: usize, index: &Index| {
-            if Some(tid) == last || !regions.iter().any(|r| r.tid == tid) {
-                return;
+            if let Some(advice) = planner.arrived(tid, index, size, &options) {
+                bgzf.advise(&advice);
             }
-            let more = index.block_starts_of(tid);
-            let in_order = matches!((starts.last(), more.first()), (Some(a), Some(b)) if a < b);
-            starts.extend(more);
-            if !in_order {
-                starts.sort_unstable();
-                starts.dedup();
-            }
-            let ready: Vec<_> = regions.iter().filter(|r| r.tid <= tid).copied().collect();
-            let order = index::plan::plan(index, &ready, &starts, size, &options).read_order();
-            bgzf.advise(&order);
         };
         source.extend(needed, &self.header, &mut each)?;
         self.update_block_starts();
@@ -367,8 +375,12 @@ impl Reader {
         if let Some(source) = &mut self.index_source {
             self.storing.extend(source.confirm_and_store()?);
         }
-        // The header's blocks: to the end of the block holding the first record.
-        let header_end = bgzf::byte_end(self.first_record, &[], u64::MAX);
+        // The header's blocks: to the end of the block holding the first record (the byte end
+        // of a chunk from the start to it, as the planner computes every byte end).
+        let header = index::Chunk::new(VirtualOffset::default(), self.first_record);
+        let options = index::plan::Options::default();
+        let plan = index::plan::plan_chunks(&[header], &[], u64::MAX, &options);
+        let header_end = plan.spans.last().map_or(0, |s| s.end);
         self.storing
             .extend(self.cached.store(self.bgzf.get_mut(), header_end));
         self.confirmed = true;
@@ -380,20 +392,12 @@ impl Reader {
         self.index_source.as_ref().map(IndexSource::index)
     }
 
-    /// Reads the next record in file order; `None` at the end of the file. Before the first,
-    /// the parts of the file that came from the cache are shown current ([`Reader::confirm`]).
-    pub fn read_record(&mut self) -> Result<Option<Record>> {
-        Ok(self.read_record_ref()?.map(|r| r.to_owned_record()))
-    }
-
     /// Reads the next record in file order in place: it borrows the block it lies in (a record
     /// that crosses a block boundary is the one that is copied, into a buffer the reader keeps),
-    /// so reading allocates nothing. `None` at the end of the file.
-    ///
-    /// The record borrows the reader; take what you need from [`Reader::header`] before the
-    /// loop (e.g. a clone).
+    /// so reading allocates nothing. `None` at the end of the file. Only a [`crate::Query`]
+    /// calls it, once cached parts are shown current.
     #[inline]
-    pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+    pub(crate) fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         self.read_next(false)
     }
 
@@ -557,6 +561,21 @@ impl Reader {
 
     pub(crate) fn plan_options(&self) -> index::plan::Options {
         self.options.plan
+    }
+
+    /// The index as far as it is loaded; [`Error::NoIndex`] when none was found.
+    pub(crate) fn loaded_index(&self) -> Result<&Index> {
+        self.index().ok_or_else(|| Error::NoIndex {
+            name: self.location.clone(),
+        })
+    }
+
+    /// [`Reader::size`], `None` when the server does not tell it.
+    pub(crate) fn known_size(&mut self) -> Result<Option<u64>> {
+        match self.size() {
+            Err(e) if e.is_size_unknown() => Ok(None),
+            other => Ok(Some(other?)),
+        }
     }
 
     /// The size of the file (for a remote file, as the server told it).

@@ -7,7 +7,7 @@ use crate::header::Header;
 pub const POS_MAX: u64 = (i32::MAX as u64) << 32 | i32::MAX as u64;
 
 /// Reference names with their 0-based half-open intervals, sorted and merged: regions by name,
-/// before they are resolved against a header ([`crate::multi::RegionSet::resolve`]).
+/// before they are resolved against a header ([`crate::RegionSet::resolve`]).
 pub type RegionList = Vec<(Vec<u8>, Vec<(i64, i64)>)>;
 
 /// What a query reads, resolved against the header.

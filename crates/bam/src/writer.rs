@@ -13,7 +13,7 @@
 //! assert!(index.is_none());
 //! let mut reader = bam::Reader::from_bytes("mem.bam", bytes)?;
 //! assert_eq!(reader.header().refs()[0].name, b"c");
-//! assert!(reader.read_record()?.is_none());
+//! assert!(reader.records()?.next_record()?.is_none());
 //! # Ok::<(), bam::Error>(())
 //! ```
 

@@ -15,6 +15,7 @@ fn data(name: &str) -> String {
 fn all(reader: &mut Reader) -> Vec<Record> {
     reader
         .records()
+        .expect("records start")
         .collect::<Result<_, _>>()
         .expect("records read")
 }
@@ -24,7 +25,6 @@ fn region(reader: &mut Reader, region: &str) -> Vec<Vec<u8>> {
     reader
         .query(target)
         .expect("query starts")
-        .into_iter()
         .map(|r| r.expect("record").into_data())
         .collect()
 }

@@ -69,7 +69,8 @@ impl IdxStats {
     pub fn by_reading(reader: &mut Reader) -> std::result::Result<IdxStats, SlowError> {
         let header: Header = reader.header().clone();
         let mut counter = Counter::new(header.refs().len());
-        while let Some(r) = reader.read_record().map_err(SlowError::Read)? {
+        let mut records = reader.records().map_err(SlowError::Read)?;
+        while let Some(r) = records.next_record_ref().map_err(SlowError::Read)? {
             counter.add(r.ref_id(), r.flag())?;
         }
         let refs = header

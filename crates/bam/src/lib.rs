@@ -27,6 +27,8 @@
 //! Layers below: [`index`] (chunks and spans), [`bgzf`] (blocks and bounded seeks), [`hfile`]
 //! (byte sources). They are re-exported so an application needs only this crate.
 
+#![warn(missing_docs)]
+
 pub mod aux;
 mod cached;
 pub mod cigar;
@@ -39,6 +41,7 @@ pub mod index_name;
 mod index_source;
 mod lengths;
 mod location;
+mod opened;
 pub mod pg;
 mod query;
 mod reader;
@@ -58,7 +61,7 @@ pub use header::{Header, Reference};
 pub use index_source::IndexHint;
 pub use location::{split_index, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query, Regions};
-pub use reader::{OpenOptions, Reader};
+pub use reader::{Confirmed, OpenOptions, Reader};
 pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
 pub use region_set::RegionSet;

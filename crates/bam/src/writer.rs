@@ -44,6 +44,7 @@ pub enum OutputFormat {
 /// How a [`Writer`] writes.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
+    /// BAM, SAM or BGZF-compressed SAM.
     pub format: OutputFormat,
     /// Compression level as samtools takes it: -1 the default, 0 stored blocks, 1 fastest to 9
     /// smallest (htslib's mapping to libdeflate levels, [`bgzf::writer::htslib_level`]).

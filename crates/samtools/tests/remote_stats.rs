@@ -65,7 +65,7 @@ fn idxstats_reads_no_record() {
     };
     let mut reader = Reader::open(&url, &options).unwrap();
     reader.load_index(None).unwrap();
-    let remote = IdxStats::from_index(&reader).unwrap();
+    let remote = IdxStats::from_index(&reader.confirm().unwrap()).unwrap();
     let local_path = testkit::corpus_dir().join("data/rand.bam");
     let mut local = Reader::open(local_path.to_str().unwrap(), &OpenOptions::default()).unwrap();
     assert_eq!(remote, IdxStats::by_reading(&mut local).unwrap());

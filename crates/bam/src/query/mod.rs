@@ -143,6 +143,8 @@ type Keep<'r> = Box<dyn FnMut(&RecordRef<'_>) -> bool + 'r>;
 /// The records of a query ([`Reader::query`]), read in place ([`Query::next_record_ref`]) or as
 /// owned records (the [`Iterator`]; an error ends the iteration after it is returned).
 ///
+/// # Examples
+///
 /// ```no_run
 /// use bam::{OpenOptions, Reader, Target};
 /// let mut reader = Reader::open("x.bam", &OpenOptions::default())?;

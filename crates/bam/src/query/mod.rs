@@ -288,8 +288,9 @@ impl<'r> Query<'r> {
         self.reader.has_eof_marker()
     }
 
-    /// The next record read in place (see [`Reader::read_record_ref`]): no copy, no
-    /// allocation. `None` at the end.
+    /// The next record read in place: it borrows the block it lies in (only a record that
+    /// crosses a block boundary is copied, into a buffer the reader keeps), so reading
+    /// allocates nothing. `None` at the end.
     #[inline]
     pub fn next_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         if self.keep.is_none() && matches!(self.walk, Walk::File) {

@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for record in reader.query(target)? {
         writer.write_record(&record?)?;
     }
-    if let (_, Some(index)) = writer.finish()? {
+    if let Some(index) = writer.finish()?.index {
         index.write(std::fs::File::create(format!("{output}.bai"))?)?;
     }
     Ok(())

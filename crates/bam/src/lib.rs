@@ -59,14 +59,14 @@ pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use index_source::IndexHint;
-pub use location::{split_index, INDEX_DELIMITER};
+pub use location::{split_index, FileAndIndex, INDEX_DELIMITER};
 pub use query::{FetchPlan, Query, Regions};
 pub use reader::{Confirmed, OpenOptions, Reader};
 pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
 pub use region_set::RegionSet;
 pub use sam::{write_sam, SamWriteError, SamWriter};
-pub use writer::{OutputFormat, Writer, WriterOptions};
+pub use writer::{Finished, OutputFormat, Writer, WriterOptions};
 
 /// The versions of the libraries under this crate that a user may need to know (for
 /// `--version`).

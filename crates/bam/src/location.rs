@@ -15,21 +15,35 @@ use crate::{IndexHint, Result};
 /// htslib's delimiter between a file and its index (`HTS_IDX_DELIM`).
 pub const INDEX_DELIMITER: &str = "##idx##";
 
+/// A location split at `##idx##` ([`split_index`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileAndIndex<'a> {
+    /// The file.
+    pub file: &'a str,
+    /// The index named after the delimiter, if any.
+    pub index: Option<&'a str>,
+}
+
 /// Splits `FILE##idx##INDEX` into the file and the index, each used verbatim; a location without
 /// the delimiter is the file alone.
 ///
 /// ```
 /// use bam::split_index;
-/// assert_eq!(
-///     split_index("https://h/x.bam?X-Amz-Signature=a##idx##https://h/x.bam.bai?X-Amz-Signature=b"),
-///     ("https://h/x.bam?X-Amz-Signature=a", Some("https://h/x.bam.bai?X-Amz-Signature=b"))
-/// );
-/// assert_eq!(split_index("x.bam"), ("x.bam", None));
+/// let split = split_index("https://h/x.bam?X-Amz-Signature=a##idx##https://h/x.bam.bai?X-Amz-Signature=b");
+/// assert_eq!(split.file, "https://h/x.bam?X-Amz-Signature=a");
+/// assert_eq!(split.index, Some("https://h/x.bam.bai?X-Amz-Signature=b"));
+/// assert_eq!(split_index("x.bam").index, None);
 /// ```
-pub fn split_index(location: &str) -> (&str, Option<&str>) {
+pub fn split_index(location: &str) -> FileAndIndex<'_> {
     match location.split_once(INDEX_DELIMITER) {
-        Some((file, index)) => (file, Some(index)),
-        None => (location, None),
+        Some((file, index)) => FileAndIndex {
+            file,
+            index: Some(index),
+        },
+        None => FileAndIndex {
+            file: location,
+            index: None,
+        },
     }
 }
 
@@ -62,10 +76,10 @@ pub(crate) struct Locator {
 impl Locator {
     /// The locator of `location` (`FILE` or `FILE##idx##INDEX`); nothing is fetched yet.
     pub(crate) fn new(location: &str) -> Locator {
-        let (source, named) = split_index(location);
+        let split = split_index(location);
         Locator {
-            source: source.to_string(),
-            named: named.map(str::to_string),
+            source: split.file.to_string(),
+            named: split.index.map(str::to_string),
             pending: None,
             loaded: None,
             block_starts: Arc::default(),
@@ -159,13 +173,17 @@ mod tests {
 
     #[test]
     fn splits_once_at_the_first_delimiter() {
-        assert_eq!(split_index("a.bam##idx##"), ("a.bam", Some("")));
+        let split = |s| {
+            let FileAndIndex { file, index } = split_index(s);
+            (file, index)
+        };
+        assert_eq!(split("a.bam##idx##"), ("a.bam", Some("")));
         assert_eq!(
-            split_index("a.bam##idx##b.bai##idx##c"),
+            split("a.bam##idx##b.bai##idx##c"),
             ("a.bam", Some("b.bai##idx##c"))
         );
         assert_eq!(
-            split_index("s3://b/a.bam##idx##s3://b/i.csi"),
+            split("s3://b/a.bam##idx##s3://b/i.csi"),
             ("s3://b/a.bam", Some("s3://b/i.csi"))
         );
     }

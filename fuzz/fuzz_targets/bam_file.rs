@@ -15,8 +15,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = header.text_error();
     let n_targets = header.targets().len();
     let mut line = Vec::new();
+    let Ok(mut records) = reader.records() else {
+        return;
+    };
     for _ in 0..2000 {
-        let record = match reader.read_record() {
+        let record = match records.next_record() {
             Ok(Some(r)) => r,
             Ok(None) | Err(_) => break,
         };

@@ -87,6 +87,8 @@ impl Minimum {
         // The header is read from the first block(s): up to the block holding the first record.
         let mut file = File::open(bam).map_err(|e| format!("{name}: {e}"))?;
         let first = reader
+            .confirm()
+            .map_err(|e| e.to_string())?
             .index()
             .and_then(|i| i.first_record_start())
             .unwrap_or_default();

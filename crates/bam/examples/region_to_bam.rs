@@ -2,7 +2,8 @@
 //! `samtools view -b --write-index -o OUT.bam##idx##OUT.bam.bai IN REGION` does.
 //!
 //! `cargo run -p hts-bam --example region_to_bam -- FILE_OR_URL REGION OUT.bam`
-//! (writes OUT.bam and OUT.bam.bai; the input's index is found next to it)
+//! (writes OUT.bam and OUT.bam.bai; the input's index is found next to it). The README shows
+//! this program from its first `use` on (`tests/readme.rs` keeps the two the same).
 
 use bam::index::build::Scheme;
 use bam::{parse_region, OpenOptions, OutputFormat, Reader, Writer, WriterOptions};
@@ -10,30 +11,23 @@ use bam::{parse_region, OpenOptions, OutputFormat, Reader, Writer, WriterOptions
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [input, region, output] = args.as_slice() else {
-        eprintln!("usage: region_to_bam FILE_OR_URL REGION OUT.bam");
-        std::process::exit(2);
+        return Err("usage: region_to_bam FILE_OR_URL REGION OUT.bam".into());
     };
     let mut reader = Reader::open(input, &OpenOptions::default())?;
-    reader.load_index(None)?;
+    reader.select_index(None)?; // IN.bam.csi, IN.csi, IN.bam.bai, IN.bai, or IN##idx##INDEX
     let target = parse_region(region, reader.header())?;
-
     let options = WriterOptions {
         format: OutputFormat::Bam,
         index: Some(Scheme::Bai),
         name: output.clone(),
         ..WriterOptions::default()
     };
-    let file = std::fs::File::create(output)?;
-    let mut writer = Writer::new(file, reader.header(), &options)?;
-    let mut n = 0u64;
+    let mut writer = Writer::new(std::fs::File::create(output)?, reader.header(), &options)?;
     for record in reader.query(target)? {
         writer.write_record(&record?)?;
-        n += 1;
     }
-    let (_, index) = writer.finish()?;
-    if let Some(index) = index {
+    if let Some(index) = writer.finish()?.index {
         index.write(std::fs::File::create(format!("{output}.bai"))?)?;
     }
-    eprintln!("{region}: {n} records written to {output}");
     Ok(())
 }

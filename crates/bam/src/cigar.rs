@@ -97,7 +97,7 @@ impl<'a> Cigar<'a> {
     /// Reference and query lengths in one pass (htslib `bam_cigar2rqlens`), branch-free: the
     /// reader computes both for every record.
     #[inline]
-    pub fn lengths(&self) -> (u64, u64) {
+    pub(crate) fn lengths(&self) -> (u64, u64) {
         let (mut rlen, mut qlen) = (0u64, 0u64);
         for b in self.bytes.chunks_exact(4) {
             let op = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);

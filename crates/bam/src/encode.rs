@@ -12,12 +12,18 @@ use crate::record::Record;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EncodeError {
     /// The read name needs more than 254 characters.
-    NameTooLong { name: String },
+    NameTooLong {
+        /// The read name.
+        name: String,
+    },
     /// A CIGAR too long for the record's own field covers more reference than a placeholder
     /// operation can say.
     CigarTooLong {
+        /// The read name.
         name: String,
+        /// CIGAR operations in the record.
         ops: usize,
+        /// The reference bases the CIGAR covers.
         reference_len: u64,
     },
 }

@@ -11,28 +11,41 @@ use bgzf::VirtualOffset;
 pub enum Error {
     /// Reading the decompressed stream failed at byte `offset` of that stream.
     Io {
+        /// The file, as shown in messages.
         name: String,
+        /// Where in the file.
         offset: u64,
+        /// The underlying error.
         source: io::Error,
     },
     /// The BAM header is invalid; `offset` is the byte of the decompressed stream where the
     /// offending field starts.
     Header {
+        /// The file, as shown in messages.
         name: String,
+        /// Where in the file.
         offset: u64,
+        /// What is wrong.
         kind: HeaderError,
     },
     /// An alignment record is invalid; `offset` is the virtual offset of its `block_size`.
     Record {
+        /// The file, as shown in messages.
         name: String,
+        /// Where in the file.
         offset: VirtualOffset,
+        /// What is wrong.
         kind: RecordError,
     },
     /// A record's `block_size` promised more bytes than the file holds.
     TruncatedRecord {
+        /// The file, as shown in messages.
         name: String,
+        /// Where in the file.
         offset: VirtualOffset,
+        /// The record's `block_size`.
         block_size: usize,
+        /// The underlying error.
         source: bgzf::Error,
     },
     /// The BGZF layer failed (it names the file and the block's offset).
@@ -40,34 +53,71 @@ pub enum Error {
     /// The byte source failed (it names the file or URL and the offset).
     Transport(hfile::Error),
     /// The index could not be loaded or is invalid.
-    Index { name: String, source: index::Error },
+    Index {
+        /// The file, as shown in messages.
+        name: String,
+        /// The underlying error.
+        source: index::Error,
+    },
     /// A region query was asked for but there is no index.
-    NoIndex { name: String },
+    NoIndex {
+        /// The file, as shown in messages.
+        name: String,
+    },
     /// The index names data at `offset`, at or past the end of the file (`size` bytes): the
     /// index is another file's, or the file is truncated. Nothing was output.
     IndexPastEnd {
+        /// The file, as shown in messages.
         name: String,
+        /// Where in the file.
         offset: VirtualOffset,
+        /// The size of the file.
         size: u64,
     },
     /// A cached copy of part of the file (header, index prefix) no longer describes it: the
     /// entry was dropped; reading again without it gives the right answer. Nothing was output.
-    Changed { name: String, reason: String },
+    Changed {
+        /// The file, as shown in messages.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// Writing the output failed.
-    Write { name: String, source: io::Error },
+    Write {
+        /// The file, as shown in messages.
+        name: String,
+        /// The underlying error.
+        source: io::Error,
+    },
     /// Something cannot be written as asked (a record in BAM, a record into the index, an
     /// index of uncompressed SAM): `what` it is and why.
     Unwritable {
+        /// The file, as shown in messages.
         name: String,
+        /// What cannot be written.
         what: String,
+        /// Why.
         reason: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The input is not BAM (SAM, CRAM, VCF, an index, ...); `format` names what it is.
-    NotBam { name: String, format: String },
+    NotBam {
+        /// The file, as shown in messages.
+        name: String,
+        /// What the input is.
+        format: String,
+    },
     /// A query htslib refuses to start (its words in `reason`).
-    Query { name: String, reason: String },
+    Query {
+        /// The file, as shown in messages.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The index of a pre-signed URL cannot be derived from it and was not given.
-    IndexNotGiven { name: String },
+    IndexNotGiven {
+        /// The file, as shown in messages.
+        name: String,
+    },
 }
 
 impl Error {
@@ -300,18 +350,34 @@ pub enum HeaderError {
     /// The stream does not start with `BAM\1`.
     BadMagic,
     /// The stream ended inside the named header field.
-    Truncated { field: &'static str },
+    Truncated {
+        /// The field.
+        field: &'static str,
+    },
     /// `l_text` is negative when read as a signed 32-bit integer.
     NegativeTextLength(i32),
     /// `n_ref` is negative.
     NegativeRefCount(i32),
     /// A reference's `l_name` is zero or negative (it must count the name's NUL).
-    BadNameLength { index: usize, l_name: i32 },
+    BadNameLength {
+        /// The reference's place in the header (0-based).
+        index: usize,
+        /// Its `l_name`.
+        l_name: i32,
+    },
     /// A header text line (1-based) does not start with `@` (htslib: "Malformed SAM header").
-    MalformedText { line: u32 },
+    MalformedText {
+        /// The line (1-based).
+        line: u32,
+    },
     /// The memory for `len` bytes of the named field could not be had (htslib: "Out of
     /// memory").
-    OutOfMemory { field: &'static str, len: usize },
+    OutOfMemory {
+        /// The field.
+        field: &'static str,
+        /// The bytes asked for.
+        len: usize,
+    },
 }
 
 impl fmt::Display for HeaderError {
@@ -344,33 +410,60 @@ impl std::error::Error for HeaderError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecordError {
     /// `block_size` is below the 32 bytes of fixed fields.
-    TooShort { block_size: u32 },
+    TooShort {
+        /// The record's `block_size`.
+        block_size: u32,
+    },
     /// `l_read_name` is 0.
     EmptyReadName,
     /// `l_seq` is negative.
     NegativeSeqLength(i32),
     /// The read name, CIGAR, SEQ and QUAL together need more bytes than the record holds.
-    FieldsPastEnd { needed: u64, available: u64 },
+    FieldsPastEnd {
+        /// Bytes the fields need.
+        needed: u64,
+        /// Bytes the record holds.
+        available: u64,
+    },
     /// `refID` or `next_refID` is outside `-1..n_ref`.
-    RefIdOutOfRange { ref_id: i32, n_ref: usize },
+    RefIdOutOfRange {
+        /// The reference id read.
+        ref_id: i32,
+        /// The references the header has.
+        n_ref: usize,
+    },
     /// The CIGAR's query length differs from `l_seq` (htslib: "CIGAR and query sequence lengths
     /// differ").
     CigarSeqMismatch {
+        /// The read name.
         read_name: String,
+        /// The CIGAR's query length.
         cigar_len: u64,
+        /// `l_seq`.
         seq_len: u64,
     },
     /// The aux data is corrupt (unknown type, or a value running past the record); `offset` is
     /// the byte of the aux field within the record data.
-    CorruptAux { read_name: String, offset: usize },
+    CorruptAux {
+        /// The read name.
+        read_name: String,
+        /// Where in the file.
+        offset: usize,
+    },
     /// The memory for a record of `block_size` bytes could not be had.
-    OutOfMemory { block_size: usize },
+    OutOfMemory {
+        /// The record's `block_size`.
+        block_size: usize,
+    },
     /// [`crate::Record::set_body`] was given parts that do not make a record: more CIGAR
     /// operations than BAM's 16-bit count holds, or packed bases that are not
     /// `ceil(qual / 2)` bytes.
     BodyLengths {
+        /// CIGAR operations given.
         ops: usize,
+        /// Packed base bytes given.
         packed: usize,
+        /// Quality values given.
         qual: usize,
     },
 }

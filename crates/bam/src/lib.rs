@@ -4,11 +4,12 @@
 //! built on the way.
 //!
 //! ```no_run
-//! use bam::{Reader, OpenOptions, Target};
+//! use bam::{Reader, OpenOptions, Regions, Target};
 //! let mut reader = Reader::open("https://example.org/x.bam", &OpenOptions::default())?;
-//! reader.load_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
+//! reader.select_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
 //! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
-//! let mut query = reader.query(Target::Ref { tid, beg: 10_000, end: 20_000 })?;
+//! let target = Target::Ref { tid, beg: 10_000, end: 20_000 };
+//! let mut query = reader.query(Regions::Targets(vec![target]))?;
 //! let mut line = Vec::new();
 //! while let Some(record) = query.next_record()? {
 //!     line.clear();
@@ -26,6 +27,8 @@
 //! Layers below: [`index`] (chunks and spans), [`bgzf`] (blocks and bounded seeks), [`hfile`]
 //! (byte sources). They are re-exported so an application needs only this crate.
 
+#![warn(missing_docs)]
+
 pub mod aux;
 mod cached;
 pub mod cigar;
@@ -36,16 +39,15 @@ pub mod header;
 mod header_lines;
 pub mod index_name;
 mod index_source;
-mod iter;
-pub mod itr_multi;
 mod lengths;
 mod location;
-pub mod multi;
+mod opened;
 pub mod pg;
 mod query;
 mod reader;
 pub mod record;
 pub mod region;
+mod region_set;
 pub mod sam;
 pub mod writer;
 
@@ -57,14 +59,14 @@ pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
 pub use header::{Header, Reference};
 pub use index_source::IndexHint;
-pub use iter::{QueryRecords, Records};
-pub use location::{split_index, INDEX_DELIMITER};
-pub use query::{FetchPlan, Query};
-pub use reader::{OpenOptions, Reader};
+pub use location::{split_index, FileAndIndex, INDEX_DELIMITER};
+pub use query::{FetchPlan, Query, Regions};
+pub use reader::{Confirmed, OpenOptions, Reader};
 pub use record::{Record, RecordRef};
 pub use region::{parse_region, RegionError, Target};
+pub use region_set::RegionSet;
 pub use sam::{write_sam, SamWriteError, SamWriter};
-pub use writer::{OutputFormat, Writer, WriterOptions};
+pub use writer::{Finished, OutputFormat, Writer, WriterOptions};
 
 /// The versions of the libraries under this crate that a user may need to know (for
 /// `--version`).

@@ -1,15 +1,13 @@
-use std::sync::Arc;
-
 use bgzf::VirtualOffset;
-use hfile::cache::Cache;
 use hfile::Hints;
 use index::{Index, Wanted};
 
-use crate::cached::Cached;
 use crate::header::Header;
-use crate::index_source::{first_request, IndexHint, IndexSource, Pending};
+use crate::index_source::IndexHint;
 use crate::lengths;
-use crate::query::FetchPlan;
+use crate::location::Locator;
+use crate::opened::Opened;
+use crate::query::{FetchPlan, Planner};
 use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
 
@@ -42,54 +40,93 @@ pub struct OpenOptions {
 /// header costs further bounded requests, growing in size, never an open-ended one.
 const HEADER_READAHEAD: u64 = 16 * 1024;
 
-/// The 28-byte BGZF EOF marker, fetched ahead so its check costs no round trip of its own.
-const EOF_MARKER_LEN: u64 = 28;
-
-/// The most of a BAM's start kept in memory while its header is read (and cached).
-const HEADER_CAP: usize = 16 << 20;
-
 /// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
 /// the file before it meets an allocation.
 const RECORD_READ_STEP: usize = 1 << 20;
 
-/// An open BAM file: its header, and records in file order or by region.
+/// An open BAM file: its header, its index, and records in file order or by region through a
+/// [`crate::Query`] ([`Reader::records`], [`Reader::query`]).
+///
+/// The header (and index) of a remote file may come from the persistent cache; before any
+/// record is read, a response the query makes anyway shows them current. Records come only
+/// from a query, which does that first: a reader itself has no method that reads a record, so
+/// records cannot be read from cached bytes not yet shown current.
+///
+/// ```compile_fail
+/// let mut reader = bam::Reader::open("x.bam", &bam::OpenOptions::default())?;
+/// // No such method: a record is read only through a query, made after the cached parts of
+/// // the file are confirmed.
+/// let record = reader.read_record_ref()?;
+/// # Ok::<(), bam::Error>(())
+/// ```
+///
+/// The same through a query compiles:
+///
+/// ```no_run
+/// let mut reader = bam::Reader::open("x.bam", &bam::OpenOptions::default())?;
+/// let mut records = reader.records()?; // confirms cached parts, then reads in file order
+/// let record = records.next_record_ref()?;
+/// # Ok::<(), bam::Error>(())
+/// ```
 pub struct Reader {
     /// The BAM's location for messages (a signed URL's query string hidden).
     location: String,
-    /// The BAM's location as given (before any `##idx##`), for opening and deriving index
-    /// names.
-    source: String,
-    /// The index named with `##idx##`, used verbatim.
-    index_hint: Option<String>,
+    /// The transport, the cache, and whether cached parts are shown current.
+    opened: Opened,
+    /// Which index, and as far as it is loaded.
+    locator: Locator,
     bgzf: bgzf::Reader,
     header: Header,
     /// Where the first record starts (just after the header).
     first_record: VirtualOffset,
     /// Where the last record read starts, for messages about it.
     last_record: VirtualOffset,
-    /// Every block start the index knows, for the span planner of a remote file (empty for a
-    /// local one: see [`Reader::update_block_starts`]).
-    block_starts: Arc<bgzf::BlockStarts>,
     options: OpenOptions,
-    /// The index of [`OpenOptions::index`], being fetched.
-    pending_index: Option<Pending>,
-    /// The index file queries read from, as far as it has been loaded.
-    index_source: Option<IndexSource>,
-    /// The BAM's cache state (its header may have come from the cache).
-    cached: Cached,
-    cache: Option<Cache>,
-    /// Set once cached parts are shown current ([`Reader::confirm`]).
-    confirmed: bool,
-    /// Cache entries being written; waited for when the reader is dropped.
-    storing: Vec<std::thread::JoinHandle<()>>,
-    /// Read from a pipe: no seeking, no size, no index.
-    stream: bool,
     /// A record that crosses a block boundary, copied whole.
     straddling: Vec<u8>,
     /// A long-CIGAR record rewritten with its real CIGAR.
     rewritten: Vec<u8>,
     /// The last record read in place: its fields, and where its bytes are.
     last: Option<Record<Held>>,
+}
+
+/// A reader whose cached parts are shown current ([`Reader::confirm`]): what may be shown of
+/// its header and index. A reader's index is not reachable without it, so counts from a stale
+/// cached index cannot be printed:
+///
+/// ```compile_fail
+/// let mut reader = bam::Reader::open("x.bam", &bam::OpenOptions::default())?;
+/// reader.load_index(None)?;
+/// let index = reader.index(); // private: the index is shown only once confirmed
+/// # Ok::<(), bam::Error>(())
+/// ```
+///
+/// ```no_run
+/// let mut reader = bam::Reader::open("x.bam", &bam::OpenOptions::default())?;
+/// reader.load_index(None)?;
+/// let confirmed = reader.confirm()?;
+/// let unplaced = confirmed.index().and_then(|i| i.n_no_coor());
+/// # Ok::<(), bam::Error>(())
+/// ```
+pub struct Confirmed<'r> {
+    reader: &'r Reader,
+}
+
+impl Confirmed<'_> {
+    /// The header.
+    pub fn header(&self) -> &Header {
+        self.reader.header()
+    }
+
+    /// The loaded index, if any.
+    pub fn index(&self) -> Option<&Index> {
+        self.reader.index()
+    }
+
+    /// The file's location, as shown in messages.
+    pub fn location(&self) -> &str {
+        self.reader.location()
+    }
 }
 
 /// Where the bytes of the last record read in place are, so that it can be handed out again
@@ -106,66 +143,41 @@ impl Reader {
     /// Opens a local path or URL (or `-`, standard input: read in order, no index) and reads
     /// its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
     /// `FILE##idx##INDEX` names the index too (see [`crate::split_index`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let mut reader = bam::Reader::open("https://example.org/x.bam", &Default::default())?;
+    /// println!("{} references", reader.header().refs().len());
+    /// # Ok::<(), bam::Error>(())
+    /// ```
     pub fn open(location: &str, options: &OpenOptions) -> Result<Reader> {
         if location == "-" {
-            let stdin = hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()));
-            let cached = Cached::detached(location);
-            let at = (location, None);
-            return Reader::from_hfile(stdin, at, options, None, cached, None, true);
+            let (opened, stdin) = Opened::stdin();
+            return Reader::from_hfile(stdin, opened, Locator::new(location), options);
         }
-        let (source, index_hint) = crate::split_index(location);
-        let cache = if options.no_cache || hfile::scheme_of(source).is_none() {
-            None
-        } else {
-            Cache::from_env()
-        };
-        let (cached, mut file) =
-            Cached::open(source, &options.transport, cache.clone(), HEADER_CAP)?;
+        let mut locator = Locator::new(location);
         // Three requests at once for a remote file: the header (unless cached), the EOF marker
         // (which also shows a cached header current), the index.
-        file.advise_tail(EOF_MARKER_LEN);
-        let pending_index = match crate::location::index_hint(&options.index, index_hint) {
-            IndexHint::None => None,
-            ref hint => Some(Pending::start(
-                source,
-                hint,
-                &options.transport,
-                cache.as_ref(),
-                first_request(options.query_refs),
-            )),
-        };
-        let at = (source, index_hint);
-        Reader::from_hfile(file, at, options, pending_index, cached, cache, false)
+        let (opened, file) = Opened::open(locator.source(), options)?;
+        locator.start(options, opened.cache());
+        Reader::from_hfile(file, opened, locator, options)
     }
 
     /// Reads a BAM file held in memory.
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Reader> {
-        let file = hfile::HFile::from_bytes(name, bytes);
-        let options = OpenOptions::default();
-        Reader::from_hfile(
-            file,
-            (name, None),
-            &options,
-            None,
-            Cached::detached(name),
-            None,
-            false,
-        )
+        let (opened, file) = Opened::memory(name, bytes);
+        Reader::from_hfile(file, opened, Locator::new(name), &OpenOptions::default())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    /// `at`: the location as given and the index named with `##idx##`.
+    /// Reads the header of `file`.
     fn from_hfile(
         mut file: hfile::HFile,
-        at: (&str, Option<&str>),
+        opened: Opened,
+        locator: Locator,
         options: &OpenOptions,
-        pending_index: Option<Pending>,
-        cached: Cached,
-        cache: Option<Cache>,
-        stream: bool,
     ) -> Result<Reader> {
-        let (source, index_hint) = at;
-        let display = hfile::redact_url(source);
+        let display = hfile::redact_url(locator.source());
         file.set_readahead_limit(Some(HEADER_READAHEAD));
         let mut bgzf = bgzf::Reader::new(file)?;
         let header = crate::format::read_header(&mut bgzf, &display)?;
@@ -181,25 +193,16 @@ impl Reader {
         }
         Ok(Reader {
             location: display,
-            source: source.to_string(),
-            index_hint: index_hint.map(str::to_string),
+            opened,
+            locator,
             bgzf,
             header,
             first_record,
             last_record: first_record,
-            block_starts: Arc::default(),
             options: options.clone(),
-            pending_index,
             straddling: Vec::new(),
             rewritten: Vec::new(),
             last: None,
-            index_source: None,
-            cached,
-            cache,
-            // Nothing came from the cache for a pipe or bytes in memory.
-            confirmed: stream,
-            storing: Vec::new(),
-            stream,
         })
     }
 
@@ -223,7 +226,7 @@ impl Reader {
     /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably
     /// truncated. A pipe cannot be checked and counts as having one (samtools says nothing).
     pub fn has_eof_marker(&mut self) -> Result<bool> {
-        if self.stream {
+        if self.opened.is_stream() {
             return Ok(true);
         }
         match self.bgzf.check_eof_marker() {
@@ -247,82 +250,56 @@ impl Reader {
     /// but loads only what queries ask for: the references they name, read from the start of
     /// the file as far as the last of them. For a remote index that is usually a small part.
     pub fn select_index(&mut self, explicit: Option<&str>) -> Result<()> {
-        if self.stream {
+        if self.opened.is_stream() {
             return Err(Error::NoIndex {
                 name: self.location.clone(),
             });
         }
-        let explicit = explicit
-            .map(str::to_string)
-            .or_else(|| self.index_hint.clone());
-        let pending = match self.pending_index.take() {
-            Some(p) if p.matches(explicit.as_deref()) => p,
-            _ => {
-                let hint = explicit.map_or(IndexHint::Auto, IndexHint::At);
-                Pending::start(
-                    &self.source,
-                    &hint,
-                    &self.options.transport,
-                    self.cache.as_ref(),
-                    first_request(self.options.query_refs),
-                )
-            }
-        };
-        let mut source = pending.open(&self.location, &Wanted::none(), &self.header)?;
-        if self.confirmed {
+        let cache = self.opened.cache();
+        let (name, header) = (&self.location, &self.header);
+        self.locator
+            .select(explicit, name, header, &self.options, cache)?;
+        if let (true, Some(index)) = (self.opened.is_confirmed(), self.locator.loaded_mut()) {
             // Output has begun: what the index's choice rests on is shown now.
-            self.storing.extend(source.confirm_and_store()?);
+            self.opened.confirm_index(index)?;
         }
-        self.index_source = Some(source);
-        self.update_block_starts();
         Ok(())
-    }
-
-    /// Block starts make a remote plan's requests end where the last needed block ends rather
-    /// than up to 64 KiB later. Locally those bytes cost nothing, while collecting and sorting
-    /// every start of a whole index costs more than a small query: they are not computed.
-    fn update_block_starts(&mut self) {
-        let remote = hfile::scheme_of(&self.source).is_some();
-        self.block_starts = match (remote, self.index()) {
-            (true, Some(index)) => Arc::new(bgzf::BlockStarts::new(index.block_starts())),
-            _ => Arc::default(),
-        };
     }
 
     /// Makes sure the index holds `wanted` (loading more of it if needed).
     pub(crate) fn ensure_index(&mut self, wanted: &Wanted) -> Result<()> {
-        let Some(source) = &mut self.index_source else {
-            return Err(Error::NoIndex {
-                name: self.location.clone(),
-            });
+        self.loaded_index()?;
+        let Some(source) = self.locator.loaded_mut() else {
+            return Ok(());
         };
         if source.index().require(wanted).is_ok() {
             return Ok(());
         }
         source.extend(wanted, &self.header, &mut |_, _| {})?;
-        self.update_block_starts();
+        self.locator.update_block_starts();
         Ok(())
     }
 
-    /// Loads the references in `needed` for a query planned as one, of `regions` (on references
-    /// `needed` holds). When a remote index must be read on to reach them, the regions on each
-    /// reference are planned as soon as it is loaded and their spans asked for while the rest
-    /// of the index arrives; the query's own plan then finds them on their way (the byte
-    /// source keeps a fetch whose range is advised again).
+    /// Loads the references in `needed` for a query of the regions `planner` holds (on
+    /// references `needed` holds). When a remote index must be read on to reach them, the
+    /// regions on each reference are planned as soon as it is loaded and their spans asked for
+    /// while the rest of the index arrives; those plans are parts of the query's
+    /// ([`Planner::finish`]).
     pub(crate) fn ensure_index_for(
         &mut self,
         needed: &Wanted,
-        regions: &[index::plan::Region],
+        planner: &mut Planner,
     ) -> Result<()> {
-        let remote = hfile::scheme_of(&self.source).is_some();
-        let planned = self.options.fetch_plan == FetchPlan::Planned && !regions.is_empty();
+        let remote = self.locator.is_remote();
+        let planned =
+            self.options.fetch_plan == FetchPlan::Planned && !planner.regions().is_empty();
         // A server that does not tell the size waits for the query's own plan.
         let size = if remote && planned {
             self.size().ok()
         } else {
             None
         };
-        let (Some(size), Some(source)) = (size, self.index_source.as_mut()) else {
+        let (Some(size), Some(source)) = (size, self.locator.loaded_mut()) else {
             return self.ensure_index(needed);
         };
         if source.index().require(needed).is_ok() {
@@ -330,71 +307,49 @@ impl Reader {
         }
         let options = self.options.plan;
         let bgzf = &mut self.bgzf;
-        // Block starts of the references loaded so far: those of later ones lie after their
-        // data, so the spans come out as the whole index will plan them.
-        let mut starts: Vec<u64> = Vec::new();
-        // The last reference's spans are planned by the query itself, right after.
-        let last = needed.tids().and_then(|t| t.last().copied());
         let mut each = |tid: usize, index: &Index| {
-            if Some(tid) == last || !regions.iter().any(|r| r.tid == tid) {
-                return;
+            if let Some(advice) = planner.arrived(tid, index, size, &options) {
+                bgzf.advise(&advice);
             }
-            let more = index.block_starts_of(tid);
-            let in_order = matches!((starts.last(), more.first()), (Some(a), Some(b)) if a < b);
-            starts.extend(more);
-            if !in_order {
-                starts.sort_unstable();
-                starts.dedup();
-            }
-            let ready: Vec<_> = regions.iter().filter(|r| r.tid <= tid).copied().collect();
-            let order = index::plan::plan(index, &ready, &starts, size, &options).read_order();
-            bgzf.advise(&order);
         };
         source.extend(needed, &self.header, &mut each)?;
-        self.update_block_starts();
+        self.locator.update_block_starts();
         Ok(())
     }
 
-    /// Shows that the parts of the file that came from the cache still describe it, from
-    /// responses already on their way (the EOF marker's, the index's), and keeps what was read
-    /// in the cache for the next run. Call it before any output: a [`Error::Changed`] means the
-    /// cache entry was stale and was dropped; open the file again. Queries call it before their
-    /// first record.
-    pub fn confirm(&mut self) -> Result<()> {
-        if self.confirmed {
-            return Ok(());
+    /// Shows that the parts of the file that came from the cache (header, index prefix) still
+    /// describe it, from responses already on their way (the EOF marker's, the index's), and
+    /// keeps what was read in the cache for the next run. What may be printed from those parts
+    /// (the index's counts) is reached through the [`Confirmed`] it returns; records through a
+    /// [`crate::Query`], which calls this before its first record. A [`Error::Changed`] means
+    /// the cache entry was stale and was dropped: open the file again.
+    pub fn confirm(&mut self) -> Result<Confirmed<'_>> {
+        if !self.opened.is_confirmed() {
+            // The header's blocks: to the end of the block holding the first record (the byte
+            // end of a chunk from the start to it, as the planner computes every byte end).
+            let header = index::Chunk::new(VirtualOffset::default(), self.first_record);
+            let options = index::plan::Options::default();
+            let plan = index::plan::plan_chunks(&[header], &[], u64::MAX, &options);
+            let header_end = plan.spans.last().map_or(0, |s| s.end);
+            let index = self.locator.loaded_mut();
+            self.opened
+                .confirm(self.bgzf.get_mut(), index, header_end)?;
         }
-        self.cached.confirm(self.bgzf.get_mut())?;
-        if let Some(source) = &mut self.index_source {
-            self.storing.extend(source.confirm_and_store()?);
-        }
-        // The header's blocks: to the end of the block holding the first record.
-        let header_end = bgzf::byte_end(self.first_record, &[], u64::MAX);
-        self.storing
-            .extend(self.cached.store(self.bgzf.get_mut(), header_end));
-        self.confirmed = true;
-        Ok(())
+        Ok(Confirmed { reader: self })
     }
 
     /// The loaded index, if any (a partly loaded one holds the references queries needed).
-    pub fn index(&self) -> Option<&Index> {
-        self.index_source.as_ref().map(IndexSource::index)
-    }
-
-    /// Reads the next record in file order; `None` at the end of the file. Before the first,
-    /// the parts of the file that came from the cache are shown current ([`Reader::confirm`]).
-    pub fn read_record(&mut self) -> Result<Option<Record>> {
-        Ok(self.read_record_ref()?.map(|r| r.to_owned_record()))
+    /// Outside the crate it is reached through [`Confirmed::index`].
+    pub(crate) fn index(&self) -> Option<&Index> {
+        self.locator.index()
     }
 
     /// Reads the next record in file order in place: it borrows the block it lies in (a record
     /// that crosses a block boundary is the one that is copied, into a buffer the reader keeps),
-    /// so reading allocates nothing. `None` at the end of the file.
-    ///
-    /// The record borrows the reader; take what you need from [`Reader::header`] before the
-    /// loop (e.g. a clone).
+    /// so reading allocates nothing. `None` at the end of the file. Only a [`crate::Query`]
+    /// calls it, once cached parts are shown current.
     #[inline]
-    pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+    pub(crate) fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         self.read_next(false)
     }
 
@@ -409,7 +364,7 @@ impl Reader {
     /// (a copy of them per record, which reading in file order does not need).
     #[inline(always)]
     fn read_next(&mut self, hold: bool) -> Result<Option<RecordRef<'_>>> {
-        if !self.confirmed {
+        if !self.opened.is_confirmed() {
             self.confirm()?;
         }
         let at = self.bgzf.virtual_offset();
@@ -560,18 +515,33 @@ impl Reader {
         self.options.plan
     }
 
+    /// The index as far as it is loaded; [`Error::NoIndex`] when none was found.
+    pub(crate) fn loaded_index(&self) -> Result<&Index> {
+        self.index().ok_or_else(|| Error::NoIndex {
+            name: self.location.clone(),
+        })
+    }
+
+    /// [`Reader::size`], `None` when the server does not tell it.
+    pub(crate) fn known_size(&mut self) -> Result<Option<u64>> {
+        match self.size() {
+            Err(e) if e.is_size_unknown() => Ok(None),
+            other => Ok(Some(other?)),
+        }
+    }
+
     /// The size of the file (for a remote file, as the server told it).
     pub(crate) fn size(&mut self) -> Result<u64> {
         // A header from the cache comes with the size its entry recorded (shown current by
         // [`Reader::confirm`]); asking the file would wait for a response.
-        if let Some(v) = &self.cached.entry {
-            return Ok(v.size);
+        if let Some(size) = self.opened.cached_size() {
+            return Ok(size);
         }
         Ok(self.bgzf.size()?)
     }
 
     pub(crate) fn block_starts(&self) -> &[u64] {
-        self.block_starts.as_slice()
+        self.locator.block_starts()
     }
 
     pub(crate) fn bgzf_mut(&mut self) -> &mut bgzf::Reader {
@@ -583,13 +553,5 @@ impl Reader {
     /// read).
     pub fn virtual_offset(&self) -> VirtualOffset {
         self.bgzf.virtual_offset()
-    }
-}
-
-impl Drop for Reader {
-    fn drop(&mut self) {
-        for handle in self.storing.drain(..) {
-            let _ = handle.join();
-        }
     }
 }

@@ -7,7 +7,7 @@ use crate::header::Header;
 pub const POS_MAX: u64 = (i32::MAX as u64) << 32 | i32::MAX as u64;
 
 /// Reference names with their 0-based half-open intervals, sorted and merged: regions by name,
-/// before they are resolved against a header ([`crate::multi::RegionSet::resolve`]).
+/// before they are resolved against a header ([`crate::RegionSet::resolve`]).
 pub type RegionList = Vec<(Vec<u8>, Vec<(i64, i64)>)>;
 
 /// What a query reads, resolved against the header.
@@ -16,7 +16,14 @@ pub enum Target {
     /// Reads of reference `tid` overlapping the 0-based half-open `[beg, end)`. `end` is
     /// [`POS_MAX`] when the string gave no end; neither bound is clamped to the reference length
     /// (htslib does not either: a region past the end simply finds nothing).
-    Ref { tid: usize, beg: u64, end: u64 },
+    Ref {
+        /// The reference id (0-based).
+        tid: usize,
+        /// The 0-based start.
+        beg: u64,
+        /// The 0-based end, exclusive.
+        end: u64,
+    },
     /// `*`: the unplaced reads at the end of the file.
     Unplaced,
     /// `.`: every record from the start of the file (htslib's `HTS_IDX_START`).
@@ -28,21 +35,41 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegionError {
     /// `{name` without its closing brace.
-    MismatchedBraces { region: String },
+    MismatchedBraces {
+        /// The region as given.
+        region: String,
+    },
     /// `a:b` where both `a:b` and `a` are reference names.
     Ambiguous {
+        /// The region as given.
         region: String,
+        /// The reference name that also matches.
         name: String,
+        /// What follows it.
         rest: String,
     },
     /// Text follows the coordinates.
-    Unexpected { region: String, text: String },
+    Unexpected {
+        /// The region as given.
+        region: String,
+        /// The text after the coordinates.
+        text: String,
+    },
     /// A start below 1 with an end.
-    NotPositive { region: String },
+    NotPositive {
+        /// The region as given.
+        region: String,
+    },
     /// No reference of that name.
-    UnknownReference { region: String },
+    UnknownReference {
+        /// The region as given.
+        region: String,
+    },
     /// The end lies before the start.
-    Empty { region: String },
+    Empty {
+        /// The region as given.
+        region: String,
+    },
 }
 
 impl RegionError {

@@ -9,11 +9,12 @@
 //! let header = Header::from_parts(b"@HD\tVN:1.6\n".to_vec(), refs).expect("a valid header");
 //! let options = WriterOptions { format: OutputFormat::Bam, ..WriterOptions::default() };
 //! let writer = Writer::new(Vec::new(), &header, &options)?;
-//! let (bytes, index) = writer.finish()?;
-//! assert!(index.is_none());
+//! let finished = writer.finish()?;
+//! assert!(finished.index.is_none());
+//! let bytes = finished.output;
 //! let mut reader = bam::Reader::from_bytes("mem.bam", bytes)?;
 //! assert_eq!(reader.header().refs()[0].name, b"c");
-//! assert!(reader.read_record()?.is_none());
+//! assert!(reader.records()?.next_record()?.is_none());
 //! # Ok::<(), bam::Error>(())
 //! ```
 
@@ -44,6 +45,7 @@ pub enum OutputFormat {
 /// How a [`Writer`] writes.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
+    /// BAM, SAM or BGZF-compressed SAM.
     pub format: OutputFormat,
     /// Compression level as samtools takes it: -1 the default, 0 stored blocks, 1 fastest to 9
     /// smallest (htslib's mapping to libdeflate levels, [`bgzf::writer::htslib_level`]).
@@ -308,7 +310,7 @@ impl<W: Write> Writer<W> {
 
     /// Flushes everything, ends a BGZF output with its EOF marker, and returns the inner writer
     /// and the index built (if one was asked for), ready to be saved.
-    pub fn finish(mut self) -> Result<(W, Option<BuiltIndex>)> {
+    pub fn finish(mut self) -> Result<Finished<W>> {
         let mut built = None;
         if let Sink::Bgzf(w) = &mut self.sink {
             // As `sam_idx_save`: the last block ends before the index takes its end offset.
@@ -337,8 +339,20 @@ impl<W: Write> Writer<W> {
             Sink::Text(w) => w.finish().map_err(|e| sam_error(&name_for_sam, e))?,
             Sink::Bgzf(w) => w.finish().map_err(werr)?,
         };
-        Ok((inner, built))
+        Ok(Finished {
+            output: inner,
+            index: built,
+        })
     }
+}
+
+/// What [`Writer::finish`] hands back.
+#[derive(Debug)]
+pub struct Finished<W> {
+    /// The inner writer, everything written to it.
+    pub output: W,
+    /// The index built while writing, if one was asked for ([`WriterOptions::index`]).
+    pub index: Option<BuiltIndex>,
 }
 
 /// What [`SamWriter`] reports, as the other formats report it.

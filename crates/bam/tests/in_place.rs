@@ -25,8 +25,9 @@ fn owned_sam(path: &Path) -> (Vec<u8>, Vec<Vec<u8>>, Option<String>) {
     let mut r = open(path, 0);
     let header = r.header().clone();
     let (mut text, mut datas) = (Vec::new(), Vec::new());
+    let mut r = r.records().unwrap();
     loop {
-        match r.read_record() {
+        match r.next_record() {
             Ok(Some(rec)) => {
                 datas.push(rec.data().to_vec());
                 if let Err(e) = write_sam(&rec, &header, &mut text) {
@@ -61,8 +62,9 @@ fn in_place_sam(path: &Path, threads: usize) -> (Vec<u8>, Vec<Vec<u8>>, Option<S
     let mut w = SamWriter::new(out.clone(), &header, threads);
     let mut datas = Vec::new();
     let mut error = None;
+    let mut r = r.records().unwrap();
     loop {
-        match r.read_record_ref() {
+        match r.next_record_ref() {
             Ok(Some(rec)) => {
                 datas.push(rec.data().to_vec());
                 if let Err(e) = w.write_record(&rec) {
@@ -316,7 +318,7 @@ fn query_both(path: &Path, regions: &[&str]) -> [Vec<(Vec<u8>, Vec<u8>)>; 2] {
             .iter()
             .map(|s| bam::parse_region(s, &header).unwrap())
             .collect();
-        let mut q = r.query_all(&targets).unwrap();
+        let mut q = r.query(targets).unwrap();
         loop {
             let mut line = Vec::new();
             let data = if in_place {

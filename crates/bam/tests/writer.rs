@@ -15,6 +15,7 @@ fn data(name: &str) -> String {
 fn all(reader: &mut Reader) -> Vec<Record> {
     reader
         .records()
+        .expect("records start")
         .collect::<Result<_, _>>()
         .expect("records read")
 }
@@ -24,7 +25,6 @@ fn region(reader: &mut Reader, region: &str) -> Vec<Vec<u8>> {
     reader
         .query(target)
         .expect("query starts")
-        .into_iter()
         .map(|r| r.expect("record").into_data())
         .collect()
 }
@@ -53,7 +53,10 @@ fn bam_round_trip_with_index() {
         for r in &records {
             writer.write_record(r).unwrap();
         }
-        let (bytes, index) = writer.finish().unwrap();
+        let bam::Finished {
+            output: bytes,
+            index,
+        } = writer.finish().unwrap();
         let mut index_bytes = Vec::new();
         index
             .expect("an index was asked for")
@@ -82,7 +85,7 @@ fn bam_round_trip_with_index() {
         for r in &records {
             file.write_record(r).unwrap();
         }
-        let (_, built) = file.finish().unwrap();
+        let built = file.finish().unwrap().index;
         built
             .unwrap()
             .write(std::fs::File::create(&ix_path).unwrap())
@@ -114,7 +117,10 @@ fn sam_output_is_sam_text() {
         writer.write_record(r).unwrap();
         bam::write_sam(r, reader.header(), &mut expected).unwrap();
     }
-    let (text, index) = writer.finish().unwrap();
+    let bam::Finished {
+        output: text,
+        index,
+    } = writer.finish().unwrap();
     assert!(index.is_none());
     assert_eq!(text, expected);
 }

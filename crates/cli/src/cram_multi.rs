@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use bam::multi::RegionSet;
+use bam::RegionSet;
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
 use samtools::filter::Selection;

@@ -42,7 +42,8 @@ fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam:
     })
     .map_err(|_| None)?;
     let mut stats = FlagStat::default();
-    while let Some(r) = reader.read_record().map_err(Some)? {
+    let mut records = reader.records().map_err(Some)?;
+    while let Some(r) = records.next_record().map_err(Some)? {
         stats.add(&r);
     }
     Ok(stats)

@@ -24,8 +24,7 @@ const SPECS: &[Spec<char>] = &[opts::THREADS, opts::VERBOSITY];
 /// shown current: counts from a stale cached index would be another file's.
 fn index_stats(reader: &mut Reader) -> bam::Result<Option<IdxStats>> {
     reader.load_index(None)?;
-    reader.confirm()?;
-    Ok(IdxStats::from_index(reader))
+    Ok(IdxStats::from_index(&reader.confirm()?))
 }
 
 pub fn run(argv: &[String]) -> ExitCode {

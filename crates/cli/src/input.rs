@@ -3,12 +3,9 @@
 //! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
 //! on a remote file), as samtools chooses in `main_samview`.
 
-use bam::itr_multi::ItrMulti;
-use bam::multi::{MultiQuery, RegionSet};
-use bam::{parse_region, Error, Header, Reader, Record, RecordRef};
+use bam::{parse_region, Error, Header, Query, Reader, RegionSet, Regions};
 use samtools::filter::bed::Targets;
 use samtools::filter::Selection;
-use samtools::pairs::PairQuery;
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::view::Failure;
@@ -138,85 +135,19 @@ fn distinct_references(regions: &[String]) -> usize {
     names.len()
 }
 
-/// Where the records come from.
-pub enum Records<'r> {
-    /// The whole file in order.
-    File(&'r mut Reader),
-    /// The regions one after another, as given.
-    Query(bam::Query<'r>),
-    /// Every region at once, each record overlapping one of them once, in file order.
-    Multi(MultiQuery<'r>),
-    /// htslib's multi-region iterator (`-M`, `--region-file`).
-    Itr(Box<ItrMulti<'r>>),
-    /// `-P`: the regions' records and their mates.
-    Pairs(Box<PairQuery<'r>>),
-}
-
-impl Records<'_> {
-    pub fn has_eof_marker(&mut self) -> bam::Result<bool> {
-        match self {
-            Records::File(r) => r.has_eof_marker(),
-            Records::Query(q) => q.has_eof_marker(),
-            Records::Multi(q) => q.has_eof_marker(),
-            Records::Itr(q) => q.has_eof_marker(),
-            Records::Pairs(q) => q.has_eof_marker(),
-        }
-    }
-
-    /// The input and where its last record read starts, for messages about that record.
-    pub fn last_record(&self) -> (&str, bam::bgzf::VirtualOffset) {
-        match self {
-            Records::File(r) => (r.location(), r.last_record_offset()),
-            Records::Query(q) => q.last_record(),
-            Records::Multi(q) => (q.reader().location(), q.reader().last_record_offset()),
-            Records::Itr(q) => (q.reader().location(), q.reader().last_record_offset()),
-            Records::Pairs(q) => q.last_record(),
-        }
-    }
-
-    /// The next record: read in place (borrowing the reader's block buffer) from the whole file
-    /// or a query of the regions; owned from the iterators that keep records of their own.
-    #[inline]
-    pub fn next(&mut self) -> bam::Result<Option<Item<'_>>> {
-        Ok(match self {
-            Records::File(r) => r.read_record_ref()?.map(Item::InPlace),
-            Records::Query(q) => q.next_record_ref()?.map(Item::InPlace),
-            Records::Multi(q) => q.next_record()?.map(Item::Owned),
-            Records::Itr(q) => q.next_record()?.map(Item::Owned),
-            Records::Pairs(q) => q.next_record()?.map(Item::Owned),
-        })
-    }
-}
-
-/// A record as [`Records::next`] gives it.
-pub enum Item<'a> {
-    InPlace(RecordRef<'a>),
-    Owned(Record),
-}
-
-impl Item<'_> {
-    /// The record as an owned one, to edit (a copy only when it was read in place).
-    pub fn into_owned(self) -> Record {
-        match self {
-            Item::InPlace(r) => r.to_owned_record(),
-            Item::Owned(r) => r,
-        }
-    }
-}
-
-/// The records to process. Any query is planned here, its spans on their way, and the cached
-/// parts of the file shown current, before anything is written. `header` is the one records
-/// are selected with; `selection` is used by the first pass of `-P`.
+/// The records to process: the whole file, the regions one by one, or every region at once.
+/// Any query is planned here, its spans on their way, and the cached parts of the file shown
+/// current, before anything is written. `header` is the one records are selected with;
+/// `selection` is used by the first pass of `-P`.
 pub fn plan<'r>(
     args: &ViewArgs,
     reader: &'r mut Reader,
     header: &Header,
     selection: &mut Selection,
-) -> Result<Records<'r>, Failure> {
+) -> Result<Query<'r>, Failure> {
     let (index_location, regions) = index_and_regions(args)?;
     if args.header == HeaderMode::Only {
-        reader.confirm()?;
-        return Ok(Records::File(reader));
+        return Ok(reader.records()?);
     }
     if args.select.multi_region {
         reader.select_index(index_location)?;
@@ -224,15 +155,14 @@ pub fn plan<'r>(
     }
     if !regions.is_empty() {
         reader.select_index(index_location)?;
-        return Ok(Records::Query(query_regions(reader, regions)?));
+        return query_regions(reader, regions);
     }
     if targets_through_index(args, regions) {
         if let Some(set) = targets_as_regions(args, reader, header)? {
-            return Ok(Records::Multi(reader.query_regions(set)?));
+            return Ok(reader.query(Regions::Overlapping(set))?);
         }
     }
-    reader.confirm()?;
-    Ok(Records::File(reader))
+    Ok(reader.records()?)
 }
 
 /// samtools' `-M`, `--region-file` and `-P` (`multi_region_init`): the command-line regions
@@ -243,13 +173,14 @@ fn multi_region<'r>(
     header: &Header,
     regions: &[String],
     selection: &mut Selection,
-) -> Result<Records<'r>, Failure> {
+) -> Result<Query<'r>, Failure> {
     let (targets, set, _) = region_set(args, header, regions)?;
     if args.select.fetch_pairs {
-        let pairs = samtools::pairs::query_pairs(reader, header, &targets, set, selection)?;
-        return Ok(Records::Pairs(Box::new(pairs)));
+        return Ok(samtools::pairs::query_pairs(
+            reader, header, &targets, set, selection,
+        )?);
     }
-    Ok(Records::Itr(Box::new(reader.itr_multi(&set)?)))
+    Ok(reader.query(Regions::Multi(set))?)
 }
 
 /// samtools' `multi_region_init`: the BED (`-L`, `--region-file`) and the command-line
@@ -289,10 +220,7 @@ pub fn region_set(
 
 /// The regions of the command line, as samtools reads them one by one (a bad one is skipped
 /// with its warning), planned as one query.
-fn query_regions<'r>(
-    reader: &'r mut Reader,
-    regions: &[String],
-) -> Result<bam::Query<'r>, Failure> {
+fn query_regions<'r>(reader: &'r mut Reader, regions: &[String]) -> Result<Query<'r>, Failure> {
     if let Some(e) = reader.header().text_error() {
         eprintln!("{e}");
     }
@@ -313,7 +241,7 @@ fn query_regions<'r>(
         }
     }
     // One plan for every region; records still come region by region, as samtools prints them.
-    let query = reader.query_all(&targets)?;
+    let query = reader.query(Regions::Targets(targets))?;
     for (i, name) in names.iter().enumerate() {
         if query.is_invalid(i) {
             eprintln!("{}", bam::region::invalid_region_warning(name));

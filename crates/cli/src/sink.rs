@@ -122,7 +122,7 @@ impl Output {
 
     /// Ends the file (EOF marker) and saves its index.
     pub fn finish(self) -> Result<(), Failure> {
-        let (out, index) = self.writer.finish()?;
+        let bam::Finished { output: out, index } = self.writer.finish()?;
         out.close().map_err(|e| io_failure("write failed", e))?;
         if let (Some(built), Some(path)) = (index, self.index_path) {
             let file = File::create(&path)

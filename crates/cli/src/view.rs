@@ -11,7 +11,7 @@ use bam::{Header, Record};
 use samtools::filter::Selection;
 
 use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
-use crate::input::{self, Item, Records};
+use crate::input;
 use crate::opts;
 use crate::output;
 use crate::select::{self, Fate};
@@ -261,7 +261,7 @@ fn write_records(
     args: &ViewArgs,
     selection: &mut Selection,
     header: &Header,
-    records: &mut Records,
+    records: &mut bam::Query,
     sink: &mut Sink,
     count: &mut u64,
 ) -> Result<(), Failure> {
@@ -269,28 +269,24 @@ fn write_records(
         && !args.select.fetch_pairs
         && (args.count || !args.select.edits());
     let mut pace = Pace::new();
-    while let Some(item) = records.next()? {
-        let written = match item {
-            Item::InPlace(record) if in_place => {
-                let fate = if selection.passes_fields(&record) {
-                    Fate::Selected
-                } else {
-                    Fate::Unselected
-                };
-                deliver(sink, fate, &record, count)
-            }
-            item => {
-                let mut record = item.into_owned();
-                let fate =
-                    select::process(&args.select, selection, &mut record, header, args.count)
-                        .map_err(Failure::Message)?;
-                deliver(sink, fate, &record, count)
-            }
+    while let Some(record) = records.next_record_ref()? {
+        let written = if in_place {
+            let fate = if selection.passes_fields(&record) {
+                Fate::Selected
+            } else {
+                Fate::Unselected
+            };
+            deliver(sink, fate, &record, count)
+        } else {
+            let mut record = record.to_owned_record();
+            let fate = select::process(&args.select, selection, &mut record, header, args.count)
+                .map_err(Failure::Message)?;
+            deliver(sink, fate, &record, count)
         };
         // A record the writer refuses (corrupt aux data) is named by where it is in the input.
         written.map_err(|e| {
-            let (input, at) = records.last_record();
-            e.about_record(input, at)
+            let input = records.reader();
+            e.about_record(input.location(), input.last_record_offset())
         })?;
         if let Sink::Records { main, unselected } = sink {
             if pace.due() {

@@ -335,7 +335,7 @@ fn big_bam(dir: &Path, n: usize) -> PathBuf {
 /// rather than read with a request of their own.
 #[test]
 fn multi_region_reads_stay_inside_the_plan() {
-    use bam::multi::RegionSet;
+    use bam::{RegionSet, Regions};
     use samtools::filter::bed::Targets;
 
     let dir = std::env::temp_dir().join(format!("hts-remote-multi-{}", std::process::id()));
@@ -353,28 +353,18 @@ fn multi_region_reads_stay_inside_the_plan() {
     let set = RegionSet::resolve(&targets.region_list(false), reader.header(), |_| {});
     // `--region-file`: htslib's multi-region iterator; `-L` on a remote file: every record
     // overlapping the BED, through the index.
+    let mut spans_of = |regions: Regions| -> Vec<(u64, u64)> {
+        let query = reader.query(regions).unwrap();
+        query
+            .plan()
+            .spans
+            .iter()
+            .map(|s| (s.start, s.end))
+            .collect()
+    };
     let planned = [
-        (
-            "--region-file",
-            reader
-                .itr_multi(&set)
-                .unwrap()
-                .spans()
-                .iter()
-                .map(|s| (s.start, s.end))
-                .collect::<Vec<_>>(),
-        ),
-        (
-            "-L",
-            reader
-                .query_regions(set.clone())
-                .unwrap()
-                .plan()
-                .spans
-                .iter()
-                .map(|s| (s.start, s.end))
-                .collect(),
-        ),
+        ("--region-file", spans_of(Regions::Multi(set.clone()))),
+        ("-L", spans_of(Regions::Overlapping(set.clone()))),
     ];
     let server = Server::start(&dir).unwrap();
     for (option, spans) in planned {

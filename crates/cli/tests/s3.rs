@@ -146,7 +146,7 @@ fn planned_spans() -> Vec<(u64, u64)> {
         .map(|r| bam::parse_region(r, reader.header()).unwrap())
         .collect();
     let size = std::fs::metadata(local("rand.bam")).unwrap().len();
-    let query = reader.query_all(&targets).unwrap();
+    let query = reader.query(targets).unwrap();
     let mut spans = vec![(0, 65536.min(size))];
     spans.extend(query.plan().spans.iter().map(|s| (s.start, s.end)));
     spans

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use bam::{Error, Header, Reader};
+use bam::{Confirmed, Error, Header, Reader};
 
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,10 +39,10 @@ pub enum SlowError {
 
 impl IdxStats {
     /// From the loaded index: `hts_idx_get_stat` per reference (0 and 0 without a pseudo-bin)
-    /// and `n_no_coor` for `*`. A remote file's header and index may come from the cache: call
-    /// [`Reader::confirm`] before showing these (an `Error::Changed` there means they were
-    /// another version's).
-    pub fn from_index(reader: &Reader) -> Option<IdxStats> {
+    /// and `n_no_coor` for `*`. A remote file's header and index may come from the cache, so
+    /// they are taken from a reader shown current ([`Reader::confirm`]; an `Error::Changed`
+    /// there means they were another version's).
+    pub fn from_index(reader: &Confirmed<'_>) -> Option<IdxStats> {
         let index = reader.index()?;
         let refs = reader
             .header()
@@ -69,7 +69,8 @@ impl IdxStats {
     pub fn by_reading(reader: &mut Reader) -> std::result::Result<IdxStats, SlowError> {
         let header: Header = reader.header().clone();
         let mut counter = Counter::new(header.refs().len());
-        while let Some(r) = reader.read_record().map_err(SlowError::Read)? {
+        let mut records = reader.records().map_err(SlowError::Read)?;
+        while let Some(r) = records.next_record_ref().map_err(SlowError::Read)? {
             counter.add(r.ref_id(), r.flag())?;
         }
         let refs = header

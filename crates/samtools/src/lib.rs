@@ -19,7 +19,8 @@
 //!     ..Selection::default()
 //! };
 //! let mut kept = 0;
-//! while let Some(mut record) = reader.read_record()? {
+//! let mut records = reader.records()?;
+//! while let Some(mut record) = records.next_record()? {
 //!     kept += u64::from(selection.select(&mut record, &header));
 //! }
 //! println!("{kept}");

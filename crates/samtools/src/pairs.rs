@@ -1,5 +1,5 @@
 //! `samtools view -P` (`--fetch-pairs`): the records of the regions and their mates wherever
-//! they are, in two passes of htslib's multi-region iterator ([`bam::itr_multi`]) as
+//! they are, in two passes of htslib's multi-region iterator ([`bam::Regions::Multi`]) as
 //! samtools' `fetch_pairs_collect_mates` makes them.
 //! The second pass is one query over the regions plus every mate position, so on a remote file
 //! the mates are more spans of the same plan.
@@ -8,49 +8,36 @@ use std::collections::HashSet;
 
 use crate::filter::bed::Targets;
 use crate::filter::Selection;
-use bam::itr_multi::ItrMulti;
-use bam::multi::RegionSet;
-use bam::{Header, Reader, Record, Result};
+use bam::{Header, Query, Reader, Record, RegionSet, Regions, Result};
 
 /// Flag bits used here.
 const PAIRED: u16 = 0x1;
 const MATE_UNMAPPED: u16 = 0x8;
 
-/// The second pass of `-P`: records of the regions and records named as mates, in file order.
-/// Apply the selection to each (samtools runs `process_aln` on them again) before printing.
-pub struct PairQuery<'r> {
-    query: ItrMulti<'r>,
-    mates: Mates,
-}
-
-/// Runs the first pass of `-P` on `reader` and starts the second. `targets` are the regions as
-/// samtools' region hash holds them (after `-L` and command-line regions were merged),
-/// `regions` the same resolved to reference ids; `header` is the one records are selected
-/// with (samtools' edited header). The first pass reads the paired records of the regions
-/// whose mate lies outside them and that `selection` keeps: their names are the mates to
-/// print, their mates' positions (and the unplaced reads, for a mate without one) more
-/// regions of the second pass.
+/// Runs the first pass of `-P` on `reader` and starts the second: a query of the records of
+/// the regions and the records named as mates, in file order. Apply the selection to each
+/// (samtools runs `process_aln` on them again) before printing.
+///
+/// `targets` are the regions as samtools' region hash holds them (after `-L` and command-line
+/// regions were merged), `regions` the same resolved to reference ids; `header` is the one
+/// records are selected with (samtools' edited header). The first pass reads the paired
+/// records of the regions whose mate lies outside them and that `selection` keeps: their names
+/// are the mates to print, their mates' positions (and the unplaced reads, for a mate without
+/// one) more regions of the second pass.
 pub fn query_pairs<'r>(
     reader: &'r mut Reader,
     header: &Header,
     targets: &Targets,
     regions: RegionSet,
     selection: &mut Selection,
-) -> Result<PairQuery<'r>> {
+) -> Result<Query<'r>> {
     let (second, mates) = {
-        let mut q = reader.itr_multi(&regions)?;
-        collect_mates(
-            || q.next_record(),
-            header,
-            targets,
-            regions.clone(),
-            selection,
-        )?
+        let mut q = reader.query(Regions::Multi(regions.clone()))?;
+        collect_mates(|| q.next_record(), header, targets, regions, selection)?
     };
-    Ok(PairQuery {
-        query: reader.itr_multi(&second)?,
-        mates,
-    })
+    let keep =
+        move |r: &bam::RecordRef<'_>| mates.keeps_at(r.ref_id(), r.pos(), r.end_pos(), r.name());
+    Ok(reader.query(Regions::Multi(second))?.retain(keep))
 }
 
 /// The first pass of `-P` over the records `next` gives (those of the multi-region iterator
@@ -111,39 +98,16 @@ pub struct Mates {
 impl Mates {
     /// Whether the second pass keeps `r`.
     pub fn keeps(&self, r: &Record) -> bool {
-        let in_region = usize::try_from(r.ref_id())
+        self.keeps_at(r.ref_id(), r.pos(), r.end_pos(), r.name())
+    }
+
+    /// Whether the second pass keeps the record on `ref_id` from `pos` to `end` named `name`.
+    fn keeps_at(&self, ref_id: i32, pos: i32, end: i64, name: &[u8]) -> bool {
+        let in_region = usize::try_from(ref_id)
             .ok()
             .and_then(|t| self.header.ref_name(t))
-            .is_some_and(|name| self.targets.overlaps(name, i64::from(r.pos()), r.end_pos()));
-        in_region || self.names.contains(c_name(r.name()))
-    }
-}
-
-impl PairQuery<'_> {
-    /// The next record that overlaps a region or is a mate; `None` at the end.
-    pub fn next_record(&mut self) -> Result<Option<Record>> {
-        while let Some(r) = self.query.next_record()? {
-            if self.mates.keeps(&r) {
-                return Ok(Some(r));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The header of the file being read.
-    pub fn header(&self) -> &Header {
-        self.query.reader().header()
-    }
-
-    /// The file's location and the virtual offset of the last record read.
-    pub fn last_record(&self) -> (&str, bgzf::VirtualOffset) {
-        let reader = self.query.reader();
-        (reader.location(), reader.last_record_offset())
-    }
-
-    /// [`Reader::has_eof_marker`] of the file being read.
-    pub fn has_eof_marker(&mut self) -> Result<bool> {
-        self.query.has_eof_marker()
+            .is_some_and(|n| self.targets.overlaps(n, i64::from(pos), end));
+        in_region || self.names.contains(c_name(name))
     }
 }
 

@@ -1,12 +1,12 @@
 //! The library against the samtools-made goldens of `fixtures/conformance-extra`, without the
 //! CLI: every `view [-c] -e EXPR FILE` case through [`samtools::filter::Selection`], every
-//! `view [-c] -M FILE REGION...` case through [`bam::itr_multi`], every `-P` case through
+//! `view [-c] -M FILE REGION...` case through [`bam::Regions::Multi`], every `-P` case through
 //! [`samtools::pairs`].
 
 use std::path::{Path, PathBuf};
 
-use bam::multi::RegionSet;
 use bam::{OpenOptions, Reader};
+use bam::{RegionSet, Regions};
 use samtools::filter::bed::Targets;
 use samtools::filter::expr::Expression;
 use samtools::filter::Selection;
@@ -44,13 +44,13 @@ fn cases() -> Vec<Case> {
 fn output(
     reader: &mut Reader,
     count: bool,
-    mut next: impl FnMut(&mut Reader) -> Option<bam::Record>,
     mut keep: impl FnMut(&mut bam::Record, &bam::Header) -> bool,
 ) -> Vec<u8> {
     let header = reader.header().clone();
     let mut out = Vec::new();
     let mut n = 0u64;
-    while let Some(mut r) = next(reader) {
+    let mut records = reader.records().unwrap();
+    while let Some(mut r) = records.next_record().unwrap() {
         if keep(&mut r, &header) {
             n += 1;
             if !count {
@@ -102,12 +102,7 @@ fn expression_cases_match_samtools() {
             ..Selection::default()
         };
         let mut reader = Reader::open(file.to_str().unwrap(), &OpenOptions::default()).unwrap();
-        let got = output(
-            &mut reader,
-            count,
-            |r| r.read_record().unwrap(),
-            |r, h| sel.select(r, h),
-        );
+        let got = output(&mut reader, count, |r, h| sel.select(r, h));
         assert!(got == expected, "{}: output differs from samtools", case.id);
         checked += 1;
     }
@@ -140,7 +135,7 @@ fn multi_region_cases_match_samtools() {
         let expected = std::fs::read(&case.expected).expect("golden");
         let (mut reader, _, set) = indexed_with_regions(&rest[1], &rest[2..]);
         let header = reader.header().clone();
-        let mut q = reader.itr_multi(&set).unwrap();
+        let mut q = reader.query(Regions::Multi(set)).unwrap();
         let mut out = Vec::new();
         let mut n = 0;
         while let Some(r) = q.next_record().unwrap() {

@@ -65,7 +65,7 @@ fn idxstats_reads_no_record() {
     };
     let mut reader = Reader::open(&url, &options).unwrap();
     reader.load_index(None).unwrap();
-    let remote = IdxStats::from_index(&reader).unwrap();
+    let remote = IdxStats::from_index(&reader.confirm().unwrap()).unwrap();
     let local_path = testkit::corpus_dir().join("data/rand.bam");
     let mut local = Reader::open(local_path.to_str().unwrap(), &OpenOptions::default()).unwrap();
     assert_eq!(remote, IdxStats::by_reading(&mut local).unwrap());
@@ -86,7 +86,7 @@ fn idxstats_reads_no_record() {
 
 #[test]
 fn multi_region_bed_is_one_plan_over_http() {
-    use bam::multi::RegionSet;
+    use bam::{RegionSet, Regions};
     use samtools::filter::bed::Targets;
 
     let bed = testkit::workspace_root().join("fixtures/conformance-extra/lists/many.bed");
@@ -98,7 +98,7 @@ fn multi_region_bed_is_one_plan_over_http() {
         unified.unify();
         let set = RegionSet::resolve(&unified.region_list(false), reader.header(), |_| {});
         let header = reader.header().clone();
-        let mut q = reader.query_regions(set).unwrap();
+        let mut q = reader.query(Regions::Overlapping(set)).unwrap();
         let mut out = Vec::new();
         while let Some(r) = q.next_record().unwrap() {
             bam::write_sam(&r, &header, &mut out).unwrap();

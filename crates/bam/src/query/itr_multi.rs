@@ -1,0 +1,188 @@
+//! htslib 1.16's multi-region iterator (`sam_itr_regions`: `hts_itr_multi_bam` and
+//! `hts_itr_multi_next`), which `samtools view -M`, `--region-file` and `-P` use: the chunks
+//! of every interval, tagged with it and read in file order; a chunk is skipped once the
+//! iterator has passed the interval it was listed for, and a record is returned when it
+//! overlaps an interval not yet passed. This is not quite "every record overlapping a region":
+//! how far the iterator has got depends on the records it has read, so with many intervals it
+//! can pass over records that overlap a later one. samtools prints what this iterator returns,
+//! so hts does the same ([`crate::Regions::Overlapping`] returns every overlapping record).
+//!
+//! All chunks are planned as one query; their spans are advised in file order.
+
+use bgzf::VirtualOffset;
+use index::multi_chunks::TaggedChunk;
+use index::plan::{self, Plan};
+
+use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::reader::Reader;
+use crate::region_set::RegionSet;
+use crate::{Error, Result};
+
+/// htslib's multi-region iterator's reading state.
+pub(super) struct Walk {
+    /// The regions as htslib's `reg_list`: reference ids in order, each with its intervals.
+    regions: Vec<(usize, Vec<(i64, i64)>)>,
+    chunks: Vec<TaggedChunk>,
+    state: State,
+}
+
+/// `hts_itr_t`'s fields that `hts_itr_multi_next` moves.
+#[derive(Debug, Clone, Copy, Default)]
+struct State {
+    /// The chunk being read; `None` before the first (htslib's `i = -1`).
+    i: Option<usize>,
+    /// Virtual offset after the last record read (0: nothing read yet).
+    curr_off: u64,
+    curr_tid: i32,
+    curr_reg: usize,
+    curr_intv: usize,
+    /// Where the unplaced reads start, for a `*` region.
+    nocoor: Option<VirtualOffset>,
+    /// Reading every record from here on (`.`, or after the first unplaced read).
+    read_rest: Option<Option<VirtualOffset>>,
+    finished: bool,
+}
+
+/// htslib's chunk list of every interval (`hts_itr_multi_bam`), planned as one region whose
+/// spans are advised in file order. Fails as htslib does for an interval of length 0.
+pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
+    let mut state = State::default();
+    let list: Vec<(usize, Vec<(i64, i64)>)> = regions
+        .iter()
+        .map(|(tid, intervals)| (tid, intervals.to_vec()))
+        .collect();
+    let mut chunks = Vec::new();
+    for (tid, intervals) in &list {
+        cx.index
+            .multi_chunks(*tid, intervals, &mut chunks)
+            .map_err(|e| Error::Query {
+                name: cx.location.to_string(),
+                reason: format!(
+                    "Failed to create the multi-region iterator! (an empty interval at {} of reference {})",
+                    e.beg, e.tid
+                ),
+            })?;
+    }
+    // htslib's special regions come after the others: `.` reads the whole file from the
+    // first record (and makes the rest moot); `*` reads the unplaced reads at the end.
+    if regions.all {
+        let start = cx.index.first_record_start().map(|s| cx.or_first(s));
+        state.read_rest = Some(start.or(Some(cx.first_record)));
+        chunks.clear();
+    } else if regions.unplaced {
+        state.nocoor = cx.index.unplaced_start().map(|s| cx.or_first(s));
+    }
+    chunks.sort_by_key(|c| c.chunk.start);
+    let plain: Vec<index::Chunk> = chunks.iter().map(|c| c.chunk).collect();
+    let plan = plan::plan_chunks(&plain, cx.starts, cx.size, &cx.options);
+    let walk = Walk {
+        regions: list,
+        chunks,
+        state,
+    };
+    Ok(Start {
+        plan,
+        walk: AnyWalk::Multi(Box::new(walk)),
+        advice: Advice::FileOrder,
+        past_end: None,
+    })
+}
+
+impl Walk {
+    /// `hts_itr_multi_next`: true when the reader holds the next record.
+    pub(super) fn advance(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
+        if self.state.finished {
+            return Ok(false);
+        }
+        if let Some(start) = self.state.read_rest {
+            if let Some(at) = start {
+                reader.bgzf_mut().seek(at)?;
+                self.state.read_rest = Some(None);
+            }
+            let found = reader.read_record_ref_held()?.is_some();
+            self.state.finished = !found;
+            return Ok(found);
+        }
+        loop {
+            let s = &self.state;
+            let passed = |c: &TaggedChunk| {
+                s.curr_off >= c.chunk.end.raw()
+                    || (c.tid as i32 == s.curr_tid && c.interval < s.curr_intv)
+            };
+            let jump = s.curr_off == 0
+                || s.i
+                    .is_none_or(|i| i >= self.chunks.len() || passed(&self.chunks[i]));
+            if jump {
+                let mut i = s.i.map_or(0, |i| i + 1);
+                while i < self.chunks.len() && passed(&self.chunks[i]) {
+                    i += 1;
+                }
+                self.state.i = Some(i);
+                if i >= self.chunks.len() {
+                    return self.unplaced(reader);
+                }
+                let start = self.chunks[i].chunk.start;
+                if self.state.curr_off < start.raw() {
+                    self.state.curr_off = start.raw();
+                    let limit = plan.regions[0].limits[i];
+                    reader.bgzf_mut().seek_limit(start, limit)?;
+                }
+            }
+            let Some(r) = reader.read_record_ref_held()? else {
+                self.state.finished = true;
+                return Ok(false);
+            };
+            let (tid, beg, end) = (r.ref_id(), i64::from(r.pos()), r.end_pos());
+            self.state.curr_off = reader.virtual_offset().raw();
+            if tid != self.state.curr_tid {
+                let Ok(found) = self
+                    .regions
+                    .binary_search_by_key(&i64::from(tid), |(t, _)| *t as i64)
+                else {
+                    continue;
+                };
+                self.state.curr_reg = found;
+                self.state.curr_tid = tid;
+                self.state.curr_intv = 0;
+            }
+            let Some((_, intervals)) = self.regions.get(self.state.curr_reg) else {
+                continue;
+            };
+            for (i, &(ib, ie)) in intervals.iter().enumerate().skip(self.state.curr_intv) {
+                if end > ib && ie > beg {
+                    self.state.curr_intv = i;
+                    return Ok(true);
+                }
+                if beg > ie {
+                    self.state.curr_intv = i + 1;
+                }
+                if end < ib {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// After the last chunk: the unplaced reads for `*` (the placed ones in their first block
+    /// skipped), else the end.
+    fn unplaced(&mut self, reader: &mut Reader) -> Result<bool> {
+        let Some(start) = self.state.nocoor else {
+            self.state.finished = true;
+            return Ok(false);
+        };
+        reader.bgzf_mut().seek(start)?;
+        loop {
+            match reader.read_record_ref_held()? {
+                None => {
+                    self.state.finished = true;
+                    return Ok(false);
+                }
+                Some(r) if r.ref_id() >= 0 => continue,
+                Some(_) => {
+                    self.state.read_rest = Some(None);
+                    return Ok(true);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The README's Rust example is `examples/region_to_bam.rs` (which `cargo test` compiles), from
+//! its first `use` on: a change to either shows here.
+
+#[test]
+fn the_readme_shows_the_region_to_bam_example() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).expect("README.md");
+    let example = include_str!("../examples/region_to_bam.rs");
+    let code = &example[example.find("use ").expect("a use line")..];
+    let start = readme
+        .find("```rust\n")
+        .expect("a rust block in the README")
+        + "```rust\n".len();
+    let block = &readme[start..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    assert_eq!(
+        block, code,
+        "README's Rust example differs from examples/region_to_bam.rs"
+    );
+}

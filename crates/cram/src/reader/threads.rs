@@ -82,6 +82,7 @@ impl Context {
         body: &[u8],
         body_at: u64,
         refs: Vec<Option<SliceRef>>,
+        range: Option<Range>,
     ) -> Answer {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let none = BTreeMap::new();
@@ -91,7 +92,19 @@ impl Context {
             let blocks = decode_blocks(&blocks)?;
             let stored = self.records(&ch, &sh, &blocks, at)?;
             let slice_ref = refs.next().flatten();
-            out.extend(self.finish(&ch, &sh, stored, slice_ref.as_ref(), &none, at)?);
+            let (recs, ended) = self.finish(
+                &ch,
+                &sh,
+                stored,
+                slice_ref.as_ref(),
+                &none,
+                range.as_ref(),
+                at,
+            )?;
+            out.extend(recs);
+            if ended {
+                break;
+            }
         }
         Ok(out)
     }
@@ -207,9 +220,10 @@ impl Reader {
             Ok(None) | Err(_) => return Queued::InTurn(h, body, body_at),
         };
         let ctx = self.context();
+        let range = self.range;
         let (tx, rx) = crossbeam_channel::bounded(1);
         let job: Job = Box::new(move || {
-            let _ = tx.send(ctx.decode_prepared(&h, &body, body_at, refs));
+            let _ = tx.send(ctx.decode_prepared(&h, &body, body_at, refs, range));
         });
         let sent = self
             .pool

@@ -191,11 +191,18 @@ impl Fasta {
         if raw.len() as u64 != len {
             return Err(what(format!("file ends inside {start}-{end}")));
         }
-        let bases: Vec<u8> = raw
-            .iter()
-            .filter(|b| (b'!'..=b'~').contains(*b))
-            .map(u8::to_ascii_uppercase)
-            .collect();
+        // Line ends (and any other non-printing byte) dropped, bases upper-cased, without a
+        // branch a byte: each byte is written, and the next one overwrites it unless it was
+        // kept. A slice's span is read whole for its MD5, so this runs over every base of it.
+        let mut bases = vec![0u8; raw.len()];
+        let mut n = 0;
+        for &b in &raw {
+            if let Some(slot) = bases.get_mut(n) {
+                *slot = b.to_ascii_uppercase();
+            }
+            n += usize::from((b'!'..=b'~').contains(&b));
+        }
+        bases.truncate(n);
         if bases.len() as u64 != end - start + 1 {
             return Err(what("malformed reference file".to_string()));
         }

@@ -21,7 +21,7 @@ use crate::header::SamHeader;
 use crate::mates::{self, Link};
 use crate::num::Cursor;
 use crate::rebuild::{alignment_end, rebuild, RefView};
-use crate::record::{cf, read_slice, Record};
+use crate::record::{cf, read_slice_until, Record};
 use crate::series::{Bits, Streams};
 use crate::{Block, CompressionHeader, ContainerHeader, ContentType, Error, FileDefinition};
 use crate::{SliceHeader, Version};

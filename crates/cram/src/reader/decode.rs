@@ -103,7 +103,7 @@ impl Reader {
         let mut out = Vec::new();
         while let Some((sh, blocks, at)) = slices.next_slice()? {
             let blocks = decode_blocks(&blocks)?;
-            let stored = ctx.records(&ch, &sh, &blocks, at)?;
+            let stored = ctx.records(&ch, &sh, &blocks, self.range.as_ref(), at)?;
             let slice_ref = self.slice_ref(&ch, &sh, &blocks, at)?;
             if sh.reference_id == crate::slice::MULTI_REF
                 && ch.reference_required
@@ -177,12 +177,14 @@ impl Reader {
 }
 
 impl Context {
-    /// A slice's records as stored, each read length checked against what the slice holds.
+    /// A slice's records as stored, each read length checked against what the slice holds;
+    /// in `range`, none past the one that ends it that no record before needs as its mate.
     pub(super) fn records(
         &self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
         blocks: &[Decoded],
+        range: Option<&Range>,
         at: u64,
     ) -> Result<Vec<Record>, Error> {
         let core = blocks
@@ -196,7 +198,10 @@ impl Context {
                 .filter(|b| b.0 == ContentType::External)
                 .map(|b| (b.1, Cursor::new(&b.2, b.3))),
         );
-        let stored = read_slice(ch, sh, &mut s)?;
+        let stored = match range {
+            None => read_slice_until(ch, sh, &mut s, |_, _| false)?,
+            Some(range) => read_slice_until(ch, sh, &mut s, past_range(range))?,
+        };
         // A mapped read's bases come from the reference or from the slice's blocks, so its
         // length is bounded by both together; a larger one is a lie, refused before allocating.
         let stored_bytes: i64 = blocks.iter().map(|b| b.2.len() as i64).sum();
@@ -458,6 +463,30 @@ impl Context {
         Ok((a, link))
     }
 }
+/// When a slice's records are read no further in `range`: once one has ended it (a record
+/// past its end or on a later reference: htslib's filter drops it and all after it), and
+/// every record read before links to none after it (a mate downstream, `NF`, whose position,
+/// flags and end a kept record's mate fields and template length come from). The end of a
+/// record plays no part in ending a range, so the reference is not needed to tell.
+fn past_range(range: &Range) -> impl FnMut(&Record, usize) -> bool + '_ {
+    let mut ended = false;
+    let mut reach: i64 = 0;
+    move |r, index| {
+        let index = index as i64;
+        if let Some(d) = r.mate_distance {
+            reach = reach.max(index + 1 + i64::from(d));
+        }
+        if !ended {
+            let pos = i64::from(r.position);
+            ended = matches!(
+                Reader::record_fate(range, r.reference_id, pos, i64::MAX),
+                Fate::End
+            );
+        }
+        ended && index >= reach
+    }
+}
+
 /// The reference positions (1-based, inclusive) a mapped record can touch: from its start, its
 /// read length plus what its deletions and skips pass over (at least what it aligns to).
 fn record_reach(r: &Record) -> (i64, i64) {

@@ -90,7 +90,7 @@ impl Context {
         let mut out = Vec::new();
         while let Some((sh, blocks, at)) = slices.next_slice()? {
             let blocks = decode_blocks(&blocks)?;
-            let stored = self.records(&ch, &sh, &blocks, at)?;
+            let stored = self.records(&ch, &sh, &blocks, range.as_ref(), at)?;
             let slice_ref = refs.next().flatten();
             let (recs, ended) = self.finish(
                 &ch,

@@ -11,6 +11,13 @@ pub(super) type Decoded = (ContentType, i32, Vec<u8>, u64);
 /// The reference bases a slice is rebuilt against: bases, first and last 1-based position.
 pub(super) type SliceRef = (Vec<u8>, i64, i64);
 
+/// The reference bases a slice's records are rebuilt against: the slice's span, or (for
+/// several references) the references' spans its records reach.
+pub(super) struct Bases<'a> {
+    pub(super) slice: Option<&'a SliceRef>,
+    pub(super) whole: &'a BTreeMap<i32, (Vec<u8>, i64)>,
+}
+
 /// What making records whole needs of the reader besides reference bases: read-only, so that
 /// decoding workers share it.
 pub(super) struct Context {
@@ -125,16 +132,11 @@ impl Reader {
                     self.load_span(id, from, to, at)?;
                 }
             }
-            let range = self.range;
-            let (recs, ended) = ctx.finish(
-                &ch,
-                &sh,
-                stored,
-                slice_ref.as_ref(),
-                &self.whole,
-                range.as_ref(),
-                at,
-            )?;
+            let bases = Bases {
+                slice: slice_ref.as_ref(),
+                whole: &self.whole,
+            };
+            let (recs, ended) = ctx.finish(&ch, &sh, stored, bases, self.range.as_ref(), at)?;
             out.extend(recs);
             if ended {
                 // The range ends in this slice: the records of the slices after it are
@@ -224,26 +226,24 @@ impl Context {
         Ok(stored)
     }
 
-    /// A slice's records made whole against `slice_ref` (or, for several references, the
-    /// whole references in `whole`), mates resolved and names given; and whether a record
+    /// A slice's records made whole against `bases`, mates resolved and names given; and whether a record
     /// ended `range`.
     ///
     /// In a range, a record the range drops is not made whole (htslib rebuilds them all): it
     /// keeps what its mates need of it (position, reference, flags, the end its features give,
     /// its stored name), so that the records kept come out as htslib makes them; the caller's
     /// range filter drops it by the same fields.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn finish(
         &self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
         stored: Vec<Record>,
-        slice_ref: Option<&SliceRef>,
-        whole: &BTreeMap<i32, (Vec<u8>, i64)>,
+        bases: Bases<'_>,
         range: Option<&Range>,
         at: u64,
     ) -> Result<(Vec<Alignment>, bool), Error> {
-        let view_of = |r: &Record| match slice_ref {
+        let Bases { slice, whole } = bases;
+        let view_of = |r: &Record| match slice {
             Some((bases, start, end)) => Some(RefView {
                 bases,
                 start: *start,

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
-use super::decode::{decode_blocks, Context, SliceRef, Slices};
+use super::decode::{decode_blocks, Bases, Context, SliceRef, Slices};
 use super::*;
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -92,15 +92,11 @@ impl Context {
             let blocks = decode_blocks(&blocks)?;
             let stored = self.records(&ch, &sh, &blocks, range.as_ref(), at)?;
             let slice_ref = refs.next().flatten();
-            let (recs, ended) = self.finish(
-                &ch,
-                &sh,
-                stored,
-                slice_ref.as_ref(),
-                &none,
-                range.as_ref(),
-                at,
-            )?;
+            let bases = Bases {
+                slice: slice_ref.as_ref(),
+                whole: &none,
+            };
+            let (recs, ended) = self.finish(&ch, &sh, stored, bases, range.as_ref(), at)?;
             out.extend(recs);
             if ended {
                 break;

@@ -191,16 +191,59 @@ impl Fasta {
         if raw.len() as u64 != len {
             return Err(what(format!("file ends inside {start}-{end}")));
         }
-        let bases: Vec<u8> = raw
-            .iter()
-            .filter(|b| (b'!'..=b'~').contains(*b))
-            .map(u8::to_ascii_uppercase)
-            .collect();
+        let first_col = (start - 1).checked_rem(e.line_bases).unwrap_or(0);
+        let bases = lines_as_laid_out(&raw, e.line_bases, e.line_width, first_col)
+            .unwrap_or_else(|| printable_upper(&raw));
         if bases.len() as u64 != end - start + 1 {
             return Err(what("malformed reference file".to_string()));
         }
         Ok(bases)
     }
+}
+
+/// The bases of `raw` (starting `first_col` bases into a line of `line_bases`, each line
+/// `line_width` bytes with its end) upper-cased, copied a line at a time; `None` unless every
+/// line's bases are printable and every line end is not, where [`printable_upper`] gives the
+/// same bases byte by byte. A slice's span is read whole for its MD5, so this runs over every
+/// base of it.
+fn lines_as_laid_out(
+    raw: &[u8],
+    line_bases: u64,
+    line_width: u64,
+    first_col: u64,
+) -> Option<Vec<u8>> {
+    let bases = usize::try_from(line_bases).ok().filter(|&b| b > 0)?;
+    let width = usize::try_from(line_width).ok().filter(|&w| w >= bases)?;
+    let first_col = usize::try_from(first_col).ok().filter(|&c| c < bases)?;
+    let printable = |b: &u8| (b'!'..=b'~').contains(b);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut at = 0;
+    let mut take = bases - first_col;
+    while at < raw.len() {
+        let line = &raw[at..raw.len().min(at + take)];
+        if !line.iter().all(printable) {
+            return None;
+        }
+        out.extend_from_slice(line);
+        at += line.len();
+        let eol = &raw[at..raw.len().min(at + (width - bases))];
+        if eol.iter().any(printable) {
+            return None;
+        }
+        at += eol.len();
+        take = bases;
+    }
+    out.make_ascii_uppercase();
+    Some(out)
+}
+
+/// The printable bytes of `raw`, upper-cased: what is left of a FASTA's lines without their
+/// ends, whatever their layout.
+fn printable_upper(raw: &[u8]) -> Vec<u8> {
+    raw.iter()
+        .filter(|b| (b'!'..=b'~').contains(*b))
+        .map(u8::to_ascii_uppercase)
+        .collect()
 }
 
 impl Body {
@@ -380,4 +423,42 @@ fn build_fai(data: &[u8]) -> Result<HashMap<Vec<u8>, FaiEntry>, String> {
         out.insert(n, e);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::{lines_as_laid_out, printable_upper};
+
+    #[test]
+    fn lines_copied_whole_give_the_bases_filtered_byte_by_byte() {
+        // 4 bases a line with "\n", then with "\r\n"; starting 1 and 3 bases into a line.
+        let lf = b"ACgt\nNNac\nTG".to_vec();
+        assert_eq!(
+            lines_as_laid_out(&lf, 4, 5, 0),
+            Some(b"ACGTNNACTG".to_vec())
+        );
+        assert_eq!(
+            lines_as_laid_out(&lf[3..], 4, 5, 3),
+            Some(b"TNNACTG".to_vec())
+        );
+        let crlf = b"acgt\r\nACGT\r\nA".to_vec();
+        assert_eq!(
+            lines_as_laid_out(&crlf, 4, 6, 0),
+            printable_upper(&crlf).into()
+        );
+        // Ending on a line end.
+        assert_eq!(
+            lines_as_laid_out(b"ACGT\n", 4, 5, 0),
+            Some(b"ACGT".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_file_not_laid_out_as_its_index_says_is_left_to_the_filter() {
+        // A short line: its end falls among the bases, and a base among the line ends.
+        assert_eq!(lines_as_laid_out(b"ACG\nTACGT\n", 4, 5, 0), None);
+        assert_eq!(printable_upper(b"ACG\nTACGT\n"), b"ACGTACGT".to_vec());
+        // No line structure at all.
+        assert_eq!(lines_as_laid_out(b"ACGT", 0, 0, 0), None);
+    }
 }

@@ -140,10 +140,17 @@ fn chain_tlen(
 }
 
 /// Names for records stored without one: the mate's stored name, else `prefix:N` with N the
-/// record's (or, for the later record of a pair, its mate's) number in the file, from 1.
-pub fn name_unnamed(recs: &mut [Alignment], links: &[Link], prefix: &str, record_counter: i64) {
+/// record's (or, for the later record of a pair, its mate's) number in the file, from 1. Only
+/// the records `keep` marks are named: a generated name is never copied to a mate.
+pub fn name_unnamed(
+    recs: &mut [Alignment],
+    links: &[Link],
+    keep: &[bool],
+    prefix: &str,
+    record_counter: i64,
+) {
     for rec in 0..recs.len() {
-        if !recs[rec].name.is_empty() {
+        if !recs[rec].name.is_empty() || !keep.get(rec).copied().unwrap_or(true) {
             continue;
         }
         let ml = links[rec].mate_line;

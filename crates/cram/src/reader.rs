@@ -20,8 +20,8 @@ use crate::fasta::Fasta;
 use crate::header::SamHeader;
 use crate::mates::{self, Link};
 use crate::num::Cursor;
-use crate::rebuild::{rebuild, RefView};
-use crate::record::{cf, read_slice, Record};
+use crate::rebuild::{alignment_end, rebuild, RefView};
+use crate::record::{cf, read_slice_until, Record};
 use crate::series::{Bits, Streams};
 use crate::{Block, CompressionHeader, ContainerHeader, ContentType, Error, FileDefinition};
 use crate::{SliceHeader, Version};
@@ -315,17 +315,17 @@ impl Reader {
     }
 
     /// htslib's `cram_get_seq` filter: keep, skip, or end the range at this record.
-    fn record_fate(r: &Range, a: &Alignment) -> Fate {
-        if r.ref_id == -1 && a.ref_id != -1 {
+    fn record_fate(r: &Range, ref_id: i32, pos: i64, end: i64) -> Fate {
+        if r.ref_id == -1 && ref_id != -1 {
             return Fate::Skip;
         }
-        if a.ref_id < r.ref_id && a.ref_id != -1 {
+        if ref_id < r.ref_id && ref_id != -1 {
             return Fate::Skip;
         }
-        if a.ref_id != r.ref_id || (r.ref_id != -1 && a.pos > r.end) {
+        if ref_id != r.ref_id || (r.ref_id != -1 && pos > r.end) {
             return Fate::End;
         }
-        if r.ref_id != -1 && a.end < r.start {
+        if r.ref_id != -1 && end < r.start {
             return Fate::Skip;
         }
         Fate::Keep
@@ -454,7 +454,7 @@ impl Reader {
         };
         let mut kept = Vec::with_capacity(recs.len());
         for a in recs {
-            match Self::record_fate(&r, &a) {
+            match Self::record_fate(&r, a.ref_id, a.pos, a.end) {
                 Fate::Keep => kept.push(a),
                 Fate::Skip => {}
                 Fate::End => {

@@ -247,6 +247,51 @@ impl<'a> State<'a> {
     }
 }
 
+/// The 1-based last reference position a mapped record covers, as [`rebuild`] finds it, from
+/// its features alone: what a range query needs of a record it drops (whether the range holds
+/// it, its mate's template length). `with_ref`: [`rebuild`] is given a reference for it.
+pub fn alignment_end(r: &Record, with_ref: bool, ref_len: i64) -> i64 {
+    let mut seq_pos: i64 = 1;
+    let mut ref_pos: i64 = i64::from(r.position) - 1;
+    for f in &r.features {
+        let pos = i64::from(f.position);
+        if pos > seq_pos {
+            ref_pos += pos - seq_pos;
+            seq_pos = pos;
+        }
+        match &f.kind {
+            FeatureKind::SoftClip(b) | FeatureKind::Insertion(b) => seq_pos += b.len() as i64,
+            FeatureKind::InsertBase(_) => seq_pos += 1,
+            FeatureKind::Substitution(_) | FeatureKind::Base { .. } => {
+                seq_pos += 1;
+                ref_pos += 1;
+            }
+            FeatureKind::Bases(b) => {
+                seq_pos += b.len() as i64;
+                ref_pos += b.len() as i64;
+            }
+            FeatureKind::Deletion(n) | FeatureKind::RefSkip(n) => ref_pos += i64::from(*n),
+            FeatureKind::Qualities(_)
+            | FeatureKind::Quality(_)
+            | FeatureKind::HardClip(_)
+            | FeatureKind::Padding(_) => {}
+        }
+    }
+    let len = i64::from(r.read_length.max(0));
+    if len >= seq_pos {
+        let n = len - seq_pos + 1;
+        // With a reference, a read running off the reference's end stops there.
+        if with_ref {
+            if ref_pos + n <= ref_len {
+                ref_pos += n;
+            }
+        } else if r.reference_id >= 0 {
+            ref_pos += n;
+        }
+    }
+    ref_pos.max(i64::from(r.position))
+}
+
 /// Rebuilds a mapped record. `reference` is `None` without one (bases not covered by features
 /// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference. MD and NM are
 /// appended to `aux` in BAM's binary layout unless `stored` says the record has them.

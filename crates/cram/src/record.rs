@@ -115,6 +115,17 @@ pub fn read_slice(
     slice: &SliceHeader,
     s: &mut Streams<'_>,
 ) -> Result<Vec<Record>, Error> {
+    read_slice_until(ch, slice, s, |_, _| false)
+}
+
+/// Reads the records of one slice until `done` says, of the record just read and its index,
+/// that none after it is needed (a range query past its range's end).
+pub fn read_slice_until(
+    ch: &CompressionHeader,
+    slice: &SliceHeader,
+    s: &mut Streams<'_>,
+    mut done: impl FnMut(&Record, usize) -> bool,
+) -> Result<Vec<Record>, Error> {
     let series = Series::new(ch, slice_at(s));
     let mut out = Vec::with_capacity(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
     let mut last_position = slice.start;
@@ -199,7 +210,11 @@ pub fn read_slice(
         if r.cram_flags & cf::QUALITY_ARRAY != 0 {
             r.qualities = series.get(ds::QS)?.byte_run(s, len)?;
         }
+        let last = done(&r, out.len());
         out.push(r);
+        if last {
+            break;
+        }
     }
     Ok(out)
 }

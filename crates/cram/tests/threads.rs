@@ -13,7 +13,13 @@ fn dir() -> PathBuf {
 }
 
 fn open_bytes(name: &str, bytes: Vec<u8>, threads: usize) -> Reader {
-    let fasta = Fasta::open(&dir().join("ref.fa")).unwrap();
+    // blockreads-3.0.cram is made against the bgzipped block.fa.gz, every other one ref.fa.
+    let reference = if name.starts_with("blockreads") {
+        "block.fa.gz"
+    } else {
+        "ref.fa"
+    };
+    let fasta = Fasta::open(&dir().join(reference)).unwrap();
     let mut r = Reader::open(std::io::Cursor::new(bytes), name, Some(fasta)).unwrap();
     r.set_threads(threads);
     r

@@ -11,6 +11,13 @@ pub(super) type Decoded = (ContentType, i32, Vec<u8>, u64);
 /// The reference bases a slice is rebuilt against: bases, first and last 1-based position.
 pub(super) type SliceRef = (Vec<u8>, i64, i64);
 
+/// The reference bases a slice's records are rebuilt against: the slice's span, or (for
+/// several references) the references' spans its records reach.
+pub(super) struct Bases<'a> {
+    pub(super) slice: Option<&'a SliceRef>,
+    pub(super) whole: &'a BTreeMap<i32, (Vec<u8>, i64)>,
+}
+
 /// What making records whole needs of the reader besides reference bases: read-only, so that
 /// decoding workers share it.
 pub(super) struct Context {
@@ -103,7 +110,7 @@ impl Reader {
         let mut out = Vec::new();
         while let Some((sh, blocks, at)) = slices.next_slice()? {
             let blocks = decode_blocks(&blocks)?;
-            let stored = ctx.records(&ch, &sh, &blocks, at)?;
+            let stored = ctx.records(&ch, &sh, &blocks, self.range.as_ref(), at)?;
             let slice_ref = self.slice_ref(&ch, &sh, &blocks, at)?;
             if sh.reference_id == crate::slice::MULTI_REF
                 && ch.reference_required
@@ -125,7 +132,17 @@ impl Reader {
                     self.load_span(id, from, to, at)?;
                 }
             }
-            out.extend(ctx.finish(&ch, &sh, stored, slice_ref.as_ref(), &self.whole, at)?);
+            let bases = Bases {
+                slice: slice_ref.as_ref(),
+                whole: &self.whole,
+            };
+            let (recs, ended) = ctx.finish(&ch, &sh, stored, bases, self.range.as_ref(), at)?;
+            out.extend(recs);
+            if ended {
+                // The range ends in this slice: the records of the slices after it are
+                // dropped unread (htslib decodes them).
+                break;
+            }
         }
         Ok(out)
     }
@@ -162,12 +179,14 @@ impl Reader {
 }
 
 impl Context {
-    /// A slice's records as stored, each read length checked against what the slice holds.
+    /// A slice's records as stored, each read length checked against what the slice holds;
+    /// in `range`, none past the one that ends it that no record before needs as its mate.
     pub(super) fn records(
         &self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
         blocks: &[Decoded],
+        range: Option<&Range>,
         at: u64,
     ) -> Result<Vec<Record>, Error> {
         let core = blocks
@@ -181,7 +200,10 @@ impl Context {
                 .filter(|b| b.0 == ContentType::External)
                 .map(|b| (b.1, Cursor::new(&b.2, b.3))),
         );
-        let stored = read_slice(ch, sh, &mut s)?;
+        let stored = match range {
+            None => read_slice_until(ch, sh, &mut s, |_, _| false)?,
+            Some(range) => read_slice_until(ch, sh, &mut s, past_range(range))?,
+        };
         // A mapped read's bases come from the reference or from the slice's blocks, so its
         // length is bounded by both together; a larger one is a lie, refused before allocating.
         let stored_bytes: i64 = blocks.iter().map(|b| b.2.len() as i64).sum();
@@ -204,39 +226,160 @@ impl Context {
         Ok(stored)
     }
 
-    /// A slice's records made whole against `slice_ref` (or, for several references, the
-    /// whole references in `whole`), mates resolved and names given.
+    /// A slice's records made whole against `bases`, mates resolved and names given; and whether a record
+    /// ended `range`.
+    ///
+    /// In a range, a record the range drops is not made whole (htslib rebuilds them all): it
+    /// keeps what its mates need of it (position, reference, flags, the end its features give,
+    /// its stored name), so that the records kept come out as htslib makes them; the caller's
+    /// range filter drops it by the same fields.
     pub(super) fn finish(
         &self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
         stored: Vec<Record>,
-        slice_ref: Option<&SliceRef>,
-        whole: &BTreeMap<i32, (Vec<u8>, i64)>,
+        bases: Bases<'_>,
+        range: Option<&Range>,
         at: u64,
-    ) -> Result<Vec<Alignment>, Error> {
+    ) -> Result<(Vec<Alignment>, bool), Error> {
+        let Bases { slice, whole } = bases;
+        let view_of = |r: &Record| match slice {
+            Some((bases, start, end)) => Some(RefView {
+                bases,
+                start: *start,
+                end: *end,
+            }),
+            None => whole.get(&r.reference_id).map(|(bases, start)| RefView {
+                bases,
+                start: *start,
+                end: start + bases.len() as i64 - 1,
+            }),
+        };
+        let (keep, ended) = match range {
+            Some(range) => self.kept(&stored, range, |r| view_of(r).is_some(), at)?,
+            None => (vec![true; stored.len()], false),
+        };
         let mut recs = Vec::with_capacity(stored.len());
         let mut links = Vec::with_capacity(stored.len());
         for (i, r) in stored.into_iter().enumerate() {
-            let view = match slice_ref {
-                Some((bases, start, end)) => Some(RefView {
-                    bases,
-                    start: *start,
-                    end: *end,
-                }),
-                None => whole.get(&r.reference_id).map(|(bases, start)| RefView {
-                    bases,
-                    start: *start,
-                    end: start + bases.len() as i64 - 1,
-                }),
+            let (a, link) = if keep[i] {
+                let view = view_of(&r);
+                self.alignment(ch, r, view, i, at)?
+            } else {
+                let with_ref = view_of(&r).is_some();
+                self.dropped(r, with_ref, i, at)?
             };
-            let (a, link) = self.alignment(ch, r, view, i, at)?;
             recs.push(a);
             links.push(link);
         }
         mates::resolve(&mut recs, &mut links, at)?;
-        mates::name_unnamed(&mut recs, &links, &self.prefix, sh.record_counter);
-        Ok(recs)
+        mates::name_unnamed(&mut recs, &links, &keep, &self.prefix, sh.record_counter);
+        Ok((recs, ended))
+    }
+
+    /// Which records of a slice `range` keeps (htslib's `cram_get_seq` filter, in order: the
+    /// first record past the range ends it, and drops every record after it), and whether
+    /// one ended it.
+    fn kept(
+        &self,
+        stored: &[Record],
+        range: &Range,
+        has_ref: impl Fn(&Record) -> bool,
+        at: u64,
+    ) -> Result<(Vec<bool>, bool), Error> {
+        let mut keep = vec![false; stored.len()];
+        for (i, r) in stored.iter().enumerate() {
+            let (ref_id, pos, end) = self.placement(r, has_ref(r), at)?;
+            match Reader::record_fate(range, ref_id, pos, end) {
+                Fate::Keep => keep[i] = true,
+                Fate::Skip => {}
+                Fate::End => return Ok((keep, true)),
+            }
+        }
+        Ok((keep, false))
+    }
+
+    /// A record's reference, start and end as [`Context::alignment`] makes them, from its
+    /// features alone.
+    fn placement(&self, r: &Record, with_ref: bool, at: u64) -> Result<(i32, i64, i64), Error> {
+        self.checked_flags(r, at)?;
+        let pos = i64::from(r.position);
+        let unmapped = r.bam_flags & i32::from(UNMAPPED) != 0;
+        let end = if unmapped {
+            pos
+        } else {
+            let ref_len = self.header.reference_len(r.reference_id);
+            alignment_end(r, with_ref && r.reference_id >= 0, ref_len)
+        };
+        Ok((r.reference_id, pos, end))
+    }
+
+    /// A record a range drops: what its mates need of it, nothing made whole.
+    fn dropped(
+        &self,
+        mut r: Record,
+        with_ref: bool,
+        index: usize,
+        at: u64,
+    ) -> Result<(Alignment, Link), Error> {
+        let (ref_id, pos, end) = self.placement(&r, with_ref, at)?;
+        let flags = self.checked_flags(&r, at)?;
+        let mut a = Alignment {
+            name_stored: !r.name.is_empty(),
+            name: std::mem::take(&mut r.name),
+            flags,
+            ref_id,
+            pos,
+            end,
+            mate_ref_id: -1,
+            ..Alignment::default()
+        };
+        let link = Self::link(&r, &mut a, index);
+        Ok((a, link))
+    }
+
+    /// A record's BAM flags, its reference and its position checked as htslib checks them.
+    fn checked_flags(&self, r: &Record, at: u64) -> Result<u16, Error> {
+        let flags = u16::try_from(r.bam_flags)
+            .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
+        let nref = self.header.references.len() as i32;
+        if r.reference_id < -1 || r.reference_id >= nref {
+            return Err(Error::at(
+                at,
+                format!("unknown reference id {}", r.reference_id),
+            ));
+        }
+        if flags & UNMAPPED == 0 && r.position <= 0 {
+            return Err(Error::at(
+                at,
+                format!(
+                    "read has alignment position {} but no unmapped flag",
+                    r.position
+                ),
+            ));
+        }
+        Ok(flags)
+    }
+
+    /// What mate resolution needs of a record; a detached record's mate fields set on `a`.
+    fn link(r: &Record, a: &mut Alignment, index: usize) -> Link {
+        let detached = r.cram_flags & cf::DETACHED != 0;
+        let mut link = Link {
+            mate_line: -1,
+            tlen_unset: true,
+            detached,
+            mate_flags: 0,
+        };
+        if detached {
+            link.mate_flags = r.mate_flags;
+            a.mate_ref_id = r.mate_reference_id;
+            a.mate_pos = i64::from(r.mate_position);
+            a.tlen = i64::from(r.template_size);
+            link.tlen_unset = false;
+        } else if let Some(d) = r.mate_distance {
+            link.mate_line = index as i64 + 1 + i64::from(d);
+        }
+        link
     }
 
     /// One record made whole, and what mate resolution needs.
@@ -248,15 +391,7 @@ impl Context {
         index: usize,
         at: u64,
     ) -> Result<(Alignment, Link), Error> {
-        let flags = u16::try_from(r.bam_flags)
-            .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
-        let nref = self.header.references.len() as i32;
-        if r.reference_id < -1 || r.reference_id >= nref {
-            return Err(Error::at(
-                at,
-                format!("unknown reference id {}", r.reference_id),
-            ));
-        }
+        let flags = self.checked_flags(&r, at)?;
         let mut aux = std::mem::take(&mut r.aux);
         let (mut has_md, mut has_nm) = (r.md_stored, r.nm_stored);
         if !self.decode_md {
@@ -274,15 +409,6 @@ impl Context {
             ..Alignment::default()
         };
         if flags & UNMAPPED == 0 {
-            if r.position <= 0 {
-                return Err(Error::at(
-                    at,
-                    format!(
-                        "read has alignment position {} but no unmapped flag",
-                        r.position
-                    ),
-                ));
-            }
             let ref_len = self.header.reference_len(r.reference_id);
             let built = rebuild(ch, &r, view, ref_len, (has_md, has_nm), &mut aux, at)?;
             a.seq = built.seq;
@@ -292,6 +418,11 @@ impl Context {
                 built.qual
             };
             a.cigar = built.cigar;
+            debug_assert_eq!(
+                built.end,
+                alignment_end(&r, view.is_some() && r.reference_id >= 0, ref_len),
+                "the end a dropped record is given is the one rebuilding finds"
+            );
             a.end = built.end;
             a.mapq = u8::try_from(r.mapping_quality).unwrap_or(r.mapping_quality as u8);
         } else {
@@ -328,25 +459,34 @@ impl Context {
         }
         a.aux = aux;
         a.name = std::mem::take(&mut r.name);
-        let detached = r.cram_flags & cf::DETACHED != 0;
-        let mut link = Link {
-            mate_line: -1,
-            tlen_unset: true,
-            detached,
-            mate_flags: 0,
-        };
-        if detached {
-            link.mate_flags = r.mate_flags;
-            a.mate_ref_id = r.mate_reference_id;
-            a.mate_pos = i64::from(r.mate_position);
-            a.tlen = i64::from(r.template_size);
-            link.tlen_unset = false;
-        } else if let Some(d) = r.mate_distance {
-            link.mate_line = index as i64 + 1 + i64::from(d);
-        }
+        let link = Self::link(&r, &mut a, index);
         Ok((a, link))
     }
 }
+/// When a slice's records are read no further in `range`: once one has ended it (a record
+/// past its end or on a later reference: htslib's filter drops it and all after it), and
+/// every record read before links to none after it (a mate downstream, `NF`, whose position,
+/// flags and end a kept record's mate fields and template length come from). The end of a
+/// record plays no part in ending a range, so the reference is not needed to tell.
+fn past_range(range: &Range) -> impl FnMut(&Record, usize) -> bool + '_ {
+    let mut ended = false;
+    let mut reach: i64 = 0;
+    move |r, index| {
+        let index = index as i64;
+        if let Some(d) = r.mate_distance {
+            reach = reach.max(index + 1 + i64::from(d));
+        }
+        if !ended {
+            let pos = i64::from(r.position);
+            ended = matches!(
+                Reader::record_fate(range, r.reference_id, pos, i64::MAX),
+                Fate::End
+            );
+        }
+        ended && index >= reach
+    }
+}
+
 /// The reference positions (1-based, inclusive) a mapped record can touch: from its start, its
 /// read length plus what its deletions and skips pass over (at least what it aligns to).
 fn record_reach(r: &Record) -> (i64, i64) {

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
-use super::decode::{decode_blocks, Context, SliceRef, Slices};
+use super::decode::{decode_blocks, Bases, Context, SliceRef, Slices};
 use super::*;
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -82,6 +82,7 @@ impl Context {
         body: &[u8],
         body_at: u64,
         refs: Vec<Option<SliceRef>>,
+        range: Option<Range>,
     ) -> Answer {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let none = BTreeMap::new();
@@ -89,9 +90,17 @@ impl Context {
         let mut out = Vec::new();
         while let Some((sh, blocks, at)) = slices.next_slice()? {
             let blocks = decode_blocks(&blocks)?;
-            let stored = self.records(&ch, &sh, &blocks, at)?;
+            let stored = self.records(&ch, &sh, &blocks, range.as_ref(), at)?;
             let slice_ref = refs.next().flatten();
-            out.extend(self.finish(&ch, &sh, stored, slice_ref.as_ref(), &none, at)?);
+            let bases = Bases {
+                slice: slice_ref.as_ref(),
+                whole: &none,
+            };
+            let (recs, ended) = self.finish(&ch, &sh, stored, bases, range.as_ref(), at)?;
+            out.extend(recs);
+            if ended {
+                break;
+            }
         }
         Ok(out)
     }
@@ -207,9 +216,10 @@ impl Reader {
             Ok(None) | Err(_) => return Queued::InTurn(h, body, body_at),
         };
         let ctx = self.context();
+        let range = self.range;
         let (tx, rx) = crossbeam_channel::bounded(1);
         let job: Job = Box::new(move || {
-            let _ = tx.send(ctx.decode_prepared(&h, &body, body_at, refs));
+            let _ = tx.send(ctx.decode_prepared(&h, &body, body_at, refs, range));
         });
         let sent = self
             .pool

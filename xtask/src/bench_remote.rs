@@ -156,6 +156,19 @@ pub(crate) struct Mode {
     pub(crate) transport: Transport,
 }
 
+impl Mode {
+    /// A mode run cold and warm.
+    pub(crate) fn new(name: &str, program: &Path, extra: &[&str], transport: Transport) -> Mode {
+        Mode {
+            name: name.to_string(),
+            program: program.to_path_buf(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            warm: true,
+            transport,
+        }
+    }
+}
+
 /// How a mode reaches the benchmark BAM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Transport {
@@ -209,13 +222,7 @@ impl Format {
 }
 
 fn vcf_modes(hts: &Path, tabix: Option<&Path>, opts: &Options) -> Vec<Mode> {
-    let mode = |name: &str, program: &Path, extra: &[&str], transport| Mode {
-        name: name.to_string(),
-        program: program.to_path_buf(),
-        extra: extra.iter().map(|s| s.to_string()).collect(),
-        warm: true,
-        transport,
-    };
+    let mode = Mode::new;
     let mut modes = vec![mode("hts", hts, &["tabix"], Transport::Http)];
     if let Some(t) = tabix {
         modes.push(mode("tabix", t, &[], Transport::Http));

@@ -22,13 +22,7 @@ pub(crate) fn query_args(url: String, index_url: String) -> Vec<String> {
 /// with the s3 transport, hts over `s3://` and samtools through htslib's S3 plugin.
 pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
     let threads = opts.threads.to_string();
-    let mode = |name: &str, program: &Path, extra: &[&str], transport| Mode {
-        name: name.to_string(),
-        program: program.to_path_buf(),
-        extra: extra.iter().map(|s| s.to_string()).collect(),
-        warm: true,
-        transport,
-    };
+    let mode = Mode::new;
     let hts_args = ["view", "-@", threads.as_str()];
     let mut modes = vec![mode("hts", hts, &hts_args, Transport::Http)];
     if let Some(s) = samtools {

@@ -126,3 +126,16 @@ fn run() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_is_the_number_an_exit_code_stands_for() {
+        assert_eq!(status(ExitCode::SUCCESS), 0);
+        assert_eq!(status(ExitCode::FAILURE), 1);
+        assert_eq!(status(ExitCode::from(view::BROKEN_PIPE_STATUS)), 141);
+        assert_eq!(status(ExitCode::from(255)), 255);
+    }
+}

@@ -430,7 +430,10 @@ mod tests {
         let mut out = Vec::new();
         inflate(&block, 18, &mut out, &mut d, "f", 0).unwrap();
         assert_eq!(out, data);
-        assert!(out.capacity() < 4096, "a small block needs no 64 KiB buffer");
+        assert!(
+            out.capacity() < 4096,
+            "a small block needs no 64 KiB buffer"
+        );
         // ISIZE claiming less than the data holds (by more than the slack): the block is
         // inflated again at the full size, and the CRC (intact) passes, then ISIZE fails.
         let n = block.len();

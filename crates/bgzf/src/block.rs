@@ -34,6 +34,10 @@ pub const EOF_MARKER: [u8; 28] = [
     0, 0, 0, 0, 0, 0, 0,
 ];
 
+/// Room past ISIZE in the inflate output: libdeflate leaves its fast loop this near the end of
+/// the output buffer (its longest write per step is a match of 258 bytes plus a few words).
+const ISIZE_SLACK: usize = 320;
+
 const GZIP_ID1: u8 = 0x1f;
 const GZIP_ID2: u8 = 0x8b;
 const CM_DEFLATE: u8 = 8;
@@ -196,10 +200,22 @@ pub fn inflate(
     let stored_crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let stored_isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
 
-    // Only the bytes past what the buffer already holds need initialising: a reused buffer
-    // (the reader keeps one per block in flight) costs no memset.
-    out.resize(MAX_BLOCK_SIZE, 0);
-    let n = match decompressor.deflate_decompress(&block[header_len..body_end], out) {
+    // The output is sized to what the block says it holds (ISIZE), with some slack so that
+    // libdeflate's fast loop runs to the end of a full block: a small block (a header, an
+    // index, the last of a file) then zeroes and faults in no more than it needs, and a reused
+    // buffer is zeroed only where it grows. A block whose data inflates past that is inflated
+    // again at the full size, so that damage gets the diagnosis it always had.
+    let first = (stored_isize as usize)
+        .saturating_add(ISIZE_SLACK)
+        .min(MAX_BLOCK_SIZE);
+    let payload = &block[header_len..body_end];
+    out.resize(first, 0);
+    let mut result = decompressor.deflate_decompress(payload, out);
+    if first < MAX_BLOCK_SIZE && matches!(result, Err(DecompressionError::InsufficientSpace)) {
+        out.resize(MAX_BLOCK_SIZE, 0);
+        result = decompressor.deflate_decompress(payload, out);
+    }
+    let n = match result {
         Ok(n) => n,
         Err(DecompressionError::BadData) => {
             out.clear();
@@ -404,6 +420,38 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn output_is_sized_by_isize_and_damage_is_diagnosed_as_before() {
+        let data: Vec<u8> = (0..1500u32).map(|i| (i * 31 % 17) as u8).collect();
+        let block = one_block(&data);
+        let mut d = Decompressor::new();
+        let mut out = Vec::new();
+        inflate(&block, 18, &mut out, &mut d, "f", 0).unwrap();
+        assert_eq!(out, data);
+        assert!(
+            out.capacity() < 4096,
+            "a small block needs no 64 KiB buffer"
+        );
+        // ISIZE claiming less than the data holds (by more than the slack): the block is
+        // inflated again at the full size, and the CRC (intact) passes, then ISIZE fails.
+        let n = block.len();
+        let mut small = block.clone();
+        small[n - 4..].copy_from_slice(&100u32.to_le_bytes());
+        match inflate(&small, 18, &mut out, &mut d, "f", 3).unwrap_err() {
+            Error::IsizeMismatch {
+                stored, inflated, ..
+            } => assert_eq!((stored, inflated), (100, 1500)),
+            other => panic!("{other}"),
+        }
+        // ISIZE claiming more than 64 KiB: inflated at the full size.
+        let mut big = block.clone();
+        big[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            inflate(&big, 18, &mut out, &mut d, "f", 3).unwrap_err(),
+            Error::IsizeMismatch { .. }
+        ));
     }
 
     #[test]

@@ -186,6 +186,15 @@ impl<S: Source> BgzfState<S> {
         }
     }
 
+    /// Keeps a used data buffer for a later block. One that never held data (the empty block
+    /// before the first) is dropped: handed out again, it would make the next block allocate,
+    /// zero and fault in a fresh 64 KiB beside the two a sequential read needs (issue 21).
+    fn keep_spare(&mut self, buf: Vec<u8>) {
+        if buf.capacity() > 0 {
+            self.spare_data.push(buf);
+        }
+    }
+
     /// Makes an inflated block current (keeping the old buffer for a later block), or on a
     /// failure leaves the current block as it was and rewinds the read-ahead to the bad block.
     fn accept(
@@ -199,11 +208,11 @@ impl<S: Source> BgzfState<S> {
         match result {
             Ok(()) => {
                 let old = std::mem::replace(&mut self.block, data);
-                self.spare_data.push(old);
+                self.keep_spare(old);
                 Ok(Some((coffset, clen)))
             }
             Err(e) => {
-                self.spare_data.push(data);
+                self.keep_spare(data);
                 self.rewind_to(coffset);
                 Err(e)
             }
@@ -219,7 +228,7 @@ impl<S: Source> BgzfState<S> {
                 return Ok(None);
             };
             let old = std::mem::replace(&mut self.block, data);
-            self.spare_data.push(old);
+            self.keep_spare(old);
             return Ok(Some((coffset, clen)));
         }
         self.fill_queue();
@@ -319,11 +328,11 @@ impl<S: Source> BgzfState<S> {
         match result {
             Ok(()) => {
                 let old = std::mem::replace(&mut self.block, out);
-                self.spare_data.push(old);
+                self.keep_spare(old);
                 Ok(Some((at, total as u64)))
             }
             Err(e) => {
-                self.spare_data.push(out);
+                self.keep_spare(out);
                 self.rewind_to(at);
                 Err(e)
             }

@@ -16,9 +16,10 @@ use crate::{Result, Source};
 const CHUNK: usize = 256 * 1024;
 
 /// The first refill's size: the buffer doubles from here up to [`CHUNK`] as it is used, so a
-/// small file (an index, a header, one region of a small BAM) does not pay for zeroing and
-/// faulting in a quarter megabyte it never fills (start-up, issue 21).
-const FIRST_CHUNK: usize = 64 * 1024;
+/// small file (an index of a few hundred bytes, a header, one region of a small BAM) does not
+/// pay for zeroing and faulting in memory it never fills (start-up, issue 21); a long read is at
+/// full size after four refills.
+const FIRST_CHUNK: usize = 16 * 1024;
 
 /// A source, where its read position is (so that sequential reads cost no seek), and the bytes
 /// read ahead of the blocks that need them.

@@ -1,4 +1,12 @@
 //! `hts`: samtools' `view`, on the `bam` facade, for local and remote BAM files.
+//!
+//! The C library calls [`main`] directly (`no_main`): Rust's own start-up finds the main
+//! thread's stack by reading and parsing `/proc/self/maps` (for its stack overflow message), a
+//! twelfth of a small local query's instructions and five system calls (issue 21). What else
+//! it does that `hts` relies on is done in [`main`].
+#![cfg_attr(not(test), no_main)]
+// The unit tests' harness has its own `main`, so `run` and what only it calls go unused there.
+#![cfg_attr(test, allow(dead_code))]
 
 mod args;
 mod bgzip;
@@ -54,11 +62,37 @@ fn version() -> String {
     )
 }
 
-fn main() -> ExitCode {
-    let code = run();
+/// The process's entry point, called by the C library with the arguments (which
+/// `std::env::args` reads on its own).
+///
+/// It does what Rust's start-up would have done and `hts` relies on: `SIGPIPE` ignored, so that
+/// a closed output pipe is an error that `view` turns into samtools' status 141 after its
+/// clean-up; a panic ends with status 101 rather than unwinding into C; and the exit goes
+/// through `std::process::exit`, which flushes standard output. Standard descriptors that are
+/// closed are not reopened on `/dev/null`, and a stack overflow is a plain `SIGSEGV` without a
+/// message.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler (no code runs on
+    // the signal), and it happens before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let code = std::panic::catch_unwind(run).unwrap_or(ExitCode::from(101));
     // No request may still be inside libcurl when the process exits (see hfile::shutdown).
     bam::hfile::shutdown(std::time::Duration::from_secs(2));
-    code
+    std::process::exit(status(code))
+}
+
+/// The number an [`ExitCode`] stands for (std tells it only to its own start-up).
+fn status(code: ExitCode) -> i32 {
+    (0..=u8::MAX)
+        .find(|&n| ExitCode::from(n) == code)
+        .map_or(1, i32::from)
 }
 
 fn run() -> ExitCode {
@@ -92,5 +126,18 @@ fn run() -> ExitCode {
             eprintln!("[main] unrecognized command '{other}'");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_is_the_number_an_exit_code_stands_for() {
+        assert_eq!(status(ExitCode::SUCCESS), 0);
+        assert_eq!(status(ExitCode::FAILURE), 1);
+        assert_eq!(status(ExitCode::from(view::BROKEN_PIPE_STATUS)), 141);
+        assert_eq!(status(ExitCode::from(255)), 255);
     }
 }

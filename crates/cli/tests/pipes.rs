@@ -157,8 +157,8 @@ fn head_ends_at_once_like_samtools() {
         args.extend_from_slice(options);
         args.push(&bam);
         let (status, took, errors) = ends_after_first_line(hts(), &args);
-        // hts ignores SIGPIPE (Rust's runtime does) and exits with the status a shell shows for
-        // samtools, which the signal kills.
+        // hts ignores SIGPIPE (its `main` sets that up, as Rust's runtime would) and exits with
+        // the status a shell shows for samtools, which the signal kills.
         assert_eq!(status.code(), Some(141), "hts {args:?}: {status}; {errors}");
         assert!(errors.is_empty(), "hts {args:?}: {errors}");
         let (theirs, _, _) = ends_after_first_line(samtools(), &args);

@@ -4,6 +4,12 @@ use crate::{Backend, Hints, MemoryBackend, Result};
 
 const BUFFER_SIZE: usize = 64 * 1024;
 
+/// The buffer's size at its first fill: it doubles at each refill up to [`BUFFER_SIZE`]. The
+/// first reads of a file are often its only small ones (the container sniffed from its first
+/// bytes, then large reads that bypass the buffer): a full-size first fill would read, zero and
+/// fault in 64 KiB that are never used (start-up, issue 21).
+const FIRST_FILL: usize = 4 * 1024;
+
 /// A buffered handle on a [`Backend`]: what the layers above hold.
 ///
 /// It implements [`io::Read`], [`io::BufRead`] and [`io::Seek`] (mapping [`crate::Error`] into
@@ -23,8 +29,8 @@ const BUFFER_SIZE: usize = 64 * 1024;
 /// ```
 pub struct HFile {
     backend: Box<dyn Backend>,
-    /// Once used, [`BUFFER_SIZE`] bytes, zeroed once: each refill reads over them, and the
-    /// valid ones are `buf[..filled]`.
+    /// Once used, [`FIRST_FILL`] bytes growing to [`BUFFER_SIZE`], each byte zeroed once: a
+    /// refill reads over them, and the valid ones are `buf[..filled]`.
     buf: Vec<u8>,
     /// How many bytes of `buf` hold data.
     filled: usize,
@@ -101,8 +107,10 @@ impl HFile {
         if out.is_empty() {
             return Ok(0);
         }
-        if self.cursor == self.filled && out.len() >= BUFFER_SIZE {
+        if self.cursor == self.filled && out.len() >= BUFFER_SIZE / 2 {
             // Large reads bypass the buffer: no copy, and the backend sees the whole request.
+            // Half the full size, so that a reader's first 64 KiB after the small first fill
+            // (the sniffed header) is one read, not a copy and then refills of a growing buffer.
             self.discard_buffer();
             let n = self.backend.read(out)?;
             self.buf_start += n as u64;
@@ -150,9 +158,10 @@ impl HFile {
     fn fill(&mut self) -> Result<&[u8]> {
         if self.cursor == self.filled {
             self.discard_buffer();
-            // Zeroed on first use only: a refill reads over the old bytes.
-            self.buf.resize(BUFFER_SIZE, 0);
-            self.filled = self.backend.read(&mut self.buf)?.min(BUFFER_SIZE);
+            // Only the bytes the buffer grows by are zeroed: a refill reads over the old ones.
+            let size = (self.buf.len() * 2).clamp(FIRST_FILL, BUFFER_SIZE);
+            self.buf.resize(size, 0);
+            self.filled = self.backend.read(&mut self.buf)?.min(size);
         }
         Ok(&self.buf[self.cursor..self.filled])
     }
@@ -224,6 +233,7 @@ impl io::Seek for HFile {
 mod tests {
     use super::*;
     use std::io::{BufRead, Read, Seek, SeekFrom};
+    use std::sync::Arc;
 
     #[test]
     fn seek_inside_and_outside_the_buffer() {
@@ -244,6 +254,59 @@ mod tests {
         f.read_to_end(&mut rest).unwrap();
         assert_eq!(rest, &data[data.len() - 3..]);
         assert!(f.seek(SeekFrom::Current(-1_000_000)).is_err());
+    }
+
+    /// Memory that records the size of every read asked of it.
+    struct Recording(MemoryBackend, std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
+
+    impl Backend for Recording {
+        fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+            self.1.lock().unwrap().push(buf.len());
+            self.0.read(buf)
+        }
+        fn seek(&mut self, pos: u64) -> Result<()> {
+            self.0.seek(pos)
+        }
+        fn position(&self) -> u64 {
+            self.0.position()
+        }
+        fn size(&mut self) -> Result<u64> {
+            self.0.size()
+        }
+        fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
+        fn name(&self) -> &str {
+            self.0.name()
+        }
+    }
+
+    #[test]
+    fn the_buffer_starts_small_and_grows_with_use() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let reads = std::sync::Arc::default();
+        let backend = Recording(MemoryBackend::new("m", data.clone()), Arc::clone(&reads));
+        let mut f = HFile::new(Box::new(backend));
+        // A sniff of the first bytes reads 4 KiB, not 64.
+        let mut head = [0u8; 18];
+        f.read_exact(&mut head).unwrap();
+        assert_eq!(*reads.lock().unwrap(), [FIRST_FILL]);
+        // Small reads on: each refill doubles, up to the full size.
+        let mut rest = vec![0u8; 200_000];
+        for piece in rest.chunks_mut(1000) {
+            f.read_exact(piece).unwrap();
+        }
+        assert_eq!(&rest[..], &data[18..200_018]);
+        let sizes = reads.lock().unwrap().clone();
+        assert_eq!(sizes[..5], [4096, 8192, 16384, 32768, 65536]);
+        assert!(sizes[5..].iter().all(|&n| n == BUFFER_SIZE), "{sizes:?}");
+        // After a seek back into the buffered bytes, a large read takes what is buffered and
+        // then goes straight to the backend in one read.
+        let mut f = HFile::from_bytes("m", data.clone());
+        f.read_exact(&mut head).unwrap();
+        f.seek(SeekFrom::Start(0)).unwrap();
+        let mut big = vec![0u8; 64 * 1024];
+        assert_eq!(f.read_some(&mut big).unwrap(), FIRST_FILL);
+        assert_eq!(f.read_some(&mut big[FIRST_FILL..]).unwrap(), 60 * 1024);
+        assert_eq!(&big[..], &data[..64 * 1024]);
     }
 
     #[test]

@@ -66,7 +66,10 @@ enum Decoder<R> {
 /// block holding the last byte delivered.
 pub(crate) struct Stream<R> {
     decoder: Decoder<R>,
-    buf: Box<[u8]>,
+    /// Grows from [`FIRST_BUFFER`] to [`BUFFER`] as it is refilled: most indexes of small files
+    /// are a few hundred bytes, and a full-size buffer would be zeroed and faulted in for them
+    /// at every start (issue 21).
+    buf: Vec<u8>,
     /// The bytes of `buf` not yet delivered.
     start: usize,
     end: usize,
@@ -79,6 +82,9 @@ pub(crate) struct Stream<R> {
 /// How much is decoded at once: reads from a network stream return what has arrived, so this
 /// bounds a read, not a wait.
 const BUFFER: usize = 64 * 1024;
+
+/// The buffer's size at the first fill.
+const FIRST_BUFFER: usize = 4 * 1024;
 
 impl<R: Read> Stream<R> {
     /// The stream over `input`, whose first bytes were taken by [`bgzf::sniff::sniff`]; it fails once more
@@ -97,7 +103,7 @@ impl<R: Read> Stream<R> {
         };
         Stream {
             decoder,
-            buf: vec![0u8; BUFFER].into_boxed_slice(),
+            buf: Vec::new(),
             start: 0,
             end: 0,
             decoded: 0,
@@ -159,7 +165,13 @@ impl<R: Read> Stream<R> {
         debug_assert_eq!(self.start, self.end);
         let room = self.limit.saturating_sub(self.decoded);
         // At the limit, one more byte (not an end of data) is what makes the stream too large.
-        let take = usize::try_from(room).unwrap_or(usize::MAX).clamp(1, BUFFER);
+        let size = (self.buf.len() * 2).clamp(FIRST_BUFFER, BUFFER);
+        if self.buf.len() < size {
+            self.buf.resize(size, 0);
+        }
+        let take = usize::try_from(room)
+            .unwrap_or(usize::MAX)
+            .clamp(1, self.buf.len());
         loop {
             let got = match &mut self.decoder {
                 Decoder::Plain(r) => r.read(&mut self.buf[..take]).map_err(Failure::Io),

@@ -68,15 +68,28 @@ fn version() -> String {
 /// It does what Rust's start-up would have done and `hts` relies on: `SIGPIPE` ignored, so that
 /// a closed output pipe is an error that `view` turns into samtools' status 141 after its
 /// clean-up; a panic ends with status 101 rather than unwinding into C; and the exit goes
-/// through `std::process::exit`, which flushes standard output. Standard descriptors that are
-/// closed are not reopened on `/dev/null`, and a stack overflow is a plain `SIGSEGV` without a
-/// message.
+/// through `std::process::exit`, which flushes standard output; standard descriptors that are
+/// closed are opened on `/dev/null`. A stack overflow is a plain `SIGSEGV` without a message.
 #[cfg(not(test))]
 #[no_mangle]
 pub extern "C" fn main(
     _argc: std::ffi::c_int,
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
+    // Standard descriptors that are closed are opened on /dev/null, as Rust's start-up does:
+    // otherwise the first file hts opens would take the number and receive what is written to
+    // standard output or error.
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only asks whether `fd` is open; `open` takes a NUL-terminated path.
+        // Done in order, so `open` returns the lowest closed descriptor: `fd`.
+        unsafe {
+            if libc::fcntl(fd, libc::F_GETFD) == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+            {
+                libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            }
+        }
+    }
     // SAFETY: setting a signal's disposition to SIG_IGN installs no handler (no code runs on
     // the signal), and it happens before any other thread exists.
     unsafe {

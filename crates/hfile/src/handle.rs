@@ -273,11 +273,12 @@ mod tests {
         fn size(&mut self) -> Result<u64> {
             self.0.size()
         }
-        fn set_readahead_limit(&mut self, _limit: Option<u64>) {}
         fn name(&self) -> &str {
             self.0.name()
         }
     }
+
+    impl crate::Hints for Recording {}
 
     #[test]
     fn the_buffer_starts_small_and_grows_with_use() {

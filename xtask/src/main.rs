@@ -7,6 +7,7 @@ mod bench_local;
 mod bench_local_cram;
 mod bench_local_vcf;
 mod bench_minimum;
+mod bench_modes;
 mod bench_remote;
 mod bench_remote_cram;
 mod bench_remote_vcf;

@@ -68,7 +68,12 @@ impl Format {
 
     /// The arguments of a query of `url` after the mode's own: samtools and hts view name the
     /// index (`-X`); tabix finds it beside the data as a user's `tabix URL REGION` does.
-    pub(crate) fn query_args(self, url: String, index_url: String, regions: &[String]) -> Vec<String> {
+    pub(crate) fn query_args(
+        self,
+        url: String,
+        index_url: String,
+        regions: &[String],
+    ) -> Vec<String> {
         let mut args = match self {
             Format::Bam => vec!["-X".to_string(), url, index_url],
             Format::Vcf => vec![url],

@@ -39,6 +39,33 @@ impl Opened {
         (Opened::detached("-", true), file)
     }
 
+    /// A local path that is not a regular file (a named pipe, `<(cat x.bam)`'s `/dev/fd/N`, a
+    /// character device): read in order as standard input is, since it cannot seek; `None`
+    /// for anything else (a regular file, a URL, a path that does not exist).
+    pub(crate) fn pipe(location: &str) -> Option<Result<(Opened, HFile)>> {
+        if hfile::scheme_of(location).is_some() {
+            return None;
+        }
+        let meta = std::fs::metadata(location).ok()?;
+        if meta.is_file() || meta.is_dir() {
+            return None;
+        }
+        let opened = std::fs::File::open(location).map_err(|source| {
+            crate::Error::Transport(hfile::Error::Io {
+                name: location.to_string(),
+                offset: 0,
+                source,
+            })
+        });
+        Some(opened.map(|f| {
+            let stream = hfile::StreamBackend::new(location, Box::new(f));
+            (
+                Opened::detached(location, true),
+                HFile::new(Box::new(stream)),
+            )
+        }))
+    }
+
     /// Bytes in memory.
     pub(crate) fn memory(name: &str, bytes: Vec<u8>) -> (Opened, HFile) {
         (

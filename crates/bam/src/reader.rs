@@ -140,8 +140,8 @@ enum Held {
 }
 
 impl Reader {
-    /// Opens a local path or URL (or `-`, standard input: read in order, no index) and reads
-    /// its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
+    /// Opens a local path or URL (or `-`, standard input, or a named pipe: read in order, no
+    /// index) and reads its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
     /// `FILE##idx##INDEX` names the index too (see [`crate::split_index`]).
     ///
     /// # Examples
@@ -155,6 +155,10 @@ impl Reader {
         if location == "-" {
             let (opened, stdin) = Opened::stdin();
             return Reader::from_hfile(stdin, opened, Locator::new(location), options);
+        }
+        if let Some(pipe) = Opened::pipe(location) {
+            let (opened, file) = pipe?;
+            return Reader::from_hfile(file, opened, Locator::new(location), options);
         }
         let mut locator = Locator::new(location);
         // Three requests at once for a remote file: the header (unless cached), the EOF marker

@@ -123,6 +123,41 @@ fn cram_on_standard_input_reads_as_the_file_does() {
 }
 
 #[test]
+fn a_named_pipe_is_read_as_a_stream() {
+    // `hts view <(cat x.bam)`: the shell passes /dev/fd/N, a pipe that cannot seek; samtools
+    // reads it in order, as standard input (it failed with "Illegal seek").
+    let path = fixtures().join("conformance/data/aux.bam");
+    for args in [
+        &["view", "-h", "--no-PG"][..],
+        &["flagstat"],
+        &["view", "-c"],
+    ] {
+        let piped = testkit::command(Path::new("bash"))
+            .arg("-c")
+            .arg(r#"exec "$0" "${@:2}" <(cat "$1")"#)
+            .arg(testkit::hts())
+            .arg(&path)
+            .args(args)
+            .output()
+            .unwrap();
+        let named = testkit::command(testkit::hts())
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            piped.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&piped.stderr)
+        );
+        assert_eq!(named.status.code(), Some(0), "{}", text(&named.stderr));
+        assert!(!piped.stdout.is_empty());
+        assert_eq!(piped.stdout, named.stdout, "{args:?}");
+    }
+}
+
+#[test]
 fn sam_on_standard_input_is_named_too() {
     let sam = std::fs::File::open(fixtures().join("conformance-extra/data/small.sam")).unwrap();
     let out = testkit::command(testkit::hts())

@@ -65,5 +65,5 @@ fuzz_target!(|data: &[u8]| {
             assert!(header.ref_name(tid as usize).is_some());
         }
     }
-    let _ = reader.has_eof_marker();
+    let _ = records.has_eof_marker();
 });

@@ -9,7 +9,8 @@ cargo xtask test
   --workspace --all-targets (unit and integration tests, including the conformance corpus on
   the hts binary locally and over the in-process HTTP test server, the S3 tests against s3s-fs
   and boto3, and the Snakemake cohort workflow over 20 served BAMs, each tool installed by
-  testkit on first use); doc tests; cargo doc with warnings as errors; cargo publish
+  testkit on first use); doc tests; the fuzz targets type-checked; cargo doc with warnings as
+  errors; cargo publish
   --workspace --dry-run --no-verify (the libraries package); and the conformance corpus over
   nginx (a release build). First installs what the tests need and a fresh Debian
   machine lacks (samtools, nginx-light, python3-venv) with apt when run as root; otherwise
@@ -49,6 +50,22 @@ pub fn cmd(_args: &[String]) -> Result<(), String> {
     step(
         "doc tests",
         cargo_with(&["test", "--workspace", "--doc"], &[]),
+    );
+    // The fuzz targets compile against the libraries as they are now (they run on nightly in
+    // `cargo xtask fuzz`; a type check needs only stable), so an API change cannot leave them
+    // behind unnoticed.
+    step(
+        "fuzz targets compile",
+        cargo_with(
+            &[
+                "check",
+                "--manifest-path",
+                "fuzz/Cargo.toml",
+                "--bins",
+                "--quiet",
+            ],
+            &[],
+        ),
     );
     // Warnings are errors: the public API stays documented.
     step(

@@ -32,6 +32,7 @@
 pub mod aux;
 mod cached;
 pub mod cigar;
+mod count_check;
 mod encode;
 pub mod error;
 pub mod format;

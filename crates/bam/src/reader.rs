@@ -2,6 +2,7 @@ use bgzf::VirtualOffset;
 use hfile::Hints;
 use index::{Index, Wanted};
 
+use crate::count_check;
 use crate::header::Header;
 use crate::index_source::IndexHint;
 use crate::lengths;
@@ -426,6 +427,29 @@ impl Reader {
                 kind,
             }),
         }
+    }
+
+    /// Steps over the next record in file order for a count: false at the end of the file.
+    /// A record whole in the current block that [`count_check::decodes_as_is`] accepts is
+    /// skipped unread; any other goes through [`Reader::read_record_ref`], so a damaged record
+    /// fails with the same error a full read gives.
+    #[inline]
+    pub(crate) fn skip_record(&mut self) -> Result<bool> {
+        let n_ref = self.header.targets().len();
+        let buffered = self.bgzf.buffer();
+        if let Some(size) = buffered.get(..4) {
+            let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+            let accepted = (32..=i32::MAX as usize).contains(&block_size)
+                && buffered
+                    .get(4..4 + block_size)
+                    .is_some_and(|data| count_check::decodes_as_is(data, n_ref));
+            if accepted && self.opened.is_confirmed() {
+                self.last = None;
+                self.bgzf.advance(4 + block_size);
+                return Ok(true);
+            }
+        }
+        Ok(self.read_record_ref()?.is_some())
     }
 
     /// The record the last [`Reader::read_record_ref_held`] returned, again (for a caller that

@@ -265,6 +265,12 @@ fn write_records(
     sink: &mut Sink,
     count: &mut u64,
 ) -> Result<(), Failure> {
+    if matches!(sink, Sink::Count) && selection.selects_all() && !args.select.fetch_pairs {
+        // Nothing to judge: only how many records there are, and the same error where reading
+        // them fails.
+        *count += records.count_records()?;
+        return Ok(());
+    }
     let in_place = selection.by_fields_only()
         && !args.select.fetch_pairs
         && (args.count || !args.select.edits());

@@ -318,6 +318,24 @@ impl<'r> Query<'r> {
         }
     }
 
+    /// How many records are left, as counting [`Query::next_record_ref`]'s would give, and the
+    /// same error where that would fail. A whole-file query with no condition skips the
+    /// records that need no decoding to be counted ([`Reader`]'s quick check); any other query
+    /// reads each record.
+    pub fn count_records(&mut self) -> Result<u64> {
+        let mut n = 0u64;
+        if self.keep.is_none() && matches!(self.walk, Walk::File) {
+            while self.reader.skip_record()? {
+                n += 1;
+            }
+            return Ok(n);
+        }
+        while self.next_record_ref()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// The next record as an owned one; `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
         Ok(self.next_record_ref()?.map(|r| r.to_owned_record()))

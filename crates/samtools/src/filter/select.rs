@@ -212,6 +212,12 @@ impl Selection {
             && self.library.is_none()
     }
 
+    /// True when every record is selected (no test at all): a count then needs only how many
+    /// records there are.
+    pub fn selects_all(&self) -> bool {
+        self.by_fields_only() && self.min_mapq <= 0 && self.flags == FlagTests::default()
+    }
+
     /// The `-q` and flag tests (`-f`, `-F`, `--rf`, `-G`), which read only fixed fields.
     #[inline]
     pub fn passes_fields<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {

@@ -206,6 +206,22 @@ fn check_status(status: i32, program: &Path, args: &[String]) -> Result<(), Stri
     ))
 }
 
+/// Records a mismatch of hts's output with the other tool's for case `name` at `threads`, and
+/// says what the table shows for it.
+pub(crate) fn output_differs(
+    mismatches: &mut Vec<String>,
+    name: &str,
+    threads: usize,
+    mine: &Output,
+    theirs: &Output,
+) -> &'static str {
+    mismatches.push(format!(
+        "{name} ({threads} threads): hts's output differs ({} vs {} bytes)",
+        mine.bytes, theirs.bytes
+    ));
+    "DIFFERS (void)"
+}
+
 /// The verification pass: runs `program args` once under GNU time (for a true peak RSS, in
 /// KiB) and digests its stdout, read here.
 pub(crate) fn verify_once(program: &Path, args: &[String]) -> Result<(Output, u64), String> {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::bench_local::{load_average, time_once, verify_once, Sample, Sink};
+use crate::bench_local::{load_average, output_differs, time_once, verify_once, Sample, Sink};
 
 /// One comparison: the same arguments to both tools.
 struct Case {
@@ -88,11 +88,7 @@ pub fn run(
         let output = if mine == theirs {
             "identical"
         } else {
-            mismatches.push(format!(
-                "{} ({} threads): hts's output differs ({} vs {} bytes)",
-                case.name, case.threads, mine.bytes, theirs.bytes
-            ));
-            "DIFFERS (void)"
+            output_differs(&mut mismatches, &case.name, case.threads, &mine, &theirs)
         };
         let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
         for _ in 0..runs.max(1) {

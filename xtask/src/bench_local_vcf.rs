@@ -7,7 +7,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::bench_local::{load_average, median, time_once, verify_once, Output, Sample, Sink};
+use crate::bench_local::{
+    load_average, median, output_differs, time_once, verify_once, Output, Sample, Sink,
+};
 
 /// The slice compressed and decompressed: the VCF's first lines up to this many bytes of text
 /// (then to the end of the line).
@@ -199,11 +201,7 @@ pub fn run(hts: &Path, vcf: &Path, runs: usize, only: Option<&str>) -> Result<St
         } else if pair.compressed && same_content(pair, hts)? {
             "same text"
         } else {
-            mismatches.push(format!(
-                "{} ({} threads): hts's output differs ({} vs {} bytes)",
-                pair.name, pair.threads, mine.bytes, theirs.bytes
-            ));
-            "DIFFERS (void)"
+            output_differs(&mut mismatches, &pair.name, pair.threads, &mine, &theirs)
         };
         let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
         // Queries and decompression take well under a second: five times the rounds keep

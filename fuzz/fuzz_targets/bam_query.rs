@@ -3,7 +3,7 @@
 //! query returns lies on the reference asked for and overlaps the region.
 #![no_main]
 
-use bam::{OpenOptions, Reader, Target};
+use bam::{OpenOptions, Position, Reader, RefId, Target};
 use libfuzzer_sys::fuzz_target;
 
 const BAM: &str = concat!(
@@ -40,16 +40,17 @@ fuzz_target!(|data: &[u8]| {
         if tid >= reader.header().refs().len() {
             continue;
         }
+        let (tid, beg, end) = (RefId::new(tid), Position::new(beg), Position::new(end));
         let Ok(mut query) = reader.query(Target::Ref { tid, beg, end }) else {
             continue;
         };
         for _ in 0..3000 {
             match query.next_record() {
                 Ok(Some(r)) => {
-                    assert_eq!(r.ref_id(), tid as i32, "a record of another reference");
+                    assert_eq!(r.ref_id(), Some(tid), "a record of another reference");
                     assert!(
-                        r.end_pos() > beg as i64 && (r.pos() as i64) < end as i64,
-                        "a record outside {beg}-{end}: {}-{}",
+                        r.end_pos() > beg && r.pos().is_none_or(|pos| pos < end),
+                        "a record outside {beg}-{end}: {:?}-{}",
                         r.pos(),
                         r.end_pos()
                     );

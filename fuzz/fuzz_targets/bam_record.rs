@@ -29,10 +29,11 @@ fuzz_target!(|data: &[u8]| {
         record.ref_id(),
         record.pos(),
         record.mapq(),
-        record.flag(),
+        record.flags(),
         record.bin(),
     );
-    let _ = (record.next_ref_id(), record.next_pos(), record.tlen());
+    let _ = (record.mate_ref_id(), record.mate_pos(), record.tlen());
+    let _ = record.stored_coordinates();
     assert!(record.name().len() < 256, "l_read_name is one byte");
     let seq = record.seq();
     assert_eq!(seq.len(), record.seq_len());

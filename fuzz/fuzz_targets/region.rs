@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
     };
     match parse_region(region, &header) {
         Ok(Target::Ref { tid, beg, end }) => {
-            assert!(tid < n_refs, "{region}: tid {tid} of {n_refs}");
+            assert!(tid.get() < n_refs, "{region}: tid {tid} of {n_refs}");
             assert!(beg <= end, "{region}: {beg} > {end}");
         }
         Ok(Target::Unplaced | Target::All) => {}
@@ -79,9 +79,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(
             parse_region(&braced, &header),
             Ok(Target::Ref {
-                tid,
-                beg: a - 1,
-                end: b
+                tid: bam::RefId::new(tid),
+                beg: bam::Position::new(a - 1),
+                end: bam::Position::new(b)
             }),
             "{braced}"
         );

@@ -135,7 +135,7 @@ impl Minimum {
             }
         }
         let index_bytes = match last_tid {
-            Some(t) => self.bai_ref_ends.get(t).copied().unwrap_or(0),
+            Some(t) => self.bai_ref_ends.get(t.get()).copied().unwrap_or(0),
             None => 0,
         };
         Ok(Needed {

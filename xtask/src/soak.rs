@@ -415,7 +415,11 @@ impl Worker {
         let end = (beg + span).min(len).max(beg + 1);
         let name = String::from_utf8_lossy(&refs[tid].name).into_owned();
         (
-            Target::Ref { tid, beg, end },
+            Target::Ref {
+                tid: bam::RefId::new(tid),
+                beg: bam::Position::new(beg),
+                end: bam::Position::new(end),
+            },
             format!("{name}:{}-{end}", beg + 1),
         )
     }

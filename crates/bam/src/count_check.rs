@@ -11,7 +11,7 @@
 
 use crate::cigar;
 use crate::lengths::{check_fixed, FIXED};
-use crate::record::FLAG_UNMAPPED;
+use crate::flags::Flags;
 
 /// True when `data` (one record's bytes after `block_size`) decodes without error and needs no
 /// rewriting, in which case a count need not decode it.
@@ -40,6 +40,6 @@ pub(crate) fn decodes_as_is(data: &[u8], n_ref: usize) -> bool {
     if first.code() == cigar::SOFT_CLIP && u64::from(first.len()) == seq_len {
         return false;
     }
-    let unmapped = (flag_nc >> 16) as u16 & FLAG_UNMAPPED != 0;
+    let unmapped = Flags::from_bits((flag_nc >> 16) as u16).is_unmapped();
     seq_len == 0 || unmapped || cigar::Cigar::new(ops).lengths().1 == seq_len
 }

@@ -133,16 +133,17 @@ pub(crate) fn encode<D: AsRef<[u8]>>(record: &Record<D>) -> Result<Encoded<'_>, 
         cg = None;
         pieces = [name_field, nul, body, &[][..]];
     }
+    let stored = record.stored_coordinates();
     let mut head = [0u8; 36];
     let words: [u32; 9] = [
         block_len as u32,
-        record.ref_id() as u32,
-        record.pos() as u32,
+        stored.ref_id as u32,
+        stored.pos as u32,
         u32::from(record.bin()) << 16 | u32::from(record.mapq()) << 8 | l_qname as u32,
-        u32::from(record.flag()) << 16 | if long { 2 } else { n_cigar as u32 },
+        u32::from(record.flags().bits()) << 16 | if long { 2 } else { n_cigar as u32 },
         record.seq_len() as u32,
-        record.next_ref_id() as u32,
-        record.next_pos() as u32,
+        stored.mate_ref_id as u32,
+        stored.mate_pos as u32,
         record.tlen() as u32,
     ];
     for (i, w) in words.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! The BAM header: magic, SAM header text and the binary reference list, read and tidied the way
 //! htslib 1.16 does (`bam_hdr_read` followed by `sam_hdr_sanitise`).
 
+use crate::position::RefId;
 use std::collections::HashSet;
 use std::io::{self, Read};
 use std::sync::OnceLock;
@@ -148,9 +149,9 @@ impl Header {
     /// `refID`s past the binary list). Always `None` when the header text cannot be parsed (see
     /// [`Header::text_error`]) or the reference list holds a name twice, because htslib then
     /// fails to build its name table.
-    pub fn tid(&self, name: impl AsRef<[u8]>) -> Option<usize> {
+    pub fn tid(&self, name: impl AsRef<[u8]>) -> Option<RefId> {
         let lines = self.parsed().as_ref().ok()?;
-        lines.ref_names.get(name.as_ref()).copied()
+        lines.ref_names.get(name.as_ref()).copied().map(RefId::new)
     }
 
     /// htslib's message when it cannot parse the header text into lines and fields (it then
@@ -193,8 +194,8 @@ impl Header {
     }
 
     /// The name of reference `tid` in [`Header::targets`], if there is one.
-    pub fn ref_name(&self, tid: usize) -> Option<&[u8]> {
-        self.targets().get(tid).map(|r| r.name.as_slice())
+    pub fn ref_name(&self, tid: RefId) -> Option<&[u8]> {
+        self.targets().get(tid.get()).map(|r| r.name.as_slice())
     }
 
     /// The reference list as htslib's header holds it at this point, for the `refID` range check
@@ -371,7 +372,7 @@ mod tests {
         assert_eq!(h.refs().len(), 2);
         assert_eq!(h.refs()[1].name, b"chr2");
         assert_eq!(h.refs()[1].len, 20);
-        assert_eq!(h.tid("chr2"), Some(1));
+        assert_eq!(h.tid("chr2"), Some(RefId::new(1)));
         assert_eq!(h.tid("chr3"), None);
         assert_eq!(
             h.text_for_output(),
@@ -538,7 +539,7 @@ mod tests {
         let h = Header::read(&mut &bytes[..], "t.bam").unwrap();
         assert_eq!(h.refs()[0].name, b"abc");
         assert_eq!(h.refs()[1].name, b"d");
-        assert_eq!(h.tid("d"), Some(1));
+        assert_eq!(h.tid("d"), Some(RefId::new(1)));
     }
 
     #[test]
@@ -558,10 +559,10 @@ mod tests {
             refs.clone(),
         )
         .unwrap();
-        assert_eq!(h.tid("one"), Some(0));
-        assert_eq!(h.tid("1"), Some(0));
-        assert_eq!(h.tid("2"), Some(1));
-        assert_eq!(h.tid("chr1"), Some(0));
+        assert_eq!(h.tid("one"), Some(RefId::new(0)));
+        assert_eq!(h.tid("1"), Some(RefId::new(0)));
+        assert_eq!(h.tid("2"), Some(RefId::new(1)));
+        assert_eq!(h.tid("chr1"), Some(RefId::new(0)));
         let mut dup = refs;
         dup[1].name = b"chr1".to_vec();
         let h = Header::from_parts(Vec::new(), dup).unwrap();

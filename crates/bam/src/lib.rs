@@ -4,11 +4,12 @@
 //! built on the way.
 //!
 //! ```no_run
-//! use bam::{Reader, OpenOptions, Regions, Target};
+//! use bam::{Reader, OpenOptions, Position, Regions, Target};
 //! let mut reader = Reader::open("https://example.org/x.bam", &OpenOptions::default())?;
 //! reader.select_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
 //! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
-//! let target = Target::Ref { tid, beg: 10_000, end: 20_000 };
+//! let (beg, end) = (Position::new(10_000), Position::new(20_000));
+//! let target = Target::Ref { tid, beg, end };
 //! let mut query = reader.query(Regions::Targets(vec![target]))?;
 //! let mut line = Vec::new();
 //! while let Some(record) = query.next_record()? {
@@ -35,6 +36,7 @@ pub mod cigar;
 mod count_check;
 mod encode;
 pub mod error;
+mod flags;
 pub mod format;
 pub mod header;
 mod header_lines;
@@ -44,6 +46,7 @@ mod lengths;
 mod location;
 mod opened;
 pub mod pg;
+mod position;
 mod query;
 mod reader;
 pub mod record;
@@ -58,14 +61,16 @@ pub use index;
 
 pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};
+pub use flags::Flags;
 pub use header::{Header, Reference};
 pub use index_source::IndexHint;
 pub use location::{split_index, FileAndIndex, INDEX_DELIMITER};
+pub use position::{Interval, Position, RefId};
 pub use query::{FetchPlan, Query, Regions};
 pub use reader::{Confirmed, OpenOptions, Reader};
-pub use record::{Record, RecordRef};
+pub use record::{Record, RecordRef, StoredCoordinates};
 pub use region::{parse_region, RegionError, Target};
-pub use region_set::RegionSet;
+pub use region_set::{RefIntervals, RegionSet};
 pub use sam::{write_sam, SamWriteError, SamWriter};
 pub use writer::{Finished, OutputFormat, Writer, WriterOptions};
 

@@ -12,12 +12,25 @@ mod set;
 
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;
+use crate::flags::Flags;
+use crate::position::{Position, RefId};
 
 /// Bytes of the fixed fields, from `refID` to `tlen`.
 const FIXED: usize = 32;
 
-/// Flag bit: the read is unmapped.
-pub const FLAG_UNMAPPED: u16 = 0x4;
+/// The coordinates as the file stores them (-1, or another negative value, for unset): for
+/// formats that print them as stored (SAM text, samtools' filter expressions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredCoordinates {
+    /// `refID`.
+    pub ref_id: i32,
+    /// `pos` (0-based).
+    pub pos: i32,
+    /// `next_refID`.
+    pub mate_ref_id: i32,
+    /// `next_pos` (0-based).
+    pub mate_pos: i32,
+}
 
 /// A decoded alignment record: its bytes (`D`: owned by default, or borrowed, see
 /// [`RecordRef`]) and where each part of them is.
@@ -191,7 +204,7 @@ impl<D: AsRef<[u8]>> Record<D> {
     fn check(&mut self, n_ref: usize) -> Result<(), RecordError> {
         if self.n_cigar > 0 {
             let (rlen, qlen) = self.cigar().lengths();
-            let span = if self.flag & FLAG_UNMAPPED != 0 || rlen == 0 {
+            let span = if self.flags().is_unmapped() || rlen == 0 {
                 1
             } else {
                 rlen as i64
@@ -199,7 +212,7 @@ impl<D: AsRef<[u8]>> Record<D> {
             // htslib recomputes the bin of every record with a CIGAR.
             let (beg, end) = (i64::from(self.pos), i64::from(self.pos) + span);
             self.bin = index::binning::reg2bin_signed(beg, end, 14, 5) as u16;
-            if self.seq_len > 0 && self.flag & FLAG_UNMAPPED == 0 && qlen != self.seq_len as u64 {
+            if self.seq_len > 0 && !self.flags().is_unmapped() && qlen != self.seq_len as u64 {
                 return Err(RecordError::CigarSeqMismatch {
                     read_name: self.name_lossy(),
                     cigar_len: qlen,
@@ -285,14 +298,16 @@ impl<D: AsRef<[u8]>> Record<D> {
         self.with_data(self.data().to_vec())
     }
 
-    /// `refID` (-1 when unplaced).
-    pub fn ref_id(&self) -> i32 {
-        self.ref_id
+    /// The reference the record is placed on (`None` for an unplaced read).
+    #[inline]
+    pub fn ref_id(&self) -> Option<RefId> {
+        RefId::from_stored(self.ref_id)
     }
 
-    /// 0-based leftmost position (-1 when none).
-    pub fn pos(&self) -> i32 {
-        self.pos
+    /// The 0-based leftmost position (`None` when the record has none).
+    #[inline]
+    pub fn pos(&self) -> Option<Position> {
+        Position::from_stored(self.pos)
     }
 
     /// Mapping quality.
@@ -300,9 +315,10 @@ impl<D: AsRef<[u8]>> Record<D> {
         self.mapq
     }
 
-    /// FLAG bits.
-    pub fn flag(&self) -> u16 {
-        self.flag
+    /// The FLAG bits.
+    #[inline]
+    pub fn flags(&self) -> Flags {
+        Flags::from_bits(self.flag)
     }
 
     /// The BAI bin: as stored, or recomputed from the CIGAR when there is one (as htslib does).
@@ -310,14 +326,27 @@ impl<D: AsRef<[u8]>> Record<D> {
         self.bin
     }
 
-    /// `next_refID` of the mate (-1 when none).
-    pub fn next_ref_id(&self) -> i32 {
-        self.next_ref_id
+    /// The mate's reference (`next_refID`; `None` when unset).
+    #[inline]
+    pub fn mate_ref_id(&self) -> Option<RefId> {
+        RefId::from_stored(self.next_ref_id)
     }
 
-    /// 0-based mate position (-1 when none).
-    pub fn next_pos(&self) -> i32 {
-        self.next_pos
+    /// The mate's 0-based position (`next_pos`; `None` when unset).
+    #[inline]
+    pub fn mate_pos(&self) -> Option<Position> {
+        Position::from_stored(self.next_pos)
+    }
+
+    /// The reference ids and positions as stored, -1 and all.
+    #[inline]
+    pub fn stored_coordinates(&self) -> StoredCoordinates {
+        StoredCoordinates {
+            ref_id: self.ref_id,
+            pos: self.pos,
+            mate_ref_id: self.next_ref_id,
+            mate_pos: self.next_pos,
+        }
     }
 
     /// Template length.
@@ -386,9 +415,19 @@ impl<D: AsRef<[u8]>> Record<D> {
     }
 
     /// htslib's `bam_endpos`: one past the last reference base covered, or `pos + 1` when the
-    /// read is unmapped or its CIGAR covers no reference bases.
-    pub fn end_pos(&self) -> i64 {
-        let rlen = if self.flag & FLAG_UNMAPPED != 0 {
+    /// read is unmapped or its CIGAR covers no reference bases; 0 for a record without a
+    /// position whose CIGAR covers no bases (htslib computes from -1 and gets 0, or below 0
+    /// for a position stored below -1: each compares alike with a region's bounds).
+    #[inline]
+    pub fn end_pos(&self) -> Position {
+        Position::saturating_from(self.stored_end_pos())
+    }
+
+    /// [`Record::end_pos`] as htslib computes it, from the stored position: -1 plus the span
+    /// for a record without a position (samtools' filter expressions print it so).
+    #[inline]
+    pub fn stored_end_pos(&self) -> i64 {
+        let rlen = if self.flags().is_unmapped() {
             0
         } else {
             self.cigar().reference_len() as i64

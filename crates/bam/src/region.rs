@@ -2,27 +2,37 @@
 //! `hts_parse_region` with `HTS_PARSE_THOUSANDS_SEP`, resolving names through the header.
 
 use crate::header::Header;
+use crate::position::{Interval, Position, RefId};
 
-/// htslib's `HTS_POS_MAX`: the end of a region given without one.
-pub const POS_MAX: u64 = (i32::MAX as u64) << 32 | i32::MAX as u64;
+/// [`Position::MAX`] in the signed arithmetic of `hts_parse_region`.
+const POS_MAX: i64 = Position::MAX.get() as i64;
 
 /// Reference names with their 0-based half-open intervals, sorted and merged: regions by name,
 /// before they are resolved against a header ([`crate::RegionSet::resolve`]).
-pub type RegionList = Vec<(Vec<u8>, Vec<(i64, i64)>)>;
+pub type RegionList = Vec<NamedIntervals>;
+
+/// One reference's intervals, by name (an entry of a [`RegionList`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NamedIntervals {
+    /// The reference name (`.` and `*` for htslib's special regions).
+    pub name: Vec<u8>,
+    /// 0-based half-open intervals.
+    pub intervals: Vec<Interval>,
+}
 
 /// What a query reads, resolved against the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
     /// Reads of reference `tid` overlapping the 0-based half-open `[beg, end)`. `end` is
-    /// [`POS_MAX`] when the string gave no end; neither bound is clamped to the reference length
+    /// [`Position::MAX`] when the string gave no end; neither bound is clamped to the reference length
     /// (htslib does not either: a region past the end simply finds nothing).
     Ref {
-        /// The reference id (0-based).
-        tid: usize,
+        /// The reference.
+        tid: RefId,
         /// The 0-based start.
-        beg: u64,
+        beg: Position,
         /// The 0-based end, exclusive.
-        end: u64,
+        end: Position,
     },
     /// `*`: the unplaced reads at the end of the file.
     Unplaced,
@@ -161,12 +171,13 @@ pub fn invalid_region_warning(region: &str) -> String {
 /// ```
 /// use bam::header::{Header, Reference};
 /// use bam::region::{parse_region, RegionError, Target};
+/// use bam::{Position, RefId};
 ///
 /// let refs = vec![Reference { name: b"chr1".to_vec(), len: 1000 }];
 /// let header = Header::from_parts(Vec::new(), refs).unwrap();
 /// assert_eq!(
 ///     parse_region("chr1:1,001-2,000", &header),
-///     Ok(Target::Ref { tid: 0, beg: 1000, end: 2000 })
+///     Ok(Target::Ref { tid: RefId::new(0), beg: Position::new(1000), end: Position::new(2000) })
 /// );
 /// assert_eq!(parse_region("*", &header), Ok(Target::Unplaced));
 /// assert!(matches!(
@@ -184,13 +195,13 @@ pub fn parse_region(s: &str, header: &Header) -> Result<Target, RegionError> {
     Ok(Target::Ref {
         tid,
         // hts_itr_query raises a 0 start (from `chr:0-...`) to 0; `end` is then positive.
-        beg: beg.max(0) as u64,
-        end: end.max(0) as u64,
+        beg: Position::saturating_from(beg),
+        end: Position::saturating_from(end),
     })
 }
 
 /// `hts_parse_region`.
-fn parse(s: &[u8], header: &Header) -> Result<(usize, i64, i64), RegionError> {
+fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
     let original = String::from_utf8_lossy(s);
     let region = || original.to_string();
     let unknown = || RegionError::UnknownReference { region: region() };
@@ -393,8 +404,12 @@ mod tests {
         ])
     }
 
-    fn r(tid: usize, beg: u64, end: u64) -> Result<Target, RegionError> {
-        Ok(Target::Ref { tid, beg, end })
+    fn r(tid: usize, beg: u64, end: i64) -> Result<Target, RegionError> {
+        Ok(Target::Ref {
+            tid: RefId::new(tid),
+            beg: Position::new(beg),
+            end: Position::new(end as u64),
+        })
     }
 
     /// What samtools prints on stderr for a skipped region.

@@ -4,17 +4,28 @@
 
 use std::collections::BTreeMap;
 
+use crate::position::{Interval, Position, RefId};
+use crate::record::Record;
 use crate::region::RegionList;
 use crate::Header;
 
 /// Regions by reference id, each list sorted and merged, plus htslib's two special regions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RegionSet {
-    by_tid: BTreeMap<usize, Vec<(i64, i64)>>,
+    by_tid: BTreeMap<RefId, Vec<Interval>>,
     /// `*`: the unplaced reads at the end of the file.
     pub unplaced: bool,
     /// `.`: every record of the file.
     pub all: bool,
+}
+
+/// The merged intervals of one reference in a [`RegionSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefIntervals<'a> {
+    /// The reference.
+    pub tid: RefId,
+    /// Its intervals, sorted, disjoint and not touching.
+    pub intervals: &'a [Interval],
 }
 
 impl RegionSet {
@@ -23,12 +34,12 @@ impl RegionSet {
     /// warning, given to `warn`.
     pub fn resolve(list: &RegionList, header: &Header, mut warn: impl FnMut(String)) -> RegionSet {
         let mut set = RegionSet::default();
-        for (name, intervals) in list {
-            match name.as_slice() {
+        for named in list {
+            match named.name.as_slice() {
                 b"." => set.all = true,
                 b"*" => set.unplaced = true,
-                _ => match header.tid(name) {
-                    Some(tid) => set.by_tid.entry(tid).or_default().extend(intervals),
+                name => match header.tid(name) {
+                    Some(tid) => set.by_tid.entry(tid).or_default().extend(&named.intervals),
                     None => warn(format!(
                         "[W::hts_itr_regions] Region '{}' specifies an unknown reference name. Continue anyway",
                         String::from_utf8_lossy(name)
@@ -40,16 +51,16 @@ impl RegionSet {
         set
     }
 
-    /// Adds `[beg, end)` on `tid` and merges (samtools' `_reglist_push` then `_reglist_merge`).
-    pub fn add(&mut self, tid: usize, beg: i64, end: i64) {
-        self.add_all([(tid, beg, end)]);
+    /// Adds `interval` on `tid` and merges (samtools' `_reglist_push` then `_reglist_merge`).
+    pub fn add(&mut self, tid: RefId, interval: Interval) {
+        self.add_all([(tid, interval)]);
     }
 
-    /// Adds `(tid, beg, end)` intervals, then merges once (`-P` adds its mates' positions so).
-    pub fn add_all(&mut self, intervals: impl IntoIterator<Item = (usize, i64, i64)>) {
+    /// Adds intervals, then merges once (`-P` adds its mates' positions so).
+    pub fn add_all(&mut self, intervals: impl IntoIterator<Item = (RefId, Interval)>) {
         let mut touched = Vec::new();
-        for (tid, beg, end) in intervals {
-            self.by_tid.entry(tid).or_default().push((beg, end));
+        for (tid, interval) in intervals {
+            self.by_tid.entry(tid).or_default().push(interval);
             touched.push(tid);
         }
         touched.sort_unstable();
@@ -61,15 +72,27 @@ impl RegionSet {
         }
     }
 
-    /// True when `[beg, end)` on `tid` overlaps a region.
-    pub fn overlaps(&self, tid: i32, beg: i64, end: i64) -> bool {
-        let Some(v) = usize::try_from(tid).ok().and_then(|t| self.by_tid.get(&t)) else {
+    /// True when `interval` on `tid` overlaps a region.
+    pub fn overlaps(&self, tid: RefId, interval: Interval) -> bool {
+        self.overlaps_span(Some(tid), Some(interval.beg), interval.end)
+    }
+
+    /// True when the record `r` (placed, from its position to its end) overlaps a region.
+    #[inline]
+    pub fn overlaps_record<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {
+        self.overlaps_span(r.ref_id(), r.pos(), r.end_pos())
+    }
+
+    /// `[beg, end)` on `tid`; a record without a position starts before every region.
+    #[inline]
+    fn overlaps_span(&self, tid: Option<RefId>, beg: Option<Position>, end: Position) -> bool {
+        let Some(v) = tid.and_then(|t| self.by_tid.get(&t)) else {
             return false;
         };
-        let n = v.partition_point(|&(b, _)| b < end);
+        let n = v.partition_point(|i| i.beg < end);
         // Merged intervals are disjoint and sorted, so only the last one starting before `end`
         // can reach past `beg`.
-        n > 0 && v[n - 1].1 > beg
+        n > 0 && beg.is_none_or(|beg| v[n - 1].end > beg)
     }
 
     /// True when there is nothing to read.
@@ -77,20 +100,23 @@ impl RegionSet {
         !self.all && !self.unplaced && self.by_tid.values().all(Vec::is_empty)
     }
 
-    /// The regions as (tid, intervals).
-    pub fn iter(&self) -> impl Iterator<Item = (usize, &[(i64, i64)])> {
-        self.by_tid.iter().map(|(t, v)| (*t, v.as_slice()))
+    /// The regions, by reference in id order.
+    pub fn iter(&self) -> impl Iterator<Item = RefIntervals<'_>> {
+        self.by_tid.iter().map(|(&tid, v)| RefIntervals {
+            tid,
+            intervals: v.as_slice(),
+        })
     }
 }
 
 /// Sorts and merges overlapping or touching intervals (`bed_unify`, `_reglist_merge`).
-fn merge(v: &mut Vec<(i64, i64)>) {
+fn merge(v: &mut Vec<Interval>) {
     v.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
-    for &(b, e) in v.iter() {
+    let mut out: Vec<Interval> = Vec::with_capacity(v.len());
+    for &i in v.iter() {
         match out.last_mut() {
-            Some(last) if last.1 >= b => last.1 = last.1.max(e),
-            _ => out.push((b, e)),
+            Some(last) if last.end >= i.beg => last.end = last.end.max(i.end),
+            _ => out.push(i),
         }
     }
     *v = out;
@@ -100,19 +126,26 @@ fn merge(v: &mut Vec<(i64, i64)>) {
 mod tests {
     use super::*;
 
+    fn iv(beg: u64, end: u64) -> Interval {
+        Interval::new(Position::new(beg), Position::new(end))
+    }
+
     #[test]
     fn merging_and_overlap() {
-        let mut v = vec![(10, 20), (0, 5), (5, 8), (15, 30), (40, 50)];
+        let mut v = vec![iv(10, 20), iv(0, 5), iv(5, 8), iv(15, 30), iv(40, 50)];
         merge(&mut v);
-        assert_eq!(v, vec![(0, 8), (10, 30), (40, 50)]);
+        assert_eq!(v, vec![iv(0, 8), iv(10, 30), iv(40, 50)]);
         let mut s = RegionSet::default();
-        s.add(1, 100, 200);
-        s.add(1, 300, 301);
-        assert!(s.overlaps(1, 150, 151));
-        assert!(s.overlaps(1, 0, 101));
-        assert!(!s.overlaps(1, 200, 300));
-        assert!(s.overlaps(1, 300, 300 + 1));
-        assert!(!s.overlaps(0, 150, 151));
-        assert!(!s.overlaps(-1, 150, 151));
+        let (t0, t1) = (RefId::new(0), RefId::new(1));
+        s.add(t1, iv(100, 200));
+        s.add(t1, iv(300, 301));
+        assert!(s.overlaps(t1, iv(150, 151)));
+        assert!(s.overlaps(t1, iv(0, 101)));
+        assert!(!s.overlaps(t1, iv(200, 300)));
+        assert!(s.overlaps(t1, iv(300, 300 + 1)));
+        assert!(!s.overlaps(t0, iv(150, 151)));
+        assert!(!s.overlaps_span(None, Some(Position::new(150)), Position::new(151)));
+        assert!(s.overlaps_span(Some(t1), None, Position::new(101)));
+        assert!(!s.overlaps_span(Some(t1), None, Position::new(100)));
     }
 }

@@ -8,6 +8,7 @@ pub use writer::{SamWriteError, SamWriter, DEFAULT_WRITE_SIZE};
 
 use crate::error::RecordError;
 use crate::header::Header;
+use crate::position::RefId;
 use crate::record::Record;
 
 /// The 16 base codes of BAM's 4-bit sequence encoding.
@@ -58,6 +59,7 @@ pub fn write_sam<D: AsRef<[u8]>>(
     let start = out.len();
     let seq_len = record.seq_len();
     let cigar = record.cigar();
+    let stored = record.stored_coordinates();
     // One reservation for the whole line: the fixed fields take at most ~120 bytes beside the
     // names, each CIGAR operation at most 11, each aux byte at most ~4 (a B:c array element).
     out.reserve(
@@ -71,11 +73,11 @@ pub fn write_sam<D: AsRef<[u8]>>(
 
     out.extend_from_slice(record.name());
     out.push(b'\t');
-    push_u32(out, u32::from(record.flag()));
+    push_u32(out, u32::from(record.flags().bits()));
     out.push(b'\t');
     push_ref_name(out, header, record.ref_id());
     out.push(b'\t');
-    push_i64(out, i64::from(record.pos()) + 1);
+    push_i64(out, i64::from(stored.pos) + 1);
     out.push(b'\t');
     push_u32(out, u32::from(record.mapq()));
     out.push(b'\t');
@@ -90,16 +92,13 @@ pub fn write_sam<D: AsRef<[u8]>>(
     }
     out.push(b'\t');
 
-    let next = record.next_ref_id();
-    if next < 0 {
-        out.push(b'*');
-    } else if next == record.ref_id() {
-        out.push(b'=');
-    } else {
-        push_ref_name(out, header, next);
+    match record.mate_ref_id() {
+        None => out.push(b'*'),
+        Some(mate) if Some(mate) == record.ref_id() => out.push(b'='),
+        mate => push_ref_name(out, header, mate),
     }
     out.push(b'\t');
-    push_i64(out, i64::from(record.next_pos()) + 1);
+    push_i64(out, i64::from(stored.mate_pos) + 1);
     out.push(b'\t');
     push_i64(out, i64::from(record.tlen()));
     out.push(b'\t');
@@ -209,19 +208,15 @@ fn push_qual(out: &mut Vec<u8>, qual: &[u8]) {
     out.extend(chunks.remainder().iter().map(|&q| q.wrapping_add(33)));
 }
 
-fn header_name_len(header: &Header, ref_id: i32) -> usize {
-    usize::try_from(ref_id)
-        .ok()
+fn header_name_len(header: &Header, ref_id: Option<RefId>) -> usize {
+    ref_id
         .and_then(|t| header.ref_name(t))
         .map_or(1, <[u8]>::len)
 }
 
 /// RNAME/RNEXT for a reference id that `Record::decode` has already range-checked.
-fn push_ref_name(out: &mut Vec<u8>, header: &Header, ref_id: i32) {
-    match usize::try_from(ref_id)
-        .ok()
-        .and_then(|t| header.ref_name(t))
-    {
+fn push_ref_name(out: &mut Vec<u8>, header: &Header, ref_id: Option<RefId>) {
+    match ref_id.and_then(|t| header.ref_name(t)) {
         Some(name) => out.extend_from_slice(name),
         None => out.push(b'*'),
     }

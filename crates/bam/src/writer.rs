@@ -26,7 +26,8 @@ use index::build::{Builder, BuiltIndex, Scheme};
 
 use crate::encode::encode;
 use crate::header::Header;
-use crate::record::{Record, FLAG_UNMAPPED};
+use crate::flags::Flags;
+use crate::record::Record;
 use crate::sam::{SamWriteError, SamWriter};
 use crate::{Error, Result};
 
@@ -92,7 +93,7 @@ struct Pending {
     tid: i32,
     beg: i64,
     end_pos: i64,
-    flag: u16,
+    flags: Flags,
 }
 
 struct Indexer {
@@ -237,10 +238,11 @@ impl<W: Write> Writer<W> {
             ix.pending.push_back(Pending {
                 start,
                 end: w.position(),
-                tid: record.ref_id(),
-                beg: i64::from(record.pos()),
-                end_pos: record.end_pos(),
-                flag: record.flag(),
+                // The index is built from the stored values, as htslib builds it.
+                tid: record.stored_coordinates().ref_id,
+                beg: i64::from(record.stored_coordinates().pos),
+                end_pos: record.stored_end_pos(),
+                flags: record.flags(),
             });
             self.resolve()?;
         }
@@ -276,14 +278,14 @@ impl<W: Write> Writer<W> {
             if let Some(s) = start {
                 ix.builder.amend_last(s);
             }
-            let mapped = p.flag & FLAG_UNMAPPED == 0;
+            let mapped = !p.flags.is_unmapped();
             ix.builder
                 .push(p.tid, p.beg, p.end_pos, end, mapped)
                 .map_err(|e| Error::Unwritable {
                     name: self.name.clone(),
                     what: format!(
                         "the record with flag {} at position {} of reference #{} (for the index)",
-                        p.flag,
+                        p.flags,
                         p.beg + 1,
                         p.tid + 1
                     ),

@@ -38,8 +38,15 @@ pub struct Filter {
 /// The pass for `set` over a CRAM whose index holds `entries` (`data_end`: where its EOF
 /// container begins).
 pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
-    let regions: Vec<(usize, Vec<(i64, i64)>)> =
-        set.iter().map(|(tid, v)| (tid, v.to_vec())).collect();
+    // htslib's signed `hts_pos_t` intervals.
+    let regions: Vec<(usize, Vec<(i64, i64)>)> = set
+        .iter()
+        .map(|r| {
+            let signed = r.intervals.iter();
+            let signed = signed.map(|i| (i.beg.get() as i64, i.end.get() as i64));
+            (r.tid.get(), signed.collect())
+        })
+        .collect();
     let mut containers: Vec<Range<u64>> = Vec::new();
     let mut ranges: Vec<cram::reader::Range> = regions
         .iter()
@@ -94,10 +101,10 @@ impl Filter {
         if self.all {
             return true;
         }
-        let tid = r.ref_id();
-        if tid < 0 {
+        let Some(tid) = r.ref_id() else {
             return self.unplaced;
-        }
+        };
+        let tid = tid.get() as i32;
         if tid != self.curr_tid {
             let Ok(found) = self
                 .regions
@@ -109,7 +116,9 @@ impl Filter {
             self.curr_tid = tid;
             self.curr_intv = 0;
         }
-        let (beg, end) = (i64::from(r.pos()), r.end_pos());
+        // Every interval bound is at least 0, so a record without a position compares with
+        // them as one stored below 0 does.
+        let (beg, end) = (r.pos().map_or(-1, |p| p.get() as i64), r.end_pos().get() as i64);
         let Some((_, intervals)) = self.regions.get(self.curr_reg) else {
             return false;
         };

@@ -59,9 +59,9 @@ pub fn plan(
                 end: i64::MAX,
             },
             Ok(Target::Ref { tid, beg, end }) => Range {
-                ref_id: tid as i32,
-                start: beg as i64 + 1,
-                end: i64::try_from(end).unwrap_or(i64::MAX),
+                ref_id: tid.get() as i32,
+                start: beg.get() as i64 + 1,
+                end: i64::try_from(end.get()).unwrap_or(i64::MAX),
             },
             Err(e) => {
                 if let Some(message) = e.htslib_message() {

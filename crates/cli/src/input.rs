@@ -3,7 +3,7 @@
 //! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
 //! on a remote file), as samtools chooses in `main_samview`.
 
-use bam::{parse_region, Error, Header, Query, Reader, RegionSet, Regions};
+use bam::{parse_region, Error, Header, Query, Reader, RefId, RegionSet, Regions};
 use samtools::filter::bed::Targets;
 use samtools::filter::Selection;
 
@@ -270,20 +270,20 @@ fn targets_as_regions(
     let Some(targets) = &args.select.targets else {
         return Ok(None);
     };
-    let tid_of: std::collections::HashMap<&[u8], usize> = header
+    let tid_of: std::collections::HashMap<&[u8], RefId> = header
         .refs()
         .iter()
         .enumerate()
-        .map(|(tid, r)| (r.name.as_slice(), tid))
+        .map(|(tid, r)| (r.name.as_slice(), RefId::new(tid)))
         .collect();
     let mut set = RegionSet::default();
     set.add_all(
         targets
             .region_list(false)
             .into_iter()
-            .filter_map(|(name, intervals)| {
-                let tid = *tid_of.get(name.as_slice())?;
-                Some(intervals.into_iter().map(move |(b, e)| (tid, b, e)))
+            .filter_map(|named| {
+                let tid = *tid_of.get(named.name.as_slice())?;
+                Some(named.intervals.into_iter().map(move |i| (tid, i)))
             })
             .flatten(),
     );

@@ -287,8 +287,8 @@ impl SelectArgs {
     /// `--add-flags`/`--remove-flags` (`change_flag`), then [`SelectArgs::adjust_tags`].
     fn edit_selected(&self, r: &mut Record) -> Result<(), String> {
         if self.add_flags != 0 || self.remove_flags != 0 {
-            let flag = (i32::from(r.flag()) | self.add_flags) & !self.remove_flags;
-            r.set_flag(flag as u16);
+            let flag = (i32::from(r.flags().bits()) | self.add_flags) & !self.remove_flags;
+            r.set_flags(bam::Flags::from_bits(flag as u16));
         }
         self.adjust_tags(r)
     }

@@ -234,8 +234,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
 
 /// samtools' complaint about records a filter expression could not judge.
 pub fn report_filter_errors(selection: &Selection) {
-    if let (n @ 1.., first) = selection.evaluation_errors() {
-        let why = first.map_or(String::new(), |e| format!(" ({e})"));
+    let errors = selection.evaluation_errors();
+    if let n @ 1.. = errors.count {
+        let why = errors.first.map_or(String::new(), |e| format!(" ({e})"));
         eprintln!(
             "[E::sam_passes_filter] Couldn't process filter expression{why}: {n} records not selected"
         );

@@ -6,8 +6,7 @@
 use std::fmt;
 
 use bam::aux;
-use bam::record::FLAG_UNMAPPED;
-use bam::Record;
+use bam::{Flags, Record};
 
 /// Operation code of `B` (backward skip).
 const BACK: u32 = 9;
@@ -66,7 +65,7 @@ pub trait Edit {
 
 impl Edit for Record {
     fn make_unmapped(&mut self) {
-        self.set_flag(self.flag() | FLAG_UNMAPPED);
+        self.set_flags(self.flags() | Flags::UNMAPPED);
         self.set_mapq(0);
         self.set_tlen(0);
         if !self.cigar().is_empty() {
@@ -95,7 +94,7 @@ impl Edit for Record {
     }
 
     fn remove_backward_ops(&mut self) -> bool {
-        if self.flag() & FLAG_UNMAPPED != 0 {
+        if self.flags().is_unmapped() {
             return true;
         }
         let cigar: Vec<u32> = self.cigar().iter().map(|op| op.0).collect();
@@ -103,7 +102,7 @@ impl Edit for Record {
             return true;
         }
         let unmap = |r: &mut Record| {
-            r.set_flag(r.flag() | FLAG_UNMAPPED);
+            r.set_flags(r.flags() | Flags::UNMAPPED);
             false
         };
         if cigar[0] & 0xf == BACK {
@@ -216,16 +215,16 @@ mod tests {
         }
         .tag_i(b"NM", b'C', 1)
         .record();
-        r.set_flag(0x41);
-        assert_eq!(r.flag(), 0x41);
+        r.set_flags(bam::Flags::from_bits(0x41));
+        assert_eq!(r.flags().bits(), 0x41);
         r.make_unmapped();
-        assert_eq!(r.flag(), 0x45);
+        assert_eq!(r.flags().bits(), 0x45);
         assert_eq!((r.mapq(), r.tlen(), r.cigar().len()), (0, 0, 0));
         assert_eq!(r.seq(), b"ACGTACGT");
         assert_eq!(r.aux(), b"NMC\x01");
         let again = bam::Record::decode(r.clone().into_data(), 3).unwrap();
         assert_eq!(
-            (again.flag(), again.cigar().len(), again.aux()),
+            (again.flags().bits(), again.cigar().len(), again.aux()),
             (0x45, 0, &b"NMC\x01"[..])
         );
     }
@@ -272,6 +271,6 @@ mod tests {
         }
         .record();
         assert!(!r.remove_backward_ops());
-        assert_eq!(r.flag() & 4, 4);
+        assert!(r.flags().is_unmapped());
     }
 }

@@ -71,26 +71,26 @@ impl Format {
 impl FlagStat {
     /// Counts one record (`flagstat_loop`).
     pub fn add(&mut self, r: &Record) {
-        let f = r.flag();
-        let w = usize::from(f & 0x200 != 0);
-        let unmapped = f & 0x4 != 0;
-        let mate_unmapped = f & 0x8 != 0;
+        let f = r.flags();
+        let w = usize::from(f.is_qc_fail());
+        let unmapped = f.is_unmapped();
+        let mate_unmapped = f.is_mate_unmapped();
         self.total[w] += 1;
-        if f & 0x100 != 0 {
+        if f.is_secondary() {
             self.secondary[w] += 1;
-        } else if f & 0x800 != 0 {
+        } else if f.is_supplementary() {
             self.supplementary[w] += 1;
         } else {
             self.primary[w] += 1;
-            if f & 0x1 != 0 {
+            if f.is_paired() {
                 self.paired[w] += 1;
-                if f & 0x2 != 0 && !unmapped {
+                if f.is_proper_pair() && !unmapped {
                     self.properly_paired[w] += 1;
                 }
-                if f & 0x40 != 0 {
+                if f.is_read1() {
                     self.read1[w] += 1;
                 }
-                if f & 0x80 != 0 {
+                if f.is_read2() {
                     self.read2[w] += 1;
                 }
                 if mate_unmapped && !unmapped {
@@ -98,7 +98,7 @@ impl FlagStat {
                 }
                 if !unmapped && !mate_unmapped {
                     self.both_mapped[w] += 1;
-                    if r.next_ref_id() != r.ref_id() {
+                    if r.mate_ref_id() != r.ref_id() {
                         self.mate_other_chr[w] += 1;
                         if r.mapq() >= 5 {
                             self.mate_other_chr_q5[w] += 1;
@@ -109,14 +109,14 @@ impl FlagStat {
             if !unmapped {
                 self.primary_mapped[w] += 1;
             }
-            if f & 0x400 != 0 {
+            if f.is_duplicate() {
                 self.primary_duplicates[w] += 1;
             }
         }
         if !unmapped {
             self.mapped[w] += 1;
         }
-        if f & 0x400 != 0 {
+        if f.is_duplicate() {
             self.duplicates[w] += 1;
         }
     }

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use bam::{Confirmed, Error, Header, Reader};
+use bam::{Confirmed, Error, Flags, Header, Reader, RefId};
 
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl IdxStats {
         let mut counter = Counter::new(header.refs().len());
         let mut records = reader.records().map_err(SlowError::Read)?;
         while let Some(r) = records.next_record_ref().map_err(SlowError::Read)? {
-            counter.add(r.ref_id(), r.flag())?;
+            counter.add(r.ref_id(), r.flags())?;
         }
         let refs = header
             .refs()
@@ -109,8 +109,12 @@ impl Counter {
     }
 
     /// Counts one record; a reference met again after another's records is an error.
-    pub fn add(&mut self, ref_id: i32, flag: u16) -> std::result::Result<(), SlowError> {
-        let tid = i64::from(ref_id);
+    pub fn add(
+        &mut self,
+        ref_id: Option<RefId>,
+        flags: Flags,
+    ) -> std::result::Result<(), SlowError> {
+        let tid = ref_id.map_or(-1, |t| t.get() as i64);
         let slot = usize::try_from(tid + 1)
             .unwrap_or(0)
             .min(self.counts.len() - 1);
@@ -120,7 +124,7 @@ impl Counter {
             }
             self.last_tid = tid;
         }
-        self.counts[slot][usize::from(flag & 0x4 != 0)] += 1;
+        self.counts[slot][usize::from(flags.is_unmapped())] += 1;
         Ok(())
     }
 

@@ -8,11 +8,7 @@ use std::collections::HashSet;
 
 use crate::filter::bed::Targets;
 use crate::filter::Selection;
-use bam::{Header, Query, Reader, Record, RegionSet, Regions, Result};
-
-/// Flag bits used here.
-const PAIRED: u16 = 0x1;
-const MATE_UNMAPPED: u16 = 0x8;
+use bam::{Header, Interval, Position, Query, Reader, Record, RefId, RegionSet, Regions, Result};
 
 /// Runs the first pass of `-P` on `reader` and starts the second: a query of the records of
 /// the regions and the records named as mates, in file order. Apply the selection to each
@@ -36,7 +32,7 @@ pub fn query_pairs<'r>(
         collect_mates(|| q.next_record(), header, targets, regions, selection)?
     };
     let keep =
-        move |r: &bam::RecordRef<'_>| mates.keeps_at(r.ref_id(), r.pos(), r.end_pos(), r.name());
+        move |r: &bam::RecordRef<'_>| mates.keeps_at(r.ref_id(), placed_span(r), r.name());
     Ok(reader.query(Regions::Multi(second))?.retain(keep))
 }
 
@@ -49,17 +45,18 @@ pub fn collect_mates<E>(
     regions: RegionSet,
     selection: &mut Selection,
 ) -> std::result::Result<(RegionSet, Mates), E> {
-    let name_of = |tid: i32| usize::try_from(tid).ok().and_then(|t| header.ref_name(t));
+    let name_of = |tid: Option<RefId>| tid.and_then(|t| header.ref_name(t));
     let mut names: HashSet<Vec<u8>> = HashSet::new();
     let mut second = regions;
     let mut mate_positions = Vec::new();
     let mut any_unplaced = false;
     while let Some(mut r) = next()? {
-        if r.flag() & PAIRED == 0 {
+        if !r.flags().is_paired() {
             continue;
         }
-        let mate_pos = i64::from(r.next_pos());
-        if let Some(mate_ref) = name_of(r.next_ref_id()) {
+        // samtools' region hash sees the mate position as stored.
+        let mate_pos = i64::from(r.stored_coordinates().mate_pos);
+        if let Some(mate_ref) = name_of(r.mate_ref_id()) {
             if targets.overlaps(mate_ref, mate_pos, mate_pos) {
                 continue;
             }
@@ -68,11 +65,14 @@ pub fn collect_mates<E>(
             continue;
         }
         names.insert(c_name(r.name()).to_vec());
-        if r.next_ref_id() < 0 || r.flag() & MATE_UNMAPPED != 0 {
+        if r.mate_ref_id().is_none() || r.flags().is_mate_unmapped() {
             any_unplaced = true;
         }
-        if let Ok(tid) = usize::try_from(r.next_ref_id()) {
-            mate_positions.push((tid, mate_pos, mate_pos + 1));
+        if let Some(tid) = r.mate_ref_id() {
+            // A mate without a position is looked for from the reference's start.
+            let beg = r.mate_pos().unwrap_or(Position::ZERO);
+            let end = Position::new(beg.get() + 1);
+            mate_positions.push((tid, Interval::new(beg, end)));
         }
     }
     second.add_all(mate_positions);
@@ -98,16 +98,30 @@ pub struct Mates {
 impl Mates {
     /// Whether the second pass keeps `r`.
     pub fn keeps(&self, r: &Record) -> bool {
-        self.keeps_at(r.ref_id(), r.pos(), r.end_pos(), r.name())
+        self.keeps_at(r.ref_id(), placed_span(r), r.name())
     }
 
-    /// Whether the second pass keeps the record on `ref_id` from `pos` to `end` named `name`.
-    fn keeps_at(&self, ref_id: i32, pos: i32, end: i64, name: &[u8]) -> bool {
-        let in_region = usize::try_from(ref_id)
-            .ok()
+    /// Whether the second pass keeps the record on `ref_id` over `span` named `name`.
+    fn keeps_at(&self, ref_id: Option<RefId>, span: StoredSpan, name: &[u8]) -> bool {
+        let in_region = ref_id
             .and_then(|t| self.header.ref_name(t))
-            .is_some_and(|n| self.targets.overlaps(n, i64::from(pos), end));
+            .is_some_and(|n| self.targets.overlaps(n, span.pos, span.end));
         in_region || self.names.contains(c_name(name))
+    }
+}
+
+/// A record's position and end as samtools' region hash compares them: as stored (-1 for
+/// none) and as `bam_endpos` computes it.
+#[derive(Clone, Copy)]
+struct StoredSpan {
+    pos: i64,
+    end: i64,
+}
+
+fn placed_span<D: AsRef<[u8]>>(r: &Record<D>) -> StoredSpan {
+    StoredSpan {
+        pos: i64::from(r.stored_coordinates().pos),
+        end: r.stored_end_pos(),
     }
 }
 

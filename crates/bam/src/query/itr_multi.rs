@@ -47,9 +47,16 @@ struct State {
 /// spans are advised in file order. Fails as htslib does for an interval of length 0.
 pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
     let mut state = State::default();
+    // htslib's signed `hts_pos_t` arithmetic, which the index's interval lists keep.
     let list: Vec<(usize, Vec<(i64, i64)>)> = regions
         .iter()
-        .map(|(tid, intervals)| (tid, intervals.to_vec()))
+        .map(|r| {
+            let signed = r.intervals.iter().map(|i| {
+                let (beg, end) = (i.beg.get(), i.end.get());
+                (beg as i64, end as i64)
+            });
+            (r.tid.get(), signed.collect())
+        })
         .collect();
     let mut chunks = Vec::new();
     for (tid, intervals) in &list {
@@ -132,7 +139,11 @@ impl Walk {
                 self.state.finished = true;
                 return Ok(false);
             };
-            let (tid, beg, end) = (r.ref_id(), i64::from(r.pos()), r.end_pos());
+            // As signed values, -1 for none: every interval bound is at least 0, so a record
+            // without a position compares with them as one stored below 0 does.
+            let tid = r.ref_id().map_or(-1, |t| t.get() as i32);
+            let beg = r.pos().map_or(-1, |p| p.get() as i64);
+            let end = r.end_pos().get() as i64;
             self.state.curr_off = reader.virtual_offset().raw();
             if tid != self.state.curr_tid {
                 let Ok(found) = self
@@ -177,7 +188,7 @@ impl Walk {
                     self.state.finished = true;
                     return Ok(false);
                 }
-                Some(r) if r.ref_id() >= 0 => continue,
+                Some(r) if r.ref_id().is_some() => continue,
                 Some(_) => {
                     self.state.read_rest = Some(None);
                     return Ok(true);

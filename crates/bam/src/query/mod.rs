@@ -123,7 +123,7 @@ fn needs(regions: &RegionSet) -> Wanted {
     } else if regions.unplaced {
         Wanted::all()
     } else {
-        Wanted::refs(regions.iter().map(|(tid, _)| tid))
+        Wanted::refs(regions.iter().map(|r| r.tid.get()))
     }
 }
 
@@ -146,13 +146,13 @@ type Keep<'r> = Box<dyn FnMut(&RecordRef<'_>) -> bool + 'r>;
 /// # Examples
 ///
 /// ```no_run
-/// use bam::{OpenOptions, Reader, Target};
+/// use bam::{OpenOptions, Position, Reader, Target};
 /// let mut reader = Reader::open("x.bam", &OpenOptions::default())?;
 /// reader.select_index(None)?;
 /// let tid = reader.header().tid("chr1").expect("chr1 is in the header");
-/// let target = Target::Ref { tid, beg: 10_000, end: 20_000 };
-/// for record in reader.query(target)? {
-///     println!("{}", record?.pos());
+/// let (beg, end) = (Position::new(10_000), Position::new(20_000));
+/// for record in reader.query(Target::Ref { tid, beg, end })? {
+///     println!("{:?}", record?.pos());
 /// }
 /// # Ok::<(), bam::Error>(())
 /// ```

@@ -9,8 +9,9 @@ use index::plan::{Plan, Region};
 use index::Chunk;
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::position::{Position, RefId};
 use crate::reader::Reader;
-use crate::region_set::RegionSet;
+use crate::region_set::{RefIntervals, RegionSet};
 use crate::Result;
 
 /// Where the walk is.
@@ -26,6 +27,10 @@ enum Stage {
     Done,
 }
 
+/// Where a record lies in a coordinate-sorted file: its reference, then its position (a record
+/// without either sorts first, as -1 does in the file).
+type Place = (Option<RefId>, Option<Position>);
+
 /// A merged chunk to read: its bytes' fetch limit, and the last of the regions it serves as
 /// `(tid, end)`; once a record at or past that has been read, the rest of the chunk can serve
 /// none of them and is skipped, as htslib's multi-region iterator skips the chunks of finished
@@ -35,7 +40,7 @@ enum Stage {
 struct ToRead {
     chunk: Chunk,
     limit: u64,
-    until: (i32, i64),
+    until: Place,
 }
 
 /// The reading state of a query of every overlapping record.
@@ -45,7 +50,7 @@ pub(super) struct Walk {
     current: Option<usize>,
     position: VirtualOffset,
     /// `(tid, pos)` of the last record read from the chunks.
-    last: Option<(i32, i64)>,
+    last: Option<Place>,
     stage: Stage,
     /// Where the unplaced reads start, for `*`.
     unplaced: Option<VirtualOffset>,
@@ -58,15 +63,15 @@ pub(super) fn regions_of(regions: &RegionSet) -> Vec<Region> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (tid, intervals) in regions.iter() {
-        for &(beg, end) in intervals {
-            if end < beg || end <= 0 {
+    for RefIntervals { tid, intervals } in regions.iter() {
+        for i in intervals {
+            if i.end < i.beg || i.end == Position::ZERO {
                 continue;
             }
             out.push(Region {
-                tid,
-                beg: beg.max(0) as u64,
-                end: end as u64,
+                tid: tid.get(),
+                beg: i.beg.get(),
+                end: i.end.get(),
             });
         }
     }
@@ -86,7 +91,7 @@ pub(super) fn start(
         .iter()
         .zip(wanted)
         .flat_map(|(r, w)| {
-            let until = (w.tid as i32, w.end as i64);
+            let until = (Some(RefId::new(w.tid)), Some(Position::new(w.end)));
             r.chunks
                 .iter()
                 .zip(&r.limits)
@@ -175,7 +180,7 @@ impl Walk {
                                 self.stage = Stage::Done;
                                 return Ok(false);
                             }
-                            Some(r) if r.ref_id() >= 0 => continue,
+                            Some(r) if r.ref_id().is_some() => continue,
                             Some(_) => {
                                 self.stage = Stage::Rest { seek: None };
                                 return Ok(true);
@@ -227,10 +232,10 @@ impl Walk {
                 self.current = Some(self.chunks.len());
                 return Ok(false);
             };
-            let (tid, pos, end) = (r.ref_id(), i64::from(r.pos()), r.end_pos());
+            let (place, overlaps) = ((r.ref_id(), r.pos()), self.regions.overlaps_record(&r));
             self.position = reader.virtual_offset();
-            self.last = Some((tid, pos));
-            if self.regions.overlaps(tid, pos, end) {
+            self.last = Some(place);
+            if overlaps {
                 return Ok(true);
             }
         }
@@ -243,13 +248,13 @@ mod tests {
 
     #[test]
     fn chunks_merge_with_the_largest_limit_and_end() {
-        let c = |a: u64, b: u64, limit: u64, until: (i32, i64)| ToRead {
+        let c = |a: u64, b: u64, limit: u64, (t, p): (usize, u64)| ToRead {
             chunk: Chunk {
                 start: VirtualOffset::from_raw(a),
                 end: VirtualOffset::from_raw(b),
             },
             limit,
-            until,
+            until: (Some(RefId::new(t)), Some(Position::new(p))),
         };
         assert_eq!(
             merge_chunks(vec![

@@ -9,6 +9,7 @@ use index::{Chunk, Wanted};
 use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::query::FetchPlan;
 use crate::reader::Reader;
+use crate::position::{Position, RefId};
 use crate::region::Target;
 use crate::Result;
 
@@ -39,7 +40,11 @@ pub(super) fn needs(targets: &[Target]) -> (Wanted, Vec<Region>) {
     let regions: Vec<Region> = targets
         .iter()
         .filter_map(|t| match *t {
-            Target::Ref { tid, beg, end } => Some(Region { tid, beg, end }),
+            Target::Ref { tid, beg, end } => Some(Region {
+                tid: tid.get(),
+                beg: beg.get(),
+                end: end.get(),
+            }),
             _ => None,
         })
         .collect();
@@ -133,9 +138,9 @@ impl Walk {
         &mut self,
         reader: &mut Reader,
         plan: &Plan,
-        tid: usize,
-        beg: u64,
-        end: u64,
+        tid: RefId,
+        beg: Position,
+        end: Position,
     ) -> Result<bool> {
         let Some(r) = self.region_of[self.current] else {
             return Ok(false);
@@ -167,13 +172,13 @@ impl Walk {
                 // htslib ends the iteration quietly when a chunk points past the end of the file.
                 return Ok(false);
             };
-            let (ref_id, pos, rec_end) =
-                (record.ref_id(), i64::from(record.pos()), record.end_pos());
+            let (ref_id, pos, rec_end) = (record.ref_id(), record.pos(), record.end_pos());
             self.cursor.position = reader.virtual_offset();
-            if ref_id != tid as i32 || (pos >= 0 && pos as u64 >= end) {
+            if ref_id != Some(tid) || pos.is_some_and(|pos| pos >= end) {
                 return Ok(false);
             }
-            if rec_end > beg as i64 && (end as i64) > pos {
+            // A record without a position starts before `end`.
+            if rec_end > beg && pos.is_none_or(|pos| end > pos) {
                 return Ok(true);
             }
         }

@@ -5,10 +5,12 @@
 
 use super::Record;
 use crate::error::RecordError;
+use crate::flags::Flags;
 
 impl Record {
     /// Sets FLAG.
-    pub fn set_flag(&mut self, flag: u16) {
+    pub fn set_flags(&mut self, flags: Flags) {
+        let flag = flags.bits();
         self.flag = flag;
         self.data[14..16].copy_from_slice(&flag.to_le_bytes());
     }
@@ -96,7 +98,7 @@ mod tests {
     #[test]
     fn fields_are_rewritten_in_the_bytes() {
         let mut r = record();
-        r.set_flag(0x41);
+        r.set_flags(crate::Flags::from_bits(0x41));
         r.set_mapq(7);
         r.set_tlen(-3);
         r.set_body(&[2 << 4, (1 << 4) | 4], &[0x12, 0x40], &[1, 2, 3])
@@ -104,7 +106,7 @@ mod tests {
         r.set_aux(b"XYZab\0");
         let again = Record::decode(r.clone().into_data(), 1).unwrap();
         for x in [&r, &again] {
-            assert_eq!((x.flag(), x.mapq(), x.tlen()), (0x41, 7, -3));
+            assert_eq!((x.flags().bits(), x.mapq(), x.tlen()), (0x41, 7, -3));
             let ops: Vec<(u32, u8)> = x.cigar().iter().map(|o| (o.len(), o.letter())).collect();
             assert_eq!(ops, vec![(2, b'M'), (1, b'S')]);
             assert_eq!(

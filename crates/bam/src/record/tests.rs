@@ -61,14 +61,16 @@ fn decodes_fields() {
     let mut raw = Raw::new();
     raw.aux = b"NMC\x02".to_vec();
     let r = raw.decode().unwrap();
-    assert_eq!(r.ref_id(), 0);
-    assert_eq!(r.pos(), 10);
+    assert_eq!(r.ref_id(), Some(RefId::new(0)));
+    assert_eq!(r.pos(), Some(Position::new(10)));
+    assert_eq!(r.mate_ref_id(), None);
+    assert_eq!(r.mate_pos(), None);
     assert_eq!(r.mapq(), 60);
     assert_eq!(r.name(), b"r");
     assert_eq!(r.seq(), b"ACGT");
     assert_eq!(r.qual(), [30; 4]);
     assert_eq!(r.aux(), b"NMC\x02");
-    assert_eq!(r.end_pos(), 14);
+    assert_eq!(r.end_pos(), Position::new(14));
     assert_eq!(r.bin(), 4681);
     assert!(r.check_aux().is_ok());
 }
@@ -77,14 +79,14 @@ fn decodes_fields() {
 fn end_pos_rules() {
     let mut raw = Raw::new();
     raw.cigar = vec![4 << 4 | 1];
-    assert_eq!(raw.decode().unwrap().end_pos(), 11);
+    assert_eq!(raw.decode().unwrap().end_pos().get(), 11);
     raw.cigar = vec![2 << 4, 100 << 4 | 3, 2 << 4];
-    assert_eq!(raw.decode().unwrap().end_pos(), 114);
-    raw.flag = FLAG_UNMAPPED;
-    assert_eq!(raw.decode().unwrap().end_pos(), 11);
+    assert_eq!(raw.decode().unwrap().end_pos().get(), 114);
+    raw.flag = Flags::UNMAPPED.bits();
+    assert_eq!(raw.decode().unwrap().end_pos().get(), 11);
     raw.cigar.clear();
     raw.flag = 0;
-    assert_eq!(raw.decode().unwrap().end_pos(), 11);
+    assert_eq!(raw.decode().unwrap().end_pos().get(), 11);
 }
 
 #[test]
@@ -138,7 +140,7 @@ fn cigar_seq_mismatch_only_when_both_present_and_mapped() {
             ..
         })
     ));
-    raw.flag = FLAG_UNMAPPED;
+    raw.flag = Flags::UNMAPPED.bits();
     assert!(raw.decode().is_ok());
     raw.flag = 0;
     raw.l_seq = 0;
@@ -194,7 +196,7 @@ fn cg_tag_becomes_the_cigar() {
     assert_eq!(r.aux(), b"XAAxNMC\x01");
     assert_eq!(r.seq(), b"ACGT");
     assert_eq!(r.qual(), [30; 4]);
-    assert_eq!(r.end_pos(), 10 + 8);
+    assert_eq!(r.end_pos().get(), 10 + 8);
 }
 
 #[test]

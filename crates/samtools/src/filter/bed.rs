@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
-use bam::region::RegionList;
+use bam::region::{NamedIntervals, RegionList};
+use bam::{Interval, Position};
 
 use super::expr::lexer::{is_c_space, sign};
 
@@ -326,7 +327,15 @@ impl Targets {
             .by_name
             .iter()
             .filter(|(_, i)| !filtered_only || i.filtered)
-            .map(|(n, i)| (n.clone(), i.list.clone()))
+            .map(|(n, i)| NamedIntervals {
+                name: n.clone(),
+                // htslib's iterators raise a start below 0 to 0 (an end below 0 finds nothing).
+                intervals: i
+                    .list
+                    .iter()
+                    .map(|&(b, e)| Interval::new(Position::saturating_from(b), Position::saturating_from(e)))
+                    .collect(),
+            })
             .collect();
         v.sort();
         v

@@ -8,7 +8,7 @@ pub mod readgroup;
 mod select;
 pub mod subsample;
 
-pub use select::{FlagTests, Selection, SelectionState, TagTest};
+pub use select::{EvaluationErrors, FlagTests, Selection, SelectionState, TagTest};
 
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -7,7 +7,7 @@ use super::bed::Targets;
 use super::expr::{Context, EvalError, Expression};
 use super::readgroup::{read_group, Libraries};
 use super::subsample::Subsample;
-use bam::{Header, Record};
+use bam::{Flags, Header, Record};
 
 use crate::edit::Edit;
 
@@ -26,14 +26,23 @@ pub struct FlagTests {
 }
 
 impl FlagTests {
-    /// True when `flag` passes all four tests.
-    pub fn passes(&self, flag: u16) -> bool {
-        let f = i32::from(flag);
+    /// True when `flags` pass all four tests.
+    pub fn passes(&self, flags: Flags) -> bool {
+        let f = i32::from(flags.bits());
         (f & self.require_all) == self.require_all
             && f & self.exclude_any == 0
             && !(self.exclude_all != 0 && (f & self.exclude_all) == self.exclude_all)
             && !(self.require_any != 0 && f & self.require_any == 0)
     }
+}
+
+/// The records a filter expression could not judge ([`Selection::evaluation_errors`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EvaluationErrors<'a> {
+    /// How many records failed to evaluate (they were not selected).
+    pub count: u64,
+    /// The first reason.
+    pub first: Option<&'a EvalError>,
 }
 
 /// `-d`/`-D`: a tag that must be present, optionally with one of a set of values.
@@ -153,11 +162,11 @@ impl Selection {
             return false;
         }
         if let Some(t) = &self.targets {
-            let name = usize::try_from(r.ref_id())
-                .ok()
-                .and_then(|tid| header.ref_name(tid));
+            // samtools' `bed_overlap` takes the position and end as stored and computed.
+            let name = r.ref_id().and_then(|tid| header.ref_name(tid));
+            let pos = i64::from(r.stored_coordinates().pos);
             match name {
-                Some(name) if t.overlaps(name, i64::from(r.pos()), r.end_pos()) => {}
+                Some(name) if t.overlaps(name, pos, r.stored_end_pos()) => {}
                 _ => return false,
             }
         }
@@ -221,12 +230,15 @@ impl Selection {
     /// The `-q` and flag tests (`-f`, `-F`, `--rf`, `-G`), which read only fixed fields.
     #[inline]
     pub fn passes_fields<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {
-        i32::from(r.mapq()) >= self.min_mapq && self.flags.passes(r.flag())
+        i32::from(r.mapq()) >= self.min_mapq && self.flags.passes(r.flags())
     }
 
     /// How many records failed to evaluate the expression, and the first reason.
-    pub fn evaluation_errors(&self) -> (u64, Option<&EvalError>) {
-        (self.state.errors, self.state.first_error.as_ref())
+    pub fn evaluation_errors(&self) -> EvaluationErrors<'_> {
+        EvaluationErrors {
+            count: self.state.errors,
+            first: self.state.first_error.as_ref(),
+        }
     }
 }
 
@@ -246,15 +258,15 @@ mod tests {
             exclude_all: 0x1 | 0x400,
             ..FlagTests::default()
         };
-        assert!(f.passes(0x41));
-        assert!(!f.passes(0x1));
-        assert!(!f.passes(0x441));
-        assert!(f.passes(0x440));
+        assert!(f.passes(Flags::from_bits(0x41)));
+        assert!(!f.passes(Flags::from_bits(0x1)));
+        assert!(!f.passes(Flags::from_bits(0x441)));
+        assert!(f.passes(Flags::from_bits(0x440)));
         let bad = FlagTests {
             require_all: -1,
             ..FlagTests::default()
         };
-        assert!(!bad.passes(0xfff));
+        assert!(!bad.passes(Flags::from_bits(0xfff)));
     }
 
     #[test]
@@ -330,6 +342,6 @@ mod tests {
         };
         assert!(!sel(&mut s, &Rec::default()));
         assert!(!sel(&mut s, &Rec::default()));
-        assert_eq!(s.evaluation_errors().0, 2);
+        assert_eq!(s.evaluation_errors().count, 2);
     }
 }

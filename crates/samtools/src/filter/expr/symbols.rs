@@ -5,6 +5,7 @@ use super::parser::Symbol;
 use super::{EvalError, Evaluator};
 use bam::cigar::{Op, SOFT_CLIP};
 use bam::sam::push_i64;
+use bam::RefId;
 
 /// Operation code of `H` (hard clip).
 const HARD_CLIP: u8 = 5;
@@ -26,23 +27,24 @@ impl Evaluator<'_> {
                 string(res, &text);
                 return Ok(());
             }
-            Symbol::Endpos => r.end_pos() as f64,
-            Symbol::Flag => f64::from(r.flag()),
-            Symbol::FlagBit(bit) => f64::from(r.flag() & bit),
+            // samtools' expressions see the fields as stored: -1 and all.
+            Symbol::Endpos => r.stored_end_pos() as f64,
+            Symbol::Flag => f64::from(r.flags().bits()),
+            Symbol::FlagBit(bit) => f64::from(r.flags().bits() & bit),
             Symbol::Library => {
                 let lib = self.context.library_of(r).unwrap_or(&[]);
                 string(res, lib);
                 return Ok(());
             }
             Symbol::Mapq => f64::from(r.mapq()),
-            Symbol::Mpos => f64::from(r.next_pos()) + 1.0,
+            Symbol::Mpos => f64::from(r.stored_coordinates().mate_pos) + 1.0,
             Symbol::Mrname => {
-                ref_name(self, r.next_ref_id(), res);
+                ref_name(self, r.mate_ref_id(), res);
                 return Ok(());
             }
-            Symbol::Mrefid => f64::from(r.next_ref_id()),
+            Symbol::Mrefid => f64::from(r.stored_coordinates().mate_ref_id),
             Symbol::Ncigar => r.cigar().len() as f64,
-            Symbol::Pos => f64::from(r.pos()) + 1.0,
+            Symbol::Pos => f64::from(r.stored_coordinates().pos) + 1.0,
             Symbol::Qlen => r.cigar().query_len() as f64,
             Symbol::Qname => {
                 string(res, r.name());
@@ -58,7 +60,7 @@ impl Evaluator<'_> {
                 ref_name(self, r.ref_id(), res);
                 return Ok(());
             }
-            Symbol::Refid => f64::from(r.ref_id()),
+            Symbol::Refid => f64::from(r.stored_coordinates().ref_id),
             Symbol::Seq => {
                 res.put_bytes(&r.seq());
                 res.is_str = true;
@@ -78,9 +80,8 @@ fn string(res: &mut Val, text: &[u8]) {
     res.put_c_str(text);
 }
 
-fn ref_name(ev: &Evaluator<'_>, tid: i32, res: &mut Val) {
-    let name = usize::try_from(tid)
-        .ok()
+fn ref_name(ev: &Evaluator<'_>, tid: Option<RefId>, res: &mut Val) {
+    let name = tid
         .and_then(|t| ev.context.header.ref_name(t))
         .unwrap_or(b"*");
     string(res, name);

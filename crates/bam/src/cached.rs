@@ -48,14 +48,15 @@ impl Cached {
         let cache = cache.filter(|_| remote);
         let entry = cache.as_ref().and_then(|c| c.lookup(name));
         let (prefix, validators) = match entry.map(hfile::cache::Entry::into_prefix) {
-            Some((v, prefix)) => (prefix, Some(v)),
+            Some(c) => (c.prefix, Some(c.validators)),
             None => (Vec::new(), None),
         };
         let from_cache = prefix.len() as u64;
         // A local file is read again as cheaply as memory: keeping a copy of what was read
         // (all of a local index) is only cost.
         let cap = if remote { cap } else { 0 };
-        let (backend, prefix) = PrefixBackend::new(prefix, backend, cap);
+        let backend = PrefixBackend::new(prefix, backend, cap);
+        let prefix = backend.shared_prefix();
         if transport.verbosity >= 1 && from_cache > 0 {
             eprintln!(
                 "[hts] {}: {from_cache} bytes from the cache",

@@ -60,6 +60,7 @@ pub fn write_sam<D: AsRef<[u8]>>(
     let seq_len = record.seq_len();
     let cigar = record.cigar();
     let stored = record.stored_coordinates();
+    let ref_id = record.ref_id();
     // One reservation for the whole line: the fixed fields take at most ~120 bytes beside the
     // names, each CIGAR operation at most 11, each aux byte at most ~4 (a B:c array element).
     out.reserve(
@@ -67,7 +68,7 @@ pub fn write_sam<D: AsRef<[u8]>>(
             + 2 * seq_len
             + 11 * cigar.len()
             + 4 * record.aux().len()
-            + 2 * header_name_len(header, record.ref_id())
+            + 2 * header_name_len(header, ref_id)
             + 128,
     );
 
@@ -75,7 +76,7 @@ pub fn write_sam<D: AsRef<[u8]>>(
     out.push(b'\t');
     push_u32(out, u32::from(record.flags().bits()));
     out.push(b'\t');
-    push_ref_name(out, header, record.ref_id());
+    push_ref_name(out, header, ref_id);
     out.push(b'\t');
     push_i64(out, i64::from(stored.pos) + 1);
     out.push(b'\t');
@@ -94,7 +95,7 @@ pub fn write_sam<D: AsRef<[u8]>>(
 
     match record.mate_ref_id() {
         None => out.push(b'*'),
-        Some(mate) if Some(mate) == record.ref_id() => out.push(b'='),
+        mate if mate == ref_id => out.push(b'='),
         mate => push_ref_name(out, header, mate),
     }
     out.push(b'\t');

@@ -128,13 +128,22 @@ pub fn block_size(extra: &[u8], name: &str, offset: u64) -> Result<usize, Error>
     Ok(size)
 }
 
-/// For the first bytes of a block: its header length (12 + XLEN) and total size, when they hold
-/// a whole valid header; `None` otherwise (too short, or invalid: the full parse says why).
-pub fn whole_len(prefix: &[u8]) -> Option<(usize, usize)> {
+/// The lengths a block's header gives ([`whole_len`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLengths {
+    /// The header's length (12 + XLEN).
+    pub header_len: usize,
+    /// The whole block's size (BSIZE + 1).
+    pub total: usize,
+}
+
+/// For the first bytes of a block: its header length and total size, when they hold a whole
+/// valid header; `None` otherwise (too short, or invalid: the full parse says why).
+pub fn whole_len(prefix: &[u8]) -> Option<BlockLengths> {
     let fixed = <&[u8; FIXED_HEADER_LEN]>::try_from(prefix.get(..FIXED_HEADER_LEN)?).ok()?;
     let header_len = FIXED_HEADER_LEN + parse_fixed_header(fixed, "", 0).ok()?;
     let total = block_size(prefix.get(FIXED_HEADER_LEN..header_len)?, "", 0).ok()?;
-    Some((header_len, total))
+    Some(BlockLengths { header_len, total })
 }
 
 /// True for the start of a gzip member that is not a BGZF block: gzip magic and deflate, but no

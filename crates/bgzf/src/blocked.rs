@@ -307,7 +307,7 @@ impl<S: Source> BgzfState<S> {
         let head = self
             .input
             .window(at, block::HEADER_LEN, self.limit, &self.name)?;
-        let Some((header_len, total)) = block::whole_len(head) else {
+        let Some(block::BlockLengths { header_len, total }) = block::whole_len(head) else {
             return Ok(None);
         };
         // Served from the buffer when the first read brought the whole block.

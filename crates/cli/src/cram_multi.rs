@@ -11,7 +11,7 @@ use bam::RegionSet;
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
 use samtools::filter::Selection;
-use samtools::pairs::{collect_mates, Mates};
+use samtools::pairs::{collect_mates, Mates, SecondPass};
 
 use crate::args::ViewArgs;
 use crate::cram_regions::{self, Pass};
@@ -209,7 +209,10 @@ pub fn passes(
         let mut base = set;
         base.all = false;
         base.unplaced = false;
-        let (second, found) = collect_mates(next, header, &targets, base, selection)?;
+        let SecondPass {
+            regions: second,
+            mates: found,
+        } = collect_mates(next, header, &targets, base, selection)?;
         refuse(unknown + special);
         multi = plan(entries, &second, data_end);
         mates = Some(found);

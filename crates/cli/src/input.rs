@@ -202,7 +202,10 @@ pub fn region_set(
             bed.unify();
             (bed, false)
         }
-        bed => Targets::merge_regions(bed, regions),
+        bed => {
+            let merged = Targets::merge_regions(bed, regions);
+            (merged.targets, merged.filtered)
+        }
     };
     let list = targets.region_list(filtered);
     if list.is_empty() {

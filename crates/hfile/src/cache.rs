@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-pub use entry::{Change, Entry, Range, Validators, MAX_RANGES};
+pub use entry::{CachedPrefix, Change, Entry, Range, Validators, MAX_RANGES};
 pub use key::Key;
 pub use settings::{parse_size, Settings, DEFAULT_MAX_BYTES};
 

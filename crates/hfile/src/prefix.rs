@@ -18,7 +18,8 @@ pub type Prefix = Arc<Mutex<Vec<u8>>>;
 /// use hfile::{Backend, MemoryBackend, PrefixBackend};
 /// let whole = b"0123456789".to_vec();
 /// let rest = Box::new(MemoryBackend::new("m", whole));
-/// let (mut b, prefix) = PrefixBackend::new(b"0123".to_vec(), rest, 6);
+/// let mut b = PrefixBackend::new(b"0123".to_vec(), rest, 6);
+/// let prefix = b.shared_prefix();
 /// let mut buf = [0u8; 10];
 /// assert_eq!(b.read(&mut buf).unwrap(), 4, "a read stops at the end of the prefix");
 /// assert_eq!(b.read(&mut buf).unwrap(), 6);
@@ -33,17 +34,19 @@ pub struct PrefixBackend {
 }
 
 impl PrefixBackend {
-    /// `prefix` (the object's first bytes), then `rest`; returns the backend and the shared
-    /// prefix.
-    pub fn new(prefix: Vec<u8>, rest: Box<dyn Backend>, cap: usize) -> (PrefixBackend, Prefix) {
-        let shared: Prefix = Arc::new(Mutex::new(prefix));
-        let b = PrefixBackend {
-            prefix: Arc::clone(&shared),
+    /// `prefix` (the object's first bytes), then `rest`.
+    pub fn new(prefix: Vec<u8>, rest: Box<dyn Backend>, cap: usize) -> PrefixBackend {
+        PrefixBackend {
+            prefix: Arc::new(Mutex::new(prefix)),
             rest,
             pos: 0,
             cap,
-        };
-        (b, shared)
+        }
+    }
+
+    /// The prefix, shared: it grows as the backend reads on from it.
+    pub fn shared_prefix(&self) -> Prefix {
+        Arc::clone(&self.prefix)
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<u8>> {
@@ -144,7 +147,8 @@ mod tests {
     fn seeks_cross_the_prefix_boundary_and_reads_grow_it() {
         let whole: Vec<u8> = (0..100u8).collect();
         let rest = Box::new(MemoryBackend::new("m", whole.clone()));
-        let (mut b, prefix) = PrefixBackend::new(whole[..30].to_vec(), rest, 1000);
+        let mut b = PrefixBackend::new(whole[..30].to_vec(), rest, 1000);
+        let prefix = b.shared_prefix();
         let mut buf = [0u8; 20];
         b.seek(25).unwrap();
         assert_eq!(b.read(&mut buf).unwrap(), 5);

@@ -48,8 +48,11 @@ fn main() -> ExitCode {
         eprintln!("{usage}");
         return ExitCode::from(2);
     };
-    if let Some((mapped, unmapped)) = index.mapped_unmapped(tid) {
-        println!("reference {tid}: {mapped} mapped, {unmapped} unmapped");
+    if let Some(c) = index.mapped_unmapped(tid) {
+        println!(
+            "reference {tid}: {} mapped, {} unmapped",
+            c.mapped, c.unmapped
+        );
     }
     match index.query_checked(tid, beg, end) {
         None => println!("no iterator (reference beyond the index, or end < beg)"),

@@ -12,7 +12,8 @@
 //! let mut bytes = Vec::new();
 //! index.write(&mut bytes).unwrap();
 //! assert_eq!(&bytes[..4], b"BAI\x01");
-//! assert_eq!(index::Index::from_bytes("x.bai", &bytes).unwrap().mapped_unmapped(0), Some((1, 0)));
+//! let counts = index::Index::from_bytes("x.bai", &bytes).unwrap().mapped_unmapped(0).unwrap();
+//! assert_eq!((counts.mapped, counts.unmapped), (1, 0));
 //! ```
 
 use std::fmt;
@@ -573,10 +574,10 @@ mod tests {
         built.write(&mut bytes).unwrap();
         let idx = crate::Index::from_bytes("t.bai", &bytes).unwrap();
         assert_eq!(idx.n_no_coor(), Some(1));
-        assert_eq!(idx.mapped_unmapped(0), Some((1, 1)));
+        assert_eq!(idx.mapped_unmapped(0), Some(crate::ReadCounts { mapped: 1, unmapped: 1 }));
         assert_eq!(idx.mapped_unmapped(1), None);
         let span = idx.reference_span(0).unwrap();
-        assert_eq!((span.0.raw(), span.1.raw()), (vo(0, 50), vo(0, 250)));
+        assert_eq!((span.start.raw(), span.end.raw()), (vo(0, 50), vo(0, 250)));
     }
 
     #[test]

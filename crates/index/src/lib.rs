@@ -37,7 +37,6 @@ mod wanted;
 
 use std::path::Path;
 
-use bgzf::VirtualOffset;
 
 pub use chunk::Chunk;
 pub use error::Error;
@@ -83,6 +82,15 @@ pub(crate) struct Reference {
     pub(crate) bins: Bins,
     /// BAI only: the 16 kbp-window linear index, gaps filled as htslib does on load.
     pub(crate) linear: Option<Vec<u64>>,
+}
+
+/// A reference's read counts from its pseudo-bin ([`Index::mapped_unmapped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ReadCounts {
+    /// Mapped reads (`n_mapped`).
+    pub mapped: u64,
+    /// Unmapped reads placed on the reference (`n_unmapped`).
+    pub unmapped: u64,
 }
 
 /// A parsed BAI or CSI index.
@@ -201,7 +209,7 @@ impl Index {
         }
         tbi::Meta::from_bytes(&self.aux)
             .map(Some)
-            .map_err(|(at, message)| Error::Invalid {
+            .map_err(|tbi::MetaError { offset: at, message }| Error::Invalid {
                 name: self.name.clone(),
                 offset: 16 + at as u64,
                 message,
@@ -222,19 +230,22 @@ impl Index {
             .get(binning::pseudo_bin(self.depth))
     }
 
-    /// The pseudo-bin's `(n_mapped, n_unmapped)` read counts for reference `tid`, as
-    /// `hts_idx_get_stat` gives them; `None` when the reference has no pseudo-bin (or it holds
-    /// fewer than two pairs) or `tid` is beyond the index.
-    pub fn mapped_unmapped(&self, tid: usize) -> Option<(u64, u64)> {
+    /// The pseudo-bin's read counts for reference `tid`, as `hts_idx_get_stat` gives them;
+    /// `None` when the reference has no pseudo-bin (or it holds fewer than two pairs) or `tid`
+    /// is beyond the index.
+    pub fn mapped_unmapped(&self, tid: usize) -> Option<ReadCounts> {
         let p = self.pseudo(tid)?.chunks.get(1)?;
-        Some((p.u, p.v))
+        Some(ReadCounts {
+            mapped: p.u,
+            unmapped: p.v,
+        })
     }
 
-    /// The pseudo-bin's `(unmapped_beg, unmapped_end)`: the virtual offsets of the first
+    /// The pseudo-bin's `unmapped_beg` and `unmapped_end`: the virtual offsets of the first
     /// record of reference `tid` and just past its last.
-    pub fn reference_span(&self, tid: usize) -> Option<(VirtualOffset, VirtualOffset)> {
+    pub fn reference_span(&self, tid: usize) -> Option<Chunk> {
         let p = self.pseudo(tid)?.chunks.first()?;
-        Some((VirtualOffset::from_raw(p.u), VirtualOffset::from_raw(p.v)))
+        Some(Chunk::from_raw(p.u, p.v))
     }
 
     /// Every compressed offset the index names that must be a BGZF block start: chunk starts and

@@ -21,6 +21,15 @@ pub enum Preset {
 /// `TBX_UCSC`: positions are 0-based, intervals half-open (`-0`, BED).
 pub const UCSC_FLAG: i32 = 0x10000;
 
+/// Why meta bytes do not parse ([`Meta::from_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaError {
+    /// The byte of the meta where the fault is.
+    pub offset: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
 /// How a tabix file's lines are read: which columns hold the sequence name and interval, which
 /// lines are comments, the names in index order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,25 +97,21 @@ impl Meta {
 
     /// Parses meta bytes (the seven fields and the names), as a CSI's aux holds them. Errors
     /// say what is wrong and at which byte of `bytes`.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Meta, (usize, String)> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Meta, MetaError> {
+        let error = |offset: usize, message: String| MetaError { offset, message };
         let fixed = bytes.get(..FIXED_LEN).ok_or_else(|| {
-            (
+            let len = bytes.len();
+            error(
                 0,
-                format!(
-                    "tabix meta is {} bytes, shorter than its {FIXED_LEN} fixed bytes",
-                    bytes.len()
-                ),
+                format!("tabix meta is {len} bytes, shorter than its {FIXED_LEN} fixed bytes"),
             )
         })?;
         let f = fields(fixed);
-        let l_nm = l_nm(f[6]).map_err(|m| (24, m))?;
+        let l_nm = l_nm(f[6]).map_err(|m| error(24, m))?;
         let names = bytes.get(FIXED_LEN..FIXED_LEN + l_nm).ok_or_else(|| {
-            (
-                24,
-                format!("l_nm {l_nm} runs past the end of the tabix meta"),
-            )
+            error(24, format!("l_nm {l_nm} runs past the end of the tabix meta"))
         })?;
-        Meta::new(f, names).map_err(|m| (FIXED_LEN, m))
+        Meta::new(f, names).map_err(|m| error(FIXED_LEN, m))
     }
 
     /// A meta from its seven fields and its name bytes.
@@ -191,11 +196,11 @@ mod tests {
 
     #[test]
     fn bad_meta() {
-        assert_eq!(Meta::from_bytes(&[0; 27]).unwrap_err().0, 0);
+        assert_eq!(Meta::from_bytes(&[0; 27]).unwrap_err().offset, 0);
         let mut b = vcf().to_bytes();
         b[24..28].copy_from_slice(&(-1i32).to_le_bytes());
-        assert!(Meta::from_bytes(&b).unwrap_err().1.contains("negative"));
+        assert!(Meta::from_bytes(&b).unwrap_err().message.contains("negative"));
         b[24..28].copy_from_slice(&100i32.to_le_bytes());
-        assert!(Meta::from_bytes(&b).unwrap_err().1.contains("past the end"));
+        assert!(Meta::from_bytes(&b).unwrap_err().message.contains("past the end"));
     }
 }

@@ -50,7 +50,8 @@ impl IdxStats {
             .iter()
             .enumerate()
             .map(|(tid, r)| {
-                let (mapped, unmapped) = index.mapped_unmapped(tid).unwrap_or((0, 0));
+                let counts = index.mapped_unmapped(tid).unwrap_or_default();
+                let (mapped, unmapped) = (counts.mapped, counts.unmapped);
                 Row {
                     name: r.name.clone(),
                     len: u64::from(r.len),

@@ -27,7 +27,7 @@ pub fn query_pairs<'r>(
     regions: RegionSet,
     selection: &mut Selection,
 ) -> Result<Query<'r>> {
-    let (second, mates) = {
+    let SecondPass { regions: second, mates } = {
         let mut q = reader.query(Regions::Multi(regions.clone()))?;
         collect_mates(|| q.next_record(), header, targets, regions, selection)?
     };
@@ -44,7 +44,7 @@ pub fn collect_mates<E>(
     targets: &Targets,
     regions: RegionSet,
     selection: &mut Selection,
-) -> std::result::Result<(RegionSet, Mates), E> {
+) -> std::result::Result<SecondPass, E> {
     let name_of = |tid: Option<RefId>| tid.and_then(|t| header.ref_name(t));
     let mut names: HashSet<Vec<u8>> = HashSet::new();
     let mut second = regions;
@@ -84,7 +84,19 @@ pub fn collect_mates<E>(
         header: header.clone(),
         names,
     };
-    Ok((second, mates))
+    Ok(SecondPass {
+        regions: second,
+        mates,
+    })
+}
+
+/// What the first pass of `-P` finds ([`collect_mates`]): the second pass's regions, and what
+/// it keeps.
+pub struct SecondPass {
+    /// The regions plus every mate position (and `*` for mates without one).
+    pub regions: RegionSet,
+    /// The records to keep.
+    pub mates: Mates,
 }
 
 /// What the second pass of `-P` keeps: records overlapping a region, and the mates named in

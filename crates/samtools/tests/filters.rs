@@ -115,7 +115,8 @@ fn indexed_with_regions(file: &str, regions: &[String]) -> (Reader, Targets, Reg
     let path = corpus().join(file);
     let mut reader = Reader::open(path.to_str().unwrap(), &OpenOptions::default()).unwrap();
     reader.select_index(None).unwrap();
-    let (targets, filtered) = Targets::merge_regions(None, regions);
+    let merged = Targets::merge_regions(None, regions);
+    let (targets, filtered) = (merged.targets, merged.filtered);
     let set = RegionSet::resolve(&targets.region_list(filtered), reader.header(), |_| {});
     (reader, targets, set)
 }

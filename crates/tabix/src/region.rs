@@ -32,11 +32,20 @@ pub enum Target {
     Unplaced,
 }
 
+/// A number read by [`decimal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decimal {
+    /// The value.
+    pub value: i64,
+    /// How many bytes of the text it used (0: no digits).
+    pub used: usize,
+}
+
 /// `hts_parse_decimal`: the value and how many bytes of `s` it used (0: no digits). Leading
 /// blanks and a sign, digits (with `,` skipped when `commas`), a fraction, then an exponent or
 /// a `k`, `m` or `g` suffix; the fraction left after the exponent is dropped. Overflow wraps as
 /// htslib's arithmetic does on the machines it runs on.
-pub fn decimal(s: &[u8], commas: bool) -> (i64, usize) {
+pub fn decimal(s: &[u8], commas: bool) -> Decimal {
     let mut i = s.iter().take_while(|&&b| is_space(b)).count();
     let neg = match s.get(i) {
         Some(b'-') => {
@@ -105,7 +114,10 @@ pub fn decimal(s: &[u8], commas: bool) -> (i64, usize) {
         n /= 10;
     }
     let used = if digits > 0 { i } else { 0 };
-    (if neg { n.wrapping_neg() } else { n }, used)
+    Decimal {
+        value: if neg { n.wrapping_neg() } else { n },
+        used,
+    }
 }
 
 /// C's `isspace` in the C locale.
@@ -169,7 +181,7 @@ pub fn parse(meta: &Meta, text: &str) -> Result<Option<Target>, String> {
             String::from_utf8_lossy(rest)
         )
     };
-    let (b, used) = decimal(coords, true);
+    let Decimal { value: b, used } = decimal(coords, true);
     let mut beg = b.wrapping_sub(1);
     let hyphen = &coords[used..];
     if beg < 0 {
@@ -194,7 +206,7 @@ pub fn parse(meta: &Meta, text: &str) -> Result<Option<Target>, String> {
     let mut end = match hyphen.split_first() {
         None => MAX_END,
         Some((b'-', after)) => {
-            let (e, used) = decimal(after, true);
+            let Decimal { value: e, used } = decimal(after, true);
             let rest = &after[used..];
             if rest.first().is_some_and(|&c| c != b',') {
                 return Err(unexpected(rest));
@@ -281,12 +293,12 @@ mod tests {
 
     #[test]
     fn decimals() {
-        assert_eq!(decimal(b"1,000x", true), (1000, 5));
-        assert_eq!(decimal(b"1,000", false), (1, 1));
-        assert_eq!(decimal(b"x", true), (0, 0));
-        assert_eq!(decimal(b" -3", true), (-3, 3));
-        assert_eq!(decimal(b"2M", true), (2_000_000, 2));
-        assert_eq!(decimal(b"1.25k", true), (1250, 5));
-        assert_eq!(decimal(b"1.9", true), (1, 3));
+        assert_eq!(decimal(b"1,000x", true), Decimal { value: 1000, used: 5 });
+        assert_eq!(decimal(b"1,000", false), Decimal { value: 1, used: 1 });
+        assert_eq!(decimal(b"x", true), Decimal { value: 0, used: 0 });
+        assert_eq!(decimal(b" -3", true), Decimal { value: -3, used: 3 });
+        assert_eq!(decimal(b"2M", true), Decimal { value: 2_000_000, used: 2 });
+        assert_eq!(decimal(b"1.25k", true), Decimal { value: 1250, used: 5 });
+        assert_eq!(decimal(b"1.9", true), Decimal { value: 1, used: 3 });
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use crate::region::{decimal, is_space};
+use crate::region::{decimal, is_space, Decimal};
 
 /// The largest coordinate a region file holds (`REGIDX_MAX`, 0-based).
 const MAX_COOR: i64 = 1 << 35;
@@ -228,13 +228,13 @@ fn parse_line(format: Format, line: &[u8]) -> Result<Parsed<'_>, String> {
         return Ok(Some((name, 0, MAX_COOR)));
     }
     let after = &s[name_len + 1..];
-    let (beg, used) = decimal(after, false);
+    let Decimal { value: beg, used } = decimal(after, false);
     if used == 0 {
         return Err(fail(""));
     }
     let rest = &after[used..];
     if format == Format::Bed {
-        let (end, used) = decimal(rest.get(1..).unwrap_or(&[]), false);
+        let Decimal { value: end, used } = decimal(rest.get(1..).unwrap_or(&[]), false);
         if used == 0 {
             return Err(fail(""));
         }
@@ -249,7 +249,7 @@ fn parse_line(format: Format, line: &[u8]) -> Result<Parsed<'_>, String> {
         beg
     } else {
         let after = &rest[1..];
-        let (end, used) = decimal(after, false);
+        let Decimal { value: end, used } = decimal(after, false);
         if used == 0 || after.get(used).is_some_and(|&b| !is_space(b)) {
             beg
         } else if end == 0 {

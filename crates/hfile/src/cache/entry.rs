@@ -137,6 +137,15 @@ pub struct Entry {
     pub(crate) ranges: Vec<Range>,
 }
 
+/// An entry's first bytes with the validators they were stored under ([`Entry::into_prefix`]).
+#[derive(Debug, Clone)]
+pub struct CachedPrefix {
+    /// What the object was when the bytes were stored.
+    pub validators: Validators,
+    /// The bytes from offset 0 (empty if the entry held none).
+    pub prefix: Vec<u8>,
+}
+
 impl Entry {
     /// The object this entry is about.
     pub fn key(&self) -> &Key {
@@ -162,12 +171,15 @@ impl Entry {
     }
 
     /// The validators and the bytes from the object's start, taken without a copy.
-    pub fn into_prefix(self) -> (Validators, Vec<u8>) {
+    pub fn into_prefix(self) -> CachedPrefix {
         let prefix = match self.ranges.into_iter().next() {
             Some(r) if r.start == 0 => r.data,
             _ => Vec::new(),
         };
-        (self.validators, prefix)
+        CachedPrefix {
+            validators: self.validators,
+            prefix,
+        }
     }
 
     /// The bytes `[start, end)` of the object, if the entry holds all of them.

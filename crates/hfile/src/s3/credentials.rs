@@ -36,13 +36,27 @@ impl fmt::Debug for Credentials {
     }
 }
 
+/// The name of the profile a request uses ([`profile_name`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileName {
+    /// The profile's name.
+    pub name: String,
+    /// True when the user named it (then it must exist); false for `default`.
+    pub named: bool,
+}
+
 /// The profile a request uses: the one named in the URL (`s3://NAME@bucket/key`), else
-/// `AWS_PROFILE` (or the older `AWS_DEFAULT_PROFILE`), else `default`. The flag tells whether the
-/// user named it (then it must exist).
-pub fn profile_name(env: &Env, from_url: Option<&str>) -> (String, bool) {
+/// `AWS_PROFILE` (or the older `AWS_DEFAULT_PROFILE`), else `default`.
+pub fn profile_name(env: &Env, from_url: Option<&str>) -> ProfileName {
     match from_url.or_else(|| env.first(&["AWS_PROFILE", "AWS_DEFAULT_PROFILE"])) {
-        Some(name) => (name.to_string(), true),
-        None => ("default".to_string(), false),
+        Some(name) => ProfileName {
+            name: name.to_string(),
+            named: true,
+        },
+        None => ProfileName {
+            name: "default".to_string(),
+            named: false,
+        },
     }
 }
 
@@ -226,11 +240,12 @@ mod tests {
     #[test]
     fn profile_names() {
         let env = Env::from_pairs([("AWS_PROFILE", "work")]);
-        assert_eq!(profile_name(&env, None), ("work".to_string(), true));
-        assert_eq!(profile_name(&env, Some("u")), ("u".to_string(), true));
-        assert_eq!(
-            profile_name(&Env::default(), None),
-            ("default".to_string(), false)
-        );
+        let named = |name: &str, named| ProfileName {
+            name: name.to_string(),
+            named,
+        };
+        assert_eq!(profile_name(&env, None), named("work", true));
+        assert_eq!(profile_name(&env, Some("u")), named("u", true));
+        assert_eq!(profile_name(&Env::default(), None), named("default", false));
     }
 }

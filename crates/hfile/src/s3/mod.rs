@@ -78,9 +78,10 @@ impl S3Backend {
     /// As [`S3Backend::open`], with the environment given.
     pub fn open_in(env: &Env, location: &str, options: &OpenOptions) -> Result<S3Backend> {
         let object = ObjectUrl::parse(location).map_err(|m| open_error(location, m))?;
-        let (profile_name, named) = credentials::profile_name(env, object.profile.as_deref());
-        let profile = Profile::load(env, &profile_name);
-        let credentials = credentials::resolve(env, &profile, named, object.profile.is_some())
+        let profile_name = credentials::profile_name(env, object.profile.as_deref());
+        let profile = Profile::load(env, &profile_name.name);
+        let credentials =
+            credentials::resolve(env, &profile, profile_name.named, object.profile.is_some())
             .map_err(|m| open_error(location, m))?;
         let settings =
             Settings::resolve(env, &profile, &options.s3).map_err(|m| open_error(location, m))?;

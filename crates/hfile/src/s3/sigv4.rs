@@ -137,8 +137,17 @@ pub struct RequestParts<'a> {
     pub payload_hash: &'a str,
 }
 
+/// A canonical request ([`canonical_request`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanonicalRequest {
+    /// The canonical request text, which the string to sign hashes.
+    pub text: String,
+    /// Its `SignedHeaders` list: the lower-case header names, sorted, joined with `;`.
+    pub signed_headers: String,
+}
+
 /// The canonical request and its `SignedHeaders` list.
-pub fn canonical_request(parts: &RequestParts) -> (String, String) {
+pub fn canonical_request(parts: &RequestParts) -> CanonicalRequest {
     let mut headers: Vec<(String, String)> = Vec::new();
     for (name, value) in parts.headers {
         let name = name.trim().to_ascii_lowercase();
@@ -174,7 +183,10 @@ pub fn canonical_request(parts: &RequestParts) -> (String, String) {
     canonical.push_str(&signed);
     canonical.push('\n');
     canonical.push_str(parts.payload_hash);
-    (canonical, signed)
+    CanonicalRequest {
+        text: canonical,
+        signed_headers: signed,
+    }
 }
 
 /// `<date>/<region>/<service>/aws4_request`.
@@ -222,7 +234,10 @@ pub struct SigningParams<'a> {
 
 /// The `Authorization` header value for a request.
 pub fn authorization(params: &SigningParams, parts: &RequestParts) -> String {
-    let (canonical, signed) = canonical_request(parts);
+    let CanonicalRequest {
+        text: canonical,
+        signed_headers: signed,
+    } = canonical_request(parts);
     let scope = credential_scope(params.time, params.region, params.service);
     let sts = string_to_sign(params.time, &scope, &canonical);
     let key = signing_key(params.secret, params.time, params.region, params.service);

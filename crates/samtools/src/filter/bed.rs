@@ -262,13 +262,13 @@ impl Targets {
 
     /// `bed_hash_regions`: with no BED, the command-line regions become the targets; with one,
     /// the targets are cut down to their intersection with the regions and only references
-    /// the regions touched are kept for iteration (`true` is returned then: "filtered").
+    /// the regions touched are kept for iteration ("filtered").
     /// Regions are read with `hts_parse_reg` (`name`, `name:beg`, `name:beg-end`).
-    pub fn merge_regions(bed: Option<Targets>, regions: &[String]) -> (Targets, bool) {
+    pub fn merge_regions(bed: Option<Targets>, regions: &[String]) -> MergedTargets {
         let mut parsed = Targets::default();
         for r in regions {
             let (name, beg, end) = match parse_reg(r.as_bytes()) {
-                Some((name_len, beg, end)) => (&r.as_bytes()[..name_len], beg, end),
+                Some(p) => (&r.as_bytes()[..p.name_len], p.beg, p.end),
                 None => (r.as_bytes(), 0, INT_MAX),
             };
             parsed
@@ -280,7 +280,10 @@ impl Targets {
         }
         parsed.index_and_unify();
         let Some(mut bed) = bed else {
-            return (parsed, false);
+            return MergedTargets {
+                targets: parsed,
+                filtered: false,
+            };
         };
         // `bed_filter`: each BED list cut down to its overlaps with the regions (searched from
         // the BED's own index, as read).
@@ -308,7 +311,10 @@ impl Targets {
             }
         }
         bed.index_and_unify();
-        (bed, true)
+        MergedTargets {
+            targets: bed,
+            filtered: true,
+        }
     }
 
     /// `bed_index` then `bed_unify` on every name, as `bed_hash_regions` ends: the lists
@@ -377,9 +383,13 @@ fn scan_two_u64(s: &[u8]) -> (u32, u64, u64) {
 
 /// `hts_parse_reg`: the length of the name (up to the last `:`), and the 0-based half-open
 /// range clamped to `int`; `None` when the text after the colon is not a valid range.
-pub fn parse_reg(s: &[u8]) -> Option<(usize, i64, i64)> {
+pub fn parse_reg(s: &[u8]) -> Option<ParsedRegion> {
     let Some(colon) = s.iter().rposition(|&b| b == b':') else {
-        return Some((s.len(), 0, INT_MAX));
+        return Some(ParsedRegion {
+            name_len: s.len(),
+            beg: 0,
+            end: INT_MAX,
+        });
     };
     let (b, after) = parse_decimal(&s[colon + 1..]);
     let beg = (b - 1).max(0);
@@ -398,7 +408,32 @@ pub fn parse_reg(s: &[u8]) -> Option<(usize, i64, i64)> {
     } else {
         end
     };
-    Some((colon, beg, end))
+    Some(ParsedRegion {
+        name_len: colon,
+        beg,
+        end,
+    })
+}
+
+/// A region string as [`parse_reg`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedRegion {
+    /// The length of the name (up to the last `:`).
+    pub name_len: usize,
+    /// The 0-based start.
+    pub beg: i64,
+    /// The end, exclusive, clamped to `int`.
+    pub end: i64,
+}
+
+/// The targets `-L` and the command-line regions make together ([`Targets::merge_regions`]).
+#[derive(Debug, Clone)]
+pub struct MergedTargets {
+    /// The region hash.
+    pub targets: Targets,
+    /// True when a BED was cut down to the regions: only the references they touched are
+    /// iterated ([`Targets::region_list`] with `filtered_only`).
+    pub filtered: bool,
 }
 
 /// `hts_parse_decimal` with thousands separators: `1,000`, `1.5k`, `2M`, `3e3`; the value and

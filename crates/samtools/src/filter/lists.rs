@@ -38,23 +38,38 @@ pub fn parse_tag_list(arg: &str, set: &mut HashSet<[u8; 2]>) -> Result<(), ArgEr
     }
 }
 
+/// An aux tag with what follows it in an option: a value (`-d`) or a file name (`-D`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagWith<T> {
+    /// The two-character tag.
+    pub tag: [u8; 2],
+    /// What follows the tag.
+    pub with: T,
+}
+
 /// `-d TAG[:VALUE]`: the tag and the value if one is given (`XX:` gives none).
-pub fn parse_tag_value(arg: &str) -> Result<([u8; 2], Option<Vec<u8>>), ArgError> {
+pub fn parse_tag_value(arg: &str) -> Result<TagWith<Option<Vec<u8>>>, ArgError> {
     let b = arg.as_bytes();
     if b.len() < 2 || (b.len() > 2 && b[2] != b':') {
         return Err(ArgError(format!("Invalid \"tag:value\" option: \"{arg}\"")));
     }
     let value = (b.len() > 3).then(|| b[3..].to_vec());
-    Ok(([b[0], b[1]], value))
+    Ok(TagWith {
+        tag: [b[0], b[1]],
+        with: value,
+    })
 }
 
 /// `-D TAG:FILE` (or `TAG;FILE`): the tag and the file name.
-pub fn parse_tag_file(arg: &str) -> Result<([u8; 2], &str), ArgError> {
+pub fn parse_tag_file(arg: &str) -> Result<TagWith<&str>, ArgError> {
     let b = arg.as_bytes();
     if b.len() < 4 || (b[2] != b':' && b[2] != b';') {
         return Err(ArgError(format!("Invalid \"tag:file\" option: \"{arg}\"")));
     }
-    Ok(([b[0], b[1]], &arg[3..]))
+    Ok(TagWith {
+        tag: [b[0], b[1]],
+        with: &arg[3..],
+    })
 }
 
 /// The words of a file as `fscanf(fp, "%1023s")` reads them: split on whitespace, a longer
@@ -89,16 +104,18 @@ mod tests {
 
     #[test]
     fn tag_values_and_words() {
-        assert_eq!(parse_tag_value("RG"), Ok((*b"RG", None)));
-        assert_eq!(parse_tag_value("RG:"), Ok((*b"RG", None)));
-        assert_eq!(
-            parse_tag_value("RG:x:y"),
-            Ok((*b"RG", Some(b"x:y".to_vec())))
-        );
+        let rg = |with| Ok(TagWith { tag: *b"RG", with });
+        assert_eq!(parse_tag_value("RG"), rg(None));
+        assert_eq!(parse_tag_value("RG:"), rg(None));
+        assert_eq!(parse_tag_value("RG:x:y"), rg(Some(b"x:y".to_vec())));
         assert!(parse_tag_value("R").is_err());
         assert!(parse_tag_value("RGx").is_err());
-        assert_eq!(parse_tag_file("RG:f.txt"), Ok((*b"RG", "f.txt")));
-        assert_eq!(parse_tag_file("RG;f.txt"), Ok((*b"RG", "f.txt")));
+        let file = Ok(TagWith {
+            tag: *b"RG",
+            with: "f.txt",
+        });
+        assert_eq!(parse_tag_file("RG:f.txt"), file);
+        assert_eq!(parse_tag_file("RG;f.txt"), file);
         assert!(parse_tag_file("RG:").is_err());
         assert_eq!(
             words(b" a\tbb\n\nccc \r\n"),

@@ -10,6 +10,10 @@ fn named(name: &[u8], intervals: &[(u64, u64)]) -> NamedIntervals {
     }
 }
 
+fn reg(name_len: usize, beg: i64, end: i64) -> Option<ParsedRegion> {
+    Some(ParsedRegion { name_len, beg, end })
+}
+
 fn t(text: &str) -> Targets {
     Targets::parse("t.bed", text.as_bytes()).unwrap()
 }
@@ -47,21 +51,24 @@ fn errors_name_the_line() {
 
 #[test]
 fn region_strings() {
-    assert_eq!(parse_reg(b"chr1"), Some((4, 0, INT_MAX)));
-    assert_eq!(parse_reg(b"chr1:100-200"), Some((4, 99, 200)));
-    assert_eq!(parse_reg(b"chr1:1,000-2k"), Some((4, 999, 2000)));
-    assert_eq!(parse_reg(b"chr1:1.5k"), Some((4, 1499, INT_MAX)));
-    assert_eq!(parse_reg(b"chr1:0-5"), Some((4, 0, 5)));
+    assert_eq!(parse_reg(b"chr1"), reg(4, 0, INT_MAX));
+    assert_eq!(parse_reg(b"chr1:100-200"), reg(4, 99, 200));
+    assert_eq!(parse_reg(b"chr1:1,000-2k"), reg(4, 999, 2000));
+    assert_eq!(parse_reg(b"chr1:1.5k"), reg(4, 1499, INT_MAX));
+    assert_eq!(parse_reg(b"chr1:0-5"), reg(4, 0, 5));
     assert_eq!(parse_reg(b"chr1:200-100"), None);
     assert_eq!(parse_reg(b"chr1:x"), None);
-    assert_eq!(parse_reg(b"HLA:1:2-3"), Some((5, 1, 3)));
-    assert_eq!(parse_reg(b"chr1:"), Some((4, 0, INT_MAX)));
+    assert_eq!(parse_reg(b"HLA:1:2-3"), reg(5, 1, 3));
+    assert_eq!(parse_reg(b"chr1:"), reg(4, 0, INT_MAX));
 }
 
 #[test]
 fn regions_merge_and_intersect() {
     let regs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let (alone, filtered) = Targets::merge_regions(
+    let MergedTargets {
+        targets: alone,
+        filtered,
+    } = Targets::merge_regions(
         None,
         &regs(&["chr1:100-200", "chr1:150-300", "chr1:301-400", "chr2"]),
     );
@@ -75,7 +82,8 @@ fn regions_merge_and_intersect() {
         ]
     );
     let bed = t("chr1\t0\t120\nchr1\t180\t250\nchr3\t0\t10\n");
-    let (cut, filtered) = Targets::merge_regions(Some(bed), &regs(&["chr1:100-200", "chr2"]));
+    let merged = Targets::merge_regions(Some(bed), &regs(&["chr1:100-200", "chr2"]));
+    let (cut, filtered) = (merged.targets, merged.filtered);
     assert!(filtered);
     assert_eq!(
         cut.region_list(true),

@@ -10,8 +10,8 @@
 //! what printing needs, not counting.
 
 use crate::cigar;
-use crate::lengths::{check_fixed, FIXED};
 use crate::flags::Flags;
+use crate::lengths::{check_fixed, FIXED};
 
 /// True when `data` (one record's bytes after `block_size`) decodes without error and needs no
 /// rewriting, in which case a count need not decode it.

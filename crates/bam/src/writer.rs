@@ -25,8 +25,8 @@ use bgzf::BlockPosition;
 use index::build::{Builder, BuiltIndex, Scheme};
 
 use crate::encode::encode;
-use crate::header::Header;
 use crate::flags::Flags;
+use crate::header::Header;
 use crate::record::Record;
 use crate::sam::{SamWriteError, SamWriter};
 use crate::{Error, Result};

@@ -129,7 +129,10 @@ fn whole_file_cases() {
 #[test]
 fn flag_filtered_cases() {
     let dir = corpus();
-    let out = view(&dir.join("data/supp.bam"), |r| !r.flags().is_supplementary()).unwrap();
+    let out = view(&dir.join("data/supp.bam"), |r| {
+        !r.flags().is_supplementary()
+    })
+    .unwrap();
     assert_same("supp_F2048", &out.records, &golden(&dir, "supp_F2048"));
     let out = view(&dir.join("data/rand.bam"), |r| r.flags().is_supplementary()).unwrap();
     assert_same(

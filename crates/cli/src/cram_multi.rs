@@ -118,7 +118,10 @@ impl Filter {
         }
         // Every interval bound is at least 0, so a record without a position compares with
         // them as one stored below 0 does.
-        let (beg, end) = (r.pos().map_or(-1, |p| p.get() as i64), r.end_pos().get() as i64);
+        let (beg, end) = (
+            r.pos().map_or(-1, |p| p.get() as i64),
+            r.end_pos().get() as i64,
+        );
         let Some((_, intervals)) = self.regions.get(self.curr_reg) else {
             return false;
         };

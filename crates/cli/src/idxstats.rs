@@ -112,10 +112,15 @@ fn cram_stats(file: &str) -> ExitCode {
         let mut counter = Counter::new(refs.len());
         while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
             for a in &records {
-                counter.add(bam::RefId::from_stored(a.ref_id), bam::Flags::from_bits(a.flags)).map_err(|e| match e {
-                    SlowError::NotSorted => "file is not position sorted".to_string(),
-                    SlowError::Read(e) => e.to_string(),
-                })?;
+                counter
+                    .add(
+                        bam::RefId::from_stored(a.ref_id),
+                        bam::Flags::from_bits(a.flags),
+                    )
+                    .map_err(|e| match e {
+                        SlowError::NotSorted => "file is not position sorted".to_string(),
+                        SlowError::Read(e) => e.to_string(),
+                    })?;
             }
         }
         Ok(counter.finish(refs.into_iter()))

@@ -160,14 +160,16 @@ impl SelectArgs {
                 self.names.get_or_insert_with(HashSet::new).extend(w);
             }
             Opt::Tag => {
-                let lists::TagWith { tag, with: value } = lists::parse_tag_value(v).map_err(refused)?;
+                let lists::TagWith { tag, with: value } =
+                    lists::parse_tag_value(v).map_err(refused)?;
                 set_tag(&mut self.tag, tag, v)?;
                 if let (Some(t), Some(value)) = (&mut self.tag, value) {
                     t.values.get_or_insert_with(HashSet::new).insert(value);
                 }
             }
             Opt::TagFile => {
-                let lists::TagWith { tag, with: file } = lists::parse_tag_file(v).map_err(refused)?;
+                let lists::TagWith { tag, with: file } =
+                    lists::parse_tag_file(v).map_err(refused)?;
                 set_tag(&mut self.tag, tag, v)?;
                 let w = words(file)?;
                 if let Some(t) = &mut self.tag {

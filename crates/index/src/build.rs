@@ -574,7 +574,13 @@ mod tests {
         built.write(&mut bytes).unwrap();
         let idx = crate::Index::from_bytes("t.bai", &bytes).unwrap();
         assert_eq!(idx.n_no_coor(), Some(1));
-        assert_eq!(idx.mapped_unmapped(0), Some(crate::ReadCounts { mapped: 1, unmapped: 1 }));
+        assert_eq!(
+            idx.mapped_unmapped(0),
+            Some(crate::ReadCounts {
+                mapped: 1,
+                unmapped: 1
+            })
+        );
         assert_eq!(idx.mapped_unmapped(1), None);
         let span = idx.reference_span(0).unwrap();
         assert_eq!((span.start.raw(), span.end.raw()), (vo(0, 50), vo(0, 250)));

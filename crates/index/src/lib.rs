@@ -37,7 +37,6 @@ mod wanted;
 
 use std::path::Path;
 
-
 pub use chunk::Chunk;
 pub use error::Error;
 pub use load::{Loaded, Loader, NeedMore, Outcome, Part, MAX_DECOMPRESSED};
@@ -207,14 +206,17 @@ impl Index {
         if self.kind != Kind::Csi || self.aux.is_empty() {
             return Ok(None);
         }
-        tbi::Meta::from_bytes(&self.aux)
-            .map(Some)
-            .map_err(|tbi::MetaError { offset: at, message }| Error::Invalid {
+        tbi::Meta::from_bytes(&self.aux).map(Some).map_err(
+            |tbi::MetaError {
+                 offset: at,
+                 message,
+             }| Error::Invalid {
                 name: self.name.clone(),
                 offset: 16 + at as u64,
                 message,
                 compressed: true,
-            })
+            },
+        )
     }
 
     /// The trailing count of reads without coordinates, if the file has it and it was read

@@ -109,7 +109,10 @@ impl Meta {
         let f = fields(fixed);
         let l_nm = l_nm(f[6]).map_err(|m| error(24, m))?;
         let names = bytes.get(FIXED_LEN..FIXED_LEN + l_nm).ok_or_else(|| {
-            error(24, format!("l_nm {l_nm} runs past the end of the tabix meta"))
+            error(
+                24,
+                format!("l_nm {l_nm} runs past the end of the tabix meta"),
+            )
         })?;
         Meta::new(f, names).map_err(|m| error(FIXED_LEN, m))
     }
@@ -199,8 +202,14 @@ mod tests {
         assert_eq!(Meta::from_bytes(&[0; 27]).unwrap_err().offset, 0);
         let mut b = vcf().to_bytes();
         b[24..28].copy_from_slice(&(-1i32).to_le_bytes());
-        assert!(Meta::from_bytes(&b).unwrap_err().message.contains("negative"));
+        assert!(Meta::from_bytes(&b)
+            .unwrap_err()
+            .message
+            .contains("negative"));
         b[24..28].copy_from_slice(&100i32.to_le_bytes());
-        assert!(Meta::from_bytes(&b).unwrap_err().message.contains("past the end"));
+        assert!(Meta::from_bytes(&b)
+            .unwrap_err()
+            .message
+            .contains("past the end"));
     }
 }

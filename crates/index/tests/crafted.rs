@@ -79,7 +79,13 @@ fn accessors_on_crafted() {
     assert_eq!((idx.min_shift(), idx.depth()), (10, 2));
     assert_eq!(idx.aux(), b"hello");
     assert_eq!(idx.n_no_coor(), Some(3));
-    assert_eq!(idx.mapped_unmapped(0), Some(index::ReadCounts { mapped: 6, unmapped: 0 }));
+    assert_eq!(
+        idx.mapped_unmapped(0),
+        Some(index::ReadCounts {
+            mapped: 6,
+            unmapped: 0
+        })
+    );
     // The bin numbered 0xFFFFFFF8 is out of range: its offsets are not block starts.
     assert_eq!(idx.block_starts(), vec![0, 2, 3, 4, 5, 6, 7]);
 
@@ -88,7 +94,13 @@ fn accessors_on_crafted() {
     let idx = index::read(crafted("crafted/gz.bai")).unwrap();
     assert_eq!(idx.kind(), Kind::Bai);
     assert_eq!(idx.n_no_coor(), Some(0));
-    assert_eq!(idx.mapped_unmapped(0), Some(index::ReadCounts { mapped: 11, unmapped: 3 }));
+    assert_eq!(
+        idx.mapped_unmapped(0),
+        Some(index::ReadCounts {
+            mapped: 11,
+            unmapped: 3
+        })
+    );
     assert_eq!(idx.block_starts(), vec![1, 2, 3, 4]);
     assert_eq!(idx.first_record_start().map(|v| v.raw()), Some(1 << 16));
     assert_eq!(idx.max_position(), 1 << 29);

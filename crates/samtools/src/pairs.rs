@@ -27,12 +27,14 @@ pub fn query_pairs<'r>(
     regions: RegionSet,
     selection: &mut Selection,
 ) -> Result<Query<'r>> {
-    let SecondPass { regions: second, mates } = {
+    let SecondPass {
+        regions: second,
+        mates,
+    } = {
         let mut q = reader.query(Regions::Multi(regions.clone()))?;
         collect_mates(|| q.next_record(), header, targets, regions, selection)?
     };
-    let keep =
-        move |r: &bam::RecordRef<'_>| mates.keeps_at(r.ref_id(), placed_span(r), r.name());
+    let keep = move |r: &bam::RecordRef<'_>| mates.keeps_at(r.ref_id(), placed_span(r), r.name());
     Ok(reader.query(Regions::Multi(second))?.retain(keep))
 }
 

@@ -7,9 +7,9 @@ use index::plan::{Plan, Region};
 use index::{Chunk, Wanted};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::position::{Position, RefId};
 use crate::query::FetchPlan;
 use crate::reader::Reader;
-use crate::position::{Position, RefId};
 use crate::region::Target;
 use crate::Result;
 

@@ -82,7 +82,7 @@ impl S3Backend {
         let profile = Profile::load(env, &profile_name.name);
         let credentials =
             credentials::resolve(env, &profile, profile_name.named, object.profile.is_some())
-            .map_err(|m| open_error(location, m))?;
+                .map_err(|m| open_error(location, m))?;
         let settings =
             Settings::resolve(env, &profile, &options.s3).map_err(|m| open_error(location, m))?;
         let (inner, signer) = connect(location, &object, &settings, &credentials, options, None)?;

@@ -339,7 +339,9 @@ impl Targets {
                 intervals: i
                     .list
                     .iter()
-                    .map(|&(b, e)| Interval::new(Position::saturating_from(b), Position::saturating_from(e)))
+                    .map(|&(b, e)| {
+                        Interval::new(Position::saturating_from(b), Position::saturating_from(e))
+                    })
                     .collect(),
             })
             .collect();

@@ -142,18 +142,6 @@ impl Not for Flags {
     }
 }
 
-impl From<u16> for Flags {
-    fn from(bits: u16) -> Flags {
-        Flags(bits)
-    }
-}
-
-impl From<Flags> for u16 {
-    fn from(flags: Flags) -> u16 {
-        flags.0
-    }
-}
-
 impl fmt::Display for Flags {
     /// The decimal FLAG, as SAM prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

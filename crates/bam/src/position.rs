@@ -80,12 +80,6 @@ impl From<u64> for Position {
     }
 }
 
-impl From<Position> for u64 {
-    fn from(pos: Position) -> u64 {
-        pos.0
-    }
-}
-
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)

@@ -224,9 +224,7 @@ fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
         } else {
             body
         };
-        return lookup(name)
-            .map(|t| (t, 0, POS_MAX as i64))
-            .ok_or_else(unknown);
+        return lookup(name).map(|t| (t, 0, POS_MAX)).ok_or_else(unknown);
     };
 
     if !quoted {
@@ -238,7 +236,7 @@ fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
                     rest: String::from_utf8_lossy(&body[colon..]).into_owned(),
                 });
             }
-            return Ok((tid, 0, POS_MAX as i64));
+            return Ok((tid, 0, POS_MAX));
         }
     }
 
@@ -261,7 +259,7 @@ fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
             None | Some(b'0'..=b'9') | Some(b',') => {
                 // `chr:-100` means `chr:1-100`.
                 let end = if beg == -1 {
-                    POS_MAX as i64
+                    POS_MAX
                 } else {
                     beg.wrapping_add(1).wrapping_neg()
                 };
@@ -273,7 +271,7 @@ fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
     }
 
     let mut end = match rest.first() {
-        None => POS_MAX as i64,
+        None => POS_MAX,
         Some(b'-') => {
             let (e, used) = parse_decimal(&rest[1..]);
             let after = &rest[1 + used..];
@@ -286,7 +284,7 @@ fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
     };
     if end == 0 {
         // `chr:100-` means to the end.
-        end = POS_MAX as i64;
+        end = POS_MAX;
     }
     if beg >= end {
         return Err(RegionError::Empty { region: region() });

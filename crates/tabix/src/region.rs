@@ -293,30 +293,16 @@ mod tests {
 
     #[test]
     fn decimals() {
-        assert_eq!(
-            decimal(b"1,000x", true),
-            Decimal {
-                value: 1000,
-                used: 5
-            }
-        );
-        assert_eq!(decimal(b"1,000", false), Decimal { value: 1, used: 1 });
-        assert_eq!(decimal(b"x", true), Decimal { value: 0, used: 0 });
-        assert_eq!(decimal(b" -3", true), Decimal { value: -3, used: 3 });
-        assert_eq!(
-            decimal(b"2M", true),
-            Decimal {
-                value: 2_000_000,
-                used: 2
-            }
-        );
-        assert_eq!(
-            decimal(b"1.25k", true),
-            Decimal {
-                value: 1250,
-                used: 5
-            }
-        );
-        assert_eq!(decimal(b"1.9", true), Decimal { value: 1, used: 3 });
+        let read = |s: &[u8], commas| {
+            let d = decimal(s, commas);
+            (d.value, d.used)
+        };
+        assert_eq!(read(b"1,000x", true), (1000, 5));
+        assert_eq!(read(b"1,000", false), (1, 1));
+        assert_eq!(read(b"x", true), (0, 0));
+        assert_eq!(read(b" -3", true), (-3, 3));
+        assert_eq!(read(b"2M", true), (2_000_000, 2));
+        assert_eq!(read(b"1.25k", true), (1250, 5));
+        assert_eq!(read(b"1.9", true), (1, 3));
     }
 }

@@ -90,6 +90,24 @@ fn end_pos_rules() {
 }
 
 #[test]
+fn unset_coordinates_are_none_and_stored_as_they_were() {
+    let mut raw = Raw::new();
+    (raw.ref_id, raw.pos, raw.flag) = (-1, -1, Flags::UNMAPPED.bits());
+    let r = raw.decode().unwrap();
+    assert_eq!((r.ref_id(), r.pos(), r.mate_ref_id()), (None, None, None));
+    assert!(r.flags().is_unmapped() && !r.flags().is_paired());
+    // htslib's bam_endpos: -1 + 1.
+    assert_eq!((r.end_pos(), r.stored_end_pos()), (Position::ZERO, 0));
+    let stored = r.stored_coordinates();
+    assert_eq!((stored.ref_id, stored.pos, stored.mate_pos), (-1, -1, -1));
+    // A position stored below -1 is no position, and is kept as stored for SAM text.
+    (raw.ref_id, raw.pos) = (0, -5);
+    let r = raw.decode().unwrap();
+    assert_eq!((r.pos(), r.stored_coordinates().pos), (None, -5));
+    assert_eq!((r.end_pos(), r.stored_end_pos()), (Position::ZERO, -4));
+}
+
+#[test]
 fn rejects_bad_lengths() {
     let mut raw = Raw::new();
     raw.name = Vec::new();

@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use bam::index::ReadCounts;
 use bam::{Confirmed, Error, Flags, Header, Reader, RefId};
 
 /// One row: name, length, mapped, unmapped.
@@ -25,7 +26,7 @@ pub struct IdxStats {
     /// One row per reference, in header order.
     pub refs: Vec<Row>,
     /// `*`: mapped and unmapped counts of records without a reference.
-    pub unplaced: (u64, u64),
+    pub unplaced: ReadCounts,
 }
 
 /// Why the record-reading method failed.
@@ -62,7 +63,10 @@ impl IdxStats {
             .collect();
         Some(IdxStats {
             refs,
-            unplaced: (0, index.n_no_coor().unwrap_or(0)),
+            unplaced: ReadCounts {
+                mapped: 0,
+                unmapped: index.n_no_coor().unwrap_or(0),
+            },
         })
     }
 
@@ -87,7 +91,8 @@ impl IdxStats {
             out.write_all(&r.name)?;
             writeln!(out, "\t{}\t{}\t{}", r.len, r.mapped, r.unmapped)?;
         }
-        writeln!(out, "*\t0\t{}\t{}", self.unplaced.0, self.unplaced.1)
+        let ReadCounts { mapped, unmapped } = self.unplaced;
+        writeln!(out, "*\t0\t{mapped}\t{unmapped}")
     }
 }
 
@@ -142,7 +147,10 @@ impl Counter {
             .collect();
         IdxStats {
             refs,
-            unplaced: (self.counts[0][0], self.counts[0][1]),
+            unplaced: ReadCounts {
+                mapped: self.counts[0][0],
+                unmapped: self.counts[0][1],
+            },
         }
     }
 }

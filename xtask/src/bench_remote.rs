@@ -19,7 +19,7 @@ pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
                          [--transports http,s3] [--format bam|vcf|cram] [--size MB] [--request-log]
-                         [--peak-rss]
+                         [--peak-rss] [--old-hts PATH]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -34,6 +34,8 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 of files its working directory held after it.
   --peak-rss    each hts mode's peak RSS, from one more cold run under GNU time.
   --variants    more hts modes, each a name and its options ('p1m:--part-size 1M').
+  --old-hts     another hts binary (e.g. a copy of main's release build) run cold beside this
+                one on each transport: modes old and old-s3.
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
                 (installed on first use into ~/.cache/hts-tools).
@@ -66,6 +68,9 @@ pub struct Options {
     /// Print the server's request log of hts's first cold run of each case, and what its
     /// working directory held after it.
     pub request_log: bool,
+    /// Another `hts` binary (say main's release build) run cold beside this one, on every
+    /// transport, as modes `old` and `old-s3` (`--old-hts PATH`).
+    pub old_hts: Option<PathBuf>,
 }
 
 /// What one run of a command gave.
@@ -447,6 +452,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         },
         request_log: args.iter().any(|a| a == "--request-log"),
         peak_rss: args.iter().any(|a| a == "--peak-rss"),
+        old_hts: crate::flag_value(args, "--old-hts").map(PathBuf::from),
     };
     let started = Instant::now();
     let load = crate::bench_local::load_average();

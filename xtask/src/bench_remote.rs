@@ -194,50 +194,27 @@ pub fn run(
         Format::Vcf => vcf_modes(hts, baseline.as_deref(), opts),
         Format::Cram => crate::bench_remote_cram::modes(hts, baseline.as_deref(), opts),
     };
+    let bench = Bench {
+        hts,
+        index_size,
+        opts,
+    };
     let mut cells = Vec::new();
     for (pname, link) in &opts.profiles {
         let server = Server::start_with(dir, 0, *link)?;
-        let url = server.url(&file);
-        let idx_url = format!("{url}.{ext}");
-        let stack = if opts.s3 {
-            let objects = vec![
-                Object {
-                    source: bam.to_path_buf(),
-                    key: file.clone(),
-                },
-                Object {
-                    source: dir.join(format!("{file}.{ext}")),
-                    key: format!("{file}.{ext}"),
-                },
-            ];
-            Some(S3Stack::start(&[("bench", objects)], *link)?)
-        } else {
-            None
+        let stack = match opts.s3 {
+            true => Some(s3_stack(&bam, dir, &file, ext, *link)?),
+            false => None,
         };
         for (case, regions) in &opts.cases {
             // The reference output: the local query by samtools or tabix (or hts without them).
-            let mut local_args = match (format, &baseline) {
-                (Format::Bam | Format::Cram, _) => vec!["view".to_string()],
-                (Format::Vcf, Some(_)) => Vec::new(),
-                (Format::Vcf, None) => vec!["tabix".to_string()],
-            };
-            local_args.extend(format.query_args(
-                bam.display().to_string(),
-                format!("{}.{ext}", bam.display()),
-                regions,
-            ));
-            let local_dir = fresh_dir("local")?;
-            let reference = timed(
-                baseline.as_deref().unwrap_or(hts),
-                &local_args,
-                &local_dir,
-                &[],
-            )?
-            .stdout;
-            let _ = std::fs::remove_dir_all(&local_dir);
+            let reference = reference_output(format, baseline.as_deref(), hts, &bam, ext, regions)?;
             for mode in &modes {
-                let (bam_url, bai_url, mut env, server) = match (mode.transport, &stack) {
-                    (Transport::Http, _) => (url.clone(), idx_url.clone(), Vec::new(), &server),
+                let (bam_url, bai_url, env, server) = match (mode.transport, &stack) {
+                    (Transport::Http, _) => {
+                        let url = server.url(&file);
+                        (url.clone(), format!("{url}.{ext}"), Vec::new(), &server)
+                    }
                     (Transport::S3, Some(st)) => (
                         format!("s3://bench/{file}"),
                         format!("s3://bench/{file}.{ext}"),
@@ -254,51 +231,8 @@ pub fn run(
                 };
                 let mut args = mode.extra.clone();
                 args.extend(format.query_args(bam_url, bai_url, regions));
-                let mut cold = Vec::new();
-                let mut warm = Vec::new();
-                for _ in 0..opts.runs {
-                    // A fresh working directory (samtools' index download) and cache (ours).
-                    let cwd = fresh_dir("cold")?;
-                    let cache = fresh_dir("cache")?;
-                    env.push((
-                        "XDG_CACHE_HOME".to_string(),
-                        Some(cache.display().to_string()),
-                    ));
-                    server.reset();
-                    let r = timed(&mode.program, &args, &cwd, &env)?;
-                    cold.push(measure(&r, server, index_size, &reference));
-                    if opts.request_log
-                        && mode.program == hts
-                        && !["htslib", "pr1998"].contains(&mode.name.as_str())
-                        && cold.len() == 1
-                    {
-                        crate::bench_remote_vcf::print_log(
-                            &format!("{case} ({})", mode.name),
-                            server,
-                            &cwd,
-                        );
-                    }
-                    if mode.warm {
-                        server.reset();
-                        let r = timed(&mode.program, &args, &cwd, &env)?;
-                        warm.push(measure(&r, server, index_size, &reference));
-                    }
-                    // hts never writes into the working directory (tabix and samtools leave
-                    // the index they downloaded there).
-                    if mode.program == hts {
-                        let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
-                        if left > 0 {
-                            return Err(format!(
-                                "{} left {left} file(s) in its working directory {}",
-                                mode.name,
-                                cwd.display()
-                            ));
-                        }
-                    }
-                    let _ = std::fs::remove_dir_all(&cwd);
-                    let _ = std::fs::remove_dir_all(&cache);
-                    env.pop();
-                }
+                let (cold, warm) =
+                    bench.runs(mode, &args, env.clone(), server, case, &reference)?;
                 if opts.peak_rss && mode.program == hts {
                     let kib = peak_rss(&mode.program, &args, &env)?;
                     println!(
@@ -319,6 +253,113 @@ pub fn run(
         }
     }
     Ok(cells)
+}
+
+/// s3s-fs serving the data file and its index as bucket `bench`, behind `link`.
+fn s3_stack(bam: &Path, dir: &Path, file: &str, ext: &str, link: Link) -> Result<S3Stack, String> {
+    let objects = vec![
+        Object {
+            source: bam.to_path_buf(),
+            key: file.to_string(),
+        },
+        Object {
+            source: dir.join(format!("{file}.{ext}")),
+            key: format!("{file}.{ext}"),
+        },
+    ];
+    S3Stack::start(&[("bench", objects)], link)
+}
+
+/// The query's output from the local file: by samtools or tabix, or by hts without them.
+fn reference_output(
+    format: Format,
+    baseline: Option<&Path>,
+    hts: &Path,
+    bam: &Path,
+    ext: &str,
+    regions: &[String],
+) -> Result<Vec<u8>, String> {
+    let mut local_args = match (format, baseline) {
+        (Format::Bam | Format::Cram, _) => vec!["view".to_string()],
+        (Format::Vcf, Some(_)) => Vec::new(),
+        (Format::Vcf, None) => vec!["tabix".to_string()],
+    };
+    local_args.extend(format.query_args(
+        bam.display().to_string(),
+        format!("{}.{ext}", bam.display()),
+        regions,
+    ));
+    let local_dir = fresh_dir("local")?;
+    let reference = timed(baseline.unwrap_or(hts), &local_args, &local_dir, &[])?.stdout;
+    let _ = std::fs::remove_dir_all(&local_dir);
+    Ok(reference)
+}
+
+/// What every mode's runs share: our binary, the index's size, the options.
+struct Bench<'a> {
+    hts: &'a Path,
+    index_size: u64,
+    opts: &'a Options,
+}
+
+impl Bench<'_> {
+    /// `opts.runs` cold runs of `mode` (each in a fresh working directory and cache), each
+    /// followed by a warm one if the mode has them.
+    fn runs(
+        &self,
+        mode: &Mode,
+        args: &[String],
+        mut env: Vec<EnvChange>,
+        server: &Server,
+        case: &str,
+        reference: &[u8],
+    ) -> Result<(Vec<bench_table::Sample>, Vec<bench_table::Sample>), String> {
+        let (hts, index_size) = (self.hts, self.index_size);
+        let mut cold = Vec::new();
+        let mut warm = Vec::new();
+        for _ in 0..self.opts.runs {
+            // A fresh working directory (samtools' index download) and cache (ours).
+            let cwd = fresh_dir("cold")?;
+            let cache = fresh_dir("cache")?;
+            env.push((
+                "XDG_CACHE_HOME".to_string(),
+                Some(cache.display().to_string()),
+            ));
+            server.reset();
+            let r = timed(&mode.program, args, &cwd, &env)?;
+            cold.push(measure(&r, server, index_size, reference));
+            if self.opts.request_log
+                && mode.program == hts
+                && !["htslib", "pr1998"].contains(&mode.name.as_str())
+                && cold.len() == 1
+            {
+                crate::bench_remote_vcf::print_log(
+                    &format!("{case} ({})", mode.name),
+                    server,
+                    &cwd,
+                );
+            }
+            if mode.warm {
+                server.reset();
+                let r = timed(&mode.program, args, &cwd, &env)?;
+                warm.push(measure(&r, server, index_size, reference));
+            }
+            // hts never writes into the working directory (tabix and samtools leave the index
+            // they downloaded there).
+            let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
+            if mode.program == hts && left > 0 {
+                return Err(format!(
+                    "{} left {left} file(s) in its working directory {}",
+                    mode.name,
+                    cwd.display()
+                ));
+            }
+            let _ = std::fs::remove_dir_all(&cwd);
+            let _ = std::fs::remove_dir_all(&cache);
+            env.pop();
+        }
+        Ok((cold, warm))
+    }
 }
 
 /// The peak RSS in KiB of one more cold run (a fresh working directory and cache) under GNU

@@ -33,6 +33,18 @@ pub struct S3sFs {
 }
 
 impl S3sFs {
+    /// The CPU time (user and system) the server has used so far, from `/proc` (Linux): what
+    /// the emulated store costs a benchmark run on a shared machine.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        // SAFETY: sysconf only reads a configuration value.
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        (per_second > 0).then(|| ticks as f64 / per_second as f64)
+    }
+
     /// Serves `root` (each folder a bucket) on 127.0.0.1; `domain` enables virtual-hosted
     /// addressing under that name.
     pub fn start(binary: &Path, root: &Path, domain: Option<&str>) -> Result<S3sFs, String> {

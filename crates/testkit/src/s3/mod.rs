@@ -39,7 +39,8 @@ impl S3sFs {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
         // The fields after the command name, which is in parentheses and may hold spaces.
         let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        let ticks: u64 =
+            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
         // SAFETY: sysconf only reads a configuration value.
         let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         (per_second > 0).then(|| ticks as f64 / per_second as f64)

@@ -138,6 +138,12 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
         args.extend(extra.iter().map(String::as_str));
         modes.push(hts_mode(&format!("hts {name}"), &args, false));
     }
+    if let Some(old) = &opts.old_hts {
+        modes.push(Mode {
+            program: old.clone(),
+            ..hts_mode("old", &["-@", &threads], false)
+        });
+    }
     if let Some(s) = samtools {
         modes.push(Mode {
             name: "samtools".to_string(),
@@ -152,6 +158,13 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
             transport: Transport::S3,
             ..hts_mode("hts-s3", &["-@", &threads], true)
         });
+        if let Some(old) = &opts.old_hts {
+            modes.push(Mode {
+                program: old.clone(),
+                transport: Transport::S3,
+                ..hts_mode("old-s3", &["-@", &threads], false)
+            });
+        }
         if let Some(s) = samtools {
             modes.push(Mode {
                 name: "samtools-s3".to_string(),

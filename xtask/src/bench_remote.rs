@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use testkit::corpus::{apply_env, EnvChange};
 use testkit::s3::{Object, S3Stack};
-use testkit::{Link, Server, Summary};
+use testkit::{Link, Server};
 
 use crate::bench_minimum::{Minimum, Needed};
 use crate::bench_table::{self, Cell};
@@ -19,7 +19,7 @@ pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
                          [--transports http,s3] [--format bam|vcf|cram] [--size MB] [--request-log]
-                         [--peak-rss]
+                         [--peak-rss] [--old-hts PATH] [--cpu]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -34,6 +34,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 of files its working directory held after it.
   --peak-rss    each hts mode's peak RSS, from one more cold run under GNU time.
   --variants    more hts modes, each a name and its options ('p1m:--part-size 1M').
+  --old-hts     another hts binary (e.g. a copy of main's release build) run cold beside this
+                one on each transport: modes old and old-s3.
+  --cpu         the median CPU seconds of each mode's cold runs: the client's, s3s-fs's (on
+                the s3 transports) and this process's (link, servers, proxy, reading output).
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
                 (installed on first use into ~/.cache/hts-tools).
@@ -66,13 +70,22 @@ pub struct Options {
     /// Print the server's request log of hts's first cold run of each case, and what its
     /// working directory held after it.
     pub request_log: bool,
+    /// Another `hts` binary (say main's release build) run cold beside this one, on every
+    /// transport, as modes `old` and `old-s3` (`--old-hts PATH`).
+    pub old_hts: Option<PathBuf>,
+    /// Also report the CPU seconds of each mode's cold runs: the client's, s3s-fs's, and this
+    /// process's (the emulated link, the servers, the proxy, reading the output) (`--cpu`).
+    pub cpu: bool,
 }
 
 /// What one run of a command gave.
 pub(crate) struct Run {
+    /// The output (empty when it was compared as it arrived: see [`timed_against`]).
     pub(crate) stdout: Vec<u8>,
     pub(crate) wall: f64,
-    first_record: Option<f64>,
+    pub(crate) first_record: Option<f64>,
+    /// Whether the output was identical to the reference it was compared with as it arrived.
+    pub(crate) same: Option<bool>,
 }
 
 /// Runs `program args` in `cwd` with `env`, timing the whole run and the first byte of output.
@@ -81,6 +94,43 @@ pub(crate) fn timed(
     args: &[String],
     cwd: &Path,
     env: &[EnvChange],
+) -> Result<Run, String> {
+    let mut stdout = Vec::new();
+    let mut run = timed_into(program, args, cwd, env, &mut |b| {
+        stdout.extend_from_slice(b)
+    })?;
+    run.stdout = stdout;
+    Ok(run)
+}
+
+/// [`timed`], comparing the output with `reference` as it arrives instead of keeping it: the
+/// reader costs what a reader of the pipe such as `cmp` costs, not a growing copy of the
+/// output (chr22's 248 MB of SAM: ~0.2 s of CPU, taken on a 2-core machine from whichever
+/// program is measured).
+pub(crate) fn timed_against(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[EnvChange],
+    reference: &[u8],
+) -> Result<Run, String> {
+    let mut at = 0usize;
+    let mut same = true;
+    let mut run = timed_into(program, args, cwd, env, &mut |b| {
+        same &= reference.get(at..at + b.len()) == Some(b);
+        at += b.len();
+    })?;
+    run.same = Some(same && at == reference.len());
+    Ok(run)
+}
+
+/// Runs `program args`, handing its output to `sink` piece by piece as it arrives.
+fn timed_into(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &[EnvChange],
+    sink: &mut dyn FnMut(&[u8]),
 ) -> Result<Run, String> {
     let start = Instant::now();
     let mut command = Command::new(program);
@@ -100,7 +150,6 @@ pub(crate) fn timed(
         e
     });
     let mut out = child.stdout.take().ok_or("no stdout pipe")?;
-    let mut stdout = Vec::new();
     let mut first_record = None;
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -111,7 +160,7 @@ pub(crate) fn timed(
         if first_record.is_none() {
             first_record = Some(start.elapsed().as_secs_f64());
         }
-        stdout.extend_from_slice(&buf[..n]);
+        sink(&buf[..n]);
     }
     let status = child.wait().map_err(|e| e.to_string())?;
     let wall = start.elapsed().as_secs_f64();
@@ -128,9 +177,10 @@ pub(crate) fn timed(
         ));
     }
     Ok(Run {
-        stdout,
+        stdout: Vec::new(),
         wall,
         first_record,
+        same: None,
     })
 }
 
@@ -148,9 +198,10 @@ pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
 
 use crate::bench_modes::{modes, vcf_modes};
 pub(crate) use crate::bench_modes::{Format, Mode, Transport};
+use crate::bench_remote_runs::{peak_rss, Bench, Endpoint};
 
 /// The bytes of index files served (the index is small: what was advertised was sent).
-fn index_bytes(server: &Server, index_size: u64) -> u64 {
+pub(crate) fn index_bytes(server: &Server, index_size: u64) -> u64 {
     server
         .log()
         .iter()
@@ -189,50 +240,27 @@ pub fn run(
         Format::Vcf => vcf_modes(hts, baseline.as_deref(), opts),
         Format::Cram => crate::bench_remote_cram::modes(hts, baseline.as_deref(), opts),
     };
+    let bench = Bench {
+        hts,
+        index_size,
+        opts,
+    };
     let mut cells = Vec::new();
     for (pname, link) in &opts.profiles {
         let server = Server::start_with(dir, 0, *link)?;
-        let url = server.url(&file);
-        let idx_url = format!("{url}.{ext}");
-        let stack = if opts.s3 {
-            let objects = vec![
-                Object {
-                    source: bam.to_path_buf(),
-                    key: file.clone(),
-                },
-                Object {
-                    source: dir.join(format!("{file}.{ext}")),
-                    key: format!("{file}.{ext}"),
-                },
-            ];
-            Some(S3Stack::start(&[("bench", objects)], *link)?)
-        } else {
-            None
+        let stack = match opts.s3 {
+            true => Some(s3_stack(&bam, dir, &file, ext, *link)?),
+            false => None,
         };
         for (case, regions) in &opts.cases {
             // The reference output: the local query by samtools or tabix (or hts without them).
-            let mut local_args = match (format, &baseline) {
-                (Format::Bam | Format::Cram, _) => vec!["view".to_string()],
-                (Format::Vcf, Some(_)) => Vec::new(),
-                (Format::Vcf, None) => vec!["tabix".to_string()],
-            };
-            local_args.extend(format.query_args(
-                bam.display().to_string(),
-                format!("{}.{ext}", bam.display()),
-                regions,
-            ));
-            let local_dir = fresh_dir("local")?;
-            let reference = timed(
-                baseline.as_deref().unwrap_or(hts),
-                &local_args,
-                &local_dir,
-                &[],
-            )?
-            .stdout;
-            let _ = std::fs::remove_dir_all(&local_dir);
+            let reference = reference_output(format, baseline.as_deref(), hts, &bam, ext, regions)?;
             for mode in &modes {
-                let (bam_url, bai_url, mut env, server) = match (mode.transport, &stack) {
-                    (Transport::Http, _) => (url.clone(), idx_url.clone(), Vec::new(), &server),
+                let (bam_url, bai_url, env, server) = match (mode.transport, &stack) {
+                    (Transport::Http, _) => {
+                        let url = server.url(&file);
+                        (url.clone(), format!("{url}.{ext}"), Vec::new(), &server)
+                    }
                     (Transport::S3, Some(st)) => (
                         format!("s3://bench/{file}"),
                         format!("s3://bench/{file}.{ext}"),
@@ -249,51 +277,10 @@ pub fn run(
                 };
                 let mut args = mode.extra.clone();
                 args.extend(format.query_args(bam_url, bai_url, regions));
-                let mut cold = Vec::new();
-                let mut warm = Vec::new();
-                for _ in 0..opts.runs {
-                    // A fresh working directory (samtools' index download) and cache (ours).
-                    let cwd = fresh_dir("cold")?;
-                    let cache = fresh_dir("cache")?;
-                    env.push((
-                        "XDG_CACHE_HOME".to_string(),
-                        Some(cache.display().to_string()),
-                    ));
-                    server.reset();
-                    let r = timed(&mode.program, &args, &cwd, &env)?;
-                    cold.push(measure(&r, server, index_size, &reference));
-                    if opts.request_log
-                        && mode.program == hts
-                        && !["htslib", "pr1998"].contains(&mode.name.as_str())
-                        && cold.len() == 1
-                    {
-                        crate::bench_remote_vcf::print_log(
-                            &format!("{case} ({})", mode.name),
-                            server,
-                            &cwd,
-                        );
-                    }
-                    if mode.warm {
-                        server.reset();
-                        let r = timed(&mode.program, &args, &cwd, &env)?;
-                        warm.push(measure(&r, server, index_size, &reference));
-                    }
-                    // hts never writes into the working directory (tabix and samtools leave
-                    // the index they downloaded there).
-                    if mode.program == hts {
-                        let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
-                        if left > 0 {
-                            return Err(format!(
-                                "{} left {left} file(s) in its working directory {}",
-                                mode.name,
-                                cwd.display()
-                            ));
-                        }
-                    }
-                    let _ = std::fs::remove_dir_all(&cwd);
-                    let _ = std::fs::remove_dir_all(&cache);
-                    env.pop();
-                }
+                let store = stack.as_ref().and_then(|st| st.s3s.as_ref());
+                let store = store.filter(|_| mode.transport != Transport::Http);
+                let at = Endpoint { server, store };
+                let (cold, warm) = bench.runs(mode, &args, env.clone(), at, case, &reference)?;
                 if opts.peak_rss && mode.program == hts {
                     let kib = peak_rss(&mode.program, &args, &env)?;
                     println!(
@@ -316,48 +303,44 @@ pub fn run(
     Ok(cells)
 }
 
-/// The peak RSS in KiB of one more cold run (a fresh working directory and cache) under GNU
-/// time: `wait4` alone would report this process's own peak, which the child starts with.
-fn peak_rss(program: &Path, args: &[String], env: &[EnvChange]) -> Result<u64, String> {
-    let cwd = fresh_dir("rss")?;
-    let cache = fresh_dir("rss-cache")?;
-    let out = cwd.with_extension("time");
-    let mut env = env.to_vec();
-    env.push((
-        "XDG_CACHE_HOME".to_string(),
-        Some(cache.display().to_string()),
-    ));
-    let mut timed_args = vec![
-        "-f".to_string(),
-        "%M".to_string(),
-        "-o".to_string(),
-        out.display().to_string(),
-        program.display().to_string(),
+/// s3s-fs serving the data file and its index as bucket `bench`, behind `link`.
+fn s3_stack(bam: &Path, dir: &Path, file: &str, ext: &str, link: Link) -> Result<S3Stack, String> {
+    let objects = vec![
+        Object {
+            source: bam.to_path_buf(),
+            key: file.to_string(),
+        },
+        Object {
+            source: dir.join(format!("{file}.{ext}")),
+            key: format!("{file}.{ext}"),
+        },
     ];
-    timed_args.extend(args.iter().cloned());
-    let run = timed(Path::new("/usr/bin/time"), &timed_args, &cwd, &env);
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    for p in [&cwd, &cache] {
-        let _ = std::fs::remove_dir_all(p);
-    }
-    let _ = std::fs::remove_file(&out);
-    run?;
-    text.lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .next_back()
-        .ok_or_else(|| format!("GNU time gave no peak RSS: {text:?}"))
+    S3Stack::start(&[("bench", objects)], link)
 }
 
-/// One run's figures: (wall, first record, summary, index bytes, output identical).
-fn measure(r: &Run, server: &Server, index_size: u64, reference: &[u8]) -> bench_table::Sample {
-    let summary: Summary = server.summary();
-    bench_table::Sample {
-        wall: r.wall,
-        first_record: r.first_record.unwrap_or(r.wall),
-        summary,
-        index_bytes: index_bytes(server, index_size),
-        output_ok: r.stdout == reference,
-    }
+/// The query's output from the local file: by samtools or tabix, or by hts without them.
+fn reference_output(
+    format: Format,
+    baseline: Option<&Path>,
+    hts: &Path,
+    bam: &Path,
+    ext: &str,
+    regions: &[String],
+) -> Result<Vec<u8>, String> {
+    let mut local_args = match (format, baseline) {
+        (Format::Bam | Format::Cram, _) => vec!["view".to_string()],
+        (Format::Vcf, Some(_)) => Vec::new(),
+        (Format::Vcf, None) => vec!["tabix".to_string()],
+    };
+    local_args.extend(format.query_args(
+        bam.display().to_string(),
+        format!("{}.{ext}", bam.display()),
+        regions,
+    ));
+    let local_dir = fresh_dir("local")?;
+    let reference = timed(baseline.unwrap_or(hts), &local_args, &local_dir, &[])?.stdout;
+    let _ = std::fs::remove_dir_all(&local_dir);
+    Ok(reference)
 }
 
 /// `NAME:OPTS;NAME:OPTS` as (name, options) pairs.
@@ -381,6 +364,48 @@ pub fn which(cmd: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|p| p.join(cmd))
         .find(|p| p.is_file())
+}
+
+/// The options of `cargo xtask bench-remote ARGS` for `format`.
+fn options(args: &[String], format: Format) -> Result<Options, String> {
+    let mut profiles = Vec::new();
+    for p in crate::flag_value(args, "--profiles")
+        .unwrap_or("ec2,home")
+        .split(',')
+    {
+        let link = Link::profile(p)
+            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, s3, loopback)"))?;
+        profiles.push((p.to_string(), link));
+    }
+    Ok(Options {
+        profiles,
+        runs: crate::flag_value(args, "--runs")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3),
+        cases: match format {
+            Format::Bam | Format::Cram => crate::bench_data::cases(Some(
+                crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
+            ))?,
+            Format::Vcf => crate::bench_vcf::cases(crate::flag_value(args, "--cases")),
+        },
+        json: PathBuf::from(
+            crate::flag_value(args, "--json").unwrap_or("target/bench-remote.json"),
+        ),
+        threads: 2,
+        fetchers_sweep: args.iter().any(|a| a == "--fetchers-sweep"),
+        variants: variants(crate::flag_value(args, "--variants").unwrap_or(""))?,
+        s3: {
+            let transports = crate::flag_value(args, "--transports").unwrap_or("http,s3");
+            if let Some(bad) = transports.split(',').find(|t| !matches!(*t, "http" | "s3")) {
+                return Err(format!("unknown transport '{bad}' (http, s3)"));
+            }
+            transports.split(',').any(|t| t == "s3")
+        },
+        request_log: args.iter().any(|a| a == "--request-log"),
+        peak_rss: args.iter().any(|a| a == "--peak-rss"),
+        old_hts: crate::flag_value(args, "--old-hts").map(PathBuf::from),
+        cpu: args.iter().any(|a| a == "--cpu"),
+    })
 }
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
@@ -412,42 +437,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         Format::Cram => crate::bench_remote_cram::served(args)?,
     };
     let hts = crate::release_hts()?;
-    let mut profiles = Vec::new();
-    for p in crate::flag_value(args, "--profiles")
-        .unwrap_or("ec2,home")
-        .split(',')
-    {
-        let link = Link::profile(p)
-            .ok_or_else(|| format!("unknown profile '{p}' (ec2, home, s3, loopback)"))?;
-        profiles.push((p.to_string(), link));
-    }
-    let opts = Options {
-        profiles,
-        runs: crate::flag_value(args, "--runs")
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(3),
-        cases: match format {
-            Format::Bam | Format::Cram => crate::bench_data::cases(Some(
-                crate::flag_value(args, "--cases").unwrap_or("r1,r5,r10,chr22"),
-            ))?,
-            Format::Vcf => crate::bench_vcf::cases(crate::flag_value(args, "--cases")),
-        },
-        json: PathBuf::from(
-            crate::flag_value(args, "--json").unwrap_or("target/bench-remote.json"),
-        ),
-        threads: 2,
-        fetchers_sweep: args.iter().any(|a| a == "--fetchers-sweep"),
-        variants: variants(crate::flag_value(args, "--variants").unwrap_or(""))?,
-        s3: {
-            let transports = crate::flag_value(args, "--transports").unwrap_or("http,s3");
-            if let Some(bad) = transports.split(',').find(|t| !matches!(*t, "http" | "s3")) {
-                return Err(format!("unknown transport '{bad}' (http, s3)"));
-            }
-            transports.split(',').any(|t| t == "s3")
-        },
-        request_log: args.iter().any(|a| a == "--request-log"),
-        peak_rss: args.iter().any(|a| a == "--peak-rss"),
-    };
+    let opts = options(args, format)?;
     let started = Instant::now();
     let load = crate::bench_local::load_average();
     println!("load average before: {load}");

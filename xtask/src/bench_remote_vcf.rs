@@ -32,11 +32,15 @@ pub(crate) fn print_log(case: &str, server: &Server, cwd: &Path) {
     let log = server.log();
     let t0 = log.iter().map(|e| e.arrived).min();
     println!("\nRequest log of hts's first cold run, {case} (as the server saw it):\n");
-    println!("| ms | conn | request | Range | status | bytes |\n|---|---|---|---|---|---|");
+    println!(
+        "| ms | head after (ms) | conn | request | Range | status | bytes |\n\
+         |---|---|---|---|---|---|---|"
+    );
     for e in &log {
         let ms = t0.map_or(0.0, |t| e.arrived.duration_since(t).as_secs_f64() * 1e3);
         println!(
-            "| {ms:.0} | {} | {} {} | {} | {} | {} |",
+            "| {ms:.0} | {:.1} | {} | {} {} | {} | {} | {} |",
+            e.answered.duration_since(e.arrived).as_secs_f64() * 1e3,
             e.connection,
             e.method,
             e.path,

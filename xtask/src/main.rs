@@ -10,6 +10,7 @@ mod bench_minimum;
 mod bench_modes;
 mod bench_remote;
 mod bench_remote_cram;
+mod bench_remote_runs;
 mod bench_remote_vcf;
 mod bench_table;
 mod bench_targets;

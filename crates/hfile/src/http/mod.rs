@@ -16,6 +16,7 @@ mod check;
 mod collector;
 mod connections;
 mod easy;
+mod judge;
 mod object;
 pub mod replay;
 mod request;

@@ -4,12 +4,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::check::{Asked, Verdict};
+use super::check::Asked;
 use super::collector::{Collector, Stop};
 use super::easy::{CurlError, Easy};
+use super::judge::{judge_attempt, Timing};
 use super::transfer::Transfer;
-use crate::deadline::{self, seconds};
-use crate::hook::{explain_refusal, Refusal, Request};
+use crate::deadline;
+use crate::hook::Request;
 use crate::stats::{self, TransferStats};
 use crate::{Error, OpenOptions};
 
@@ -50,13 +51,13 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         crate::redact_url(&self.url)
     }
 }
 
 /// The outcome of one attempt.
-enum Attempt {
+pub(super) enum Attempt {
     Done,
     Retry(String),
     Fail(Error),
@@ -146,7 +147,7 @@ fn wait_to_retry(job: &Job, delay: Duration) {
     }
 }
 
-fn cancelled(job: &Job) -> Error {
+pub(super) fn cancelled(job: &Job) -> Error {
     Error::Remote {
         name: job.name(),
         offset: 0,
@@ -241,22 +242,23 @@ fn trust() -> (Option<std::ffi::OsString>, Option<std::ffi::OsString>) {
     (bundle, dir)
 }
 
-/// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
-fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
-    let (range, asked, want, from) = match job.ask {
+/// What one attempt asks for: the `Range` header, what the checks expect, the bytes wanted and
+/// the offset they start at. `kept`: bytes of the transfer already received by earlier attempts.
+fn asking(job: &Job, kept: u64) -> (Option<String>, Asked, u64, u64) {
+    let asked = |start, end, suffix| Asked {
+        start,
+        end,
+        suffix,
+        known_size: job.known_size,
+    };
+    match job.ask {
         Ask::Range { start, end, want } => {
             let from = start + kept;
             let range = match end {
                 Some(end) => format!("bytes={from}-{}", end - 1),
                 None => format!("bytes={from}-"),
             };
-            let asked = Asked {
-                start: Some(from),
-                end,
-                suffix: None,
-                known_size: job.known_size,
-            };
-            (Some(range), asked, want - kept, from)
+            (Some(range), asked(Some(from), end, None), want - kept, from)
         }
         Ask::Suffix(n) => {
             // A suffix cannot be resumed: a retry asks again from scratch, and what an earlier
@@ -264,33 +266,21 @@ fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
             if kept > 0 {
                 job.transfer.discard();
             }
-            let asked = Asked {
-                start: None,
-                end: None,
-                suffix: Some(n),
-                known_size: job.known_size,
-            };
-            (Some(format!("bytes=-{n}")), asked, n, 0)
+            (
+                Some(format!("bytes=-{n}")),
+                asked(None, None, Some(n)),
+                n,
+                0,
+            )
         }
-        Ask::Head => {
-            let asked = Asked {
-                start: None,
-                end: None,
-                suffix: None,
-                known_size: job.known_size,
-            };
-            (None, asked, 0, 0)
-        }
-        Ask::Stream => {
-            let asked = Asked {
-                start: Some(0),
-                end: None,
-                suffix: None,
-                known_size: job.known_size,
-            };
-            (None, asked, u64::MAX, kept)
-        }
-    };
+        Ask::Head => (None, asked(None, None, None), 0, 0),
+        Ask::Stream => (None, asked(Some(0), None, None), u64::MAX, kept),
+    }
+}
+
+/// One attempt; `kept`: bytes of the transfer already received by earlier attempts.
+fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
+    let (range, asked, want, from) = asking(job, kept);
     if want == 0 && job.ask != Ask::Head {
         return Attempt::Done;
     }
@@ -313,21 +303,8 @@ fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
         easy.get_mut().skip = kept;
     }
     let method = if job.ask == Ask::Head { "HEAD" } else { "GET" };
-    // Made for each attempt: a signature covers this attempt's range and time.
-    let hooked = match &job.options.hook {
-        Some(hook) => hook.headers(&Request {
-            method,
-            url: &job.url,
-            range: range.as_deref(),
-        }),
-        None => Ok(Vec::new()),
-    };
-    let hooked = match hooked {
-        Ok(headers) => headers,
-        Err(message) => return Attempt::Fail(remote(job, from, message)),
-    };
-    if let Err(e) = configure(easy, job, range.as_deref(), &hooked, limit) {
-        return Attempt::Fail(remote(job, from, format!("cannot set up the request: {e}")));
+    if let Err(message) = set_up(easy, job, method, range.as_deref(), limit) {
+        return Attempt::Fail(remote(job, from, message));
     }
     let shown = format!(
         "{method} {}{}",
@@ -345,6 +322,40 @@ fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
     let connects = easy.num_connects().unwrap_or(0);
     let c = easy.get_mut();
     c.judge();
+    count(job, c, connects);
+    if job.options.verbosity >= 1 {
+        log_outcome(&shown, c, connects, &result);
+    }
+    let timing = Timing {
+        took: started.elapsed(),
+        limit,
+    };
+    judge_attempt(job, from, want, result, c, timing)
+}
+
+/// Signs the request (the hook's headers, made for each attempt: a signature covers this
+/// attempt's range and time) and sets the handle up for it.
+fn set_up(
+    easy: &mut Easy,
+    job: &Job,
+    method: &str,
+    range: Option<&str>,
+    limit: Duration,
+) -> Result<(), String> {
+    let hooked = match &job.options.hook {
+        Some(hook) => hook.headers(&Request {
+            method,
+            url: &job.url,
+            range,
+        })?,
+        None => Vec::new(),
+    };
+    configure(easy, job, range, &hooked, limit)
+        .map_err(|e| format!("cannot set up the request: {e}"))
+}
+
+/// Adds one finished attempt to the backend's counters and the process's.
+fn count(job: &Job, c: &Collector, connects: u64) {
     let status = c.response.status;
     let one = TransferStats {
         requests: 1,
@@ -359,190 +370,25 @@ fn attempt(easy: &mut Easy, job: &Job, kept: u64) -> Attempt {
     }
     stats::record(&one);
     job.transfer.tell(&c.told());
-    if job.options.verbosity >= 1 {
-        let connection = match (status, connects) {
-            (0, _) => "no response",
-            (_, 0) => "connection reused",
-            _ => "new connection",
-        };
-        let outcome = match (&result, &c.stop) {
-            (Ok(()), _) => String::new(),
-            (Err(_), Some(Stop::Enough)) => ", rest abandoned".into(),
-            (Err(e), _) => format!(", {}", e.description()),
-        };
-        eprintln!(
-            "[hfile] {shown} -> {status}, {} bytes, {connection}{outcome}",
-            c.accepted
-        );
-    }
-    let timing = Timing {
-        took: started.elapsed(),
-        limit,
-    };
-    judge_attempt(job, from, want, result, c, timing)
 }
 
-/// How long an attempt took, and the most it was allowed.
-#[derive(Debug, Clone, Copy)]
-struct Timing {
-    took: Duration,
-    limit: Duration,
-}
-
-/// What a timeout of libcurl's was: the query's deadline (final), the attempt's own limit, or
-/// the low-speed limit (both retried).
-fn timed_out(job: &Job, from: u64, want: u64, e: &CurlError, timing: Timing) -> Attempt {
-    let options = &job.options;
-    if let Some(d) = options.deadline.filter(|d| d.remaining().is_none()) {
-        // Where the transfer stood when the time ran out.
-        let at = match job.ask {
-            Ask::Range { start, .. } => start + job.transfer.received(),
-            Ask::Stream => job.transfer.received(),
-            _ => from,
-        };
-        return Attempt::Fail(remote(job, at, d.to_string()));
-    }
-    if timing.took + Duration::from_millis(20) >= timing.limit {
-        return Attempt::Retry(format!(
-            "no complete answer within {} for {want} bytes (the least rate allowed is {} \
-             bytes/s)",
-            seconds(timing.limit),
-            options.min_rate
-        ));
-    }
-    Attempt::Retry(e.to_string())
-}
-
-fn judge_attempt(
-    job: &Job,
-    from: u64,
-    want: u64,
-    result: Result<(), CurlError>,
-    c: &Collector,
-    timing: Timing,
-) -> Attempt {
-    match &c.stop {
-        Some(Stop::Protocol(message)) => {
-            return Attempt::Fail(Error::Protocol {
-                name: job.name(),
-                offset: from,
-                message: message.clone(),
-            })
-        }
-        Some(Stop::Enough) => return Attempt::Done,
-        Some(Stop::Cancelled) => return Attempt::Fail(cancelled(job)),
-        Some(Stop::RangeIgnored) => {
-            return Attempt::Fail(Error::RangeIgnored {
-                name: job.name(),
-                offset: from,
-            })
-        }
-        Some(Stop::Stalled(quiet)) => {
-            return Attempt::Retry(format!("no byte arrived for {:.1} s", quiet.as_secs_f64()))
-        }
-        None => {}
-    }
+/// The `-v` line of a finished attempt: status, bytes, whether the connection was reused.
+fn log_outcome(shown: &str, c: &Collector, connects: u64, result: &Result<(), CurlError>) {
     let status = c.response.status;
-    let verdict = c.verdict.clone();
-    match &verdict {
-        Some(Err(message)) => {
-            return Attempt::Fail(Error::Protocol {
-                name: job.name(),
-                offset: from,
-                message: message.clone(),
-            })
-        }
-        // Past the end of the object: nothing to fetch, whatever the status said.
-        Some(Ok(Verdict::PastEnd { .. })) => return Attempt::Done,
-        _ => {}
-    }
-    // How much this response could have given (a 206 clamped at the object's end gives less).
-    let deliverable = match verdict {
-        Some(Ok(Verdict::Data { len, .. })) => want.min(len),
-        _ => want,
+    let connection = match (status, connects) {
+        (0, _) => "no response",
+        (_, 0) => "connection reused",
+        _ => "new connection",
     };
-    if let Err(e) = result {
-        let aborted_error_page = e.is_write_error() && status >= 300;
-        let complete = matches!(status, 200 | 206) && c.accepted >= deliverable;
-        if !aborted_error_page && !complete {
-            if e.is_operation_timedout() {
-                return timed_out(job, from, want, &e, timing);
-            }
-            let transient = e.is_transient();
-            return if transient {
-                Attempt::Retry(e.to_string())
-            } else {
-                Attempt::Fail(remote(job, from, e.to_string()))
-            };
-        }
-    }
-    match status {
-        200 | 204 if job.ask == Ask::Head => match c.response.content_length {
-            Some(len) => {
-                job.transfer.tell(&super::transfer::Told {
-                    total: Some(len),
-                    ..c.told()
-                });
-                Attempt::Done
-            }
-            None => Attempt::Fail(Error::Protocol {
-                name: job.name(),
-                offset: 0,
-                message: "HEAD response without Content-Length".into(),
-            }),
-        },
-        200 | 206 if c.accepted < deliverable => {
-            if status == 200 && c.response.content_length.is_none() && result_ok(c) {
-                // A whole object without a length, smaller than asked: it is all there is.
-                return Attempt::Done;
-            }
-            Attempt::Retry(format!(
-                "short body: {} of {deliverable} bytes arrived",
-                c.accepted
-            ))
-        }
-        200 | 206 => Attempt::Done,
-        416 => Attempt::Done,
-        408 | 429 | 500..=599 => {
-            Attempt::Retry(format!("HTTP status {status} {}", status_message(job, c)))
-        }
-        _ => Attempt::Fail(Error::Status {
-            name: job.name(),
-            offset: from,
-            status,
-            message: status_message(job, c),
-        }),
-    }
-}
-
-fn result_ok(c: &Collector) -> bool {
-    c.stop.is_none()
-}
-
-/// What the request hook or the error body says about the refusal (an object store's
-/// `Code: Message`), else the reason phrase.
-fn status_message(job: &Job, c: &Collector) -> String {
-    let refusal = Refusal {
-        status: c.response.status,
-        headers: &c.response.headers,
-        body: &c.response.error_body,
-        presigned: crate::is_presigned(&job.url),
+    let outcome = match (result, &c.stop) {
+        (Ok(()), _) => String::new(),
+        (Err(_), Some(Stop::Enough)) => ", rest abandoned".into(),
+        (Err(e), _) => format!(", {}", e.description()),
     };
-    let explained = job
-        .options
-        .hook
-        .as_ref()
-        .and_then(|hook| hook.explain(&refusal))
-        .or_else(|| explain_refusal(&refusal));
-    if let Some(message) = explained {
-        return message;
-    }
-    let reason = c.response.reason.trim();
-    if reason.is_empty() {
-        "request refused".to_string()
-    } else {
-        reason.to_string()
-    }
+    eprintln!(
+        "[hfile] {shown} -> {status}, {} bytes, {connection}{outcome}",
+        c.accepted
+    );
 }
 
 /// The error of a job that found no libcurl handle to run on.
@@ -554,7 +400,7 @@ pub(crate) fn without_handle(job: &Job, e: &CurlError) -> Error {
     remote(job, offset, format!("libcurl could not start: {e}"))
 }
 
-fn remote(job: &Job, offset: u64, message: String) -> Error {
+pub(super) fn remote(job: &Job, offset: u64, message: String) -> Error {
     Error::Remote {
         name: job.name(),
         offset,

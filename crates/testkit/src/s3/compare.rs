@@ -200,6 +200,7 @@ mod tests {
             content_length: len,
             fault: None,
             arrived: std::time::Instant::now(),
+            answered: std::time::Instant::now(),
         }
     }
 

@@ -33,6 +33,19 @@ pub struct S3sFs {
 }
 
 impl S3sFs {
+    /// The CPU time (user and system) the server has used so far, from `/proc` (Linux): what
+    /// the emulated store costs a benchmark run on a shared machine.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 =
+            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        // SAFETY: sysconf only reads a configuration value.
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        (per_second > 0).then(|| ticks as f64 / per_second as f64)
+    }
+
     /// Serves `root` (each folder a bucket) on 127.0.0.1; `domain` enables virtual-hosted
     /// addressing under that name.
     pub fn start(binary: &Path, root: &Path, domain: Option<&str>) -> Result<S3sFs, String> {
@@ -155,35 +168,7 @@ impl S3Stack {
         buckets: &[(&str, Vec<Object>)],
         link: Link,
     ) -> Result<(S3sFs, Server), String> {
-        for (bucket, objects) in buckets {
-            for object in objects {
-                let path = root.join(bucket).join(&object.key);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("{}: {e}", parent.display()))?;
-                }
-                let size = std::fs::metadata(&object.source)
-                    .map_err(|e| format!("{}: {e}", object.source.display()))?
-                    .len();
-                // Large benchmark files are linked, not copied. s3s-fs hashes a whole object
-                // for its ETag on every GET unless the ETag is stored beside it: store one.
-                let staged = if size > 64 << 20 {
-                    std::os::unix::fs::symlink(&object.source, &path).and_then(|()| {
-                        let info = root.join(format!(
-                            ".bucket-{}.object-{}.internal.json",
-                            base64url(bucket.as_bytes()),
-                            base64url(object.key.as_bytes())
-                        ));
-                        std::fs::write(info, format!("{{\"e_tag\":\"{size:x}\"}}"))
-                    })
-                } else {
-                    std::fs::copy(&object.source, &path).map(|_| ())
-                };
-                staged.map_err(|e| {
-                    format!("{} -> {}: {e}", object.source.display(), path.display())
-                })?;
-            }
-        }
+        stage(root, buckets)?;
         // Virtual-hosted requests name `BUCKET.localhost:PORT`, and s3s-fs matches the whole
         // `localhost:PORT`: the proxy's port must be known before s3s-fs starts.
         let port = free_port()?;
@@ -244,6 +229,61 @@ fn free_port() -> Result<u16, String> {
         .local_addr()
         .map(|a| a.port())
         .map_err(|e| e.to_string())
+}
+
+/// Copies (or, when large, links) `buckets`' objects into `root` as s3s-fs lays buckets out,
+/// each with its ETag stored beside it.
+fn stage(root: &Path, buckets: &[(&str, Vec<Object>)]) -> Result<(), String> {
+    for (bucket, objects) in buckets {
+        for object in objects {
+            let path = root.join(bucket).join(&object.key);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            let size = std::fs::metadata(&object.source)
+                .map_err(|e| format!("{}: {e}", object.source.display()))?
+                .len();
+            // Large benchmark files are linked, not copied. Every object gets its ETag
+            // stored beside it, as s3s-fs does for an object uploaded with PUT: without one
+            // it hashes the whole object on every GET (a 2.6 MB BAI asked for in five parts
+            // is hashed five times, ~30 ms on a busy machine), which no object store does.
+            let staged = if size > 64 << 20 {
+                std::os::unix::fs::symlink(&object.source, &path).map(|()| format!("{size:x}"))
+            } else {
+                std::fs::copy(&object.source, &path).and_then(|_| md5_hex(&path))
+            };
+            let staged = staged.and_then(|e_tag| {
+                let info = root.join(format!(
+                    ".bucket-{}.object-{}.internal.json",
+                    base64url(bucket.as_bytes()),
+                    base64url(object.key.as_bytes())
+                ));
+                std::fs::write(info, format!("{{\"e_tag\":\"{e_tag}\"}}"))
+            });
+            staged
+                .map_err(|e| format!("{} -> {}: {e}", object.source.display(), path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The MD5 of a file in hex (the ETag S3 gives an object uploaded in one PUT), by coreutils'
+/// `md5sum`.
+fn md5_hex(path: &Path) -> std::io::Result<String> {
+    let out = Command::new("md5sum")
+        .arg(path)
+        .stderr(Stdio::null())
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.split_whitespace().next() {
+        Some(hex) if out.status.success() && hex.len() == 32 => Ok(hex.to_string()),
+        _ => Err(std::io::Error::other(format!(
+            "md5sum {}: {}",
+            path.display(),
+            out.status
+        ))),
+    }
 }
 
 /// URL-safe base64 without padding (how s3s-fs names its side files).
@@ -311,5 +351,36 @@ mod tests {
         let colored = "\u{1b}[32m INFO\u{1b}[0m s3s_fs: server is running at http://127.0.0.1:5";
         assert_eq!(listening_address(colored), "127.0.0.1:5".parse().ok());
         assert_eq!(listening_address("authentication is enabled"), None);
+    }
+
+    /// s3s-fs hashes an object on every GET unless its ETag is stored beside it (as after a
+    /// PUT): every staged object, small (copied) or large (linked), must carry one, or a BAI
+    /// asked for in parts is hashed once per part (40 ms of emulated-store CPU in a query).
+    #[test]
+    fn every_staged_object_carries_its_etag() {
+        let root = std::env::temp_dir().join(format!("hts-s3-stage-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let source = root.join("source.bin");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(&source, b"hello\n").unwrap();
+        let objects = vec![Object {
+            source: source.clone(),
+            key: "dir/small.bai".into(),
+        }];
+        stage(&root, &[("bkt", objects)]).unwrap();
+        let info = root.join(format!(
+            ".bucket-{}.object-{}.internal.json",
+            base64url(b"bkt"),
+            base64url(b"dir/small.bai")
+        ));
+        let stored = std::fs::read_to_string(&info);
+        let staged = std::fs::read(root.join("bkt/dir/small.bai"));
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(staged.unwrap(), b"hello\n");
+        // The MD5 of "hello\n", what S3 gives an object uploaded in one PUT.
+        assert_eq!(
+            stored.unwrap(),
+            "{\"e_tag\":\"b1946ac92492d2347c6235b4d2611184\"}"
+        );
     }
 }

@@ -161,57 +161,89 @@ async fn answer_one(
     path: &str,
     headers: &HeaderMap,
 ) -> Option<Response> {
-    match fault {
+    if let Some(answer) = answer_without_file(fault, shared, conn, method).await {
+        return answer;
+    }
+    let file = root.join(path.trim_start_matches('/'));
+    let data = Bytes::from(tokio::fs::read(&file).await.ok()?);
+    if let Some(response) = answer_whole(fault, &data) {
+        return Some(response);
+    }
+    let Some((a, b)) = parse_range(headers, data.len() as u64) else {
+        return Some(build(StatusCode::BAD_REQUEST, &[], Body::empty()));
+    };
+    answer_range(fault, shared, conn, &data, a, b)
+}
+
+/// The faults answered without the file: `Some(answer)` once decided (`Some(None)`: the file
+/// server answers after all, as after a delay).
+async fn answer_without_file(
+    fault: &Fault,
+    shared: &Arc<Shared>,
+    conn: ConnId,
+    method: &str,
+) -> Option<Option<Response>> {
+    let response = match fault {
         Fault::Delay(d) => {
             tokio::time::sleep(*d).await;
-            return None;
+            return Some(None);
         }
-        Fault::RefuseHead if method != "HEAD" => return None,
-        Fault::RefuseHead => return Some(build(StatusCode::BAD_REQUEST, &[], Body::empty())),
+        Fault::RefuseHead if method != "HEAD" => return Some(None),
+        Fault::RefuseHead => build(StatusCode::BAD_REQUEST, &[], Body::empty()),
         Fault::Status {
             status,
             body,
             headers,
         } => {
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            return Some(build(status, headers, Body::from(body.clone())));
+            build(status, headers, Body::from(body.clone()))
         }
-        Fault::Redirect { location } => {
-            return Some(build(
-                StatusCode::FOUND,
-                &[("location".into(), location.clone())],
-                Body::empty(),
-            ))
-        }
+        Fault::Redirect { location } => build(
+            StatusCode::FOUND,
+            &[("location".into(), location.clone())],
+            Body::empty(),
+        ),
         Fault::ResetBeforeHeaders => {
             shared.connections.doom(conn);
-            return Some(build(StatusCode::OK, &[], Body::empty()));
+            build(StatusCode::OK, &[], Body::empty())
         }
-        _ => {}
-    }
-    let file = root.join(path.trim_start_matches('/'));
-    let data = Bytes::from(tokio::fs::read(&file).await.ok()?);
+        _ => return None,
+    };
+    Some(Some(response))
+}
+
+/// The faults that answer whatever range was asked: the whole file, or a 416.
+fn answer_whole(fault: &Fault, data: &Bytes) -> Option<Response> {
     let len = data.len() as u64;
-    if let Fault::IgnoreRange = fault {
-        return Some(build(
+    match fault {
+        Fault::IgnoreRange => Some(build(
             StatusCode::OK,
             &[("content-length".into(), len.to_string())],
-            Body::from(data),
-        ));
-    }
-    if let Fault::RangeNotSatisfiable { total } = fault {
-        return Some(build(
+            Body::from(data.clone()),
+        )),
+        Fault::RangeNotSatisfiable { total } => Some(build(
             StatusCode::RANGE_NOT_SATISFIABLE,
             &[(
                 "content-range".into(),
                 format!("bytes */{}", total.unwrap_or(len)),
             )],
             Body::empty(),
-        ));
+        )),
+        _ => None,
     }
-    let Some((a, b)) = parse_range(headers, len) else {
-        return Some(build(StatusCode::BAD_REQUEST, &[], Body::empty()));
-    };
+}
+
+/// The faults that answer the asked range `a..=b` of `data` wrongly: shifted, widened, with
+/// another total or ETag, cut short, or trickled.
+fn answer_range(
+    fault: &Fault,
+    shared: &Arc<Shared>,
+    conn: ConnId,
+    data: &Bytes,
+    a: u64,
+    b: u64,
+) -> Option<Response> {
+    let len = data.len() as u64;
     let slice = |from: u64, to: u64| data.slice(from as usize..=to as usize);
     let response = match fault {
         Fault::ShiftedRange { shift } => {
@@ -241,23 +273,27 @@ async fn answer_one(
             partial(a, b, len, cut_body(fault, shared, conn, head))
         }
         Fault::Trickle { bytes_per_sec } => {
-            let rate = (*bytes_per_sec).max(1);
-            let piece = rate.min(1024);
-            let bytes = slice(a, b);
-            let chunks: Vec<Bytes> = (0..bytes.len())
-                .step_by(piece as usize)
-                .map(|i| bytes.slice(i..(i + piece as usize).min(bytes.len())))
-                .collect();
-            let pause = Duration::from_secs_f64(piece as f64 / rate as f64);
-            let body = stream::iter(chunks).then(move |c| async move {
-                tokio::time::sleep(pause).await;
-                Ok::<Bytes, std::io::Error>(c)
-            });
-            partial(a, b, len, Body::from_stream(body))
+            partial(a, b, len, trickle(slice(a, b), *bytes_per_sec))
         }
         _ => return None,
     };
     Some(response)
+}
+
+/// `bytes` as a body paced at `bytes_per_sec`, in pieces of at most 1 KiB.
+fn trickle(bytes: Bytes, bytes_per_sec: u64) -> Body {
+    let rate = bytes_per_sec.max(1);
+    let piece = rate.min(1024);
+    let chunks: Vec<Bytes> = (0..bytes.len())
+        .step_by(piece as usize)
+        .map(|i| bytes.slice(i..(i + piece as usize).min(bytes.len())))
+        .collect();
+    let pause = Duration::from_secs_f64(piece as f64 / rate as f64);
+    let body = stream::iter(chunks).then(move |c| async move {
+        tokio::time::sleep(pause).await;
+        Ok::<Bytes, std::io::Error>(c)
+    });
+    Body::from_stream(body)
 }
 
 /// The body of a response that breaks after `head`: it stalls, ends short, or resets the

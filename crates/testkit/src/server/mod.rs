@@ -58,6 +58,9 @@ pub struct LogEntry {
     pub fault: Option<Fault>,
     /// When the request arrived (entries are logged in the order they were answered).
     pub arrived: std::time::Instant,
+    /// When the response's head was ready to go (after the link's first-byte delay and the
+    /// file server's or, in proxy mode, the upstream server's answer).
+    pub answered: std::time::Instant,
 }
 
 impl LogEntry {
@@ -442,6 +445,7 @@ async fn handle(
         content_length,
         fault,
         arrived,
+        answered: std::time::Instant::now(),
     };
     if let Ok(mut log) = shared.counters.log.lock() {
         log.push(entry);

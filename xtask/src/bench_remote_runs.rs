@@ -1,0 +1,167 @@
+//! `bench-remote`'s runs of one mode: cold and warm, each timed and checked, with their CPU
+//! seconds (client, s3s-fs, this process) and peak memory when asked.
+
+use std::path::Path;
+
+use testkit::corpus::EnvChange;
+use testkit::s3::S3sFs;
+use testkit::{Server, Summary};
+
+use crate::bench_remote::{fresh_dir, index_bytes, timed, timed_against, Mode, Options, Run};
+use crate::bench_table;
+
+/// Where a mode's requests go: the server whose log counts them, and the S3 server behind it.
+pub(crate) struct Endpoint<'a> {
+    pub(crate) server: &'a Server,
+    pub(crate) store: Option<&'a S3sFs>,
+}
+
+/// CPU seconds used so far by this process (`RUSAGE_SELF`) or its waited-for children.
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The CPU seconds of one run: the client's, the S3 server's, this process's.
+fn cpu_now(store: Option<&S3sFs>) -> [f64; 3] {
+    [
+        cpu_seconds(libc::RUSAGE_CHILDREN),
+        store.and_then(S3sFs::cpu_seconds).unwrap_or(0.0),
+        cpu_seconds(libc::RUSAGE_SELF),
+    ]
+}
+
+/// What every mode's runs share: our binary, the index's size, the options.
+pub(crate) struct Bench<'a> {
+    pub(crate) hts: &'a Path,
+    pub(crate) index_size: u64,
+    pub(crate) opts: &'a Options,
+}
+
+impl Bench<'_> {
+    /// `opts.runs` cold runs of `mode` (each in a fresh working directory and cache), each
+    /// followed by a warm one if the mode has them.
+    pub(crate) fn runs(
+        &self,
+        mode: &Mode,
+        args: &[String],
+        mut env: Vec<EnvChange>,
+        at: Endpoint,
+        case: &str,
+        reference: &[u8],
+    ) -> Result<(Vec<bench_table::Sample>, Vec<bench_table::Sample>), String> {
+        let (hts, index_size, server) = (self.hts, self.index_size, at.server);
+        let mut cpu: Vec<[f64; 3]> = Vec::new();
+        let mut cold = Vec::new();
+        let mut warm = Vec::new();
+        for _ in 0..self.opts.runs {
+            // A fresh working directory (samtools' index download) and cache (ours).
+            let cwd = fresh_dir("cold")?;
+            let cache = fresh_dir("cache")?;
+            env.push((
+                "XDG_CACHE_HOME".to_string(),
+                Some(cache.display().to_string()),
+            ));
+            server.reset();
+            let before = cpu_now(at.store);
+            let r = timed_against(&mode.program, args, &cwd, &env, reference)?;
+            let after = cpu_now(at.store);
+            cpu.push(std::array::from_fn(|i| after[i] - before[i]));
+            cold.push(measure(&r, server, index_size, reference));
+            if self.opts.request_log
+                && mode.program == hts
+                && !["htslib", "pr1998"].contains(&mode.name.as_str())
+                && cold.len() == 1
+            {
+                crate::bench_remote_vcf::print_log(
+                    &format!("{case} ({})", mode.name),
+                    server,
+                    &cwd,
+                );
+            }
+            if mode.warm {
+                server.reset();
+                let r = timed_against(&mode.program, args, &cwd, &env, reference)?;
+                warm.push(measure(&r, server, index_size, reference));
+            }
+            // hts never writes into the working directory (tabix and samtools leave the index
+            // they downloaded there).
+            let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
+            if mode.program == hts && left > 0 {
+                return Err(format!(
+                    "{} left {left} file(s) in its working directory {}",
+                    mode.name,
+                    cwd.display()
+                ));
+            }
+            let _ = std::fs::remove_dir_all(&cwd);
+            let _ = std::fs::remove_dir_all(&cache);
+            env.pop();
+        }
+        if self.opts.cpu {
+            let median = |i: usize| {
+                let mut v: Vec<f64> = cpu.iter().map(|c| c[i]).collect();
+                v.sort_by(f64::total_cmp);
+                v.get(v.len() / 2).copied().unwrap_or(0.0)
+            };
+            println!(
+                "  {case:>6} {:>16}: CPU per cold run (medians): client {:.3} s, s3s-fs {:.3} s, \
+                 bench process {:.3} s",
+                mode.name,
+                median(0),
+                median(1),
+                median(2)
+            );
+        }
+        Ok((cold, warm))
+    }
+}
+
+/// The peak RSS in KiB of one more cold run (a fresh working directory and cache) under GNU
+/// time: `wait4` alone would report this process's own peak, which the child starts with.
+pub(crate) fn peak_rss(program: &Path, args: &[String], env: &[EnvChange]) -> Result<u64, String> {
+    let cwd = fresh_dir("rss")?;
+    let cache = fresh_dir("rss-cache")?;
+    let out = cwd.with_extension("time");
+    let mut env = env.to_vec();
+    env.push((
+        "XDG_CACHE_HOME".to_string(),
+        Some(cache.display().to_string()),
+    ));
+    let mut timed_args = vec![
+        "-f".to_string(),
+        "%M".to_string(),
+        "-o".to_string(),
+        out.display().to_string(),
+        program.display().to_string(),
+    ];
+    timed_args.extend(args.iter().cloned());
+    let run = timed(Path::new("/usr/bin/time"), &timed_args, &cwd, &env);
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    for p in [&cwd, &cache] {
+        let _ = std::fs::remove_dir_all(p);
+    }
+    let _ = std::fs::remove_file(&out);
+    run?;
+    text.lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .next_back()
+        .ok_or_else(|| format!("GNU time gave no peak RSS: {text:?}"))
+}
+
+/// One run's figures: (wall, first record, summary, index bytes, output identical).
+fn measure(r: &Run, server: &Server, index_size: u64, reference: &[u8]) -> bench_table::Sample {
+    let summary: Summary = server.summary();
+    bench_table::Sample {
+        wall: r.wall,
+        first_record: r.first_record.unwrap_or(r.wall),
+        summary,
+        index_bytes: index_bytes(server, index_size),
+        output_ok: r.same.unwrap_or_else(|| r.stdout == reference),
+    }
+}

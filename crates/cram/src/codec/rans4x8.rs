@@ -152,47 +152,104 @@ fn order0(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
-    // One table per context (the previous symbol); contexts never seen have none.
-    let mut tables: Vec<Option<Slots>> = (0..256).map(|_| None).collect();
-    let mut ctx = usize::from(b.next()?);
-    let mut run = 0u8;
-    loop {
-        tables[ctx] = Some(read_table(b)?);
-        ctx = next_symbol(b, ctx, &mut run)?;
-        if ctx == 0 {
-            break;
+/// Order 1's tables: one a context (the previous symbol), read from the stream; contexts
+/// never listed have none.
+struct Contexts {
+    /// Table number of each context; 0 is an empty table (every slot unfilled), so that a
+    /// loop indexing by context needs no test for a missing one.
+    of: [u16; 256],
+    tables: Vec<Slots>,
+}
+
+impl Contexts {
+    fn read(b: &mut Bytes<'_>) -> Result<Contexts, String> {
+        let mut c = Contexts {
+            of: [0; 256],
+            tables: vec![Slots::new(12)],
+        };
+        let mut ctx = usize::from(b.next()?);
+        let mut run = 0u8;
+        loop {
+            c.of[ctx] = c.tables.len() as u16;
+            c.tables.push(read_table(b)?);
+            ctx = next_symbol(b, ctx, &mut run)?;
+            if ctx == 0 {
+                return Ok(c);
+            }
         }
     }
+
+    /// The table of context `c`, for the checked way.
+    fn table(&self, c: u8) -> Result<&Slots, String> {
+        match self.of[usize::from(c)] {
+            0 => Err(format!("rANS order-1 context {c} has no table")),
+            k => Ok(&self.tables[usize::from(k)]),
+        }
+    }
+}
+
+fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
+    let contexts = Contexts::read(b)?;
+    let arrays = contexts
+        .tables
+        .iter()
+        .map(Slots::arrays_4096)
+        .collect::<Option<Vec<_>>>()
+        .ok_or("rANS table of the wrong size")?;
     let mut r = states(b)?;
     let mut out = vec![0u8; n];
     // Each state decodes one quarter of the output; the last also decodes the remainder.
     let quarter = n / 4;
-    let mut last = [0usize; 4];
-    let table = |c: usize| {
-        tables[c]
-            .as_ref()
-            .ok_or_else(|| format!("rANS order-1 context {c} has no table"))
-    };
+    let mut last = [0u8; 4];
     {
         let (q0, rest) = out.split_at_mut(quarter);
         let (q1, rest) = rest.split_at_mut(quarter);
         let (q2, q3) = rest.split_at_mut(quarter);
-        for i in 0..quarter {
-            for (j, q) in [&mut *q0, &mut *q1, &mut *q2, &mut *q3]
-                .into_iter()
-                .enumerate()
-            {
-                let s = step(table(last[j])?, &mut r[j], b)?;
+        let mut qs = [q0, q1, q2, &mut q3[..quarter]];
+        // As order 0 does: while every state is at or above LOWER and the input holds two
+        // bytes a state, no step needs a check but the renormalising one; table entries'
+        // marks (an unfilled slot, or a context with no table) are tested once at the end.
+        let data = b.rest();
+        let (mut p, mut used, mut i) = (0usize, 0u32, 0usize);
+        while i < quarter && data.len() - p >= 8 && r.iter().all(|&x| x >= LOWER) {
+            for (j, q) in qs.iter_mut().enumerate() {
+                let (sym, fb) = arrays[usize::from(contexts.of[usize::from(last[j])])];
+                let m = (r[j] & (TOTAL - 1)) as usize;
+                let e = fb[m];
+                used |= e;
+                let s = sym[m];
                 q[i] = s;
-                last[j] = usize::from(s);
+                last[j] = s;
+                let mut y = advance(e, r[j], 12);
+                if y < LOWER {
+                    y = (y << 8) | u32::from(data[p]);
+                    p += 1;
+                    if y < LOWER {
+                        y = (y << 8) | u32::from(data[p]);
+                        p += 1;
+                    }
+                }
+                r[j] = y;
+            }
+            i += 1;
+        }
+        if used & UNFILLED != 0 {
+            return Err("rANS state outside the frequency table".to_string());
+        }
+        b.skip(p)?;
+        // The last bytes: the checked way.
+        for i in i..quarter {
+            for (j, q) in qs.iter_mut().enumerate() {
+                let s = step(contexts.table(last[j])?, &mut r[j], b)?;
+                q[i] = s;
+                last[j] = s;
             }
         }
     }
     for o in &mut out[4 * quarter..] {
-        let s = step(table(last[3])?, &mut r[3], b)?;
+        let s = step(contexts.table(last[3])?, &mut r[3], b)?;
         *o = s;
-        last[3] = usize::from(s);
+        last[3] = s;
     }
     Ok(out)
 }

@@ -88,13 +88,31 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
     }
 }
 
+/// Where a record lies as BAM gives it: reference id, 0-based start and the end `bam_endpos`
+/// gives (its CIGAR's reference length, at least 1, after the start), from the CRAM record
+/// itself, before it is laid out as BAM.
+fn placement(a: &cram::Alignment) -> (i32, i64, i64) {
+    let rlen: i64 = if a.flags & 0x4 == 0 {
+        a.cigar
+            .iter()
+            .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
+            .map(|c| i64::from(c >> 4))
+            .sum()
+    } else {
+        0
+    };
+    // As BAM stores them: 32 bits.
+    let beg = i64::from((a.pos - 1) as i32);
+    (a.ref_id, beg, beg + rlen.max(1))
+}
+
 impl Filter {
-    /// Whether the iterator returns `r` (read in file order from the planned containers).
-    pub fn keeps(&mut self, r: &Record) -> bool {
+    /// Whether the iterator returns `a` (read in file order from the planned containers).
+    pub fn keeps(&mut self, a: &cram::Alignment) -> bool {
         if self.all {
             return true;
         }
-        let tid = r.ref_id();
+        let (tid, beg, end) = placement(a);
         if tid < 0 {
             return self.unplaced;
         }
@@ -109,7 +127,6 @@ impl Filter {
             self.curr_tid = tid;
             self.curr_intv = 0;
         }
-        let (beg, end) = (i64::from(r.pos()), r.end_pos());
         let Some((_, intervals)) = self.regions.get(self.curr_reg) else {
             return false;
         };
@@ -137,8 +154,16 @@ pub struct Keep {
 }
 
 impl Keep {
-    pub fn keeps(&mut self, r: &Record) -> bool {
-        self.filter.keeps(r) && self.mates.as_ref().is_none_or(|m| m.keeps(r))
+    /// Whether the iterator returns `a`: checked before it is laid out as BAM, so that a
+    /// record it drops costs no conversion.
+    pub fn placed(&mut self, a: &cram::Alignment) -> bool {
+        self.filter.keeps(a)
+    }
+
+    /// With `-P`, whether a record the iterator returns is a region's or a mate the first
+    /// pass named.
+    pub fn mate_kept(&self, r: &Record) -> bool {
+        self.mates.as_ref().is_none_or(|m| m.keeps(r))
     }
 }
 
@@ -176,9 +201,9 @@ pub fn passes(
         let next = || -> Result<Option<Record>, Failure> {
             loop {
                 while let Some(a) = held.pop_front() {
-                    let r =
-                        to_bam(&a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-                    if filter.keeps(&r) {
+                    if filter.keeps(&a) {
+                        let r = to_bam(&a, n_ref)
+                            .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
                         return Ok(Some(r));
                     }
                 }

@@ -97,57 +97,72 @@ fn states(b: &mut Bytes<'_>) -> Result<[u32; 4], String> {
     Ok([b.u32_le()?, b.u32_le()?, b.u32_le()?, b.u32_le()?])
 }
 
+/// One step of the unchecked loops: the symbol of state `x` by the 12-bit tables, `x`
+/// renormalised from `data` at `p`, the table entry's mark ORed into `used`. The caller makes
+/// sure `data` holds two bytes from `p` and that `x` is at or above LOWER: the step then needs
+/// at most those two bytes and leaves `x` at or above LOWER again (a step leaves at least
+/// `x >> 12 >= 1 << 11`, two bytes make that at least `1 << 27`), even from an unfilled slot.
+#[inline(always)]
+fn fast_step(
+    (sym, fb): (&[u8; 4096], &[u32; 4096]),
+    x: &mut u32,
+    data: &[u8],
+    p: &mut usize,
+    used: &mut u32,
+) -> u8 {
+    let m = (*x & (TOTAL - 1)) as usize;
+    let e = fb[m];
+    *used |= e;
+    let mut y = advance(e, *x, 12);
+    if y < LOWER {
+        y = (y << 8) | u32::from(data[*p]);
+        *p += 1;
+        if y < LOWER {
+            y = (y << 8) | u32::from(data[*p]);
+            *p += 1;
+        }
+    }
+    *x = y;
+    sym[m]
+}
+
 fn order0(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
     let t = read_table(b)?;
     let mut r = states(b)?;
     let mut out = vec![0u8; n];
-    let (sym, fb) = t.arrays_4096().ok_or("rANS table of the wrong size")?;
+    let tables = t.arrays_4096().ok_or("rANS table of the wrong size")?;
     // The four states decode in turn with every table entry's mark ORed into `used`, tested
-    // once at the end: an unfilled slot is as much an error, and the loop has one branch a
-    // state (renormalising) besides the input's end.
+    // once at the end: an unfilled slot is as much an error. Each state takes at most two
+    // bytes a step, so the input is checked once for a run of quads that many bytes cover.
     let data = b.rest();
-    let mut p = 0usize;
-    let mut used = 0u32;
-    let mut quads = out.chunks_exact_mut(4);
-    'fast: for q in &mut quads {
-        // Each state takes at most two bytes while it stays at or above LOWER.
-        if data.len() - p < 8 || r.iter().any(|&x| x < LOWER) {
-            // The last bytes: the checked way.
-            b.skip(p)?;
-            for (o, state) in q.iter_mut().zip(r.iter_mut()) {
-                *o = step(&t, state, b)?;
+    let (mut p, mut used, mut done) = (0usize, 0u32, 0usize);
+    let quads = n / 4;
+    if r.iter().all(|&x| x >= LOWER) {
+        let [mut x0, mut x1, mut x2, mut x3] = r;
+        while done < quads {
+            let run = ((data.len() - p) / 8).min(quads - done);
+            if run == 0 {
+                break;
             }
-            p = 0;
-            for q in &mut quads {
-                for (o, state) in q.iter_mut().zip(r.iter_mut()) {
-                    *o = step(&t, state, b)?;
-                }
+            for q in out[4 * done..4 * (done + run)].chunks_exact_mut(4) {
+                q[0] = fast_step(tables, &mut x0, data, &mut p, &mut used);
+                q[1] = fast_step(tables, &mut x1, data, &mut p, &mut used);
+                q[2] = fast_step(tables, &mut x2, data, &mut p, &mut used);
+                q[3] = fast_step(tables, &mut x3, data, &mut p, &mut used);
             }
-            break 'fast;
+            done += run;
         }
-        for (o, x) in q.iter_mut().zip(r.iter_mut()) {
-            let m = (*x & (TOTAL - 1)) as usize;
-            let e = fb[m];
-            used |= e;
-            *o = sym[m];
-            let mut y = advance(e, *x, 12);
-            if y < LOWER {
-                y = (y << 8) | u32::from(data[p]);
-                p += 1;
-                if y < LOWER {
-                    y = (y << 8) | u32::from(data[p]);
-                    p += 1;
-                }
-            }
-            *x = y;
-        }
+        r = [x0, x1, x2, x3];
     }
     if used & UNFILLED != 0 {
         return Err("rANS state outside the frequency table".to_string());
     }
     b.skip(p)?;
-    for (o, state) in quads.into_remainder().iter_mut().zip(r.iter_mut()) {
-        *o = step(&t, state, b)?;
+    // The last bytes: the checked way.
+    for q in out[4 * done..].chunks_mut(4) {
+        for (o, state) in q.iter_mut().zip(r.iter_mut()) {
+            *o = step(&t, state, b)?;
+        }
     }
     Ok(out)
 }
@@ -211,27 +226,22 @@ fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
         // marks (an unfilled slot, or a context with no table) are tested once at the end.
         let data = b.rest();
         let (mut p, mut used, mut i) = (0usize, 0u32, 0usize);
-        while i < quarter && data.len() - p >= 8 && r.iter().all(|&x| x >= LOWER) {
-            for (j, q) in qs.iter_mut().enumerate() {
-                let (sym, fb) = arrays[usize::from(contexts.of[usize::from(last[j])])];
-                let m = (r[j] & (TOTAL - 1)) as usize;
-                let e = fb[m];
-                used |= e;
-                let s = sym[m];
-                q[i] = s;
-                last[j] = s;
-                let mut y = advance(e, r[j], 12);
-                if y < LOWER {
-                    y = (y << 8) | u32::from(data[p]);
-                    p += 1;
-                    if y < LOWER {
-                        y = (y << 8) | u32::from(data[p]);
-                        p += 1;
+        if r.iter().all(|&x| x >= LOWER) {
+            while i < quarter {
+                let run = ((data.len() - p) / 8).min(quarter - i);
+                if run == 0 {
+                    break;
+                }
+                for i in i..i + run {
+                    for (j, q) in qs.iter_mut().enumerate() {
+                        let c = usize::from(contexts.of[usize::from(last[j])]);
+                        let s = fast_step(arrays[c], &mut r[j], data, &mut p, &mut used);
+                        q[i] = s;
+                        last[j] = s;
                     }
                 }
-                r[j] = y;
+                i += run;
             }
-            i += 1;
         }
         if used & UNFILLED != 0 {
             return Err("rANS state outside the frequency table".to_string());

@@ -15,7 +15,7 @@ use samtools::pairs::{collect_mates, Mates};
 
 use crate::args::ViewArgs;
 use crate::cram_regions::{self, Pass};
-use crate::cram_view::to_bam;
+use crate::cram_view::{reference_len, to_bam};
 use crate::view::Failure;
 
 /// What a multi-region pass reads, and how it judges the records.
@@ -92,18 +92,9 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
 /// gives (its CIGAR's reference length, at least 1, after the start), from the CRAM record
 /// itself, before it is laid out as BAM.
 fn placement(a: &cram::Alignment) -> (i32, i64, i64) {
-    let rlen: i64 = if a.flags & 0x4 == 0 {
-        a.cigar
-            .iter()
-            .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
-            .map(|c| i64::from(c >> 4))
-            .sum()
-    } else {
-        0
-    };
     // As BAM stores them: 32 bits.
     let beg = i64::from((a.pos - 1) as i32);
-    (a.ref_id, beg, beg + rlen.max(1))
+    (a.ref_id, beg, beg + reference_len(a).max(1))
 }
 
 impl Filter {

@@ -60,15 +60,7 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
     // A CIGAR too long for BAM's 16-bit count goes into a CG:B:I tag behind a `kSmN`
     // placeholder, as BAM stores it; `Record::decode` puts it back.
     let long = a.cigar.len() > 0xffff;
-    let rlen: i64 = if a.flags & 0x4 == 0 {
-        a.cigar
-            .iter()
-            .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
-            .map(|c| i64::from(c >> 4))
-            .sum()
-    } else {
-        0
-    };
+    let rlen = reference_len(a);
     let pos = a.pos - 1;
     let l_seq = a.seq.len();
     let placeholder = [((l_seq as u32) << 4) | 4, ((rlen as u32) << 4) | 3];
@@ -116,6 +108,18 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
         }
     }
     Record::decode(buf, n_ref).map_err(|e| e.to_string())
+}
+
+/// The reference bases a record's CIGAR covers (M, D, N, = and X); 0 for an unmapped one.
+pub fn reference_len(a: &cram::Alignment) -> i64 {
+    if a.flags & 0x4 != 0 {
+        return 0;
+    }
+    a.cigar
+        .iter()
+        .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
+        .map(|c| i64::from(c >> 4))
+        .sum()
 }
 
 /// [`nt16`] of every byte, looked up once a base.
@@ -203,7 +207,11 @@ fn open_reader(
     transport: &bam::hfile::OpenOptions,
 ) -> Result<cram::Reader, Failure> {
     let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
-    let reference = match args.reference.as_deref().or(input_option(args, "reference")) {
+    let reference = match args
+        .reference
+        .as_deref()
+        .or(input_option(args, "reference"))
+    {
         Some(path) if cram::remote::is_url(path) => {
             Some(cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?)
         }
@@ -220,9 +228,8 @@ fn open_reader(
     let mut reader = cram::Reader::open_source(input, prefix, reference)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     reader.set_remote(references);
-    let set = |key: &str| {
-        input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0)
-    };
+    let set =
+        |key: &str| input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
     if let Some(on) = set("decode_md") {
         reader.set_decode_md(on);
     }

@@ -212,9 +212,7 @@ fn tags(
     let keys = usize::try_from(line)
         .ok()
         .and_then(|l| ch.tag_lines.get(l))
-        .ok_or_else(|| {
-            Error::at(series.at, format!("tag line {line} not in the dictionary"))
-        })?;
+        .ok_or_else(|| Error::at(series.at, format!("tag line {line} not in the dictionary")))?;
     if !keys.is_empty() {
         // Room for the tags and the MD, NM and RG made later: one allocation a record.
         r.aux.reserve(96);

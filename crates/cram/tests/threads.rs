@@ -129,7 +129,11 @@ fn a_reference_error_is_the_same_with_threads() {
         for threads in [1, 2] {
             let (with, err_with) = read(threads);
             assert_eq!(with, alone, "{reference} -@{threads}");
-            assert_eq!(err_with.as_ref(), Some(&err_alone), "{reference} -@{threads}");
+            assert_eq!(
+                err_with.as_ref(),
+                Some(&err_alone),
+                "{reference} -@{threads}"
+            );
         }
     }
 }

@@ -14,6 +14,8 @@ use super::*;
 
 type Job = Box<dyn FnOnce() + Send>;
 type Answer = Result<Vec<Alignment>, Error>;
+/// A slice whose reference bases are to be read (its header and offset), or none.
+type Wanted = Option<(SliceHeader, u64)>;
 /// A slice's reference bases as the reader's thread read them, or the error reading them.
 type Bases1 = Result<Option<SliceRef>, Error>;
 
@@ -328,7 +330,7 @@ impl Reader {
         h: &ContainerHeader,
         body: &[u8],
         body_at: u64,
-    ) -> Result<Option<Vec<Option<(SliceHeader, u64)>>>, Error> {
+    ) -> Result<Option<Vec<Wanted>>, Error> {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let mut wanted = Vec::new();
         while let Some((sh, _, at)) = slices.next_slice()? {

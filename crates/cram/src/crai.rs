@@ -182,6 +182,8 @@ mod tests {
     }
 
     #[test]
+    // The answers are lists of byte ranges; a list of one is meant.
+    #[allow(clippy::single_range_in_vec_init)]
     fn a_range_needs_its_containers_and_no_others() {
         let entries = [
             entry(0, 1, 100, 100),

@@ -15,7 +15,7 @@ use samtools::pairs::{collect_mates, Mates, SecondPass};
 
 use crate::args::ViewArgs;
 use crate::cram_regions::{self, Pass};
-use crate::cram_view::to_bam;
+use crate::cram_view::{reference_len, to_bam};
 use crate::view::Failure;
 
 /// What a multi-region pass reads, and how it judges the records.
@@ -95,16 +95,25 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
     }
 }
 
+/// Where a record lies as BAM gives it: reference id, 0-based start and the end `bam_endpos`
+/// gives (its CIGAR's reference length, at least 1, after the start), from the CRAM record
+/// itself, before it is laid out as BAM.
+fn placement(a: &cram::Alignment) -> (i32, i64, i64) {
+    // As BAM stores them: 32 bits.
+    let beg = i64::from((a.pos - 1) as i32);
+    (a.ref_id, beg, beg + reference_len(a).max(1))
+}
+
 impl Filter {
-    /// Whether the iterator returns `r` (read in file order from the planned containers).
-    pub fn keeps(&mut self, r: &Record) -> bool {
+    /// Whether the iterator returns `a` (read in file order from the planned containers).
+    pub fn keeps(&mut self, a: &cram::Alignment) -> bool {
         if self.all {
             return true;
         }
-        let Some(tid) = r.ref_id() else {
+        let (tid, beg, end) = placement(a);
+        if tid < 0 {
             return self.unplaced;
-        };
-        let tid = tid.get() as i32;
+        }
         if tid != self.curr_tid {
             let Ok(found) = self
                 .regions
@@ -116,12 +125,6 @@ impl Filter {
             self.curr_tid = tid;
             self.curr_intv = 0;
         }
-        // Every interval bound is at least 0, so a record without a position compares with
-        // them as one stored below 0 does.
-        let (beg, end) = (
-            r.pos().map_or(-1, |p| p.get() as i64),
-            r.end_pos().get() as i64,
-        );
         let Some((_, intervals)) = self.regions.get(self.curr_reg) else {
             return false;
         };
@@ -149,8 +152,16 @@ pub struct Keep {
 }
 
 impl Keep {
-    pub fn keeps(&mut self, r: &Record) -> bool {
-        self.filter.keeps(r) && self.mates.as_ref().is_none_or(|m| m.keeps(r))
+    /// Whether the iterator returns `a`: checked before it is laid out as BAM, so that a
+    /// record it drops costs no conversion.
+    pub fn placed(&mut self, a: &cram::Alignment) -> bool {
+        self.filter.keeps(a)
+    }
+
+    /// With `-P`, whether a record the iterator returns is a region's or a mate the first
+    /// pass named.
+    pub fn mate_kept(&self, r: &Record) -> bool {
+        self.mates.as_ref().is_none_or(|m| m.keeps(r))
     }
 }
 
@@ -188,9 +199,9 @@ pub fn passes(
         let next = || -> Result<Option<Record>, Failure> {
             loop {
                 while let Some(a) = held.pop_front() {
-                    let r =
-                        to_bam(&a, n_ref).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-                    if filter.keeps(&r) {
+                    if filter.keeps(&a) {
+                        let r = to_bam(&a, n_ref)
+                            .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
                         return Ok(Some(r));
                     }
                 }

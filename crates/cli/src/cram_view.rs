@@ -6,7 +6,7 @@ use bam::{Header, Record, Reference};
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::cram_multi;
-use crate::cram_regions;
+use crate::cram_regions::{self, Pass};
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
@@ -60,15 +60,7 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
     // A CIGAR too long for BAM's 16-bit count goes into a CG:B:I tag behind a `kSmN`
     // placeholder, as BAM stores it; `Record::decode` puts it back.
     let long = a.cigar.len() > 0xffff;
-    let rlen: i64 = if a.flags & 0x4 == 0 {
-        a.cigar
-            .iter()
-            .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
-            .map(|c| i64::from(c >> 4))
-            .sum()
-    } else {
-        0
-    };
+    let rlen = reference_len(a);
     let pos = a.pos - 1;
     let l_seq = a.seq.len();
     let placeholder = [((l_seq as u32) << 4) | 4, ((rlen as u32) << 4) | 3];
@@ -116,6 +108,18 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
         }
     }
     Record::decode(buf, n_ref).map_err(|e| e.to_string())
+}
+
+/// The reference bases a record's CIGAR covers (M, D, N, = and X); 0 for an unmapped one.
+pub fn reference_len(a: &cram::Alignment) -> i64 {
+    if a.flags & 0x4 != 0 {
+        return 0;
+    }
+    a.cigar
+        .iter()
+        .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
+        .map(|c| i64::from(c >> 4))
+        .sum()
 }
 
 /// [`nt16`] of every byte, looked up once a base.
@@ -186,28 +190,28 @@ fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
     Header::from_parts(h.text.clone(), refs).map_err(|e| e.to_string())
 }
 
-/// `hts view` on a local CRAM file.
-pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
-    let file = args.positional.first().map_or("-", String::as_str);
-    let (index, regions) = crate::input::index_and_regions(args)?;
-    let mut selection = args
-        .select
-        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
-        .map_err(Failure::Message)?;
-    let plan = output::plan(args, args.output.as_deref());
-    let fail = |e: cram::Error| Failure::Message(format!("{}: {e}", bam::hfile::redact_text(file)));
-    let option = |key: &str| {
-        args.input_options
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
-    let set = |key: &str| option(key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
-    let mut transport = bam::hfile::OpenOptions::default();
-    crate::input::set_transport(args, &mut transport);
-    let references = std::sync::Arc::new(crate::cram_refs::References::new(&transport));
-    let reference = match args.reference.as_deref().or(option("reference")) {
+/// The value of `--input-fmt-option KEY=VALUE` (the last one given).
+fn input_option<'a>(args: &'a ViewArgs, key: &str) -> Option<&'a str> {
+    args.input_options
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The reader of `file`, with its reference (`-T`, else found by the `@SQ` tags through
+/// `references`) and the options `--input-fmt-option` and `-@` give it.
+fn open_reader(
+    args: &ViewArgs,
+    file: &str,
+    transport: &bam::hfile::OpenOptions,
+) -> Result<cram::Reader, Failure> {
+    let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
+    let reference = match args
+        .reference
+        .as_deref()
+        .or(input_option(args, "reference"))
+    {
         Some(path) if cram::remote::is_url(path) => {
             Some(cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?)
         }
@@ -216,23 +220,16 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
         None => None,
     };
-    // A remote index is fetched beside the header, on a connection of its own: a region
-    // query then waits for one round trip before its containers, not two.
-    let early = std::cell::RefCell::new(
-        (!regions.is_empty() && bam::hfile::scheme_of(file).is_some()).then(|| {
-            let name = index_name(file, index);
-            let (fetched, options) = (name.clone(), transport.clone());
-            let handle = std::thread::spawn(move || read_remote(&fetched, &options));
-            (name, handle)
-        }),
-    );
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
-    let input = crate::cram_input::open(file, &transport)
+    let input = crate::cram_input::open(file, transport)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-    let mut reader = cram::Reader::open_source(input, prefix, reference).map_err(fail)?;
+    let mut reader = cram::Reader::open_source(input, prefix, reference)
+        .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     reader.set_remote(references);
+    let set =
+        |key: &str| input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
     if let Some(on) = set("decode_md") {
         reader.set_decode_md(on);
     }
@@ -240,6 +237,121 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         reader.set_ignore_md5(on);
     }
     reader.set_threads(args.threads);
+    Ok(reader)
+}
+
+/// A remote index fetched on a thread of its own, beside the header: its name and the fetch.
+type EarlyIndex = Option<(String, std::thread::JoinHandle<Result<Vec<u8>, String>>)>;
+
+/// The index of a remote region query, asked for at once on a connection of its own: the
+/// query then waits for one round trip before its containers, not two.
+fn fetch_index_early(
+    file: &str,
+    index: Option<&str>,
+    regions: &[String],
+    transport: &bam::hfile::OpenOptions,
+) -> EarlyIndex {
+    (!regions.is_empty() && bam::hfile::scheme_of(file).is_some()).then(|| {
+        let name = index_name(file, index);
+        let (fetched, options) = (name.clone(), transport.clone());
+        let handle = std::thread::spawn(move || read_remote(&fetched, &options));
+        (name, handle)
+    })
+}
+
+/// Where the records go and what has been counted: `view`'s outputs, its selection and the
+/// multi-region iterator's choice.
+struct Writer<'a> {
+    args: &'a ViewArgs,
+    file: &'a str,
+    header: &'a Header,
+    selection: samtools::filter::Selection,
+    keep: Option<cram_multi::Keep>,
+    main: Option<Output>,
+    unselected: Option<Output>,
+    count: u64,
+    /// A written record's bytes, laid out again for the next one.
+    spare: Vec<u8>,
+}
+
+impl Writer<'_> {
+    /// Each pass's records, selected and written.
+    fn passes(&mut self, passes: &[Pass], reader: &mut cram::Reader) -> Result<(), Failure> {
+        let shown = bam::hfile::redact_text(self.file);
+        let fail = |e: cram::Error| Failure::Message(format!("{shown}: {e}"));
+        for pass in passes {
+            pass.start(reader);
+            while let Some(records) = reader.next_container().map_err(fail)? {
+                for a in &records {
+                    self.record(a)?;
+                }
+                reader.recycle(records);
+            }
+        }
+        Ok(())
+    }
+
+    /// One record: the multi-region iterator's check first (on the CRAM record: one it drops
+    /// is not laid out as BAM), then the selection, then the output it goes to.
+    fn record(&mut self, a: &cram::Alignment) -> Result<(), Failure> {
+        if self.keep.as_mut().is_some_and(|k| !k.placed(a)) {
+            return Ok(());
+        }
+        let n_ref = self.header.refs().len();
+        let mut r = to_bam_in(a, n_ref, std::mem::take(&mut self.spare))
+            .map_err(|e| Failure::Message(format!("{}: {e}", self.file)))?;
+        if self.keep.as_ref().is_some_and(|k| !k.mate_kept(&r)) {
+            self.spare = r.into_data();
+            return Ok(());
+        }
+        let args = self.args;
+        let fate = select::process(
+            &args.select,
+            &mut self.selection,
+            &mut r,
+            self.header,
+            args.count,
+        )
+        .map_err(Failure::Message)?;
+        if fate == Fate::Selected {
+            self.count += 1;
+        }
+        let out = match fate {
+            Fate::Selected | Fate::Unmapped => self.main.as_mut(),
+            Fate::Unselected => self.unselected.as_mut(),
+            Fate::Dropped => None,
+        };
+        if let Some(out) = out {
+            out.write(&r)?;
+        }
+        self.spare = r.into_data();
+        Ok(())
+    }
+
+    /// The outputs given up after an error (a partial file is removed as samtools does).
+    fn abandon(&mut self) {
+        if let Some(m) = self.main.take() {
+            let _ = m.abandon();
+        }
+        if let Some(u) = self.unselected.take() {
+            let _ = u.abandon();
+        }
+    }
+}
+
+/// `hts view` on a CRAM file.
+pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
+    let file = args.positional.first().map_or("-", String::as_str);
+    let (index, regions) = crate::input::index_and_regions(args)?;
+    let mut selection = args
+        .select
+        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
+        .map_err(Failure::Message)?;
+    let plan = output::plan(args, args.output.as_deref());
+    let mut transport = bam::hfile::OpenOptions::default();
+    crate::input::set_transport(args, &mut transport);
+    let early = std::cell::RefCell::new(fetch_index_early(file, index, regions, &transport));
+    let mut reader = open_reader(args, file, &transport)?;
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
     let read_index = |name: &str| -> Result<Vec<u8>, String> {
@@ -255,7 +367,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     };
     let header = sink::header(args, &input, command_line)?;
-    let (passes, mut keep) = if args.select.multi_region && args.header != HeaderMode::Only {
+    let (passes, keep) = if args.select.multi_region && args.header != HeaderMode::Only {
         let (_, entries) = cram_regions::read_index(file, index, &read_index)?;
         let (pass, keep) = cram_multi::passes(
             args,
@@ -279,16 +391,15 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         (passes, None)
     };
     reader.advise(&cram_regions::advice(&passes));
-    let n_ref = header.refs().len();
     let unsupported = |u: output::Unsupported| {
         Failure::Message(format!("hts view does not support writing {} yet", u.0))
     };
-    let mut main = if args.count {
+    let main = if args.count {
         None
     } else {
         Some(Output::open(args, &plan.map_err(unsupported)?, &header)?)
     };
-    let mut unselected = match (&args.select.unselected, args.count) {
+    let unselected = match (&args.select.unselected, args.count) {
         (Some(path), false) => Some(Output::open(
             args,
             &output::plan(args, Some(path)).map_err(unsupported)?,
@@ -296,66 +407,34 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         )?),
         _ => None,
     };
-    let mut count: u64 = 0;
-    let mut spare = Vec::new();
+    let mut w = Writer {
+        args,
+        file,
+        header: &header,
+        selection,
+        keep,
+        main,
+        unselected,
+        count: 0,
+        spare: Vec::new(),
+    };
     if args.header != HeaderMode::Only {
-        let mut run = || -> Result<(), Failure> {
-            for pass in &passes {
-                pass.start(&mut reader);
-                while let Some(records) = reader.next_container().map_err(fail)? {
-                    for a in &records {
-                        let mut r = to_bam_in(a, n_ref, std::mem::take(&mut spare))
-                            .map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-                        if keep.as_mut().is_some_and(|k| !k.keeps(&r)) {
-                            continue;
-                        }
-                        let fate = select::process(
-                            &args.select,
-                            &mut selection,
-                            &mut r,
-                            &header,
-                            args.count,
-                        )
-                        .map_err(Failure::Message)?;
-                        if fate == Fate::Selected {
-                            count += 1;
-                        }
-                        let out = match fate {
-                            Fate::Selected | Fate::Unmapped => main.as_mut(),
-                            Fate::Unselected => unselected.as_mut(),
-                            Fate::Dropped => None,
-                        };
-                        if let Some(out) = out {
-                            out.write(&r)?;
-                        }
-                        spare = r.into_data();
-                    }
-                    reader.recycle(records);
-                }
-            }
-            Ok(())
-        };
-        if let Err(failure) = run() {
+        if let Err(failure) = w.passes(&passes, &mut reader) {
             if let Failure::Message(_) = failure {
-                if let Some(m) = main.take() {
-                    let _ = m.abandon();
-                }
-                if let Some(u) = unselected.take() {
-                    let _ = u.abandon();
-                }
+                w.abandon();
             }
             return Err(failure);
         }
     }
-    report_filter_errors(&selection);
+    report_filter_errors(&w.selection);
     if reader.ended_without_eof_marker() {
         eprintln!("[W::hts_close] EOF marker is absent. The input is probably truncated");
     }
-    if let Some(m) = main {
+    if let Some(m) = w.main {
         m.finish()?;
     }
-    if let Some(u) = unselected {
+    if let Some(u) = w.unselected {
         u.finish()?;
     }
-    print_count(args, count)
+    print_count(args, w.count)
 }

@@ -30,6 +30,8 @@ const MAX_TEXT: u64 = 1 << 30;
 pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
     let mut text = Vec::new();
     if data.starts_with(&[0x1f, 0x8b]) {
+        // The text is about three times the gzip: one allocation, not a doubling series.
+        text.reserve(data.len().saturating_mul(4).min(MAX_TEXT as usize));
         flate2::read::MultiGzDecoder::new(data)
             .take(MAX_TEXT)
             .read_to_end(&mut text)
@@ -43,14 +45,23 @@ pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
             continue;
         }
         let bad = || Error::at(0, format!("index line {} is not six numbers", n + 1));
-        let f: Vec<i64> = std::str::from_utf8(line)
-            .map_err(|_| bad())?
-            .split_ascii_whitespace()
-            .map(|v| v.parse::<i64>().map_err(|_| bad()))
-            .collect::<Result<_, _>>()?;
-        let [r, s, sp, c, sl, sz] = f[..] else {
+        // Six numbers between ASCII whitespace, read in place (the index is on a remote
+        // query's way to its first container).
+        let mut f = [0i64; 6];
+        let mut fields = line
+            .split(u8::is_ascii_whitespace)
+            .filter(|t| !t.is_empty());
+        for v in &mut f {
+            let t = fields.next().ok_or_else(bad)?;
+            *v = std::str::from_utf8(t)
+                .ok()
+                .and_then(|t| t.parse::<i64>().ok())
+                .ok_or_else(bad)?;
+        }
+        if fields.next().is_some() {
             return Err(bad());
-        };
+        }
+        let [r, s, sp, c, sl, sz] = f;
         let u = |v: i64| u64::try_from(v).map_err(|_| bad());
         out.push(CraiEntry {
             ref_id: i32::try_from(r).map_err(|_| bad())?,
@@ -151,6 +162,28 @@ mod tests {
 
     #[test]
     #[allow(clippy::single_range_in_vec_init)] // lists of one container each
+    fn index_lines_are_six_numbers() {
+        let e = super::parse(b"0 1 100 26 500 1000\n\n-1\t0 0 2000 80 90\r\n").unwrap();
+        assert_eq!(e.len(), 2);
+        assert_eq!((e[0].ref_id, e[0].span, e[0].size), (0, 100, 1000));
+        assert_eq!((e[1].ref_id, e[1].container, e[1].slice), (-1, 2000, 80));
+        for bad in [
+            &b"0 1 2 3 4\n"[..],
+            b"0 1 2 3 4 5 6\n",
+            b"0 1 2 3 4 x\n",
+            b"0 1 2 3 4 -5\n",
+        ] {
+            assert!(
+                super::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    // The answers are lists of byte ranges; a list of one is meant.
+    #[allow(clippy::single_range_in_vec_init)]
     fn a_range_needs_its_containers_and_no_others() {
         let entries = [
             entry(0, 1, 100, 100),

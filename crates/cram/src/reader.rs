@@ -136,12 +136,14 @@ impl Reader {
         // A remote file is asked for the definition and a header's worth, not its first
         // megabytes: a region query fetches only the containers it needs.
         file.set_readahead_limit(Some((FileDefinition::LEN + OPENING_GUESS) as u64));
+        // The opening is asked for before the size: a remote file learns its size from that
+        // response's headers, where asking first would cost a round trip of its own.
+        let mut def = [0u8; FileDefinition::LEN];
+        let n = read_at(file.as_mut(), 0, &mut def)?;
         // A stream (standard input) has no known size: it ends where its bytes do.
         let size = file.size().map_err(|e| Error::at(0, e.to_string()))?;
         let stream = size.is_none();
         let file_len = size.unwrap_or(u64::MAX);
-        let mut def = [0u8; FileDefinition::LEN];
-        let n = read_at(file.as_mut(), 0, &mut def)?;
         let def = FileDefinition::parse(&def[..n])?;
         let mut r = Reader {
             file,

@@ -6,6 +6,8 @@ use crate::compression::CompressionHeader;
 use crate::record::{cf, FeatureKind, Record};
 use crate::Error;
 
+mod features;
+
 /// BAM CIGAR operation codes.
 const M: u32 = 0;
 const I: u32 = 1;
@@ -86,11 +88,20 @@ fn push_decimal(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// A record being rebuilt: what its features have made so far, and where they have got to.
 struct State<'a> {
+    ch: &'a CompressionHeader,
     r: &'a Record,
     reference: Option<RefView<'a>>,
+    /// A reference is given and the record is on one.
+    with_ref: bool,
     ref_len: i64,
     at: u64,
+    /// The read's length.
+    len: i64,
+    /// The next read position (1-based) and reference position (0-based) to cover.
+    seq_pos: i64,
+    ref_pos: i64,
     seq: Vec<u8>,
     qual: Vec<u8>,
     cigar: Vec<u32>,
@@ -106,6 +117,69 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
+    fn new(
+        ch: &'a CompressionHeader,
+        r: &'a Record,
+        reference: Option<RefView<'a>>,
+        ref_len: i64,
+        stored: (bool, bool),
+        aux: &mut Vec<u8>,
+        at: u64,
+    ) -> State<'a> {
+        let (has_md, has_nm) = stored;
+        let len = r.read_length as usize;
+        let reference = reference.filter(|_| r.reference_id >= 0);
+        let with_ref = reference.is_some();
+        let no_seq = r.cram_flags & cf::NO_SEQUENCE != 0;
+        let preserve = r.cram_flags & cf::QUALITY_ARRAY != 0;
+        let mut st = State {
+            ch,
+            r,
+            reference,
+            with_ref,
+            ref_len,
+            at,
+            len: len as i64,
+            seq_pos: 1,
+            ref_pos: i64::from(r.position) - 1,
+            seq: vec![if with_ref { b'N' } else { b'=' }; len],
+            qual: if preserve { Vec::new() } else { vec![255; len] },
+            cigar: Vec::with_capacity(2 * r.features.len() + 1),
+            cig_op: M,
+            cig_len: 0,
+            // MD is written straight after the record's tags; NM follows it.
+            md: std::mem::take(aux),
+            md_dist: 0,
+            nm: 0,
+            decode_md: with_ref && !has_md && !no_seq,
+            decode_nm: with_ref && !has_nm && !no_seq,
+            preserve,
+        };
+        if st.decode_md {
+            st.md.extend_from_slice(b"MDZ");
+        }
+        st
+    }
+
+    /// Adds `n` to the CIGAR operation `op` being built, the one before pushed if another.
+    fn extend_op(&mut self, op: u32, n: u32) {
+        self.flush_unless(op);
+        self.cig_op = op;
+        self.cig_len = self.cig_len.wrapping_add(n);
+    }
+
+    /// The last reference position the given bases hold (0 without any).
+    fn ref_end(&self) -> i64 {
+        self.reference.map_or(0, |v| v.end)
+    }
+
+    fn bad(&self, what: String) -> Error {
+        Error::at(
+            self.at,
+            format!("record {}: {what}", String::from_utf8_lossy(&self.r.name)),
+        )
+    }
+
     fn flush_unless(&mut self, op: u32) {
         if self.cig_len != 0 && self.cig_op != op {
             self.cigar.push((self.cig_len << 4) | self.cig_op);
@@ -304,277 +378,10 @@ pub fn rebuild(
     aux: &mut Vec<u8>,
     at: u64,
 ) -> Result<Rebuilt, Error> {
-    let (has_md, has_nm) = stored;
-    let len = r.read_length as usize;
-    let reference = reference.filter(|_| r.reference_id >= 0);
-    let with_ref = reference.is_some();
-    let no_seq = r.cram_flags & cf::NO_SEQUENCE != 0;
-    let preserve = r.cram_flags & cf::QUALITY_ARRAY != 0;
-    let mut st = State {
-        r,
-        reference,
-        ref_len,
-        at,
-        seq: vec![if with_ref { b'N' } else { b'=' }; len],
-        qual: if preserve { Vec::new() } else { vec![255; len] },
-        cigar: Vec::with_capacity(2 * r.features.len() + 1),
-        cig_op: M,
-        cig_len: 0,
-        // MD is written straight after the record's tags; NM follows it.
-        md: std::mem::take(aux),
-        md_dist: 0,
-        nm: 0,
-        decode_md: with_ref && !has_md && !no_seq,
-        decode_nm: with_ref && !has_nm && !no_seq,
-        preserve,
-    };
-    if st.decode_md {
-        st.md.extend_from_slice(b"MDZ");
-    }
-    let mut seq_pos: i64 = 1;
-    let mut ref_pos: i64 = i64::from(r.position) - 1;
-    let bad = |what: String| {
-        Error::at(
-            at,
-            format!("record {}: {what}", String::from_utf8_lossy(&r.name)),
-        )
-    };
+    let mut st = State::new(ch, r, reference, ref_len, stored, aux, at);
     for f in &r.features {
-        let pos = i64::from(f.position);
-        if pos <= 0 {
-            return Err(bad(format!("feature position {pos} before start of read")));
-        }
-        if pos > seq_pos {
-            if pos > len as i64 + 1 {
-                return Err(bad(format!("feature position {pos} past the read")));
-            }
-            if with_ref {
-                st.matched(seq_pos, pos - seq_pos, ref_pos, false)?;
-            }
-            st.flush_unless(M);
-            st.cig_op = M;
-            st.cig_len = st.cig_len.wrapping_add((pos - seq_pos) as u32);
-            ref_pos += pos - seq_pos;
-            seq_pos = pos;
-        }
-        match &f.kind {
-            FeatureKind::SoftClip(bases) => {
-                if st.cig_len != 0 {
-                    st.cigar.push((st.cig_len << 4) | st.cig_op);
-                    st.cig_len = 0;
-                }
-                st.put_seq(pos - 1, bases)?;
-                st.cigar.push(((bases.len() as u32) << 4) | S);
-                st.cig_op = S;
-                seq_pos += bases.len() as i64;
-            }
-            FeatureKind::Substitution(code) => {
-                st.flush_unless(M);
-                let code = usize::from(*code & 3);
-                if !with_ref || ref_pos >= ref_len {
-                    if pos - 1 < len as i64 {
-                        st.put_seq(pos - 1, &[ch.substitution[4][code]])?;
-                    }
-                    if st.decode_md || st.decode_nm {
-                        st.md_number();
-                        st.md_dist = -1;
-                        st.nm = st.nm.wrapping_sub(1);
-                    }
-                } else {
-                    let end = reference.map_or(0, |v| v.end);
-                    let ref_call = if ref_pos < end {
-                        st.ref_base(ref_pos)?
-                    } else {
-                        b'N'
-                    };
-                    if pos - 1 < len as i64 {
-                        st.put_seq(pos - 1, &[ch.substitution[base_index(ref_call)][code]])?;
-                    }
-                    st.md_char(ref_call);
-                }
-                st.cig_op = M;
-                st.nm = st.nm.wrapping_add(1);
-                st.cig_len = st.cig_len.wrapping_add(1);
-                seq_pos += 1;
-                ref_pos += 1;
-            }
-            FeatureKind::Deletion(n) => {
-                st.flush_unless(D);
-                let n = i64::from(*n);
-                if st.decode_md || st.decode_nm {
-                    if ref_pos + n > reference.map_or(0, |v| v.end) {
-                        return Err(st.beyond());
-                    }
-                    st.md_number();
-                    if ref_pos + n <= ref_len {
-                        if st.decode_md {
-                            let run = st.ref_run(ref_pos, n)?;
-                            st.md.push(b'^');
-                            st.md.extend_from_slice(run);
-                            st.md_dist = 0;
-                        }
-                        st.nm = st.nm.wrapping_add(n as u32);
-                    } else {
-                        let mut dlen = n;
-                        if ref_len >= ref_pos {
-                            if st.decode_md {
-                                let run = st.ref_run(ref_pos, ref_len - ref_pos)?;
-                                st.md.push(b'^');
-                                st.md.extend_from_slice(run);
-                                st.md.push(b'0');
-                            }
-                            dlen = n - (ref_len - ref_pos);
-                        }
-                        st.nm = st.nm.wrapping_add((n - dlen) as u32);
-                        st.md_dist = -1;
-                    }
-                }
-                st.cig_op = D;
-                st.cig_len = st.cig_len.wrapping_add(n as u32);
-                ref_pos += n;
-            }
-            FeatureKind::Insertion(bases) => {
-                st.flush_unless(I);
-                st.put_seq(pos - 1, bases)?;
-                st.cig_op = I;
-                st.cig_len = st.cig_len.wrapping_add(bases.len() as u32);
-                seq_pos += bases.len() as i64;
-                st.nm = st.nm.wrapping_add(bases.len() as u32);
-            }
-            FeatureKind::InsertBase(b) => {
-                st.flush_unless(I);
-                st.put_seq(pos - 1, &[*b])?;
-                st.cig_op = I;
-                st.cig_len = st.cig_len.wrapping_add(1);
-                seq_pos += 1;
-                st.nm = st.nm.wrapping_add(1);
-            }
-            FeatureKind::Bases(bases) => {
-                st.flush_unless(M);
-                st.put_seq(pos - 1, bases)?;
-                let n = bases.len() as i64;
-                if st.decode_md || st.decode_nm {
-                    st.md_number();
-                    let mut x = 0;
-                    while x < n {
-                        if x > 0 && st.decode_md {
-                            st.md.push(b'0');
-                        }
-                        if ref_pos + x >= ref_len || !with_ref {
-                            st.md_dist = -1;
-                            break;
-                        }
-                        if st.decode_md {
-                            if ref_pos + x >= reference.map_or(0, |v| v.end) {
-                                return Err(st.beyond());
-                            }
-                            let b = st.ref_base(ref_pos + x)?;
-                            st.md.push(b);
-                        }
-                        x += 1;
-                    }
-                    st.nm = st.nm.wrapping_add(x as u32);
-                    st.md_dist = 0;
-                }
-                st.cig_op = M;
-                st.cig_len = st.cig_len.wrapping_add(n as u32);
-                seq_pos += n;
-                ref_pos += n;
-            }
-            FeatureKind::Qualities(q) => {
-                st.flush_unless(M);
-                st.put_qual(pos - 1, q)?;
-                st.cig_op = M;
-            }
-            FeatureKind::Base { base, quality } => {
-                st.flush_unless(M);
-                st.put_seq(pos - 1, &[*base])?;
-                if st.decode_md || st.decode_nm {
-                    st.md_number();
-                    if ref_pos >= ref_len || !with_ref {
-                        st.md_dist = -1;
-                    } else {
-                        if st.decode_md {
-                            if ref_pos >= reference.map_or(0, |v| v.end) {
-                                return Err(st.beyond());
-                            }
-                            let b = st.ref_base(ref_pos)?;
-                            st.md.push(b);
-                        }
-                        st.nm = st.nm.wrapping_add(1);
-                        st.md_dist = 0;
-                    }
-                }
-                st.put_qual(pos - 1, &[*quality])?;
-                st.cig_op = M;
-                st.cig_len = st.cig_len.wrapping_add(1);
-                seq_pos += 1;
-                ref_pos += 1;
-            }
-            FeatureKind::Quality(q) => st.put_qual(pos - 1, &[*q])?,
-            FeatureKind::HardClip(n) => {
-                st.flush_unless(H);
-                st.cig_op = H;
-                st.cig_len = st.cig_len.wrapping_add(*n as u32);
-            }
-            FeatureKind::Padding(n) => {
-                st.flush_unless(P);
-                st.cig_op = P;
-                st.cig_len = st.cig_len.wrapping_add(*n as u32);
-            }
-            FeatureKind::RefSkip(n) => {
-                st.flush_unless(N);
-                st.cig_op = N;
-                st.cig_len = st.cig_len.wrapping_add(*n as u32);
-                ref_pos += i64::from(*n);
-            }
-        }
+        st.feature(f)?;
     }
-    let len_i = len as i64;
-    if len_i >= seq_pos {
-        let n = len_i - seq_pos + 1;
-        if with_ref {
-            let past_end = ref_pos + n > ref_len;
-            st.matched(seq_pos, n, ref_pos, true)?;
-            if !past_end {
-                ref_pos += n;
-            }
-        } else if r.reference_id >= 0 {
-            ref_pos += n;
-        }
-        st.flush_unless(M);
-        st.cig_op = M;
-        st.cig_len = st.cig_len.wrapping_add(n as u32);
-    }
-    if st.decode_md {
-        st.md_number();
-    }
-    if st.cig_len != 0 {
-        st.cigar.push((st.cig_len << 4) | st.cig_op);
-    }
-    if st.decode_md {
-        st.md.push(0);
-    }
-    if st.decode_nm {
-        let nm = st.nm;
-        st.md.extend_from_slice(b"NM");
-        if nm <= 0xff {
-            st.md.push(b'C');
-            st.md.push(nm as u8);
-        } else if nm <= 0xffff {
-            st.md.push(b'S');
-            st.md.extend_from_slice(&(nm as u16).to_le_bytes());
-        } else {
-            st.md.push(b'I');
-            st.md.extend_from_slice(&nm.to_le_bytes());
-        }
-    }
-    *aux = std::mem::take(&mut st.md);
-    let apos = i64::from(r.position);
-    Ok(Rebuilt {
-        seq: st.seq,
-        qual: st.qual,
-        cigar: st.cigar,
-        end: ref_pos.max(apos),
-    })
+    st.read_end()?;
+    Ok(st.finish(aux))
 }

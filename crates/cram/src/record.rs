@@ -158,49 +158,8 @@ pub fn read_slice_until(
         if ch.read_names {
             r.name = series.bytes(ds::RN, s)?;
         }
-        if r.cram_flags & cf::DETACHED != 0 {
-            r.mate_flags = series.int(ds::MF, s)?;
-            if !ch.read_names {
-                r.name = series.bytes(ds::RN, s)?;
-            }
-            r.mate_reference_id = series.int(ds::NS, s)?;
-            r.mate_position = series.int(ds::NP, s)?;
-            r.template_size = series.int(ds::TS, s)?;
-        } else if r.cram_flags & cf::MATE_DOWNSTREAM != 0 {
-            r.mate_distance = Some(series.int(ds::NF, s)?);
-        }
-        let line = series.int(ds::TL, s)?;
-        let keys = usize::try_from(line)
-            .ok()
-            .and_then(|l| ch.tag_lines.get(l))
-            .ok_or_else(|| {
-                Error::at(series.at, format!("tag line {line} not in the dictionary"))
-            })?;
-        if !keys.is_empty() {
-            // Room for the tags and the MD, NM and RG made later: one allocation a record.
-            r.aux.reserve(96);
-        }
-        for key in keys {
-            let id = (i32::from(key[0]) << 16) | (i32::from(key[1]) << 8) | i32::from(key[2]);
-            let e = ch.tags.get(&id).ok_or_else(|| {
-                Error::at(
-                    series.at,
-                    format!("no encoding for tag {}", String::from_utf8_lossy(key)),
-                )
-            })?;
-            let start = r.aux.len();
-            r.aux.extend_from_slice(key);
-            e.bytes_into(s, &mut r.aux)?;
-            r.md_stored |= &key[..2] == b"MD";
-            r.nm_stored |= &key[..2] == b"NM";
-            if key == b"cFC" && r.aux.len() == start + 4 {
-                // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
-                let v = r.aux[start + 3];
-                r.md_stored |= v & 1 != 0;
-                r.nm_stored |= v & 2 != 0;
-                r.aux.truncate(start);
-            }
-        }
+        mate(ch, &series, s, &mut r)?;
+        tags(ch, &series, s, &mut r)?;
         if r.bam_flags & BAM_UNMAPPED == 0 {
             r.features = features(&series, s)?;
             r.mapping_quality = series.int(ds::MQ, s)?;
@@ -217,6 +176,69 @@ pub fn read_slice_until(
         }
     }
     Ok(out)
+}
+
+/// A record's mate fields: stored for a detached record (and its name, when names are not
+/// stored for all), else the distance to its mate downstream, if any.
+fn mate(
+    ch: &CompressionHeader,
+    series: &Series<'_>,
+    s: &mut Streams<'_>,
+    r: &mut Record,
+) -> Result<(), Error> {
+    if r.cram_flags & cf::DETACHED != 0 {
+        r.mate_flags = series.int(ds::MF, s)?;
+        if !ch.read_names {
+            r.name = series.bytes(ds::RN, s)?;
+        }
+        r.mate_reference_id = series.int(ds::NS, s)?;
+        r.mate_position = series.int(ds::NP, s)?;
+        r.template_size = series.int(ds::TS, s)?;
+    } else if r.cram_flags & cf::MATE_DOWNSTREAM != 0 {
+        r.mate_distance = Some(series.int(ds::NF, s)?);
+    }
+    Ok(())
+}
+
+/// A record's tags, by its tag line, into its aux bytes in BAM's layout (CRAM's own `cF`
+/// flags read and left out).
+fn tags(
+    ch: &CompressionHeader,
+    series: &Series<'_>,
+    s: &mut Streams<'_>,
+    r: &mut Record,
+) -> Result<(), Error> {
+    let line = series.int(ds::TL, s)?;
+    let keys = usize::try_from(line)
+        .ok()
+        .and_then(|l| ch.tag_lines.get(l))
+        .ok_or_else(|| Error::at(series.at, format!("tag line {line} not in the dictionary")))?;
+    if !keys.is_empty() {
+        // Room for the tags and the MD, NM and RG made later: one allocation a record.
+        r.aux.reserve(96);
+    }
+    for key in keys {
+        let id = (i32::from(key[0]) << 16) | (i32::from(key[1]) << 8) | i32::from(key[2]);
+        let e = ch.tags.get(&id).ok_or_else(|| {
+            Error::at(
+                series.at,
+                format!("no encoding for tag {}", String::from_utf8_lossy(key)),
+            )
+        })?;
+        let start = r.aux.len();
+        r.aux.extend_from_slice(key);
+        e.bytes_into(s, &mut r.aux)?;
+        r.md_stored |= &key[..2] == b"MD";
+        r.nm_stored |= &key[..2] == b"NM";
+        if key == b"cFC" && r.aux.len() == start + 4 {
+            // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
+            let v = r.aux[start + 3];
+            r.md_stored |= v & 1 != 0;
+            r.nm_stored |= v & 2 != 0;
+            r.aux.truncate(start);
+        }
+    }
+    Ok(())
 }
 
 fn slice_at(s: &Streams<'_>) -> u64 {

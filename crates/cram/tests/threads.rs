@@ -110,3 +110,30 @@ fn an_error_comes_after_the_records_before_it() {
     assert_eq!(with, alone);
     assert_eq!(err_with, Some(err_alone));
 }
+
+/// A slice's reference bases are read by the reader's thread while a worker decodes the
+/// container's blocks: a wrong reference's MD5 error comes in its turn, the same as without
+/// threads, and so does a reference missing from the FASTA.
+#[test]
+fn a_reference_error_is_the_same_with_threads() {
+    for reference in ["wrong.fa", "block.fa.gz"] {
+        let read = |threads| {
+            let bytes = std::fs::read(dir().join("aligned-3.0.cram")).unwrap();
+            let fasta = Fasta::open(&dir().join(reference)).unwrap();
+            let mut r = Reader::open(std::io::Cursor::new(bytes), "x", Some(fasta)).unwrap();
+            r.set_threads(threads);
+            containers(&mut r)
+        };
+        let (alone, err_alone) = read(0);
+        let err_alone = err_alone.expect("the reference is wrong");
+        for threads in [1, 2] {
+            let (with, err_with) = read(threads);
+            assert_eq!(with, alone, "{reference} -@{threads}");
+            assert_eq!(
+                err_with.as_ref(),
+                Some(&err_alone),
+                "{reference} -@{threads}"
+            );
+        }
+    }
+}

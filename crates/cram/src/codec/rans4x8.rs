@@ -97,102 +97,169 @@ fn states(b: &mut Bytes<'_>) -> Result<[u32; 4], String> {
     Ok([b.u32_le()?, b.u32_le()?, b.u32_le()?, b.u32_le()?])
 }
 
+/// One step of the unchecked loops: the symbol of state `x` by the 12-bit tables, `x`
+/// renormalised from `data` at `p`, the table entry's mark ORed into `used`. The caller makes
+/// sure `data` holds two bytes from `p` and that `x` is at or above LOWER: the step then needs
+/// at most those two bytes and leaves `x` at or above LOWER again (a step leaves at least
+/// `x >> 12 >= 1 << 11`, two bytes make that at least `1 << 27`), even from an unfilled slot.
+#[inline(always)]
+fn fast_step(
+    (sym, fb): (&[u8; 4096], &[u32; 4096]),
+    x: &mut u32,
+    data: &[u8],
+    p: &mut usize,
+    used: &mut u32,
+) -> u8 {
+    let m = (*x & (TOTAL - 1)) as usize;
+    let e = fb[m];
+    *used |= e;
+    let mut y = advance(e, *x, 12);
+    if y < LOWER {
+        y = (y << 8) | u32::from(data[*p]);
+        *p += 1;
+        if y < LOWER {
+            y = (y << 8) | u32::from(data[*p]);
+            *p += 1;
+        }
+    }
+    *x = y;
+    sym[m]
+}
+
 fn order0(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
     let t = read_table(b)?;
     let mut r = states(b)?;
     let mut out = vec![0u8; n];
-    let (sym, fb) = t.arrays_4096().ok_or("rANS table of the wrong size")?;
+    let tables = t.arrays_4096().ok_or("rANS table of the wrong size")?;
     // The four states decode in turn with every table entry's mark ORed into `used`, tested
-    // once at the end: an unfilled slot is as much an error, and the loop has one branch a
-    // state (renormalising) besides the input's end.
+    // once at the end: an unfilled slot is as much an error. Each state takes at most two
+    // bytes a step, so the input is checked once for a run of quads that many bytes cover.
     let data = b.rest();
-    let mut p = 0usize;
-    let mut used = 0u32;
-    let mut quads = out.chunks_exact_mut(4);
-    'fast: for q in &mut quads {
-        // Each state takes at most two bytes while it stays at or above LOWER.
-        if data.len() - p < 8 || r.iter().any(|&x| x < LOWER) {
-            // The last bytes: the checked way.
-            b.skip(p)?;
-            for (o, state) in q.iter_mut().zip(r.iter_mut()) {
-                *o = step(&t, state, b)?;
+    let (mut p, mut used, mut done) = (0usize, 0u32, 0usize);
+    let quads = n / 4;
+    if r.iter().all(|&x| x >= LOWER) {
+        let [mut x0, mut x1, mut x2, mut x3] = r;
+        while done < quads {
+            let run = ((data.len() - p) / 8).min(quads - done);
+            if run == 0 {
+                break;
             }
-            p = 0;
-            for q in &mut quads {
-                for (o, state) in q.iter_mut().zip(r.iter_mut()) {
-                    *o = step(&t, state, b)?;
-                }
+            for q in out[4 * done..4 * (done + run)].chunks_exact_mut(4) {
+                q[0] = fast_step(tables, &mut x0, data, &mut p, &mut used);
+                q[1] = fast_step(tables, &mut x1, data, &mut p, &mut used);
+                q[2] = fast_step(tables, &mut x2, data, &mut p, &mut used);
+                q[3] = fast_step(tables, &mut x3, data, &mut p, &mut used);
             }
-            break 'fast;
+            done += run;
         }
-        for (o, x) in q.iter_mut().zip(r.iter_mut()) {
-            let m = (*x & (TOTAL - 1)) as usize;
-            let e = fb[m];
-            used |= e;
-            *o = sym[m];
-            let mut y = advance(e, *x, 12);
-            if y < LOWER {
-                y = (y << 8) | u32::from(data[p]);
-                p += 1;
-                if y < LOWER {
-                    y = (y << 8) | u32::from(data[p]);
-                    p += 1;
-                }
-            }
-            *x = y;
-        }
+        r = [x0, x1, x2, x3];
     }
     if used & UNFILLED != 0 {
         return Err("rANS state outside the frequency table".to_string());
     }
     b.skip(p)?;
-    for (o, state) in quads.into_remainder().iter_mut().zip(r.iter_mut()) {
-        *o = step(&t, state, b)?;
+    // The last bytes: the checked way.
+    for q in out[4 * done..].chunks_mut(4) {
+        for (o, state) in q.iter_mut().zip(r.iter_mut()) {
+            *o = step(&t, state, b)?;
+        }
     }
     Ok(out)
 }
 
-fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
-    // One table per context (the previous symbol); contexts never seen have none.
-    let mut tables: Vec<Option<Slots>> = (0..256).map(|_| None).collect();
-    let mut ctx = usize::from(b.next()?);
-    let mut run = 0u8;
-    loop {
-        tables[ctx] = Some(read_table(b)?);
-        ctx = next_symbol(b, ctx, &mut run)?;
-        if ctx == 0 {
-            break;
+/// Order 1's tables: one a context (the previous symbol), read from the stream; contexts
+/// never listed have none.
+struct Contexts {
+    /// Table number of each context; 0 is an empty table (every slot unfilled), so that a
+    /// loop indexing by context needs no test for a missing one.
+    of: [u16; 256],
+    tables: Vec<Slots>,
+}
+
+impl Contexts {
+    fn read(b: &mut Bytes<'_>) -> Result<Contexts, String> {
+        let mut c = Contexts {
+            of: [0; 256],
+            tables: vec![Slots::new(12)],
+        };
+        let mut ctx = usize::from(b.next()?);
+        let mut run = 0u8;
+        loop {
+            c.of[ctx] = c.tables.len() as u16;
+            c.tables.push(read_table(b)?);
+            ctx = next_symbol(b, ctx, &mut run)?;
+            if ctx == 0 {
+                return Ok(c);
+            }
         }
     }
+
+    /// The table of context `c`, for the checked way.
+    fn table(&self, c: u8) -> Result<&Slots, String> {
+        match self.of[usize::from(c)] {
+            0 => Err(format!("rANS order-1 context {c} has no table")),
+            k => Ok(&self.tables[usize::from(k)]),
+        }
+    }
+}
+
+fn order1(b: &mut Bytes<'_>, n: usize) -> Result<Vec<u8>, String> {
+    let contexts = Contexts::read(b)?;
+    let arrays = contexts
+        .tables
+        .iter()
+        .map(Slots::arrays_4096)
+        .collect::<Option<Vec<_>>>()
+        .ok_or("rANS table of the wrong size")?;
     let mut r = states(b)?;
     let mut out = vec![0u8; n];
     // Each state decodes one quarter of the output; the last also decodes the remainder.
     let quarter = n / 4;
-    let mut last = [0usize; 4];
-    let table = |c: usize| {
-        tables[c]
-            .as_ref()
-            .ok_or_else(|| format!("rANS order-1 context {c} has no table"))
-    };
+    let mut last = [0u8; 4];
     {
         let (q0, rest) = out.split_at_mut(quarter);
         let (q1, rest) = rest.split_at_mut(quarter);
         let (q2, q3) = rest.split_at_mut(quarter);
-        for i in 0..quarter {
-            for (j, q) in [&mut *q0, &mut *q1, &mut *q2, &mut *q3]
-                .into_iter()
-                .enumerate()
-            {
-                let s = step(table(last[j])?, &mut r[j], b)?;
+        let mut qs = [q0, q1, q2, &mut q3[..quarter]];
+        // As order 0 does: while every state is at or above LOWER and the input holds two
+        // bytes a state, no step needs a check but the renormalising one; table entries'
+        // marks (an unfilled slot, or a context with no table) are tested once at the end.
+        let data = b.rest();
+        let (mut p, mut used, mut i) = (0usize, 0u32, 0usize);
+        if r.iter().all(|&x| x >= LOWER) {
+            while i < quarter {
+                let run = ((data.len() - p) / 8).min(quarter - i);
+                if run == 0 {
+                    break;
+                }
+                for i in i..i + run {
+                    for (j, q) in qs.iter_mut().enumerate() {
+                        let c = usize::from(contexts.of[usize::from(last[j])]);
+                        let s = fast_step(arrays[c], &mut r[j], data, &mut p, &mut used);
+                        q[i] = s;
+                        last[j] = s;
+                    }
+                }
+                i += run;
+            }
+        }
+        if used & UNFILLED != 0 {
+            return Err("rANS state outside the frequency table".to_string());
+        }
+        b.skip(p)?;
+        // The last bytes: the checked way.
+        for i in i..quarter {
+            for (j, q) in qs.iter_mut().enumerate() {
+                let s = step(contexts.table(last[j])?, &mut r[j], b)?;
                 q[i] = s;
-                last[j] = usize::from(s);
+                last[j] = s;
             }
         }
     }
     for o in &mut out[4 * quarter..] {
-        let s = step(table(last[3])?, &mut r[3], b)?;
+        let s = step(contexts.table(last[3])?, &mut r[3], b)?;
         *o = s;
-        last[3] = usize::from(s);
+        last[3] = s;
     }
     Ok(out)
 }

@@ -255,16 +255,8 @@ impl Names {
             return Err(format!("name tokeniser: name {cnum} refers {dist} back"));
         }
         let prev = self.names.get(cnum - dist).copied();
-        let start = self.out.len();
         if t0 == DUP {
-            let p = prev.ok_or("name tokeniser: a name duplicates itself")?;
-            let from = p.start as usize;
-            let text = self.out[from..from + p.len as usize].to_vec();
-            self.push(&text)?;
-            self.names.push(Name {
-                start: start as u32,
-                ..p
-            });
+            self.duplicate(prev)?;
             return Ok(true);
         }
         // Every token samtools writes makes at least one byte of a name, so more tokens than
@@ -273,82 +265,16 @@ impl Names {
         if self.tokens.len() > self.limit + MAX_TOKENS {
             return Err("name tokeniser: more tokens than the names' bytes".to_string());
         }
+        let start = self.out.len();
         let first = self.tokens.len() as u32;
         // Position 0 holds no token of the name itself.
         self.tokens.push(Token::default());
         for ntok in 1..s.positions.min(MAX_TOKENS) {
-            let id = ntok << 4;
             let at = (self.out.len() - start) as u32;
-            let tok = match s.byte(id) {
-                Some(CHAR) => {
-                    let c = s.need(id | usize::from(CHAR))?;
-                    self.push(&[c])?;
-                    tok(CHAR, u32::from(c), 0)
-                }
-                Some(ALPHA) => {
-                    let mut n = 0u32;
-                    loop {
-                        match s.need(id | usize::from(ALPHA))? {
-                            0 => break,
-                            c => self.push(&[c])?,
-                        }
-                        n += 1;
-                    }
-                    tok(ALPHA, n, at)
-                }
-                Some(DIGITS0) => {
-                    let width = s.need(id | usize::from(DZLEN))?;
-                    let v = s.u32(id | usize::from(DIGITS0))?;
-                    self.push(&fixed(v, u32::from(width))?)?;
-                    tok(DIGITS0, v, u32::from(width))
-                }
-                Some(DDELTA0) => {
-                    let e = self.earlier(prev, ntok)?;
-                    let v = e
-                        .int
-                        .wrapping_add(u32::from(s.need(id | usize::from(DDELTA0))?));
-                    self.push(&fixed(v, e.str)?)?;
-                    tok(DIGITS0, v, e.str)
-                }
-                Some(DIGITS) => {
-                    let v = s.u32(id | usize::from(DIGITS))?;
-                    self.push(&decimal(v))?;
-                    tok(DIGITS, v, 0)
-                }
-                Some(DDELTA) => {
-                    let e = self.earlier(prev, ntok)?;
-                    let v = e
-                        .int
-                        .wrapping_add(u32::from(s.need(id | usize::from(DDELTA))?));
-                    self.push(&decimal(v))?;
-                    tok(DIGITS, v, 0)
-                }
-                Some(NOP) => tok(NOP, 0, 0),
-                Some(MATCH) => {
-                    let e = self.earlier(prev, ntok)?;
-                    match e.kind {
-                        CHAR => self.push(&[e.int as u8])?,
-                        ALPHA => {
-                            let p = prev.ok_or("name tokeniser: no earlier name")?;
-                            let from = p.start as usize + e.str as usize;
-                            let text = self
-                                .out
-                                .get(from..from + e.int as usize)
-                                .ok_or("name tokeniser: a token outside its name")?
-                                .to_vec();
-                            self.push(&text)?;
-                        }
-                        DIGITS => self.push(&decimal(e.int))?,
-                        DIGITS0 => self.push(&fixed(e.int, e.str)?)?,
-                        k => return Err(format!("name tokeniser: match of a type {k} token")),
-                    }
-                    Token {
-                        str: if e.kind == ALPHA { at } else { e.str },
-                        ..e
-                    }
-                }
+            match self.token(s, ntok, prev, at)? {
+                Some(tok) => self.tokens.push(tok),
                 // The end, written or left out (a missing or unknown type ends the name).
-                _ => {
+                None => {
                     self.push(&[0])?;
                     self.tokens.push(tok(END, 0, 0));
                     self.names.push(Name {
@@ -359,10 +285,109 @@ impl Names {
                     });
                     return Ok(true);
                 }
-            };
-            self.tokens.push(tok);
+            }
         }
         Err(format!("name tokeniser: name {cnum} has no end"))
+    }
+
+    /// A name the same as name `prev`.
+    fn duplicate(&mut self, prev: Option<Name>) -> Result<(), String> {
+        let p = prev.ok_or("name tokeniser: a name duplicates itself")?;
+        let start = self.out.len();
+        let from = p.start as usize;
+        let text = self.out[from..from + p.len as usize].to_vec();
+        self.push(&text)?;
+        self.names.push(Name {
+            start: start as u32,
+            ..p
+        });
+        Ok(())
+    }
+
+    /// Token `ntok` of the name being decoded, its text written at `at` within the name;
+    /// `None` at the name's end. `prev` is the name its deltas and matches refer to.
+    fn token(
+        &mut self,
+        s: &mut Streams,
+        ntok: usize,
+        prev: Option<Name>,
+        at: u32,
+    ) -> Result<Option<Token>, String> {
+        let id = ntok << 4;
+        let t = match s.byte(id) {
+            Some(CHAR) => {
+                let c = s.need(id | usize::from(CHAR))?;
+                self.push(&[c])?;
+                tok(CHAR, u32::from(c), 0)
+            }
+            Some(ALPHA) => {
+                let mut n = 0u32;
+                loop {
+                    match s.need(id | usize::from(ALPHA))? {
+                        0 => break,
+                        c => self.push(&[c])?,
+                    }
+                    n += 1;
+                }
+                tok(ALPHA, n, at)
+            }
+            Some(DIGITS0) => {
+                let width = s.need(id | usize::from(DZLEN))?;
+                let v = s.u32(id | usize::from(DIGITS0))?;
+                self.push(&fixed(v, u32::from(width))?)?;
+                tok(DIGITS0, v, u32::from(width))
+            }
+            Some(DDELTA0) => {
+                let e = self.earlier(prev, ntok)?;
+                let v = e
+                    .int
+                    .wrapping_add(u32::from(s.need(id | usize::from(DDELTA0))?));
+                self.push(&fixed(v, e.str)?)?;
+                tok(DIGITS0, v, e.str)
+            }
+            Some(DIGITS) => {
+                let v = s.u32(id | usize::from(DIGITS))?;
+                self.push(&decimal(v))?;
+                tok(DIGITS, v, 0)
+            }
+            Some(DDELTA) => {
+                let e = self.earlier(prev, ntok)?;
+                let v = e
+                    .int
+                    .wrapping_add(u32::from(s.need(id | usize::from(DDELTA))?));
+                self.push(&decimal(v))?;
+                tok(DIGITS, v, 0)
+            }
+            Some(NOP) => tok(NOP, 0, 0),
+            Some(MATCH) => self.matched(prev, ntok, at)?,
+            _ => return Ok(None),
+        };
+        Ok(Some(t))
+    }
+
+    /// A token the same as name `prev`'s at position `ntok`, its text written at `at`.
+    fn matched(&mut self, prev: Option<Name>, ntok: usize, at: u32) -> Result<Token, String> {
+        let e = self.earlier(prev, ntok)?;
+        match e.kind {
+            CHAR => self.push(&[e.int as u8])?,
+            ALPHA => {
+                let p = prev.ok_or("name tokeniser: no earlier name")?;
+                let from = p.start as usize + e.str as usize;
+                let text = self
+                    .out
+                    .get(from..from + e.int as usize)
+                    .ok_or("name tokeniser: a token outside its name")?
+                    .to_vec();
+                self.push(&text)?;
+            }
+            DIGITS => self.push(&decimal(e.int))?,
+            DIGITS0 => self.push(&fixed(e.int, e.str)?)?,
+            k => return Err(format!("name tokeniser: match of a type {k} token")),
+        }
+        Ok(Token {
+            str: if e.kind == ALPHA { at } else { e.str },
+            ..e
+        })
     }
 }
 

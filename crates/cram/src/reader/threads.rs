@@ -1,7 +1,7 @@
 //! Decoding containers on worker threads (`-@`), as htslib's thread pool does: the reader's
 //! thread reads each container and the reference bases its slices need (the byte source and
-//! the FASTA stay with it), workers decode the blocks and make the records whole, and the
-//! containers come back in file order. While it waits, the reader's thread decodes queued
+//! the FASTA stay with it) while a worker decodes its blocks, the worker makes the records
+//! whole as each slice's bases come, and the containers come back in file order. While it waits, the reader's thread decodes queued
 //! containers too, so that `-@ 1` keeps two threads decoding.
 
 use std::collections::VecDeque;
@@ -9,11 +9,15 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
-use super::decode::{decode_blocks, Bases, Context, SliceRef, Slices};
+use super::decode::{decode_blocks, Bases, Context, Decoded, SliceRef, Slices};
 use super::*;
 
 type Job = Box<dyn FnOnce() + Send>;
 type Answer = Result<Vec<Alignment>, Error>;
+/// A slice whose reference bases are to be read (its header and offset), or none.
+type Wanted = Option<(SliceHeader, u64)>;
+/// A slice's reference bases as the reader's thread read them, or the error reading them.
+type Bases1 = Result<Option<SliceRef>, Error>;
 
 /// A container read and waiting for its turn.
 enum Queued {
@@ -39,21 +43,88 @@ pub(super) struct Pool {
     input_done: bool,
 }
 
-impl Pool {
-    /// The answer of `rx`, running queued jobs while it is not there.
-    fn wait(&self, rx: &Receiver<Answer>) -> Answer {
-        let stopped = || Error::at(0, "a CRAM decoding thread stopped");
-        loop {
-            match rx.try_recv() {
-                Ok(answer) => return answer,
-                Err(TryRecvError::Disconnected) => return Err(stopped()),
-                Err(TryRecvError::Empty) => {}
+/// The answer of `rx`, running jobs queued on `steal` while it is not there.
+fn wait<T>(rx: &Receiver<Result<T, Error>>, steal: &Receiver<Job>) -> Result<T, Error> {
+    let stopped = || Error::at(0, "a CRAM decoding thread stopped");
+    loop {
+        match rx.try_recv() {
+            Ok(answer) => return answer,
+            Err(TryRecvError::Disconnected) => return Err(stopped()),
+            Err(TryRecvError::Empty) => {}
+        }
+        match steal.try_recv() {
+            Ok(job) => job(),
+            Err(_) => return rx.recv().unwrap_or_else(|_| Err(stopped())),
+        }
+    }
+}
+
+/// Blocks smaller than this are decoded where their slice is: handing them on costs more.
+const SHARED_BLOCK: usize = 64 << 10;
+
+/// The pool's queue, seen from a container's job: large blocks are handed to threads with
+/// nothing to do (a query of one container has one slice to decode on two cores).
+#[derive(Clone)]
+struct Helpers {
+    jobs: Sender<Job>,
+    steal: Receiver<Job>,
+}
+
+impl Helpers {
+    /// [`decode_blocks`] with the large blocks, but the largest, handed to idle threads when
+    /// no job waits in the queue (decoding a whole file keeps every thread busy with
+    /// containers: nothing is handed on then). Errors come in block order, as
+    /// [`decode_blocks`] gives them.
+    fn decode_blocks(&self, blocks: &[Block<'_>]) -> Result<Vec<Decoded>, Error> {
+        let largest = (0..blocks.len()).max_by_key(|&i| blocks[i].raw_size);
+        let idle = self.jobs.is_empty();
+        let mut handed = Vec::new();
+        for (i, b) in blocks.iter().enumerate() {
+            let worth = b.raw_size >= SHARED_BLOCK && b.method != crate::block::Method::Raw;
+            if Some(i) == largest || !worth || !idle {
+                continue;
             }
-            match self.steal.try_recv() {
-                Ok(job) => job(),
-                Err(_) => return rx.recv().unwrap_or_else(|_| Err(stopped())),
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            let (method, content_type, content_id) = (b.method, b.content_type, b.content_id);
+            let (raw_size, offset, data) = (b.raw_size, b.offset, b.data.to_vec());
+            let job: Job = Box::new(move || {
+                let b = Block {
+                    method,
+                    content_type,
+                    content_id,
+                    raw_size,
+                    data: &data,
+                    offset,
+                };
+                let _ = tx.send(b.decode().map(std::borrow::Cow::into_owned));
+            });
+            if self.jobs.send(job).is_ok() {
+                handed.push((i, rx));
             }
         }
+        let mut handed = handed.into_iter().peekable();
+        let mut out = Vec::with_capacity(blocks.len());
+        for (i, b) in blocks.iter().enumerate() {
+            let bytes = match handed.next_if(|(j, _)| *j == i) {
+                Some((_, rx)) => wait(&rx, &self.steal)?,
+                None => b.decode()?.into_owned(),
+            };
+            out.push((b.content_type, b.content_id, bytes, b.offset));
+        }
+        Ok(out)
+    }
+}
+
+impl Pool {
+    fn wait(&self, rx: &Receiver<Answer>) -> Answer {
+        wait(rx, &self.steal)
+    }
+
+    fn helpers(&self) -> Option<Helpers> {
+        Some(Helpers {
+            jobs: self.jobs.clone()?,
+            steal: self.steal.clone(),
+        })
     }
 
     /// Forgets the queued containers; jobs nobody waits for are taken off the queue.
@@ -75,23 +146,30 @@ impl Drop for Pool {
 }
 
 impl Context {
-    /// A container's records made whole, its slices' reference bases read beforehand.
+    /// A container's records made whole, each slice's reference bases taken from `refs` (in
+    /// slice order, read by the reader's thread meanwhile) once its blocks are decoded: a
+    /// reference's error comes where decoding in turn gives it.
     fn decode_prepared(
         &self,
         h: &ContainerHeader,
         body: &[u8],
         body_at: u64,
-        refs: Vec<Option<SliceRef>>,
+        refs: Receiver<Bases1>,
         range: Option<Range>,
+        helpers: Option<Helpers>,
     ) -> Answer {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let none = BTreeMap::new();
-        let mut refs = refs.into_iter();
         let mut out = Vec::new();
         while let Some((sh, blocks, at)) = slices.next_slice()? {
-            let blocks = decode_blocks(&blocks)?;
+            let blocks = match &helpers {
+                Some(h) => h.decode_blocks(&blocks)?,
+                None => decode_blocks(&blocks)?,
+            };
             let stored = self.records(&ch, &sh, &blocks, range.as_ref(), at)?;
-            let slice_ref = refs.next().flatten();
+            let slice_ref = refs
+                .recv()
+                .unwrap_or_else(|_| Err(Error::at(at, "the reference reading stopped")))?;
             let bases = Bases {
                 slice: slice_ref.as_ref(),
                 whole: &none,
@@ -208,18 +286,21 @@ impl Reader {
         }
     }
 
-    /// Hands a container to the workers with its slices' reference bases, or keeps it to be
-    /// decoded in turn.
+    /// Hands a container to the workers, then reads its slices' reference bases for them;
+    /// or keeps it to be decoded in turn.
     fn queue(&mut self, h: ContainerHeader, body: Vec<u8>, body_at: u64) -> Queued {
-        let refs = match self.prepare(&h, &body, body_at) {
-            Ok(Some(refs)) => refs,
+        let wanted = match self.prepare(&h, &body, body_at) {
+            Ok(Some(wanted)) => wanted,
             Ok(None) | Err(_) => return Queued::InTurn(h, body, body_at),
         };
         let ctx = self.context();
         let range = self.range;
         let (tx, rx) = crossbeam_channel::bounded(1);
+        let (refs_tx, refs) = crossbeam_channel::unbounded();
+        let helpers = self.pool.as_ref().and_then(Pool::helpers);
         let job: Job = Box::new(move || {
-            let _ = tx.send(ctx.decode_prepared(&h, &body, body_at, refs, range));
+            let answer = ctx.decode_prepared(&h, &body, body_at, refs, range, helpers);
+            let _ = tx.send(answer);
         });
         let sent = self
             .pool
@@ -229,33 +310,38 @@ impl Reader {
         if !sent {
             return Queued::Failed(Error::at(body_at, "CRAM decoding threads stopped"));
         }
+        for slice in wanted {
+            let bases = match slice {
+                Some((sh, at)) => self.slice_reference(&sh, at).map(Some),
+                None => Ok(None),
+            };
+            let failed = bases.is_err();
+            if refs_tx.send(bases).is_err() || failed {
+                break;
+            }
+        }
         Queued::Job(rx)
     }
 
-    /// The reference bases of each slice of a container, read ahead of decoding; `None`
-    /// when the container is to be decoded in turn.
+    /// The slices of a container that need reference bases read (their headers and
+    /// offsets), in order; `None` when the container is to be decoded in turn.
     fn prepare(
         &mut self,
         h: &ContainerHeader,
         body: &[u8],
         body_at: u64,
-    ) -> Result<Option<Vec<Option<SliceRef>>>, Error> {
+    ) -> Result<Option<Vec<Wanted>>, Error> {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
-        let mut refs = Vec::new();
+        let mut wanted = Vec::new();
         while let Some((sh, _, at)) = slices.next_slice()? {
             if sh.reference_id == crate::slice::MULTI_REF
                 || (sh.reference_id >= 0 && sh.embedded_reference >= 0)
             {
                 return Ok(None);
             }
-            refs.push(
-                if sh.reference_id < 0 || !ch.reference_required || self.without_bases {
-                    None
-                } else {
-                    Some(self.slice_reference(&sh, at)?)
-                },
-            );
+            let needed = sh.reference_id >= 0 && ch.reference_required && !self.without_bases;
+            wanted.push(needed.then_some((sh, at)));
         }
-        Ok(Some(refs))
+        Ok(Some(wanted))
     }
 }

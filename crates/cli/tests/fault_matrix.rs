@@ -7,7 +7,9 @@
 //! listed as tables are in `fault_matrix/faults.rs`, how a case is run and judged in
 //! `fault_matrix/case.rs`; this file runs them all, with the cases that need more than a rule.
 
+#[path = "fault_matrix/case.rs"]
 mod case;
+#[path = "fault_matrix/faults.rs"]
 mod faults;
 
 use std::time::Duration;

@@ -1,11 +1,10 @@
 //! The faults of the matrix: the servers and files that misbehave, and the query each runs.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use testkit::{hts, Fault, RawFault, Rule, Server};
+use testkit::{Fault, RawFault, Rule, Server};
 
-use super::case::{run, Expect, Run};
+use super::case::{local, run, Expect, Run};
 use super::{REGIONS, SECOND_SPAN, SIZE};
 
 /// The arguments of the five-region query (`-X BAM BAI REGIONS`) on `base`.

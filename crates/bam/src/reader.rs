@@ -135,7 +135,34 @@ impl Reader {
         let mut locator = Locator::new(location);
         // Three requests at once for a remote file: the header (unless cached), the EOF marker
         // (which also shows a cached header current), the index.
-        let (opened, file) = Opened::open(locator.source(), options)?;
+        let (opened, file) = Opened::open(locator.source(), None, options)?;
+        locator.start(options, opened.cache());
+        Reader::from_hfile(file, opened, locator, options)
+    }
+
+    /// Reads a local regular file the caller has opened already (to look at its first bytes
+    /// without opening it twice), from its start, as [`Reader::open`] of `location` (its path,
+    /// which index names are derived from; `FILE##idx##INDEX` names the index too).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::io::{Read, Seek};
+    /// let mut file = std::fs::File::open("x.bam")?;
+    /// let mut magic = [0u8; 4];
+    /// file.read_exact(&mut magic)?; // e.g. to tell CRAM apart
+    /// file.rewind()?;
+    /// let reader = bam::Reader::open_file("x.bam", file, &Default::default())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_file(
+        location: &str,
+        file: std::fs::File,
+        options: &OpenOptions,
+    ) -> Result<Reader> {
+        let mut locator = Locator::new(location);
+        let backend = hfile::FileBackend::from_file(locator.source(), file)?;
+        let (opened, file) = Opened::open(locator.source(), Some(Box::new(backend)), options)?;
         locator.start(options, opened.cache());
         Reader::from_hfile(file, opened, locator, options)
     }

@@ -21,6 +21,11 @@
 //!
 //! Copying a region into an indexed BAM file: `examples/region_to_bam.rs`.
 //!
+//! [`RecordReader`] is the record reader under [`Reader`], generic over its byte source (a
+//! `std::fs::File`, bytes in memory, any [`bgzf::Source`]), with the index passed in:
+//! `RecordReader::new(source)?.query(&index, regions)`. [`Reader`] adds opening paths and URLs,
+//! the persistent cache of remote headers and indexes, and finding the index.
+//!
 //! samtools' command semantics (view's selection and record edits, `-P`, flagstat, idxstats,
 //! quickcheck) are in the `samtools` crate above this one.
 //!

@@ -46,12 +46,10 @@ const RECORD_READ_STEP: usize = 1 << 20;
 /// A region, through an index loaded by the caller:
 ///
 /// ```no_run
-/// use bam::{RecordReader, Target};
 /// let bytes = std::fs::read("x.bam")?;
 /// let index = bam::index::read("x.bam.bai")?;
-/// let mut reader = RecordReader::with_name(std::io::Cursor::new(bytes), "x.bam")?;
-/// let tid = reader.header().tid("chr1").ok_or("no chr1")?;
-/// let target = Target::Ref { tid, beg: 10_000, end: 20_000 };
+/// let mut reader = bam::RecordReader::with_name(std::io::Cursor::new(bytes), "x.bam")?;
+/// let target = bam::parse_region("chr1:10,001-20,000", reader.header())?;
 /// let mut query = reader.query(&index, target)?;
 /// while let Some(record) = query.next_record_ref()? {
 ///     println!("{}", record.pos());

@@ -89,10 +89,11 @@ impl<S: Source> RecordReader<S> {
     /// # Examples
     ///
     /// ```no_run
-    /// use bam::{RecordReader, Regions, Target};
+    /// use bam::{parse_region, RecordReader, Regions};
     /// let index = bam::index::read("x.bam.bai")?;
     /// let mut reader = RecordReader::new(std::fs::File::open("x.bam")?)?;
-    /// let targets = vec![Target::Ref { tid: 0, beg: 0, end: 1_000 }, Target::Unplaced];
+    /// let header = reader.header();
+    /// let targets = vec![parse_region("chr1:1-1000", header)?, parse_region("*", header)?];
     /// let count = reader.query(&index, Regions::Targets(targets))?.count_records()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

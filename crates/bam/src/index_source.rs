@@ -104,8 +104,8 @@ impl Pending {
         // that the answers for those before the index arrive beside its first bytes.
         let mut tried = Vec::new();
         for name in names {
-            let opened = Cached::open(&name, transport, cache.cloned(), PREFIX_CAP).map(
-                |(c, mut file)| {
+            let opened =
+                Cached::open(&name, transport, cache.cloned(), PREFIX_CAP).map(|(c, mut file)| {
                     if c.from_cache > 0 {
                         // The request that will show the cached prefix still current.
                         file.advise_tail(1);
@@ -113,8 +113,7 @@ impl Pending {
                         file.advise(std::slice::from_ref(&(0..piece)));
                     }
                     (c, file)
-                },
-            );
+                });
             let found = !matches!(&opened, Err(e) if e.is_not_found());
             let local = hfile::scheme_of(&name).is_none();
             tried.push((name, opened));

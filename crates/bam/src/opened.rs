@@ -99,8 +99,13 @@ impl Opened {
         } else {
             Cache::from_env()
         };
-        let (cached, mut file) =
-            Cached::open_with(source, backend, &options.transport, cache.clone(), HEADER_CAP)?;
+        let (cached, mut file) = Cached::open_with(
+            source,
+            backend,
+            &options.transport,
+            cache.clone(),
+            HEADER_CAP,
+        )?;
         file.advise_tail(EOF_MARKER_LEN);
         let opened = Opened {
             cached,

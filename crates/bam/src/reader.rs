@@ -155,11 +155,7 @@ impl Reader {
     /// let reader = bam::Reader::open_file("x.bam", file, &Default::default())?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn open_file(
-        location: &str,
-        file: std::fs::File,
-        options: &OpenOptions,
-    ) -> Result<Reader> {
+    pub fn open_file(location: &str, file: std::fs::File, options: &OpenOptions) -> Result<Reader> {
         let mut locator = Locator::new(location);
         let backend = hfile::FileBackend::from_file(locator.source(), file)?;
         let (opened, file) = Opened::open(locator.source(), Some(Box::new(backend)), options)?;

@@ -93,7 +93,9 @@ fn compare(bam: &Path, index: &Path) -> usize {
         // Each query starts over: the whole file reads from where the last one stopped.
         generic = RecordReader::with_name(Cursor::new(std::fs::read(bam).unwrap()), &name).unwrap();
         facade = Reader::open(&name, &bam::OpenOptions::default()).unwrap();
-        facade.load_index(Some(&index.display().to_string())).unwrap();
+        facade
+            .load_index(Some(&index.display().to_string()))
+            .unwrap();
     }
     lines
 }

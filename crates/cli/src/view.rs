@@ -156,7 +156,8 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
-    let opened = match crate::cram_view::sniff(args.positional.first().map_or("-", String::as_str)) {
+    let opened = match crate::cram_view::sniff(args.positional.first().map_or("-", String::as_str))
+    {
         crate::cram_view::Sniffed::Cram => return crate::cram_view::view(args, command_line),
         crate::cram_view::Sniffed::Other(opened) => opened,
     };

@@ -90,7 +90,11 @@ pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
 
 impl Walk {
     /// `hts_itr_multi_next`: true when the reader holds the next record.
-    pub(super) fn advance<S: Source>(&mut self, reader: &mut RecordReader<S>, plan: &Plan) -> Result<bool> {
+    pub(super) fn advance<S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+        plan: &Plan,
+    ) -> Result<bool> {
         if self.state.finished {
             return Ok(false);
         }

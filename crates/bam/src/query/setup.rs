@@ -49,9 +49,7 @@ impl Start {
         };
         let plan = match cx.fetch {
             FetchPlan::Planned => planner.finish(cx.index, cx.starts, cx.size, &cx.options),
-            FetchPlan::PerChunk => {
-                plan::per_chunk(cx.index, planner.regions(), cx.starts, cx.size)
-            }
+            FetchPlan::PerChunk => plan::per_chunk(cx.index, planner.regions(), cx.starts, cx.size),
         };
         Ok(match regions {
             Regions::File => Start::file(),

@@ -99,7 +99,11 @@ impl Walk {
     }
 
     /// Reads on to the next record of a target; true when the reader holds one.
-    pub(super) fn advance<S: Source>(&mut self, reader: &mut RecordReader<S>, plan: &Plan) -> Result<bool> {
+    pub(super) fn advance<S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+        plan: &Plan,
+    ) -> Result<bool> {
         while self.current < self.targets.len() {
             let found = match self.targets[self.current] {
                 Target::Ref { tid, beg, end } => {

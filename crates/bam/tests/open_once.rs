@@ -1,6 +1,7 @@
-//! A local index search stops at the first name that exists, as samtools 1.16.1 does (it
-//! stats `x.bam.csi`, `x.csi`, `x.bam.bai`, `x.bai` in turn and opens only the first found):
-//! a name after it is never opened. Shown with a named pipe there, whose open would block.
+//! Local files are opened once, as samtools 1.16.1 opens them: a BAM the caller opened already
+//! (to tell BAM from CRAM) is read through that handle, and the index search stops at the first
+//! name that exists (samtools stats `x.bam.csi`, `x.csi`, `x.bam.bai`, `x.bai` in turn and
+//! opens only the first found), shown with a named pipe after it, whose open would block.
 
 #![cfg(unix)]
 
@@ -56,4 +57,24 @@ fn the_names_after_the_first_found_are_not_opened() {
     let counted = counted.expect("the query ends: x.bam.bai is not opened");
     // `samtools view -c rand_small.bam sm1:10000-20000` (1.16.1).
     assert_eq!(counted.expect("the query reads"), 85);
+}
+
+#[test]
+fn a_file_opened_by_the_caller_is_read_through_its_handle() {
+    let data = testkit::corpus_dir().join("data");
+    let dir = std::env::temp_dir().join(format!("bam-open-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let path = dir.join("gone.bam");
+    std::fs::copy(data.join("rand_small.bam"), &path).expect("the BAM");
+    let file = std::fs::File::open(&path).expect("opens");
+    // The path is gone: only the handle can be read.
+    std::fs::remove_file(&path).expect("removed");
+    let _ = std::fs::remove_dir_all(&dir);
+    let location = path.display().to_string();
+    let mut reader = bam::Reader::open_file(&location, file, &bam::OpenOptions::default())
+        .expect("read through the handle");
+    assert_eq!(reader.location(), location);
+    // `samtools view -c rand_small.bam` (1.16.1).
+    let count = reader.records().expect("a query").count_records();
+    assert_eq!(count.expect("every record reads"), 612);
 }

@@ -43,7 +43,21 @@ impl Cached {
         cache: Option<Cache>,
         cap: usize,
     ) -> Result<(Cached, HFile)> {
-        let backend = hfile::open_backend(name, transport)?;
+        Cached::open_with(name, None, transport, cache, cap)
+    }
+
+    /// [`Cached::open`] of `name` through `backend` when the caller opened it already.
+    pub(crate) fn open_with(
+        name: &str,
+        backend: Option<Box<dyn hfile::Backend>>,
+        transport: &hfile::OpenOptions,
+        cache: Option<Cache>,
+        cap: usize,
+    ) -> Result<(Cached, HFile)> {
+        let backend = match backend {
+            Some(backend) => backend,
+            None => hfile::open_backend(name, transport)?,
+        };
         let remote = hfile::scheme_of(name).is_some();
         let cache = cache.filter(|_| remote);
         let entry = cache.as_ref().and_then(|c| c.lookup(name));

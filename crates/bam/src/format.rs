@@ -12,7 +12,10 @@ const SNIFF: usize = 512;
 
 /// Reads the header of a BAM stream after checking its magic; anything else is
 /// [`Error::NotBam`] naming the format found.
-pub(crate) fn read_header(bgzf: &mut bgzf::Reader, name: &str) -> Result<Header> {
+pub(crate) fn read_header<S: bgzf::Source>(
+    bgzf: &mut bgzf::Reader<S>,
+    name: &str,
+) -> Result<Header> {
     let mut prefix = Vec::with_capacity(4);
     take(bgzf, 4, &mut prefix, name)?;
     if prefix == b"BAM\x01" {
@@ -32,7 +35,12 @@ pub(crate) fn read_header(bgzf: &mut bgzf::Reader, name: &str) -> Result<Header>
 }
 
 /// Appends up to `n` more bytes of the data to `buf` (fewer at its end).
-fn take(bgzf: &mut bgzf::Reader, n: u64, buf: &mut Vec<u8>, name: &str) -> Result<()> {
+fn take<S: bgzf::Source>(
+    bgzf: &mut bgzf::Reader<S>,
+    n: u64,
+    buf: &mut Vec<u8>,
+    name: &str,
+) -> Result<()> {
     let at = buf.len() as u64;
     (&mut *bgzf)
         .take(n)

@@ -99,23 +99,28 @@ impl Pending {
             IndexHint::Auto => (candidates(location), false),
             IndexHint::At(at) => (vec![at.clone()], true),
         };
-        let tried = names
-            .into_iter()
-            .map(|name| {
-                let opened = Cached::open(&name, transport, cache.cloned(), PREFIX_CAP).map(
-                    |(c, mut file)| {
-                        if c.from_cache > 0 {
-                            // The request that will show the cached prefix still current.
-                            file.advise_tail(1);
-                        } else {
-                            file.advise(std::slice::from_ref(&(0..piece)));
-                        }
-                        (c, file)
-                    },
-                );
-                (name, opened)
-            })
-            .collect();
+        // A local open answers at once whether the file exists: as samtools does, the names
+        // after the first that does are not opened. Remote names are all asked at once, so
+        // that the answers for those before the index arrive beside its first bytes.
+        let mut tried = Vec::new();
+        for name in names {
+            let opened =
+                Cached::open(&name, transport, cache.cloned(), PREFIX_CAP).map(|(c, mut file)| {
+                    if c.from_cache > 0 {
+                        // The request that will show the cached prefix still current.
+                        file.advise_tail(1);
+                    } else {
+                        file.advise(std::slice::from_ref(&(0..piece)));
+                    }
+                    (c, file)
+                });
+            let found = !matches!(&opened, Err(e) if e.is_not_found());
+            let local = hfile::scheme_of(&name).is_none();
+            tried.push((name, opened));
+            if local && found {
+                break;
+            }
+        }
         Pending {
             tried,
             explicit,

@@ -22,6 +22,11 @@
 //!
 //! Copying a region into an indexed BAM file: `examples/region_to_bam.rs`.
 //!
+//! [`RecordReader`] is the record reader under [`Reader`], generic over its byte source (a
+//! `std::fs::File`, bytes in memory, any [`bgzf::Source`]), with the index passed in:
+//! `RecordReader::new(source)?.query(&index, regions)`. [`Reader`] adds opening paths and URLs,
+//! the persistent cache of remote headers and indexes, and finding the index.
+//!
 //! samtools' command semantics (view's selection and record edits, `-P`, flagstat, idxstats,
 //! quickcheck) are in the `samtools` crate above this one.
 //!
@@ -50,6 +55,7 @@ mod position;
 mod query;
 mod reader;
 pub mod record;
+mod record_reader;
 pub mod region;
 mod region_set;
 pub mod sam;
@@ -69,6 +75,7 @@ pub use position::{Interval, Position, RefId};
 pub use query::{FetchPlan, Query, Regions};
 pub use reader::{Confirmed, OpenOptions, Reader};
 pub use record::{Record, RecordRef, StoredCoordinates};
+pub use record_reader::RecordReader;
 pub use region::{parse_region, RegionError, Target};
 pub use region_set::{RefIntervals, RegionSet};
 pub use sam::{write_sam, SamWriteError, SamWriter};

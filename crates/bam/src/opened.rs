@@ -85,17 +85,27 @@ impl Opened {
         }
     }
 
-    /// A path or URL, through the persistent cache for a remote one (unless `no_cache`). The
-    /// EOF marker is asked for at once: with the header's request (unless cached) and the
-    /// index's, three requests at once, and its answer shows a cached header current.
-    pub(crate) fn open(source: &str, options: &OpenOptions) -> Result<(Opened, HFile)> {
+    /// A path or URL (through `backend` when the caller opened it already), through the
+    /// persistent cache for a remote one (unless `no_cache`). The EOF marker is asked for at
+    /// once: with the header's request (unless cached) and the index's, three requests at once,
+    /// and its answer shows a cached header current.
+    pub(crate) fn open(
+        source: &str,
+        backend: Option<Box<dyn hfile::Backend>>,
+        options: &OpenOptions,
+    ) -> Result<(Opened, HFile)> {
         let cache = if options.no_cache || hfile::scheme_of(source).is_none() {
             None
         } else {
             Cache::from_env()
         };
-        let (cached, mut file) =
-            Cached::open(source, &options.transport, cache.clone(), HEADER_CAP)?;
+        let (cached, mut file) = Cached::open_with(
+            source,
+            backend,
+            &options.transport,
+            cache.clone(),
+            HEADER_CAP,
+        )?;
         file.advise_tail(EOF_MARKER_LEN);
         let opened = Opened {
             cached,

@@ -1,16 +1,17 @@
+//! The facade: a BAM file opened from a path, URL or pipe, with the persistent cache
+//! ([`crate::opened`]), the index locator ([`crate::location`]) and its records read through a
+//! [`RecordReader`], the one record-reading path.
+
 use bgzf::VirtualOffset;
-use hfile::Hints;
 use index::{Index, Wanted};
 
-use crate::count_check;
 use crate::header::Header;
 use crate::index_source::IndexHint;
-use crate::lengths;
 use crate::location::Locator;
 use crate::opened::Opened;
 use crate::query::{FetchPlan, Planner};
-use crate::record::{Record, RecordRef};
-use crate::{Error, RecordError, Result};
+use crate::record_reader::RecordReader;
+use crate::{Error, Result};
 
 /// How to open a BAM file.
 #[derive(Debug, Clone, Default)]
@@ -35,15 +36,6 @@ pub struct OpenOptions {
     /// more.
     pub query_refs: usize,
 }
-
-/// The bytes of the header's first read: the first block of a typical header (a BGZF block is
-/// at most 64 KiB, and writers end the header's blocks before the first record). A longer
-/// header costs further bounded requests, growing in size, never an open-ended one.
-const HEADER_READAHEAD: u64 = 16 * 1024;
-
-/// Records larger than this are read in pieces, so that a hostile `block_size` meets the end of
-/// the file before it meets an allocation.
-const RECORD_READ_STEP: usize = 1 << 20;
 
 /// An open BAM file: its header, its index, and records in file order or by region through a
 /// [`crate::Query`] ([`Reader::records`], [`Reader::query`]).
@@ -70,25 +62,14 @@ const RECORD_READ_STEP: usize = 1 << 20;
 /// # Ok::<(), bam::Error>(())
 /// ```
 pub struct Reader {
-    /// The BAM's location for messages (a signed URL's query string hidden).
-    location: String,
     /// The transport, the cache, and whether cached parts are shown current.
     opened: Opened,
     /// Which index, and as far as it is loaded.
     locator: Locator,
-    bgzf: bgzf::Reader,
-    header: Header,
-    /// Where the first record starts (just after the header).
-    first_record: VirtualOffset,
-    /// Where the last record read starts, for messages about it.
-    last_record: VirtualOffset,
+    /// The header and records; its location is the BAM's for messages (a signed URL's query
+    /// string hidden).
+    records: RecordReader,
     options: OpenOptions,
-    /// A record that crosses a block boundary, copied whole.
-    straddling: Vec<u8>,
-    /// A long-CIGAR record rewritten with its real CIGAR.
-    rewritten: Vec<u8>,
-    /// The last record read in place: its fields, and where its bytes are.
-    last: Option<Record<Held>>,
 }
 
 /// A reader whose cached parts are shown current ([`Reader::confirm`]): what may be shown of
@@ -130,16 +111,6 @@ impl Confirmed<'_> {
     }
 }
 
-/// Where the bytes of the last record read in place are, so that it can be handed out again
-/// ([`Reader::last_record_ref`]).
-#[derive(Debug, Clone, Copy)]
-enum Held {
-    /// In the current block, just before the read position: this many bytes.
-    Block(usize),
-    Straddling,
-    Rewritten,
-}
-
 impl Reader {
     /// Opens a local path or URL (or `-`, standard input, or a named pipe: read in order, no
     /// index) and reads its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
@@ -164,7 +135,30 @@ impl Reader {
         let mut locator = Locator::new(location);
         // Three requests at once for a remote file: the header (unless cached), the EOF marker
         // (which also shows a cached header current), the index.
-        let (opened, file) = Opened::open(locator.source(), options)?;
+        let (opened, file) = Opened::open(locator.source(), None, options)?;
+        locator.start(options, opened.cache());
+        Reader::from_hfile(file, opened, locator, options)
+    }
+
+    /// Reads a local regular file the caller has opened already (to look at its first bytes
+    /// without opening it twice), from its start, as [`Reader::open`] of `location` (its path,
+    /// which index names are derived from; `FILE##idx##INDEX` names the index too).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::io::{Read, Seek};
+    /// let mut file = std::fs::File::open("x.bam")?;
+    /// let mut magic = [0u8; 4];
+    /// file.read_exact(&mut magic)?; // e.g. to tell CRAM apart
+    /// file.rewind()?;
+    /// let reader = bam::Reader::open_file("x.bam", file, &Default::default())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_file(location: &str, file: std::fs::File, options: &OpenOptions) -> Result<Reader> {
+        let mut locator = Locator::new(location);
+        let backend = hfile::FileBackend::from_file(locator.source(), file)?;
+        let (opened, file) = Opened::open(locator.source(), Some(Box::new(backend)), options)?;
         locator.start(options, opened.cache());
         Reader::from_hfile(file, opened, locator, options)
     }
@@ -177,69 +171,48 @@ impl Reader {
 
     /// Reads the header of `file`.
     fn from_hfile(
-        mut file: hfile::HFile,
+        file: hfile::HFile,
         opened: Opened,
         locator: Locator,
         options: &OpenOptions,
     ) -> Result<Reader> {
         let display = hfile::redact_url(locator.source());
-        file.set_readahead_limit(Some(HEADER_READAHEAD));
-        let mut bgzf = bgzf::Reader::new(file)?;
-        let header = crate::format::read_header(&mut bgzf, &display)?;
-        let first_record = bgzf.virtual_offset();
-        // Back to streaming (no limit) for a whole-file read; a query sets its own limits. The
-        // seek is lazy, and for a remote file its bytes are still in the response window.
-        if bgzf.format() == bgzf::Format::Bgzf {
-            bgzf.seek(first_record)?;
+        // The BGZF layer names the file as the transport does; records' messages, redacted.
+        let mut records = RecordReader::read_header(file, None, display)?;
+        if opened.is_stream() {
+            records.set_stream();
         }
         // Threads only now: read-ahead while reading the header would fetch blocks past it.
-        if options.threads > 0 {
-            bgzf.set_threads(options.threads + 1);
-        }
+        records.set_threads(options.threads);
         Ok(Reader {
-            location: display,
             opened,
             locator,
-            bgzf,
-            header,
-            first_record,
-            last_record: first_record,
+            records,
             options: options.clone(),
-            straddling: Vec::new(),
-            rewritten: Vec::new(),
-            last: None,
         })
     }
 
     /// The path or URL this reader was opened on, as shown in messages (without a query string
     /// that may hold a signature).
     pub fn location(&self) -> &str {
-        &self.location
+        self.records.location()
     }
 
     /// The virtual offset of the last record read (of the first, before any), so that a
     /// problem found later (corrupt aux data met while printing) can say where the record is.
     pub fn last_record_offset(&self) -> VirtualOffset {
-        self.last_record
+        self.records.last_record_offset()
     }
 
     /// The header.
     pub fn header(&self) -> &Header {
-        &self.header
+        self.records.header()
     }
 
     /// Checks for the 28-byte BGZF end-of-file marker; `false` means the file is probably
     /// truncated. A pipe cannot be checked and counts as having one (samtools says nothing).
     pub fn has_eof_marker(&mut self) -> Result<bool> {
-        if self.opened.is_stream() {
-            return Ok(true);
-        }
-        match self.bgzf.check_eof_marker() {
-            // A server that ignores Range cannot give the last bytes alone: as for a pipe,
-            // there is no telling (htslib then says nothing either).
-            Err(bgzf::Error::Io(e)) if e.is_range_ignored() => Ok(true),
-            other => Ok(other?),
-        }
+        self.records.has_eof_marker()
     }
 
     /// Loads the whole index: `explicit` if given, else the first of
@@ -257,11 +230,11 @@ impl Reader {
     pub fn select_index(&mut self, explicit: Option<&str>) -> Result<()> {
         if self.opened.is_stream() {
             return Err(Error::NoIndex {
-                name: self.location.clone(),
+                name: self.location().to_string(),
             });
         }
         let cache = self.opened.cache();
-        let (name, header) = (&self.location, &self.header);
+        let (name, header) = (self.records.location(), self.records.header());
         self.locator
             .select(explicit, name, header, &self.options, cache)?;
         if let (true, Some(index)) = (self.opened.is_confirmed(), self.locator.loaded_mut()) {
@@ -280,7 +253,7 @@ impl Reader {
         if source.index().require(wanted).is_ok() {
             return Ok(());
         }
-        source.extend(wanted, &self.header, &mut |_, _| {})?;
+        source.extend(wanted, self.records.header(), &mut |_, _| {})?;
         self.locator.update_block_starts();
         Ok(())
     }
@@ -311,13 +284,13 @@ impl Reader {
             return Ok(());
         }
         let options = self.options.plan;
-        let bgzf = &mut self.bgzf;
+        let (header, bgzf) = self.records.header_and_bgzf();
         let mut each = |tid: usize, index: &Index| {
             if let Some(advice) = planner.arrived(tid, index, size, &options) {
                 bgzf.advise(&advice);
             }
         };
-        source.extend(needed, &self.header, &mut each)?;
+        source.extend(needed, header, &mut each)?;
         self.locator.update_block_starts();
         Ok(())
     }
@@ -332,13 +305,13 @@ impl Reader {
         if !self.opened.is_confirmed() {
             // The header's blocks: to the end of the block holding the first record (the byte
             // end of a chunk from the start to it, as the planner computes every byte end).
-            let header = index::Chunk::new(VirtualOffset::default(), self.first_record);
+            let header = index::Chunk::new(VirtualOffset::default(), self.records.first_record());
             let options = index::plan::Options::default();
             let plan = index::plan::plan_chunks(&[header], &[], u64::MAX, &options);
             let header_end = plan.spans.last().map_or(0, |s| s.end);
             let index = self.locator.loaded_mut();
             self.opened
-                .confirm(self.bgzf.get_mut(), index, header_end)?;
+                .confirm(self.records.bgzf_mut().get_mut(), index, header_end)?;
         }
         Ok(Confirmed { reader: self })
     }
@@ -349,204 +322,10 @@ impl Reader {
         self.locator.index()
     }
 
-    /// Reads the next record in file order in place: it borrows the block it lies in (a record
-    /// that crosses a block boundary is the one that is copied, into a buffer the reader keeps),
-    /// so reading allocates nothing. `None` at the end of the file. Only a [`crate::Query`]
-    /// calls it, once cached parts are shown current.
-    #[inline]
-    pub(crate) fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
-        self.read_next(false)
-    }
-
-    /// [`Reader::read_record_ref`] that also keeps the record's fields, for
-    /// [`Reader::last_record_ref`] (a query looks at a record before handing it out).
-    #[inline]
-    pub(crate) fn read_record_ref_held(&mut self) -> Result<Option<RecordRef<'_>>> {
-        self.read_next(true)
-    }
-
-    /// Reads the next record in place; `hold`: keep its fields for [`Reader::last_record_ref`]
-    /// (a copy of them per record, which reading in file order does not need).
-    #[inline(always)]
-    fn read_next(&mut self, hold: bool) -> Result<Option<RecordRef<'_>>> {
-        if !self.opened.is_confirmed() {
-            self.confirm()?;
-        }
-        let at = self.bgzf.virtual_offset();
-        self.last_record = at;
-        let n_ref = self.header.targets().len();
-        let buffered = self.bgzf.fill_block()?;
-        let available = buffered.len();
-        if available == 0 {
-            return Ok(None);
-        }
-        let block_size = buffered
-            .get(..4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let whole = match block_size {
-            Some(block_size) => {
-                self.check_block_size(block_size, at)?;
-                let len = 4 + block_size as usize;
-                (available >= len).then_some(len)
-            }
-            None => None,
-        };
-        self.last = None;
-        let (data, scratch, held) = match whole {
-            Some(len) => (
-                &self.bgzf.take_buffered(len)[4..],
-                &mut self.rewritten,
-                Held::Block(len - 4),
-            ),
-            None => {
-                self.read_straddling(at)?;
-                (
-                    self.straddling.as_slice(),
-                    &mut self.rewritten,
-                    Held::Straddling,
-                )
-            }
-        };
-        match Record::decode_in(data, n_ref, scratch) {
-            Ok(record) => {
-                // Moving a long CIGAR in always shortens the record (the tag goes), so a
-                // length that changed means the bytes are the rewritten ones.
-                if hold {
-                    let held = if record.data().len() == data.len() {
-                        held
-                    } else {
-                        Held::Rewritten
-                    };
-                    self.last = Some(record.with_data(held));
-                }
-                Ok(Some(record))
-            }
-            Err(kind) => Err(Error::Record {
-                name: self.location.clone(),
-                offset: at,
-                kind,
-            }),
-        }
-    }
-
-    /// Steps over the next record in file order for a count: false at the end of the file.
-    /// A record whole in the current block that [`count_check::decodes_as_is`] accepts is
-    /// skipped unread; any other goes through [`Reader::read_record_ref`], so a damaged record
-    /// fails with the same error a full read gives.
-    #[inline]
-    pub(crate) fn skip_record(&mut self) -> Result<bool> {
-        let n_ref = self.header.targets().len();
-        let buffered = self.bgzf.buffer();
-        if let Some(size) = buffered.get(..4) {
-            let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-            let accepted = (32..=i32::MAX as usize).contains(&block_size)
-                && buffered
-                    .get(4..4 + block_size)
-                    .is_some_and(|data| count_check::decodes_as_is(data, n_ref));
-            if accepted && self.opened.is_confirmed() {
-                self.last = None;
-                self.bgzf.advance(4 + block_size);
-                return Ok(true);
-            }
-        }
-        Ok(self.read_record_ref()?.is_some())
-    }
-
-    /// The record the last [`Reader::read_record_ref_held`] returned, again (for a caller that
-    /// looked at it before deciding to hand it out); `None` after anything else moved the
-    /// reader.
-    pub(crate) fn last_record_ref(&self) -> Option<RecordRef<'_>> {
-        let last = self.last.as_ref()?;
-        let data: &[u8] = match *last.storage() {
-            Held::Block(len) => self.bgzf.taken(len),
-            Held::Straddling => &self.straddling,
-            Held::Rewritten => &self.rewritten,
-        };
-        // The fields were read from exactly these bytes; anything else is not that record.
-        let expected = match *last.storage() {
-            Held::Block(len) => len,
-            Held::Straddling | Held::Rewritten => data.len(),
-        };
-        (data.len() == expected && data.len() >= last.aux_offset()).then(|| last.with_data(data))
-    }
-
-    #[inline]
-    fn check_block_size(&self, block_size: u32, at: VirtualOffset) -> Result<()> {
-        if block_size < 32 || block_size > i32::MAX as u32 {
-            return Err(Error::Record {
-                name: self.location.clone(),
-                offset: at,
-                kind: RecordError::TooShort { block_size },
-            });
-        }
-        Ok(())
-    }
-
-    /// Reads a record that is not whole in the current block into `self.straddling` (without
-    /// its `block_size`).
-    fn read_straddling(&mut self, at: VirtualOffset) -> Result<()> {
-        let mut size = [0u8; 4];
-        if !self.bgzf.read_exact_or_eof(&mut size)? {
-            // fill_block found data, so this cannot be a clean end.
-            return Err(Error::Bgzf(bgzf::Error::UnexpectedEof {
-                name: self.location.clone(),
-                at,
-                wanted: 4,
-                got: 0,
-            }));
-        }
-        let block_size = u32::from_le_bytes(size);
-        self.check_block_size(block_size, at)?;
-        let block_size = block_size as usize;
-        let data = &mut self.straddling;
-        data.clear();
-        // A hostile block_size meets the end of the file before it meets an allocation.
-        while data.len() < block_size {
-            let start = data.len();
-            // The fixed fields first: what they promise must fit before the rest is read.
-            let step = if start == 0 {
-                lengths::FIXED
-            } else {
-                (block_size - start).min(RECORD_READ_STEP)
-            };
-            let record_error = |kind| Error::Record {
-                name: self.location.clone(),
-                offset: at,
-                kind,
-            };
-            lengths::grow(data, start + step)
-                .map_err(|_| record_error(RecordError::OutOfMemory { block_size }))?;
-            if let Err(source) = self.bgzf.read_exact_data(&mut data[start..]) {
-                return Err(Error::TruncatedRecord {
-                    name: self.location.clone(),
-                    offset: at,
-                    block_size,
-                    source,
-                });
-            }
-            if start == 0 {
-                lengths::check_fixed(data, block_size).map_err(record_error)?;
-            }
-        }
-        Ok(())
-    }
-
-    pub(crate) fn first_record(&self) -> VirtualOffset {
-        self.first_record
-    }
-
-    pub(crate) fn fetch_plan(&self) -> FetchPlan {
-        self.options.fetch_plan
-    }
-
-    pub(crate) fn plan_options(&self) -> index::plan::Options {
-        self.options.plan
-    }
-
     /// The index as far as it is loaded; [`Error::NoIndex`] when none was found.
     pub(crate) fn loaded_index(&self) -> Result<&Index> {
         self.index().ok_or_else(|| Error::NoIndex {
-            name: self.location.clone(),
+            name: self.location().to_string(),
         })
     }
 
@@ -565,21 +344,35 @@ impl Reader {
         if let Some(size) = self.opened.cached_size() {
             return Ok(size);
         }
-        Ok(self.bgzf.size()?)
+        self.records.size()
+    }
+
+    pub(crate) fn fetch_plan(&self) -> FetchPlan {
+        self.options.fetch_plan
+    }
+
+    pub(crate) fn plan_options(&self) -> index::plan::Options {
+        self.options.plan
     }
 
     pub(crate) fn block_starts(&self) -> &[u64] {
         self.locator.block_starts()
     }
 
-    pub(crate) fn bgzf_mut(&mut self) -> &mut bgzf::Reader {
-        self.last = None;
-        &mut self.bgzf
+    /// The header and records.
+    pub(crate) fn record_reader(&self) -> &RecordReader {
+        &self.records
+    }
+
+    /// The header and records, to read: only a query holds it, made once cached parts are
+    /// shown current ([`Reader::confirm`]).
+    pub(crate) fn record_reader_mut(&mut self) -> &mut RecordReader {
+        &mut self.records
     }
 
     /// The virtual offset of the next byte the reader will read (just past the last record
     /// read).
     pub fn virtual_offset(&self) -> VirtualOffset {
-        self.bgzf.virtual_offset()
+        self.records.virtual_offset()
     }
 }

@@ -27,19 +27,49 @@ pub fn is_cram(path: &str) -> bool {
 
 /// Whether `path` names a local CRAM file (its first bytes say so).
 pub fn is_local_cram(path: &str) -> bool {
+    matches!(sniff_local(path), Sniffed::Cram)
+}
+
+/// What an input is, as far as its first bytes tell.
+pub enum Sniffed {
+    /// A CRAM file.
+    Cram,
+    /// Anything else; for a local regular file, the file opened to tell, at its start, so that
+    /// the BAM reader need not open it again (samtools opens its input once).
+    Other(Option<std::fs::File>),
+}
+
+/// [`is_cram`], keeping a local regular file open for the reader that follows.
+pub fn sniff(path: &str) -> Sniffed {
     if path == "-" || bam::hfile::scheme_of(path).is_some() {
-        return false;
+        return if is_cram(path) {
+            Sniffed::Cram
+        } else {
+            Sniffed::Other(None)
+        };
+    }
+    sniff_local(path)
+}
+
+/// A local path's first bytes: CRAM, or the regular file opened and rewound.
+fn sniff_local(path: &str) -> Sniffed {
+    if path == "-" || bam::hfile::scheme_of(path).is_some() {
+        return Sniffed::Other(None);
     }
     // Only a regular file is sniffed: reading a pipe's first bytes would take them from the
-    // BAM reader that opens it next.
+    // BAM reader that opens it next (and opening a named pipe would wait for a writer).
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
+        return Sniffed::Other(None);
     }
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Sniffed::Other(None);
+    };
     let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && &magic == b"CRAM"
+    if std::io::Read::read_exact(&mut file, &mut magic).is_ok() && &magic == b"CRAM" {
+        return Sniffed::Cram;
+    }
+    let rewound = std::io::Seek::rewind(&mut file).is_ok();
+    Sniffed::Other(rewound.then_some(file))
 }
 
 /// The CRAM record as a BAM record, as htslib's `bam_set1` lays it out.

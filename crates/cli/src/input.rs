@@ -49,9 +49,9 @@ fn targets_through_index(args: &ViewArgs, regions: &[String]) -> bool {
         && bam::hfile::scheme_of(input_name(args)).is_some()
 }
 
-/// Opens the input; for a remote file the index is fetched beside the header when the query
-/// will need it.
-pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
+/// Opens the input (`opened`: the local file, opened already to tell BAM from CRAM); for a
+/// remote file the index is fetched beside the header when the query will need it.
+pub fn open(args: &ViewArgs, opened: Option<std::fs::File>) -> Result<Reader, Failure> {
     let file = input_name(args);
     let (index_location, regions) = index_and_regions(args)?;
     let needs_index = args.header != HeaderMode::Only
@@ -79,7 +79,10 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
         Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
         _ => {}
     }
-    let reader = Reader::open(file, &options)?;
+    let reader = match opened {
+        Some(opened) => Reader::open_file(file, opened, &options)?,
+        None => Reader::open(file, &options)?,
+    };
     for warning in reader.header().warnings() {
         eprintln!("{warning}");
     }

@@ -156,9 +156,11 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
-    if crate::cram_view::is_cram(args.positional.first().map_or("-", String::as_str)) {
-        return crate::cram_view::view(args, command_line);
-    }
+    let opened = match crate::cram_view::sniff(args.positional.first().map_or("-", String::as_str))
+    {
+        crate::cram_view::Sniffed::Cram => return crate::cram_view::view(args, command_line),
+        crate::cram_view::Sniffed::Other(opened) => opened,
+    };
     let mut selection = select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;
@@ -173,7 +175,7 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if warn(&plan) || plan_unselected.as_ref().is_some_and(warn) {
         eprintln!("[view] Warning option -u ignored due to filename suffix");
     }
-    let mut reader = input::open(args)?;
+    let mut reader = input::open(args, opened)?;
     // htslib parses the header text when a reference name is looked up or a line is added (@PG,
     // -r/-R); from then on the text's @SQ lines are references too (`Header::targets`), for
     // the records read and the names written. samtools has one header object: the input's is

@@ -30,6 +30,21 @@ impl FileBackend {
             pos: 0,
         })
     }
+
+    /// A file the caller already opened (to look at its first bytes, say), read from where it
+    /// stands; `name` is what messages call it. The caller checked it is a regular file.
+    pub fn from_file(name: &str, mut file: File) -> Result<FileBackend> {
+        let pos = file.stream_position().map_err(|source| Error::Io {
+            name: name.to_string(),
+            offset: 0,
+            source,
+        })?;
+        Ok(FileBackend {
+            name: name.to_string(),
+            file,
+            pos,
+        })
+    }
 }
 
 impl Backend for FileBackend {

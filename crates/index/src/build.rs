@@ -15,11 +15,16 @@
 //! assert_eq!(index::Index::from_bytes("x.bai", &bytes).unwrap().mapped_unmapped(0).unwrap().mapped, 1);
 //! ```
 
+mod finish;
+mod save;
+
 use std::fmt;
-use std::io::{self, Write};
+
+pub use save::BuiltIndex;
 
 use crate::bin_table::BinTable;
 use crate::binning;
+use finish::{compress_bins, fill_linear_and_loffsets};
 
 /// htslib's `HTS_MIN_MARKER_DIST`: a bin whose chunks span less than this many compressed bytes
 /// is merged into its parent.
@@ -373,183 +378,6 @@ fn insert_linear(linear: &mut Vec<u64>, beg: i64, end: i64, offset: u64, min_shi
         if *slot == u64::MAX {
             *slot = offset;
         }
-    }
-}
-
-/// `update_loff`: empty windows take the next window's offset; each bin's loffset is the
-/// linear-index entry of its first window.
-fn fill_linear_and_loffsets(r: &mut Reference, n_bins: u32, depth: u32) {
-    for l in (0..r.linear.len().saturating_sub(1)).rev() {
-        if r.linear[l] == u64::MAX {
-            r.linear[l] = r.linear[l + 1];
-        }
-    }
-    let Some(table) = r.bins.as_mut() else {
-        return;
-    };
-    for (i, key) in table.buckets() {
-        let loffset = if key < n_bins {
-            let bottom = binning::bottom(key, depth) as usize;
-            r.linear.get(bottom).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        if let Some(bin) = table.at_mut(i) {
-            bin.loffset = loffset;
-        }
-    }
-}
-
-/// `compress_binning`: bins whose chunks span less than [`MIN_MARKER_DIST`] move into their
-/// parent, level by level from the bottom; then chunks starting in the block where the
-/// previous one ends are joined.
-fn compress_bins(r: &mut Reference, n_bins: u32, depth: u32) {
-    let Some(table) = r.bins.as_mut() else {
-        return;
-    };
-    for l in (1..=depth).rev() {
-        let start = binning::first_bin(l);
-        for (i, key) in table.buckets() {
-            if key >= n_bins || key < start {
-                continue;
-            }
-            let Some(bin) = table.at_mut(i) else { continue };
-            if l < depth && bin.chunks.len() > 1 {
-                bin.chunks.sort_by_key(|c| c.0);
-            }
-            let (Some(first), Some(last)) = (bin.chunks.first(), bin.chunks.last()) else {
-                continue;
-            };
-            if (last.1 >> 16).wrapping_sub(first.0 >> 16) >= MIN_MARKER_DIST {
-                continue;
-            }
-            let Some(parent) = table.get(binning::parent(key)) else {
-                continue;
-            };
-            if let Some(moved) = table.remove_at(i) {
-                if let Some(p) = table.at_mut(parent) {
-                    p.chunks.extend(moved.chunks);
-                }
-            }
-        }
-    }
-    if let Some(root) = table.get(0).and_then(|i| table.at_mut(i)) {
-        root.chunks.sort_by_key(|c| c.0);
-    }
-    for (i, key) in table.buckets() {
-        if key >= n_bins {
-            continue;
-        }
-        let Some(bin) = table.at_mut(i) else { continue };
-        let mut merged: Chunks = Vec::with_capacity(bin.chunks.len());
-        for &c in &bin.chunks {
-            match merged.last_mut() {
-                Some(m) if m.1 >> 16 >= c.0 >> 16 => m.1 = m.1.max(c.1),
-                _ => merged.push(c),
-            }
-        }
-        bin.chunks = merged;
-    }
-}
-
-/// A finished index, ready to be saved.
-#[derive(Debug, Clone)]
-pub struct BuiltIndex {
-    scheme: Scheme,
-    min_shift: u32,
-    depth: u32,
-    refs: Vec<Reference>,
-    n_no_coor: u64,
-}
-
-impl BuiltIndex {
-    /// The scheme it was built with.
-    pub fn scheme(&self) -> Scheme {
-        self.scheme
-    }
-
-    /// Writes the index as htslib saves it: a BAI uncompressed; a CSI as BGZF at htslib's
-    /// default level.
-    pub fn write<W: Write>(&self, out: W) -> io::Result<()> {
-        match self.scheme {
-            Scheme::Bai => {
-                let mut out = io::BufWriter::new(out);
-                out.write_all(b"BAI\x01")?;
-                self.write_core(&mut out)?;
-                out.flush()
-            }
-            Scheme::Csi { .. } => {
-                let mut out = bgzf::Writer::new(out);
-                out.write_all(b"CSI\x01")?;
-                out.write_all(&(self.min_shift as i32).to_le_bytes())?;
-                out.write_all(&(self.depth as i32).to_le_bytes())?;
-                out.write_all(&0u32.to_le_bytes())?; // no auxiliary data for BAM
-                self.write_core(&mut out)?;
-                out.finish().map(drop)
-            }
-        }
-    }
-
-    /// Writes the index as tabix saves it, with its column meta (`meta`, as
-    /// [`crate::tbi::Meta::to_bytes`] gives it): a BAI scheme as a TBI (BGZF, the meta after
-    /// `n_ref`), a CSI with the meta as its aux data.
-    pub fn write_tabix<W: Write>(&self, out: W, meta: &[u8]) -> io::Result<()> {
-        let l_meta = i32::try_from(meta.len())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tabix meta over 2 GiB"))?;
-        let mut out = bgzf::Writer::new(out);
-        match self.scheme {
-            Scheme::Bai => {
-                out.write_all(b"TBI\x01")?;
-                out.write_all(&(self.refs.len() as i32).to_le_bytes())?;
-                out.write_all(meta)?;
-            }
-            Scheme::Csi { .. } => {
-                out.write_all(b"CSI\x01")?;
-                out.write_all(&(self.min_shift as i32).to_le_bytes())?;
-                out.write_all(&(self.depth as i32).to_le_bytes())?;
-                out.write_all(&l_meta.to_le_bytes())?;
-                out.write_all(meta)?;
-                out.write_all(&(self.refs.len() as i32).to_le_bytes())?;
-            }
-        }
-        self.write_refs(&mut out)?;
-        out.finish().map(drop)
-    }
-
-    /// `idx_save_core`: references, their bins in table order, the linear index (BAI), and the
-    /// count of records without coordinates.
-    fn write_core<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        out.write_all(&(self.refs.len() as i32).to_le_bytes())?;
-        self.write_refs(out)
-    }
-
-    /// [`BuiltIndex::write_core`] after `n_ref`.
-    fn write_refs<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        let csi = self.scheme != Scheme::Bai;
-        for r in &self.refs {
-            let n_bin = r.bins.as_ref().map_or(0, BinTable::len);
-            out.write_all(&(n_bin as i32).to_le_bytes())?;
-            if let Some(table) = &r.bins {
-                for (key, bin) in table.iter() {
-                    out.write_all(&key.to_le_bytes())?;
-                    if csi {
-                        out.write_all(&bin.loffset.to_le_bytes())?;
-                    }
-                    out.write_all(&(bin.chunks.len() as i32).to_le_bytes())?;
-                    for &(u, v) in &bin.chunks {
-                        out.write_all(&u.to_le_bytes())?;
-                        out.write_all(&v.to_le_bytes())?;
-                    }
-                }
-            }
-            if !csi {
-                out.write_all(&(r.linear.len() as i32).to_le_bytes())?;
-                for o in &r.linear {
-                    out.write_all(&o.to_le_bytes())?;
-                }
-            }
-        }
-        out.write_all(&self.n_no_coor.to_le_bytes())
     }
 }
 

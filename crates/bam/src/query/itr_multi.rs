@@ -9,12 +9,12 @@
 //!
 //! All chunks are planned as one query; their spans are advised in file order.
 
-use bgzf::VirtualOffset;
+use bgzf::{Source, VirtualOffset};
 use index::multi_chunks::TaggedChunk;
 use index::plan::{self, Plan};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
-use crate::reader::Reader;
+use crate::record_reader::RecordReader;
 use crate::region_set::RegionSet;
 use crate::{Error, Result};
 
@@ -97,7 +97,11 @@ pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
 
 impl Walk {
     /// `hts_itr_multi_next`: true when the reader holds the next record.
-    pub(super) fn advance(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
+    pub(super) fn advance<S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+        plan: &Plan,
+    ) -> Result<bool> {
         if self.state.finished {
             return Ok(false);
         }
@@ -176,7 +180,7 @@ impl Walk {
 
     /// After the last chunk: the unplaced reads for `*` (the placed ones in their first block
     /// skipped), else the end.
-    fn unplaced(&mut self, reader: &mut Reader) -> Result<bool> {
+    fn unplaced<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
         let Some(start) = self.state.nocoor else {
             self.state.finished = true;
             return Ok(false);

@@ -9,19 +9,21 @@
 mod itr_multi;
 mod overlap;
 mod planner;
+mod setup;
 mod targets;
 
 pub(crate) use planner::Planner;
 
-use bgzf::VirtualOffset;
-use index::plan::{self, Plan, Region};
+use bgzf::{Source, VirtualOffset};
+use hfile::HFile;
+use index::plan::Plan;
 use index::{Index, Wanted};
 
-use crate::reader::Reader;
 use crate::record::{Record, RecordRef};
+use crate::record_reader::RecordReader;
 use crate::region::Target;
 use crate::region_set::RegionSet;
-use crate::{Error, Header, Result};
+use crate::{Header, Result};
 
 /// How a query's chunks become requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -91,7 +93,8 @@ struct Start {
     past_end: Option<(VirtualOffset, u64)>,
 }
 
-/// What planning a query needs to know of the reader.
+/// What planning a query needs to know of the reader (the facade's, or a [`RecordReader`]'s with
+/// the index its caller passed in).
 struct Context<'a> {
     index: &'a Index,
     /// Known block starts (remote files only).
@@ -140,8 +143,9 @@ fn past_end(plan: &Plan, size: u64) -> Option<(VirtualOffset, u64)> {
 /// A condition on the records a query hands out ([`Query::retain`]).
 type Keep<'r> = Box<dyn FnMut(&RecordRef<'_>) -> bool + 'r>;
 
-/// The records of a query ([`Reader::query`]), read in place ([`Query::next_record_ref`]) or as
-/// owned records (the [`Iterator`]; an error ends the iteration after it is returned).
+/// The records of a query ([`crate::Reader::query`], [`RecordReader::query`]), read in place
+/// ([`Query::next_record_ref`]) or as owned records (the [`Iterator`]; an error ends the
+/// iteration after it is returned). `S`: the byte source records are read from.
 ///
 /// # Examples
 ///
@@ -156,110 +160,35 @@ type Keep<'r> = Box<dyn FnMut(&RecordRef<'_>) -> bool + 'r>;
 /// }
 /// # Ok::<(), bam::Error>(())
 /// ```
-pub struct Query<'r> {
-    reader: &'r mut Reader,
+pub struct Query<'r, S = HFile> {
+    reader: &'r mut RecordReader<S>,
     plan: Plan,
     walk: Walk,
     keep: Option<Keep<'r>>,
     failed: bool,
 }
 
-impl Reader {
-    /// Starts a query. For anything but [`Regions::File`] the index must have been found
-    /// ([`Reader::select_index`] or [`Reader::load_index`]); the references the regions name
-    /// are loaded here. The regions are planned as one query, the byte source told the spans
-    /// (a remote file fetches them ahead), and cached parts of the file are shown current
-    /// ([`Reader::confirm`]) before this returns.
-    pub fn query(&mut self, regions: impl Into<Regions>) -> Result<Query<'_>> {
-        let start = match regions.into() {
-            Regions::File => Start {
-                plan: Plan::default(),
-                walk: Walk::File,
-                advice: Advice::None,
-                past_end: None,
-            },
-            Regions::Targets(targets) => {
-                let (wanted, regions) = targets::needs(&targets);
-                let (cx, plan) = self.prepare(&wanted, regions)?;
-                targets::start(targets, plan, &cx)
-            }
-            Regions::Multi(set) => {
-                let (cx, _) = self.prepare(&needs(&set), Vec::new())?;
-                itr_multi::start(&set, &cx)?
-            }
-            Regions::Overlapping(set) => {
-                let regions = overlap::regions_of(&set);
-                let (cx, plan) = self.prepare(&needs(&set), regions.clone())?;
-                overlap::start(set, plan, &regions, &cx)
-            }
-        };
-        if let Some((offset, size)) = start.past_end {
-            // The size may be a cached one, an older file's: a stale entry is the answer then.
-            self.confirm()?;
-            return Err(Error::IndexPastEnd {
-                name: self.location().to_string(),
-                offset,
-                size,
-            });
-        }
-        match start.advice {
-            Advice::ReadOrder => self.bgzf_mut().advise(&start.plan.read_order()),
-            Advice::FileOrder => self.bgzf_mut().advise(&start.plan.file_order()),
-            Advice::None => {}
-        }
-        // With the spans on their way, show that cached parts of the file are current.
-        self.confirm()?;
-        Ok(Query {
-            reader: self,
+impl<'r, S: Source> Query<'r, S> {
+    /// The query `start` describes, on `reader` (its spans already advised).
+    fn new(reader: &'r mut RecordReader<S>, start: Start) -> Query<'r, S> {
+        Query {
+            reader,
             plan: start.plan,
             walk: start.walk,
             keep: None,
             failed: false,
-        })
+        }
     }
 
-    /// The records of the whole file from where the reader stands (the first record, after
-    /// opening): [`Reader::query`] of [`Regions::File`].
-    pub fn records(&mut self) -> Result<Query<'_>> {
-        self.query(Regions::File)
-    }
-
-    /// Loads the references in `wanted`, and plans `regions` (in the query's order) once:
-    /// the plan of those on references loaded while a remote index arrives is made as each
-    /// arrives ([`Planner`]), the rest's then. Also what planning needs of the reader.
-    fn prepare(&mut self, wanted: &Wanted, regions: Vec<Region>) -> Result<(Context<'_>, Plan)> {
-        let mut planner = Planner::new(regions);
-        self.ensure_index_for(wanted, &mut planner)?;
-        // A server that does not tell the size (htslib never asks it) leaves the spans bounded
-        // by the index alone and the past-the-end check undone.
-        let size = self.known_size()?.unwrap_or(u64::MAX);
-        let cx = Context {
-            index: self.loaded_index()?,
-            starts: self.block_starts(),
-            size,
-            options: self.plan_options(),
-            fetch: self.fetch_plan(),
-            first_record: self.first_record(),
-            location: self.location(),
-        };
-        let plan = match cx.fetch {
-            FetchPlan::Planned => planner.finish(cx.index, cx.starts, size, &cx.options),
-            FetchPlan::PerChunk => plan::per_chunk(cx.index, planner.regions(), cx.starts, size),
-        };
-        Ok((cx, plan))
-    }
-}
-
-impl<'r> Query<'r> {
     /// Hands out only the records `keep` accepts (samtools' `-P` keeps the records of its
     /// regions and their mates from a wider query).
-    pub fn retain(mut self, keep: impl FnMut(&RecordRef<'_>) -> bool + 'r) -> Query<'r> {
+    pub fn retain(mut self, keep: impl FnMut(&RecordRef<'_>) -> bool + 'r) -> Query<'r, S> {
         self.keep = Some(Box::new(keep));
         self
     }
 
     /// The reader being queried: its header, location and last record read.
-    pub fn reader(&self) -> &Reader {
+    pub fn reader(&self) -> &RecordReader<S> {
         self.reader
     }
 
@@ -283,7 +212,7 @@ impl<'r> Query<'r> {
         }
     }
 
-    /// [`Reader::has_eof_marker`] of the file being queried.
+    /// [`RecordReader::has_eof_marker`] of the file being queried.
     pub fn has_eof_marker(&mut self) -> Result<bool> {
         self.reader.has_eof_marker()
     }
@@ -320,7 +249,7 @@ impl<'r> Query<'r> {
 
     /// How many records are left, as counting [`Query::next_record_ref`]'s would give, and the
     /// same error where that would fail. A whole-file query with no condition skips the
-    /// records that need no decoding to be counted ([`Reader`]'s quick check); any other query
+    /// records that need no decoding to be counted ([`RecordReader`]'s quick check); any other query
     /// reads each record.
     pub fn count_records(&mut self) -> Result<u64> {
         let mut n = 0u64;
@@ -342,7 +271,7 @@ impl<'r> Query<'r> {
     }
 }
 
-impl Iterator for Query<'_> {
+impl<S: Source> Iterator for Query<'_, S> {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Result<Record>> {

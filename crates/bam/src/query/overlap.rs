@@ -4,13 +4,13 @@
 //! for any query); the chunks of all of them are then merged into one list, read in file
 //! order.
 
-use bgzf::VirtualOffset;
+use bgzf::{Source, VirtualOffset};
 use index::plan::{Plan, Region};
 use index::Chunk;
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::position::{Position, RefId};
-use crate::reader::Reader;
+use crate::record_reader::RecordReader;
 use crate::region_set::{RefIntervals, RegionSet};
 use crate::Result;
 
@@ -152,7 +152,7 @@ fn merge_chunks(mut chunks: Vec<ToRead>) -> Vec<ToRead> {
 
 impl Walk {
     /// True when the reader holds the next record overlapping a region.
-    pub(super) fn advance(&mut self, reader: &mut Reader) -> Result<bool> {
+    pub(super) fn advance<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
         loop {
             match self.stage {
                 Stage::Done => return Ok(false),
@@ -202,7 +202,7 @@ impl Walk {
         }
     }
 
-    fn next_in_chunks(&mut self, reader: &mut Reader) -> Result<bool> {
+    fn next_in_chunks<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
         loop {
             // A chunk is done at its end, or once a record starts past every region it serves:
             // the records after it start further on, so they overlap none of those regions,

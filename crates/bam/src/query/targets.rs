@@ -2,14 +2,14 @@
 //! order, target by target as given; reading a target stops at its first record past its end.
 //! A target asked twice is read twice. This is htslib's `hts_itr_next` once per target.
 
-use bgzf::VirtualOffset;
+use bgzf::{Source, VirtualOffset};
 use index::plan::{Plan, Region};
 use index::{Chunk, Wanted};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::position::{Position, RefId};
 use crate::query::FetchPlan;
-use crate::reader::Reader;
+use crate::record_reader::RecordReader;
 use crate::region::Target;
 use crate::Result;
 
@@ -104,7 +104,11 @@ impl Walk {
     }
 
     /// Reads on to the next record of a target; true when the reader holds one.
-    pub(super) fn advance(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
+    pub(super) fn advance<S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+        plan: &Plan,
+    ) -> Result<bool> {
         while self.current < self.targets.len() {
             let found = match self.targets[self.current] {
                 Target::Ref { tid, beg, end } => {
@@ -122,7 +126,7 @@ impl Walk {
     }
 
     /// `*` and `.`: every record from the start offset to the end of the file.
-    fn next_from_start(&mut self, reader: &mut Reader) -> Result<bool> {
+    fn next_from_start<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
         let Some(start) = self.starts[self.current] else {
             return Ok(false);
         };
@@ -134,9 +138,9 @@ impl Walk {
     }
 
     /// htslib's `hts_itr_next` for one region.
-    fn next_in_region(
+    fn next_in_region<S: Source>(
         &mut self,
-        reader: &mut Reader,
+        reader: &mut RecordReader<S>,
         plan: &Plan,
         tid: RefId,
         beg: Position,

@@ -38,7 +38,7 @@ const RECORD_READ_STEP: usize = 1 << 20;
 /// let file = std::fs::File::open("x.bam")?;
 /// let mut reader = bam::RecordReader::with_name(file, "x.bam")?;
 /// for record in reader.records() {
-///     println!("{}", record?.pos());
+///     println!("{:?}", record?.pos());
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -52,7 +52,7 @@ const RECORD_READ_STEP: usize = 1 << 20;
 /// let target = bam::parse_region("chr1:10,001-20,000", reader.header())?;
 /// let mut query = reader.query(&index, target)?;
 /// while let Some(record) = query.next_record_ref()? {
-///     println!("{}", record.pos());
+///     println!("{:?}", record.pos());
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

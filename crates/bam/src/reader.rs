@@ -452,6 +452,30 @@ impl Reader {
         Ok(self.read_record_ref()?.is_some())
     }
 
+    /// [`Reader::skip_record`] that also tells where the record lies, for a count of regions:
+    /// a record whole in the current block that [`count_check::span_if_as_is`] accepts is
+    /// stepped over undecoded; any other is read in full, with a full read's errors.
+    #[inline]
+    pub(crate) fn skip_record_span(&mut self) -> Result<Option<count_check::Span>> {
+        let n_ref = self.header.targets().len();
+        let buffered = self.bgzf.buffer();
+        if let Some(size) = buffered.get(..4) {
+            let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+            let span = (32..=i32::MAX as usize)
+                .contains(&block_size)
+                .then(|| buffered.get(4..4 + block_size))
+                .flatten()
+                .and_then(|data| count_check::span_if_as_is(data, n_ref));
+            if let Some(span) = span.filter(|_| self.opened.is_confirmed()) {
+                self.last_record = self.bgzf.virtual_offset();
+                self.last = None;
+                self.bgzf.advance(4 + block_size);
+                return Ok(Some(span));
+            }
+        }
+        Ok(self.read_record_ref()?.map(|r| count_check::Span::of(&r)))
+    }
+
     /// The record the last [`Reader::read_record_ref_held`] returned, again (for a caller that
     /// looked at it before deciding to hand it out); `None` after anything else moved the
     /// reader.

@@ -14,6 +14,7 @@ use index::multi_chunks::TaggedChunk;
 use index::plan::{self, Plan};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::count_check::{Held, Span, Step};
 use crate::reader::Reader;
 use crate::region_set::RegionSet;
 use crate::{Error, Result};
@@ -91,6 +92,11 @@ pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
 impl Walk {
     /// `hts_itr_multi_next`: true when the reader holds the next record.
     pub(super) fn advance(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
+        self.advance_by::<Held>(reader, plan)
+    }
+
+    /// [`Walk::advance`], each record read by `S` (a count reads no more than it needs).
+    pub(super) fn advance_by<S: Step>(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
         if self.state.finished {
             return Ok(false);
         }
@@ -99,7 +105,7 @@ impl Walk {
                 reader.bgzf_mut().seek(at)?;
                 self.state.read_rest = Some(None);
             }
-            let found = reader.read_record_ref_held()?.is_some();
+            let found = S::next(reader)?.is_some();
             self.state.finished = !found;
             return Ok(found);
         }
@@ -119,7 +125,7 @@ impl Walk {
                 }
                 self.state.i = Some(i);
                 if i >= self.chunks.len() {
-                    return self.unplaced(reader);
+                    return self.unplaced::<S>(reader);
                 }
                 let start = self.chunks[i].chunk.start;
                 if self.state.curr_off < start.raw() {
@@ -128,11 +134,15 @@ impl Walk {
                     reader.bgzf_mut().seek_limit(start, limit)?;
                 }
             }
-            let Some(r) = reader.read_record_ref_held()? else {
+            let Some(Span {
+                ref_id: tid,
+                pos: beg,
+                end,
+            }) = S::next(reader)?
+            else {
                 self.state.finished = true;
                 return Ok(false);
             };
-            let (tid, beg, end) = (r.ref_id(), i64::from(r.pos()), r.end_pos());
             self.state.curr_off = reader.virtual_offset().raw();
             if tid != self.state.curr_tid {
                 let Ok(found) = self
@@ -165,19 +175,19 @@ impl Walk {
 
     /// After the last chunk: the unplaced reads for `*` (the placed ones in their first block
     /// skipped), else the end.
-    fn unplaced(&mut self, reader: &mut Reader) -> Result<bool> {
+    fn unplaced<S: Step>(&mut self, reader: &mut Reader) -> Result<bool> {
         let Some(start) = self.state.nocoor else {
             self.state.finished = true;
             return Ok(false);
         };
         reader.bgzf_mut().seek(start)?;
         loop {
-            match reader.read_record_ref_held()? {
+            match S::next(reader)? {
                 None => {
                     self.state.finished = true;
                     return Ok(false);
                 }
-                Some(r) if r.ref_id() >= 0 => continue,
+                Some(r) if r.ref_id >= 0 => continue,
                 Some(_) => {
                     self.state.read_rest = Some(None);
                     return Ok(true);

@@ -319,21 +319,33 @@ impl<'r> Query<'r> {
     }
 
     /// How many records are left, as counting [`Query::next_record_ref`]'s would give, and the
-    /// same error where that would fail. A whole-file query with no condition skips the
-    /// records that need no decoding to be counted ([`Reader`]'s quick check); any other query
-    /// reads each record.
+    /// same error where that would fail. With no condition on the records, each is read only
+    /// as far as the count needs ([`Reader`]'s quick check: a record that passes it is stepped
+    /// over undecoded, where it lies taken from its fixed fields and CIGAR); with one, each is
+    /// read in full.
     pub fn count_records(&mut self) -> Result<u64> {
+        use crate::count_check::Counted;
         let mut n = 0u64;
-        if self.keep.is_none() && matches!(self.walk, Walk::File) {
-            while self.reader.skip_record()? {
+        if self.keep.is_some() {
+            while self.next_record_ref()?.is_some() {
                 n += 1;
             }
             return Ok(n);
         }
-        while self.next_record_ref()?.is_some() {
+        let reader = &mut *self.reader;
+        let plan = &self.plan;
+        loop {
+            let counted = match &mut self.walk {
+                Walk::File => reader.skip_record()?,
+                Walk::Targets(walk) => walk.advance_by::<Counted>(reader, plan)?,
+                Walk::Multi(walk) => walk.advance_by::<Counted>(reader, plan)?,
+                Walk::Overlapping(walk) => walk.advance_by::<Counted>(reader)?,
+            };
+            if !counted {
+                return Ok(n);
+            }
             n += 1;
         }
-        Ok(n)
     }
 
     /// The next record as an owned one; `None` at the end.

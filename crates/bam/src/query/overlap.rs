@@ -9,6 +9,7 @@ use index::plan::{Plan, Region};
 use index::Chunk;
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::count_check::{Held, Span, Step};
 use crate::reader::Reader;
 use crate::region_set::RegionSet;
 use crate::Result;
@@ -148,6 +149,11 @@ fn merge_chunks(mut chunks: Vec<ToRead>) -> Vec<ToRead> {
 impl Walk {
     /// True when the reader holds the next record overlapping a region.
     pub(super) fn advance(&mut self, reader: &mut Reader) -> Result<bool> {
+        self.advance_by::<Held>(reader)
+    }
+
+    /// [`Walk::advance`], each record read by `S` (a count reads no more than it needs).
+    pub(super) fn advance_by<S: Step>(&mut self, reader: &mut Reader) -> Result<bool> {
         loop {
             match self.stage {
                 Stage::Done => return Ok(false),
@@ -156,7 +162,7 @@ impl Walk {
                         reader.bgzf_mut().seek(at)?;
                         self.stage = Stage::Rest { seek: None };
                     }
-                    let found = reader.read_record_ref_held()?.is_some();
+                    let found = S::next(reader)?.is_some();
                     if !found {
                         self.stage = Stage::Done;
                     }
@@ -170,12 +176,12 @@ impl Walk {
                     reader.bgzf_mut().seek(start)?;
                     // The first block of unplaced reads may hold placed ones: skip them.
                     loop {
-                        match reader.read_record_ref_held()? {
+                        match S::next(reader)? {
                             None => {
                                 self.stage = Stage::Done;
                                 return Ok(false);
                             }
-                            Some(r) if r.ref_id() >= 0 => continue,
+                            Some(r) if r.ref_id >= 0 => continue,
                             Some(_) => {
                                 self.stage = Stage::Rest { seek: None };
                                 return Ok(true);
@@ -184,7 +190,7 @@ impl Walk {
                     }
                 }
                 Stage::Chunks => {
-                    if self.next_in_chunks(reader)? {
+                    if self.next_in_chunks::<S>(reader)? {
                         return Ok(true);
                     }
                     self.stage = if self.regions.unplaced {
@@ -197,7 +203,7 @@ impl Walk {
         }
     }
 
-    fn next_in_chunks(&mut self, reader: &mut Reader) -> Result<bool> {
+    fn next_in_chunks<S: Step>(&mut self, reader: &mut Reader) -> Result<bool> {
         loop {
             // A chunk is done at its end, or once a record starts past every region it serves:
             // the records after it start further on, so they overlap none of those regions,
@@ -223,11 +229,15 @@ impl Walk {
                 }
                 self.current = Some(next);
             }
-            let Some(r) = reader.read_record_ref_held()? else {
+            let Some(Span {
+                ref_id: tid,
+                pos,
+                end,
+            }) = S::next(reader)?
+            else {
                 self.current = Some(self.chunks.len());
                 return Ok(false);
             };
-            let (tid, pos, end) = (r.ref_id(), i64::from(r.pos()), r.end_pos());
             self.position = reader.virtual_offset();
             self.last = Some((tid, pos));
             if self.regions.overlaps(tid, pos, end) {

@@ -7,6 +7,7 @@ use index::plan::{Plan, Region};
 use index::{Chunk, Wanted};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::count_check::{Held, Span, Step};
 use crate::query::FetchPlan;
 use crate::reader::Reader;
 use crate::region::Target;
@@ -100,12 +101,17 @@ impl Walk {
 
     /// Reads on to the next record of a target; true when the reader holds one.
     pub(super) fn advance(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
+        self.advance_by::<Held>(reader, plan)
+    }
+
+    /// [`Walk::advance`], each record read by `S` (a count reads no more than it needs).
+    pub(super) fn advance_by<S: Step>(&mut self, reader: &mut Reader, plan: &Plan) -> Result<bool> {
         while self.current < self.targets.len() {
             let found = match self.targets[self.current] {
                 Target::Ref { tid, beg, end } => {
-                    self.next_in_region(reader, plan, tid, beg, end)?
+                    self.next_in_region::<S>(reader, plan, tid, beg, end)?
                 }
-                Target::Unplaced | Target::All => self.next_from_start(reader)?,
+                Target::Unplaced | Target::All => self.next_from_start::<S>(reader)?,
             };
             if found {
                 return Ok(true);
@@ -117,7 +123,7 @@ impl Walk {
     }
 
     /// `*` and `.`: every record from the start offset to the end of the file.
-    fn next_from_start(&mut self, reader: &mut Reader) -> Result<bool> {
+    fn next_from_start<S: Step>(&mut self, reader: &mut Reader) -> Result<bool> {
         let Some(start) = self.starts[self.current] else {
             return Ok(false);
         };
@@ -125,11 +131,11 @@ impl Walk {
             self.cursor.started = true;
             reader.bgzf_mut().seek(start)?;
         }
-        Ok(reader.read_record_ref_held()?.is_some())
+        Ok(S::next(reader)?.is_some())
     }
 
     /// htslib's `hts_itr_next` for one region.
-    fn next_in_region(
+    fn next_in_region<S: Step>(
         &mut self,
         reader: &mut Reader,
         plan: &Plan,
@@ -163,12 +169,15 @@ impl Walk {
                 }
                 self.cursor.chunk = Some(next);
             }
-            let Some(record) = reader.read_record_ref_held()? else {
+            let Some(Span {
+                ref_id,
+                pos,
+                end: rec_end,
+            }) = S::next(reader)?
+            else {
                 // htslib ends the iteration quietly when a chunk points past the end of the file.
                 return Ok(false);
             };
-            let (ref_id, pos, rec_end) =
-                (record.ref_id(), i64::from(record.pos()), record.end_pos());
             self.cursor.position = reader.virtual_offset();
             if ref_id != tid as i32 || (pos >= 0 && pos as u64 >= end) {
                 return Ok(false);

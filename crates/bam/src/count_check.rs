@@ -65,14 +65,14 @@ impl Step for Counted {
 
 /// True when `data` (one record's bytes after `block_size`) decodes without error and needs no
 /// rewriting, in which case a count need not decode it.
-#[inline]
+#[inline(always)]
 pub(crate) fn decodes_as_is(data: &[u8], n_ref: usize) -> bool {
     span_if_as_is(data, n_ref).is_some()
 }
 
 /// The record's [`Span`] when `data` decodes without error and needs no rewriting
 /// ([`decodes_as_is`]); `None` when it must be decoded to tell.
-#[inline]
+#[inline(always)]
 pub(crate) fn span_if_as_is(data: &[u8], n_ref: usize) -> Option<Span> {
     if check_fixed(data, data.len()).is_err() {
         return None;

@@ -335,16 +335,17 @@ impl<'r> Query<'r> {
         let reader = &mut *self.reader;
         let plan = &self.plan;
         loop {
-            let counted = match &mut self.walk {
-                Walk::File => reader.skip_record()?,
-                Walk::Targets(walk) => walk.advance_by::<Counted>(reader, plan)?,
-                Walk::Multi(walk) => walk.advance_by::<Counted>(reader, plan)?,
-                Walk::Overlapping(walk) => walk.advance_by::<Counted>(reader)?,
+            let stepped = match &mut self.walk {
+                // A whole file: every record of a block the quick check accepts, at once.
+                Walk::File => reader.skip_records()?,
+                Walk::Targets(walk) => u64::from(walk.advance_by::<Counted>(reader, plan)?),
+                Walk::Multi(walk) => u64::from(walk.advance_by::<Counted>(reader, plan)?),
+                Walk::Overlapping(walk) => u64::from(walk.advance_by::<Counted>(reader)?),
             };
-            if !counted {
+            if stepped == 0 {
                 return Ok(n);
             }
-            n += 1;
+            n += stepped;
         }
     }
 

@@ -29,7 +29,9 @@ fn flate2_inflate(d: &mut Decompress, payload: &[u8], out: &mut [u8]) -> usize {
     d.total_out() as usize
 }
 
-fn inflate(c: &mut Criterion) {
+/// The benchmark file's non-empty blocks (up to [`MAX_BLOCKS`]), its name, and the blocks'
+/// inflated size.
+fn load_blocks() -> (String, Vec<bgzf::RawBlock>, usize) {
     let path = benches::bench_bam("rand.bam");
     let name = path.display().to_string();
     let blocks: Vec<bgzf::RawBlock> = benches::read_blocks(&path, MAX_BLOCKS)
@@ -44,20 +46,34 @@ fn inflate(c: &mut Criterion) {
         "inflate: {} blocks, {compressed} deflate bytes -> {total} bytes from {name}",
         blocks.len()
     );
+    (name, blocks, total)
+}
 
-    // Both decoders must produce what the trailers promise before their speed means anything.
+/// Both decoders must produce what the trailers promise before their speed means anything.
+fn check_decoders(
+    blocks: &[bgzf::RawBlock],
+    libdeflate: &mut libdeflater::Decompressor,
+    zlib: &mut Decompress,
+    out: &mut [u8],
+) {
+    for b in blocks {
+        let n = libdeflate
+            .deflate_decompress(b.payload(), out)
+            .expect("fixture block inflates with libdeflater");
+        assert_eq!(n, b.isize() as usize, "libdeflater size at {}", b.coffset());
+        let n = flate2_inflate(zlib, b.payload(), out);
+        assert_eq!(n, b.isize() as usize, "flate2 size at {}", b.coffset());
+    }
+}
+
+fn inflate(c: &mut Criterion) {
+    let (name, blocks, total) = load_blocks();
     let mut out = vec![0u8; MAX_BLOCK_SIZE];
     let mut libdeflate = libdeflater::Decompressor::new();
     let mut zlib = Decompress::new(false);
-    for b in &blocks {
-        let n = libdeflate
-            .deflate_decompress(b.payload(), &mut out)
-            .expect("fixture block inflates with libdeflater");
-        assert_eq!(n, b.isize() as usize, "libdeflater size at {}", b.coffset());
-        let n = flate2_inflate(&mut zlib, b.payload(), &mut out);
-        assert_eq!(n, b.isize() as usize, "flate2 size at {}", b.coffset());
-    }
+    check_decoders(&blocks, &mut libdeflate, &mut zlib, &mut out);
 
+    let path = benches::bench_bam("rand.bam");
     let mut group = c.benchmark_group(format!("inflate/{}", benches::short_name(&path)));
     group.throughput(Throughput::Bytes(total as u64));
 
@@ -104,14 +120,24 @@ fn inflate(c: &mut Criterion) {
         })
     });
 
-    // The whole reader: blocks read from a source, inflated and checked, handed out in place
-    // (what `hts view` does before parsing), on the calling thread and on two workers.
+    bench_reader(&mut group, &name, &blocks, total);
+    group.finish();
+}
+
+/// The whole reader: blocks read from a source, inflated and checked, handed out in place
+/// (what `hts view` does before parsing), on the calling thread and on two workers.
+fn bench_reader(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    blocks: &[bgzf::RawBlock],
+    total: usize,
+) {
     let mut file: Vec<u8> = blocks.iter().flat_map(|b| b.bytes().to_vec()).collect();
     file.extend_from_slice(&bgzf::block::EOF_MARKER);
     for threads in [0, 2] {
         group.bench_function(format!("bgzf_reader_{threads}_threads"), |bench| {
             bench.iter(|| {
-                let src = hfile::HFile::from_bytes(&name, file.clone());
+                let src = hfile::HFile::from_bytes(name, file.clone());
                 let mut r = bgzf::Reader::new(src).expect("fixture blocks are BGZF");
                 r.set_threads(threads);
                 let mut n = 0;
@@ -128,8 +154,6 @@ fn inflate(c: &mut Criterion) {
             })
         });
     }
-
-    group.finish();
 }
 
 criterion_group! {

@@ -60,19 +60,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         .unwrap_or(12);
     let pname = crate::flag_value(args, "--profile").unwrap_or("ec2");
     let link = Link::profile(pname).ok_or_else(|| format!("unknown profile '{pname}'"))?;
-    let reader = bam::Reader::open(&bam.display().to_string(), &bam::OpenOptions::default())
-        .map_err(|e| e.to_string())?;
-    let refs: Vec<(String, u64)> = reader
-        .header()
-        .refs()
-        .iter()
-        .map(|r| {
-            (
-                String::from_utf8_lossy(&r.name).into_owned(),
-                u64::from(r.len),
-            )
-        })
-        .collect();
+    let refs = references(&bam)?;
     let work = fresh_dir("targets")?;
     let bed_path = work.join(format!("targets-{lines}.bed"));
     std::fs::write(&bed_path, bed(&refs, lines, seed)).map_err(|e| e.to_string())?;
@@ -110,76 +98,108 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                 if tally.failed.is_some() {
                     continue;
                 }
-                // A fresh working directory (samtools' index download) and cache (ours).
-                let cwd = fresh_dir("cold")?;
-                let cache = fresh_dir("cache")?;
-                let env = [(
-                    "XDG_CACHE_HOME".to_string(),
-                    Some(cache.display().to_string()),
-                )];
-                server.reset();
-                let run = timed(program, &argv, &cwd, &env);
-                let _ = std::fs::remove_dir_all(&cwd);
-                let _ = std::fs::remove_dir_all(&cache);
-                // A failed run (htslib's multi-region iterator over HTTP can fail on a read it
-                // did not expect) is reported, not timed.
-                let run = match run {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let why: String =
-                            e.lines().nth(1).unwrap_or(&e).chars().take(120).collect();
-                        println!("{pname:>8} {case:>13} {mode:>9} run {round}: FAILED: {why}");
-                        tally.failed = Some(why);
-                        continue;
-                    }
-                };
-                match &reference {
-                    None => reference = Some(run.stdout),
-                    Some(r) => tally.same &= *r == run.stdout,
-                }
-                let sum = server.summary();
-                println!(
-                    "{pname:>8} {case:>13} {mode:>9} run {round}: {:>8.3} s {:>12} B sent",
-                    run.wall, sum.written
-                );
-                tally.walls.push(run.wall);
-                tally.sums.push(sum);
+                let label = format!("{pname:>8} {case:>13} {mode:>9} run {round}");
+                one_run(&server, program, &argv, &label, tally, &mut reference)?;
             }
         }
-        for ((mode, _), tally) in modes.iter().zip(&tallies) {
-            if let Some(why) = &tally.failed {
-                println!("{pname:>8} {case:>13} {mode:>9}: FAILED: {why}");
-                continue;
-            }
-            println!(
-                "{pname:>8} {case:>13} {mode:>9}: {:>8.3} s {:>12} B sent {:>6} GETs {:>4} conns{}",
-                median_f(tally.walls.clone()),
-                median_u(tally.sums.iter().map(|s| s.written).collect()),
-                median_u(tally.sums.iter().map(|s| s.gets as u64).collect()),
-                median_u(tally.sums.iter().map(|s| s.connections).collect()),
-                if tally.same { "" } else { "  OUTPUT DIFFERS" }
-            );
-        }
-        if let [sam, ours] = &tallies[..] {
-            if sam.failed.is_none() && ours.failed.is_none() {
-                let ratios: Vec<f64> = sam
-                    .walls
-                    .iter()
-                    .zip(&ours.walls)
-                    .map(|(s, h)| s / h)
-                    .collect();
-                let bytes = |t: &Tally| median_u(t.sums.iter().map(|s| s.written).collect()) as f64;
-                println!(
-                    "{pname:>8} {case:>13}: samtools/hts wall {:.2}x (median of the runs' ratios), bytes {:.1}x",
-                    median_f(ratios),
-                    bytes(sam) / bytes(ours).max(1.0)
-                );
-            }
-        }
+        summarise(&format!("{pname:>8} {case:>13}"), &modes, &tallies);
         println!("load after {case}: {}", loadavg());
     }
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// The benchmark BAM's references and their lengths.
+fn references(bam: &std::path::Path) -> Result<Vec<(String, u64)>, String> {
+    let reader = bam::Reader::open(&bam.display().to_string(), &bam::OpenOptions::default())
+        .map_err(|e| e.to_string())?;
+    Ok(reader
+        .header()
+        .refs()
+        .iter()
+        .map(|r| {
+            (
+                String::from_utf8_lossy(&r.name).into_owned(),
+                u64::from(r.len),
+            )
+        })
+        .collect())
+}
+
+/// One cold run of `program`: a fresh working directory (samtools' index download) and cache
+/// (ours); its output compared with the first run's, its time and the server's figures kept.
+fn one_run(
+    server: &Server,
+    program: &std::path::Path,
+    argv: &[String],
+    label: &str,
+    tally: &mut Tally,
+    reference: &mut Option<Vec<u8>>,
+) -> Result<(), String> {
+    let cwd = fresh_dir("cold")?;
+    let cache = fresh_dir("cache")?;
+    let env = [(
+        "XDG_CACHE_HOME".to_string(),
+        Some(cache.display().to_string()),
+    )];
+    server.reset();
+    let run = timed(program, argv, &cwd, &env);
+    let _ = std::fs::remove_dir_all(&cwd);
+    let _ = std::fs::remove_dir_all(&cache);
+    // A failed run (htslib's multi-region iterator over HTTP can fail on a read it did not
+    // expect) is reported, not timed.
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            let why: String = e.lines().nth(1).unwrap_or(&e).chars().take(120).collect();
+            println!("{label}: FAILED: {why}");
+            tally.failed = Some(why);
+            return Ok(());
+        }
+    };
+    match reference {
+        None => *reference = Some(run.stdout),
+        Some(r) => tally.same &= *r == run.stdout,
+    }
+    let sum = server.summary();
+    println!("{label}: {:>8.3} s {:>12} B sent", run.wall, sum.written);
+    tally.walls.push(run.wall);
+    tally.sums.push(sum);
+    Ok(())
+}
+
+/// Each program's medians of one case, then samtools' time over ours.
+fn summarise(label: &str, modes: &[(&str, &std::path::Path)], tallies: &[Tally]) {
+    for ((mode, _), tally) in modes.iter().zip(tallies) {
+        if let Some(why) = &tally.failed {
+            println!("{label} {mode:>9}: FAILED: {why}");
+            continue;
+        }
+        println!(
+            "{label} {mode:>9}: {:>8.3} s {:>12} B sent {:>6} GETs {:>4} conns{}",
+            median_f(tally.walls.clone()),
+            median_u(tally.sums.iter().map(|s| s.written).collect()),
+            median_u(tally.sums.iter().map(|s| s.gets as u64).collect()),
+            median_u(tally.sums.iter().map(|s| s.connections).collect()),
+            if tally.same { "" } else { "  OUTPUT DIFFERS" }
+        );
+    }
+    if let [sam, ours] = tallies {
+        if sam.failed.is_none() && ours.failed.is_none() {
+            let ratios: Vec<f64> = sam
+                .walls
+                .iter()
+                .zip(&ours.walls)
+                .map(|(s, h)| s / h)
+                .collect();
+            let bytes = |t: &Tally| median_u(t.sums.iter().map(|s| s.written).collect()) as f64;
+            println!(
+                "{label}: samtools/hts wall {:.2}x (median of the runs' ratios), bytes {:.1}x",
+                median_f(ratios),
+                bytes(sam) / bytes(ours).max(1.0)
+            );
+        }
+    }
 }
 
 /// One program's runs of one case.

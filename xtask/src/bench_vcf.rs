@@ -303,118 +303,13 @@ fn generate(mut sink: impl Write, sites: u64) -> Result<u64, String> {
     for (name, len) in CHROMS {
         let mut pos = 1 + rng.below(gap as usize) as u64;
         while pos < *len - 100 {
-            // Alt allele frequency: mostly rare, as in a population call set.
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            let af = u * u * u * 0.5;
-            let p_alt = (af * af * 1e6) as u64;
-            let p_het = p_alt + (2.0 * af * (1.0 - af) * 1e6) as u64;
-            let p_missing = p_het + 8_000;
-            genotypes.clear();
-            let (mut ac, mut an, mut dp) = (0u64, 0u64, 0u64);
-            for _ in 0..SAMPLES {
-                let bits = rng.next_u64();
-                let roll = (bits & 0xFFFFF) % 1_000_000;
-                let kind = if roll < p_alt {
-                    ac += 2;
-                    2
-                } else if roll < p_het {
-                    ac += 1;
-                    1
-                } else if roll < p_missing {
-                    3
-                } else {
-                    0
-                };
-                if kind != 3 {
-                    an += 2;
-                }
-                let field = tables[kind].pick(bits >> 20);
-                dp += 20;
-                genotypes.push(b'\t');
-                genotypes.extend_from_slice(field);
-            }
-            let ac = ac.max(1);
+            let counts = push_genotypes(&mut genotypes, &mut rng, &tables);
             buf.extend_from_slice(name.as_bytes());
             buf.push(b'\t');
             push_u(&mut buf, pos);
             buf.push(b'\t');
-            let r = rng.next_u64();
-            if r % 5 < 2 {
-                buf.extend_from_slice(b"rs");
-                push_u(&mut buf, 1000 + (r >> 8) % 900_000_000);
-            } else {
-                buf.push(b'.');
-            }
-            buf.push(b'\t');
-            let reference = BASES[(r >> 40) as usize % 4];
-            let alt = BASES[((r >> 40) as usize + 1 + (r >> 44) as usize % 3) % 4];
-            buf.push(reference);
-            // One site in ten is an indel.
-            match (r >> 50) % 20 {
-                0 => {
-                    for k in 0..1 + (r >> 55) % 6 {
-                        buf.push(BASES[((r >> (k * 2)) & 3) as usize]);
-                    }
-                    buf.push(b'\t');
-                    buf.push(reference);
-                }
-                1 => {
-                    buf.push(b'\t');
-                    buf.push(reference);
-                    for k in 0..1 + (r >> 55) % 6 {
-                        buf.push(BASES[((r >> (k * 2 + 12)) & 3) as usize]);
-                    }
-                }
-                _ => {
-                    buf.push(b'\t');
-                    buf.push(alt);
-                }
-            }
-            let q = rng.next_u64();
-            buf.push(b'\t');
-            push_fixed(&mut buf, 3000 + (q % 500_000) as i64);
-            buf.extend_from_slice(match (q >> 20) % 20 {
-                0 => b"\tLowQual\t",
-                1 => b"\tVQSRTrancheSNP99.90to100.00\t",
-                _ => b"\tPASS\t",
-            });
-            buf.extend_from_slice(b"AC=");
-            push_u(&mut buf, ac);
-            buf.extend_from_slice(b";AF=");
-            let af_milli = ac * 100_000 / an.max(1);
-            push_u(&mut buf, af_milli / 100_000);
-            buf.push(b'.');
-            buf.extend_from_slice(format!("{:05}", af_milli % 100_000).as_bytes());
-            buf.extend_from_slice(b";AN=");
-            push_u(&mut buf, an);
-            buf.extend_from_slice(b";BaseQRankSum=");
-            push_fixed(&mut buf, (q >> 24) as i64 % 400 - 200);
-            if (q >> 33).is_multiple_of(3) {
-                buf.extend_from_slice(b";DB");
-            }
-            buf.extend_from_slice(b";DP=");
-            push_u(&mut buf, dp + (q >> 35) % 2000);
-            buf.extend_from_slice(b";ExcessHet=");
-            push_fixed(&mut buf, 301 + ((q >> 40) % 300) as i64);
-            buf.extend_from_slice(b";FS=");
-            push_fixed(&mut buf, ((q >> 44) % 3000) as i64);
-            let s = rng.next_u64();
-            buf.extend_from_slice(b";InbreedingCoeff=");
-            push_fixed(&mut buf, (s % 40) as i64 - 20);
-            buf.extend_from_slice(b";MQ=");
-            push_fixed(&mut buf, 5000 + ((s >> 8) % 1000) as i64);
-            buf.extend_from_slice(b";MQRankSum=");
-            push_fixed(&mut buf, ((s >> 18) % 600) as i64 - 300);
-            buf.extend_from_slice(b";QD=");
-            push_fixed(&mut buf, ((s >> 28) % 4000) as i64);
-            buf.extend_from_slice(b";ReadPosRankSum=");
-            push_fixed(&mut buf, ((s >> 40) % 500) as i64 - 250);
-            buf.extend_from_slice(b";SOR=");
-            push_fixed(&mut buf, ((s >> 50) % 900) as i64);
-            buf.extend_from_slice(b";VQSLOD=");
-            push_fixed(&mut buf, ((s >> 20) % 3000) as i64 - 1000);
-            buf.extend_from_slice(b";culprit=");
-            buf.extend_from_slice(CULPRITS[(s >> 60) as usize % CULPRITS.len()].as_bytes());
+            push_alleles(&mut buf, rng.next_u64());
+            push_info(&mut buf, &mut rng, counts);
             buf.extend_from_slice(b"\tGT:AD:DP:GQ");
             buf.extend_from_slice(&genotypes);
             buf.push(b'\n');
@@ -430,6 +325,137 @@ fn generate(mut sink: impl Write, sites: u64) -> Result<u64, String> {
     sink.write_all(&buf)
         .map_err(|e| format!("writing to bgzip: {e}"))?;
     Ok(written)
+}
+
+/// A site's allele counts and depth, from its samples: `AC` (at least 1), `AN`, `DP`.
+struct Counts {
+    ac: u64,
+    an: u64,
+    dp: u64,
+}
+
+/// Draws one site's alt allele frequency and its samples' genotype fields into `genotypes`
+/// (each after a tab).
+fn push_genotypes(genotypes: &mut Vec<u8>, rng: &mut Rng, tables: &[Table; 4]) -> Counts {
+    // Alt allele frequency: mostly rare, as in a population call set.
+    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let af = u * u * u * 0.5;
+    let p_alt = (af * af * 1e6) as u64;
+    let p_het = p_alt + (2.0 * af * (1.0 - af) * 1e6) as u64;
+    let p_missing = p_het + 8_000;
+    genotypes.clear();
+    let (mut ac, mut an, mut dp) = (0u64, 0u64, 0u64);
+    for _ in 0..SAMPLES {
+        let bits = rng.next_u64();
+        let roll = (bits & 0xFFFFF) % 1_000_000;
+        let kind = if roll < p_alt {
+            ac += 2;
+            2
+        } else if roll < p_het {
+            ac += 1;
+            1
+        } else if roll < p_missing {
+            3
+        } else {
+            0
+        };
+        if kind != 3 {
+            an += 2;
+        }
+        let field = tables[kind].pick(bits >> 20);
+        dp += 20;
+        genotypes.push(b'\t');
+        genotypes.extend_from_slice(field);
+    }
+    Counts {
+        ac: ac.max(1),
+        an,
+        dp,
+    }
+}
+
+/// ID, REF and ALT (one site in ten an indel) from the random word `r`, each with the tab
+/// after it but ALT.
+fn push_alleles(buf: &mut Vec<u8>, r: u64) {
+    if r % 5 < 2 {
+        buf.extend_from_slice(b"rs");
+        push_u(buf, 1000 + (r >> 8) % 900_000_000);
+    } else {
+        buf.push(b'.');
+    }
+    buf.push(b'\t');
+    let reference = BASES[(r >> 40) as usize % 4];
+    let alt = BASES[((r >> 40) as usize + 1 + (r >> 44) as usize % 3) % 4];
+    buf.push(reference);
+    match (r >> 50) % 20 {
+        0 => {
+            for k in 0..1 + (r >> 55) % 6 {
+                buf.push(BASES[((r >> (k * 2)) & 3) as usize]);
+            }
+            buf.push(b'\t');
+            buf.push(reference);
+        }
+        1 => {
+            buf.push(b'\t');
+            buf.push(reference);
+            for k in 0..1 + (r >> 55) % 6 {
+                buf.push(BASES[((r >> (k * 2 + 12)) & 3) as usize]);
+            }
+        }
+        _ => {
+            buf.push(b'\t');
+            buf.push(alt);
+        }
+    }
+}
+
+/// QUAL, FILTER and INFO (GATK's annotations), each after a tab.
+fn push_info(buf: &mut Vec<u8>, rng: &mut Rng, Counts { ac, an, dp }: Counts) {
+    let q = rng.next_u64();
+    buf.push(b'\t');
+    push_fixed(buf, 3000 + (q % 500_000) as i64);
+    buf.extend_from_slice(match (q >> 20) % 20 {
+        0 => b"\tLowQual\t",
+        1 => b"\tVQSRTrancheSNP99.90to100.00\t",
+        _ => b"\tPASS\t",
+    });
+    buf.extend_from_slice(b"AC=");
+    push_u(buf, ac);
+    buf.extend_from_slice(b";AF=");
+    let af_milli = ac * 100_000 / an.max(1);
+    push_u(buf, af_milli / 100_000);
+    buf.push(b'.');
+    buf.extend_from_slice(format!("{:05}", af_milli % 100_000).as_bytes());
+    buf.extend_from_slice(b";AN=");
+    push_u(buf, an);
+    buf.extend_from_slice(b";BaseQRankSum=");
+    push_fixed(buf, (q >> 24) as i64 % 400 - 200);
+    if (q >> 33).is_multiple_of(3) {
+        buf.extend_from_slice(b";DB");
+    }
+    buf.extend_from_slice(b";DP=");
+    push_u(buf, dp + (q >> 35) % 2000);
+    buf.extend_from_slice(b";ExcessHet=");
+    push_fixed(buf, 301 + ((q >> 40) % 300) as i64);
+    buf.extend_from_slice(b";FS=");
+    push_fixed(buf, ((q >> 44) % 3000) as i64);
+    let s = rng.next_u64();
+    buf.extend_from_slice(b";InbreedingCoeff=");
+    push_fixed(buf, (s % 40) as i64 - 20);
+    buf.extend_from_slice(b";MQ=");
+    push_fixed(buf, 5000 + ((s >> 8) % 1000) as i64);
+    buf.extend_from_slice(b";MQRankSum=");
+    push_fixed(buf, ((s >> 18) % 600) as i64 - 300);
+    buf.extend_from_slice(b";QD=");
+    push_fixed(buf, ((s >> 28) % 4000) as i64);
+    buf.extend_from_slice(b";ReadPosRankSum=");
+    push_fixed(buf, ((s >> 40) % 500) as i64 - 250);
+    buf.extend_from_slice(b";SOR=");
+    push_fixed(buf, ((s >> 50) % 900) as i64);
+    buf.extend_from_slice(b";VQSLOD=");
+    push_fixed(buf, ((s >> 20) % 3000) as i64 - 1000);
+    buf.extend_from_slice(b";culprit=");
+    buf.extend_from_slice(CULPRITS[(s >> 60) as usize % CULPRITS.len()].as_bytes());
 }
 
 #[cfg(test)]

@@ -115,41 +115,70 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         work.display()
     );
     let per_sample = per_sample_cost(&work.join("out/summary.tsv"))?;
+    let notes = if args.iter().any(|a| a == "--compare") {
+        compare(&hts, &cohort, &server, &demo, jobs, &mut rows)?
+    } else {
+        Vec::new()
+    };
+    print_table(&spec, profile, &link, &rows, per_sample, &notes);
+    Ok(())
+}
+
+/// `--compare`: the same queries as a loop of processes, hts and samtools, one at a time and
+/// `jobs` at a time; a row each, and a note for each sample that failed once.
+fn compare(
+    hts: &Path,
+    cohort: &Cohort,
+    server: &Server,
+    demo: &Path,
+    jobs: usize,
+    rows: &mut Vec<Measured>,
+) -> Result<Vec<String>, String> {
     let mut notes = Vec::new();
-    if args.iter().any(|a| a == "--compare") {
-        let base = server.base();
-        for (program, name) in [(hts.as_path(), "hts"), (Path::new("samtools"), "samtools")] {
-            for parallel in [1, jobs] {
-                let out = demo.join(format!("loop-{name}-{parallel}"));
-                let _ = std::fs::remove_dir_all(&out);
-                std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-                let label = match parallel {
-                    1 => format!("loop, {name}"),
-                    n => format!("loop x{n}, {name}"),
-                };
-                println!("==> {label}");
-                let mut failed = Vec::new();
-                rows.push(measure(&server, &label, || {
-                    failed = loop_over(program, &cohort, &base, &out, parallel)?;
-                    Ok(())
-                })?);
-                for (sample, said) in &failed {
-                    let asked: String = server
-                        .log()
-                        .iter()
-                        .filter(|e| e.path.starts_with(&format!("/{sample}.")))
-                        .map(|e| format!("{} {:?} -> {}\n", e.connection, e.range, e.status))
-                        .collect();
-                    let requests = out.join(format!("{sample}.requests"));
-                    std::fs::write(&requests, asked).map_err(|e| e.to_string())?;
-                    notes.push(format!(
-                        "{label}: {sample} failed once, then passed: {said} (requests: {})",
-                        requests.display()
-                    ));
-                }
+    let base = server.base();
+    for (program, name) in [(hts, "hts"), (Path::new("samtools"), "samtools")] {
+        for parallel in [1, jobs] {
+            let out = demo.join(format!("loop-{name}-{parallel}"));
+            let _ = std::fs::remove_dir_all(&out);
+            std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+            let label = match parallel {
+                1 => format!("loop, {name}"),
+                n => format!("loop x{n}, {name}"),
+            };
+            println!("==> {label}");
+            let mut failed = Vec::new();
+            rows.push(measure(server, &label, || {
+                failed = loop_over(program, cohort, &base, &out, parallel)?;
+                Ok(())
+            })?);
+            for (sample, said) in &failed {
+                let asked: String = server
+                    .log()
+                    .iter()
+                    .filter(|e| e.path.starts_with(&format!("/{sample}.")))
+                    .map(|e| format!("{} {:?} -> {}\n", e.connection, e.range, e.status))
+                    .collect();
+                let requests = out.join(format!("{sample}.requests"));
+                std::fs::write(&requests, asked).map_err(|e| e.to_string())?;
+                notes.push(format!(
+                    "{label}: {sample} failed once, then passed: {said} (requests: {})",
+                    requests.display()
+                ));
             }
         }
     }
+    Ok(notes)
+}
+
+/// The table of rows, hts's own cost per sample, and the notes.
+fn print_table(
+    spec: &Spec,
+    profile: &str,
+    link: &Link,
+    rows: &[Measured],
+    per_sample: (f64, f64, f64),
+    notes: &[String],
+) {
     println!();
     println!(
         "{} samples x {} regions, link {profile} ({} per response):",
@@ -161,7 +190,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         "{:<24} {:>9} {:>9} {:>12} {:>12}",
         "", "wall s", "requests", "bytes sent", "connections"
     );
-    for m in &rows {
+    for m in rows {
         println!(
             "{:<24} {:>9.2} {:>9} {:>12} {:>12}",
             m.label, m.wall, m.requests, m.bytes, m.connections
@@ -175,7 +204,6 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     for note in notes {
         println!("{note}");
     }
-    Ok(())
 }
 
 /// Mean requests, bytes and wall seconds per sample from the workflow's table (the cost

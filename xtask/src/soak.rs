@@ -47,22 +47,61 @@ struct Totals {
     opens: AtomicU64,
 }
 
-pub fn cmd(args: &[String]) -> Result<(), String> {
-    let number = |name: &str, default: u64| -> Result<u64, String> {
-        flag_value(args, name).map_or(Ok(default), |v| {
-            v.parse().map_err(|_| format!("{name}: not a number: {v}"))
-        })
-    };
-    let seconds = number("--seconds", 60)?;
-    let threads = number("--threads", 8)? as usize;
-    let every = number("--every", 6)? as u32;
-    let seed = number("--seed", 1)?;
+/// The soak's settings, from the command line.
+struct Settings {
+    seconds: u64,
+    threads: usize,
+    every: u32,
+    seed: u64,
+}
 
+impl Settings {
+    fn parse(args: &[String]) -> Result<Settings, String> {
+        let number = |name: &str, default: u64| -> Result<u64, String> {
+            flag_value(args, name).map_or(Ok(default), |v| {
+                v.parse().map_err(|_| format!("{name}: not a number: {v}"))
+            })
+        };
+        Ok(Settings {
+            seconds: number("--seconds", 60)?,
+            threads: number("--threads", 8)? as usize,
+            every: number("--every", 6)? as u32,
+            seed: number("--seed", 1)?,
+        })
+    }
+}
+
+/// What the watching of the running soak saw: the server's log drained as it went, the
+/// longest query, a stuck one, and the peak RSS at 10% and at the middle.
+#[derive(Default)]
+struct Watched {
+    faults: u64,
+    requests: u64,
+    longest: Duration,
+    stuck: Option<String>,
+    hwm_warm: Option<u64>,
+    hwm_middle: Option<u64>,
+    /// Threads that came back, and the problems they found.
+    back: usize,
+    problems: Vec<String>,
+}
+
+impl Watched {
+    /// Takes the server's log so far into the counts.
+    fn drain(&mut self, server: &Server) {
+        let log = server.take_log();
+        self.requests += log.len() as u64;
+        self.faults += log.iter().filter(|e| e.fault.is_some()).count() as u64;
+    }
+}
+
+pub fn cmd(args: &[String]) -> Result<(), String> {
+    let settings = Settings::parse(args)?;
     let data = root().join("fixtures/conformance/data");
     let server = Server::start(&root().join("fixtures"))?;
     server.add_chaos(Chaos {
         faults: soak_faults(),
-        ..Chaos::transient("/conformance/data/", every, seed)
+        ..Chaos::transient("/conformance/data/", settings.every, settings.seed)
     });
     let base = server.url("conformance/data");
     bam::hfile::reset_transfer_stats();
@@ -71,17 +110,38 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     let hwm_start = vm("VmHWM");
     let stop = Arc::new(AtomicBool::new(false));
     let totals = Arc::new(Totals::default());
-    let slots: Arc<Vec<Slot>> = Arc::new((0..threads).map(|_| Slot::default()).collect());
+    let slots: Arc<Vec<Slot>> = Arc::new((0..settings.threads).map(|_| Slot::default()).collect());
+    let done_rx = spawn_workers(&settings, &base, &data, &stop, &totals, &slots, begin)?;
+    let mut watched = Watched::default();
+    watch(&settings, &server, &slots, &totals, begin, &mut watched);
+    stop.store(true, Ordering::SeqCst);
+    join(&settings, &done_rx, &slots, begin, &mut watched);
+    let elapsed = begin.elapsed().as_secs_f64();
+    watched.drain(&server);
+    report(&settings, &totals, &watched, elapsed, hwm_start);
+    verdict(&settings, &totals, watched)
+}
+
+/// Starts the worker threads; each sends its problems on the channel when it ends.
+fn spawn_workers(
+    settings: &Settings,
+    base: &str,
+    data: &std::path::Path,
+    stop: &Arc<AtomicBool>,
+    totals: &Arc<Totals>,
+    slots: &Arc<Vec<Slot>>,
+    begin: Instant,
+) -> Result<mpsc::Receiver<(usize, Vec<String>)>, String> {
     let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<String>)>();
-    for t in 0..threads {
+    for t in 0..settings.threads {
         let ctx = Worker {
             id: t,
-            rng: Rng(seed.wrapping_mul(1000).wrapping_add(t as u64 + 1)),
-            base: base.clone(),
-            data: data.clone(),
-            stop: Arc::clone(&stop),
-            totals: Arc::clone(&totals),
-            slots: Arc::clone(&slots),
+            rng: Rng(settings.seed.wrapping_mul(1000).wrapping_add(t as u64 + 1)),
+            base: base.to_string(),
+            data: data.to_path_buf(),
+            stop: Arc::clone(stop),
+            totals: Arc::clone(totals),
+            slots: Arc::clone(slots),
             begin,
         };
         let tx = done_tx.clone();
@@ -93,32 +153,35 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
     }
-    drop(done_tx);
+    Ok(done_rx)
+}
 
-    // The clock, the watchdog and the server's log, drained as it goes.
-    let mut faults = 0u64;
-    let mut requests = 0u64;
-    let mut longest = Duration::ZERO;
-    let mut stuck: Option<String> = None;
-    let mut hwm_warm = None;
-    let mut hwm_middle = None;
+/// The clock, the watchdog and the server's log, drained as it goes, until the time is up or
+/// a query is stuck.
+fn watch(
+    settings: &Settings,
+    server: &Server,
+    slots: &[Slot],
+    totals: &Totals,
+    begin: Instant,
+    w: &mut Watched,
+) {
+    let seconds = settings.seconds;
     let deadline = begin + Duration::from_secs(seconds);
     let mut last_report = Instant::now();
-    while Instant::now() < deadline && stuck.is_none() {
+    while Instant::now() < deadline && w.stuck.is_none() {
         std::thread::sleep(Duration::from_millis(100));
-        let log = server.take_log();
-        requests += log.len() as u64;
-        faults += log.iter().filter(|e| e.fault.is_some()).count() as u64;
-        let (age, what) = oldest(&slots, begin);
-        longest = longest.max(age);
+        w.drain(server);
+        let (age, what) = oldest(slots, begin);
+        w.longest = w.longest.max(age);
         if age > WATCHDOG {
-            stuck = Some(what);
+            w.stuck = Some(what);
         }
-        if hwm_warm.is_none() && begin.elapsed() >= Duration::from_secs(seconds / 10) {
-            hwm_warm = Some(vm("VmHWM"));
+        if w.hwm_warm.is_none() && begin.elapsed() >= Duration::from_secs(seconds / 10) {
+            w.hwm_warm = Some(vm("VmHWM"));
         }
-        if hwm_middle.is_none() && begin.elapsed() >= Duration::from_secs(seconds / 2) {
-            hwm_middle = Some(vm("VmHWM"));
+        if w.hwm_middle.is_none() && begin.elapsed() >= Duration::from_secs(seconds / 2) {
+            w.hwm_middle = Some(vm("VmHWM"));
         }
         if last_report.elapsed() >= Duration::from_secs(10) {
             last_report = Instant::now();
@@ -126,46 +189,54 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
                 "  {:>4.0} s: {} queries, {} faults, VmRSS {} kB, VmHWM {} kB, {} threads",
                 begin.elapsed().as_secs_f64(),
                 totals.queries.load(Ordering::Relaxed),
-                faults,
+                w.faults,
                 vm("VmRSS"),
                 vm("VmHWM"),
                 vm("Threads")
             );
         }
     }
-    stop.store(true, Ordering::SeqCst);
+}
 
-    // Every thread must come back: a query running on gets the watchdog's time to end.
-    let mut problems = Vec::new();
-    let mut back = 0;
+/// Every thread must come back: a query running on gets the watchdog's time to end.
+fn join(
+    settings: &Settings,
+    done_rx: &mpsc::Receiver<(usize, Vec<String>)>,
+    slots: &[Slot],
+    begin: Instant,
+    w: &mut Watched,
+) {
     let wait_until = Instant::now() + WATCHDOG;
-    while back < threads && stuck.is_none() {
+    while w.back < settings.threads && w.stuck.is_none() {
         let left = wait_until.saturating_duration_since(Instant::now());
         match done_rx.recv_timeout(left.min(Duration::from_millis(100))) {
             Ok((_, p)) => {
-                back += 1;
-                problems.extend(p);
+                w.back += 1;
+                w.problems.extend(p);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                let (age, what) = oldest(&slots, begin);
-                longest = longest.max(age);
+                let (age, what) = oldest(slots, begin);
+                w.longest = w.longest.max(age);
                 if age > WATCHDOG || Instant::now() >= wait_until {
-                    stuck = Some(what);
+                    w.stuck = Some(what);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let elapsed = begin.elapsed().as_secs_f64();
-    let log = server.take_log();
-    requests += log.len() as u64;
-    faults += log.iter().filter(|e| e.fault.is_some()).count() as u64;
+}
+
+/// Prints the soak's figures and the first problems.
+fn report(settings: &Settings, totals: &Totals, w: &Watched, elapsed: f64, hwm_start: u64) {
+    let Settings {
+        threads,
+        every,
+        seed,
+        ..
+    } = *settings;
     let stats = bam::hfile::transfer_stats();
     let hwm_end = vm("VmHWM");
-
     let q = totals.queries.load(Ordering::Relaxed);
-    let mismatches = totals.mismatches.load(Ordering::Relaxed);
-    let failures = totals.failures.load(Ordering::Relaxed);
     println!(
         "soak: {threads} threads, {elapsed:.1} s, faults on ~1 request in {every} (seed {seed})"
     );
@@ -176,37 +247,50 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         totals.opens.load(Ordering::Relaxed)
     );
     println!(
-        "  requests served {requests}, faults injected {faults}, client retries {}",
-        stats.retries
+        "  requests served {}, faults injected {}, client retries {}",
+        w.requests, w.faults, stats.retries
     );
-    println!("  mismatches {mismatches}, failed queries {failures}");
+    println!(
+        "  mismatches {}, failed queries {}",
+        totals.mismatches.load(Ordering::Relaxed),
+        totals.failures.load(Ordering::Relaxed)
+    );
     println!(
         "  longest query {:.2} s (watchdog {} s)",
-        longest.as_secs_f64(),
+        w.longest.as_secs_f64(),
         WATCHDOG.as_secs()
     );
     println!(
         "  peak RSS (VmHWM): before {hwm_start} kB, at 10% {} kB, middle {} kB, end {hwm_end} kB \
          (VmRSS at the end {} kB)",
-        hwm_warm.unwrap_or(0),
-        hwm_middle.unwrap_or(0),
+        w.hwm_warm.unwrap_or(0),
+        w.hwm_middle.unwrap_or(0),
         vm("VmRSS")
     );
-    for p in problems.iter().take(20) {
+    for p in w.problems.iter().take(20) {
         println!("  !! {p}");
     }
-    if let Some(what) = stuck {
+}
+
+/// The soak fails on a stuck or missing thread, a mismatch, a failed query, or no fault.
+fn verdict(settings: &Settings, totals: &Totals, w: Watched) -> Result<(), String> {
+    let mismatches = totals.mismatches.load(Ordering::Relaxed);
+    let failures = totals.failures.load(Ordering::Relaxed);
+    if let Some(what) = w.stuck {
         return Err(format!("a thread is stuck: {what}"));
     }
-    if back < threads {
-        return Err(format!("{} thread(s) did not come back", threads - back));
+    if w.back < settings.threads {
+        return Err(format!(
+            "{} thread(s) did not come back",
+            settings.threads - w.back
+        ));
     }
     if mismatches > 0 || failures > 0 {
         return Err(format!(
             "{mismatches} mismatches, {failures} failed queries"
         ));
     }
-    if faults == 0 {
+    if w.faults == 0 {
         return Err("no fault was injected".to_string());
     }
     Ok(())

@@ -6,11 +6,13 @@
 use bgzf::{Source, VirtualOffset};
 use hfile::HFile;
 
-use crate::count_check;
 use crate::header::Header;
 use crate::lengths;
 use crate::record::{Record, RecordRef};
 use crate::{Error, RecordError, Result};
+
+/// How a count steps over records (the quick check).
+mod count;
 
 /// The bytes of the header's first read: the first block of a typical header (a BGZF block is
 /// at most 64 KiB, and writers end the header's blocks before the first record). A longer
@@ -285,29 +287,6 @@ impl<S: Source> RecordReader<S> {
                 kind,
             }),
         }
-    }
-
-    /// Steps over the next record in file order for a count: false at the end of the file.
-    /// A record whole in the current block that [`count_check::decodes_as_is`] accepts is
-    /// skipped unread; any other goes through [`RecordReader::read_record_ref`], so a damaged record
-    /// fails with the same error a full read gives.
-    #[inline]
-    pub(crate) fn skip_record(&mut self) -> Result<bool> {
-        let n_ref = self.header.targets().len();
-        let buffered = self.bgzf.buffer();
-        if let Some(size) = buffered.get(..4) {
-            let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-            let accepted = (32..=i32::MAX as usize).contains(&block_size)
-                && buffered
-                    .get(4..4 + block_size)
-                    .is_some_and(|data| count_check::decodes_as_is(data, n_ref));
-            if accepted {
-                self.last = None;
-                self.bgzf.advance(4 + block_size);
-                return Ok(true);
-            }
-        }
-        Ok(self.read_record_ref()?.is_some())
     }
 
     /// The record the last [`RecordReader::read_record_ref_held`] returned, again (for a caller that

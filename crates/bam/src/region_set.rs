@@ -83,6 +83,17 @@ impl RegionSet {
         self.overlaps_span(r.ref_id(), r.pos(), r.end_pos())
     }
 
+    /// Where a record lies (reference, start, end) overlaps a region.
+    #[inline]
+    pub(crate) fn overlaps_at(
+        &self,
+        tid: Option<RefId>,
+        beg: Option<Position>,
+        end: Position,
+    ) -> bool {
+        self.overlaps_span(tid, beg, end)
+    }
+
     /// `[beg, end)` on `tid`; a record without a position starts before every region.
     #[inline]
     fn overlaps_span(&self, tid: Option<RefId>, beg: Option<Position>, end: Position) -> bool {

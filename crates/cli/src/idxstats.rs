@@ -40,9 +40,12 @@ pub fn run(argv: &[String]) -> ExitCode {
     if file != "-" && crate::cram_view::is_cram(file) {
         return cram_stats(file);
     }
-    // The index is fetched beside the header (one round trip for a remote file).
+    // The index is fetched beside the header (one round trip for a remote file). The same
+    // reader counts the records when there is no index: a pipe or standard input can be read
+    // only once (samtools reads the stream once too).
     let open = bam::OpenOptions {
         index: bam::IndexHint::Auto,
+        threads,
         ..Default::default()
     };
     let mut reader = match opts::open(file, &open, |e| {
@@ -69,36 +72,43 @@ pub fn run(argv: &[String]) -> ExitCode {
     };
     let stats = match stats {
         Some(s) => s,
-        None => {
-            let by_reading = |no_cache: bool| {
-                let options = bam::OpenOptions {
-                    threads,
-                    no_cache,
-                    ..Default::default()
-                };
-                Reader::open(file, &options)
-                    .map_err(SlowError::Read)
-                    .and_then(|mut r| IdxStats::by_reading(&mut r))
-            };
-            let stale = |e: &SlowError| match e {
-                SlowError::Read(e) => opts::changed(e),
-                SlowError::NotSorted => None,
-            };
-            match opts::again_if_stale(by_reading(false), stale, || by_reading(true)) {
-                Ok(s) => s,
-                Err(SlowError::NotSorted) => {
-                    eprintln!("hts idxstats: file is not position sorted");
-                    eprintln!("hts idxstats: failed to process \"{file}\"");
-                    return ExitCode::from(1);
-                }
-                Err(SlowError::Read(e)) => {
-                    eprintln!("hts idxstats: failed to process \"{file}\": {e}");
-                    return ExitCode::from(1);
-                }
+        None => match slow_stats(&mut reader, file, &fresh) {
+            Ok(s) => s,
+            Err(SlowError::NotSorted) => {
+                eprintln!("hts idxstats: file is not position sorted");
+                eprintln!("hts idxstats: failed to process \"{file}\"");
+                return ExitCode::from(1);
             }
-        }
+            Err(SlowError::Read(e)) => {
+                eprintln!("hts idxstats: failed to process \"{file}\": {e}");
+                return ExitCode::from(1);
+            }
+        },
     };
     print(&stats)
+}
+
+/// Counts by reading the records, from the reader that was opened (it stands at the first
+/// record: looking for an index moved nothing); a stale cached part of a remote file is read
+/// again without the cache.
+fn slow_stats(
+    reader: &mut Reader,
+    file: &str,
+    fresh: &bam::OpenOptions,
+) -> Result<IdxStats, SlowError> {
+    let stale = |e: &SlowError| match e {
+        SlowError::Read(e) => opts::changed(e),
+        SlowError::NotSorted => None,
+    };
+    opts::again_if_stale(IdxStats::by_reading(reader), stale, || {
+        let options = bam::OpenOptions {
+            index: bam::IndexHint::default(),
+            ..fresh.clone()
+        };
+        Reader::open(file, &options)
+            .map_err(SlowError::Read)
+            .and_then(|mut r| IdxStats::by_reading(&mut r))
+    })
 }
 
 /// A CRAM file, local or remote: samtools counts its records (the `.crai` has no counts),

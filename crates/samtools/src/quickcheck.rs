@@ -46,7 +46,12 @@ impl Report {
 pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> Report {
     let mut rep = Report::default();
     rep.details.push(format!("checking {location}"));
-    let mut file = match hfile::open(location, transport) {
+    let opened = if location == "-" {
+        Ok(hfile::HFile::new(Box::new(hfile::StreamBackend::stdin())))
+    } else {
+        hfile::open(location, transport)
+    };
+    let mut file = match opened {
         Ok(f) => f,
         Err(_) => {
             rep.problem(
@@ -121,6 +126,12 @@ pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> 
         ));
         return rep;
     }
+    if is_stream(location) {
+        rep.details.push(format!(
+            "{location} cannot be checked for EOF block as it is not seekable."
+        ));
+        return rep;
+    }
     match bgzf.check_eof_marker() {
         Ok(true) => rep.details.push(format!("{location} has good EOF block.")),
         Ok(false) => rep.problem(
@@ -133,6 +144,16 @@ pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> 
         ),
     }
     rep
+}
+
+/// Standard input, or a local path that is not a regular file (a named pipe, `<(cat x.bam)`):
+/// read once, in order, so its end cannot be looked at first (htslib's `hts_check_EOF` gives
+/// 2 for it, and samtools passes it). htslib does seek standard input redirected from a
+/// regular file; hts reads standard input as a stream always.
+fn is_stream(location: &str) -> bool {
+    location == "-"
+        || (hfile::scheme_of(location).is_none()
+            && std::fs::metadata(location).is_ok_and(|m| !m.is_file()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

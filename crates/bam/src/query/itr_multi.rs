@@ -14,6 +14,7 @@ use index::multi_chunks::TaggedChunk;
 use index::plan::{self, Plan};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::count_check::{Held, Step};
 use crate::record_reader::RecordReader;
 use crate::region_set::RegionSet;
 use crate::{Error, Result};
@@ -102,6 +103,15 @@ impl Walk {
         reader: &mut RecordReader<S>,
         plan: &Plan,
     ) -> Result<bool> {
+        self.advance_by::<Held, S>(reader, plan)
+    }
+
+    /// [`Walk::advance`], each record read by `St` (a count reads no more than it needs).
+    pub(super) fn advance_by<St: Step, S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+        plan: &Plan,
+    ) -> Result<bool> {
         if self.state.finished {
             return Ok(false);
         }
@@ -110,7 +120,7 @@ impl Walk {
                 reader.bgzf_mut().seek(at)?;
                 self.state.read_rest = Some(None);
             }
-            let found = reader.read_record_ref_held()?.is_some();
+            let found = St::next(reader)?.is_some();
             self.state.finished = !found;
             return Ok(found);
         }
@@ -130,7 +140,7 @@ impl Walk {
                 }
                 self.state.i = Some(i);
                 if i >= self.chunks.len() {
-                    return self.unplaced(reader);
+                    return self.unplaced::<St, S>(reader);
                 }
                 let start = self.chunks[i].chunk.start;
                 if self.state.curr_off < start.raw() {
@@ -139,15 +149,15 @@ impl Walk {
                     reader.bgzf_mut().seek_limit(start, limit)?;
                 }
             }
-            let Some(r) = reader.read_record_ref_held()? else {
+            let Some(r) = St::next(reader)? else {
                 self.state.finished = true;
                 return Ok(false);
             };
             // As signed values, -1 for none: every interval bound is at least 0, so a record
             // without a position compares with them as one stored below 0 does.
-            let tid = r.ref_id().map_or(-1, |t| t.get() as i32);
-            let beg = r.pos().map_or(-1, |p| p.get() as i64);
-            let end = r.end_pos().get() as i64;
+            let tid = r.ref_id.map_or(-1, |t| t.get() as i32);
+            let beg = r.pos.map_or(-1, |p| p.get() as i64);
+            let end = r.end.get() as i64;
             self.state.curr_off = reader.virtual_offset().raw();
             if tid != self.state.curr_tid {
                 let Ok(found) = self
@@ -180,19 +190,19 @@ impl Walk {
 
     /// After the last chunk: the unplaced reads for `*` (the placed ones in their first block
     /// skipped), else the end.
-    fn unplaced<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
+    fn unplaced<St: Step, S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
         let Some(start) = self.state.nocoor else {
             self.state.finished = true;
             return Ok(false);
         };
         reader.bgzf_mut().seek(start)?;
         loop {
-            match reader.read_record_ref_held()? {
+            match St::next(reader)? {
                 None => {
                     self.state.finished = true;
                     return Ok(false);
                 }
-                Some(r) if r.ref_id().is_some() => continue,
+                Some(r) if r.ref_id.is_some() => continue,
                 Some(_) => {
                     self.state.read_rest = Some(None);
                     return Ok(true);

@@ -248,21 +248,34 @@ impl<'r, S: Source> Query<'r, S> {
     }
 
     /// How many records are left, as counting [`Query::next_record_ref`]'s would give, and the
-    /// same error where that would fail. A whole-file query with no condition skips the
-    /// records that need no decoding to be counted ([`RecordReader`]'s quick check); any other query
-    /// reads each record.
+    /// same error where that would fail. With no condition on the records, each is read only
+    /// as far as the count needs ([`RecordReader`]'s quick check: a record that passes it is
+    /// stepped over undecoded, where it lies taken from its fixed fields and CIGAR); with one,
+    /// each is read in full.
     pub fn count_records(&mut self) -> Result<u64> {
+        use crate::count_check::Counted;
         let mut n = 0u64;
-        if self.keep.is_none() && matches!(self.walk, Walk::File) {
-            while self.reader.skip_record()? {
+        if self.keep.is_some() {
+            while self.next_record_ref()?.is_some() {
                 n += 1;
             }
             return Ok(n);
         }
-        while self.next_record_ref()?.is_some() {
-            n += 1;
+        let reader = &mut *self.reader;
+        let plan = &self.plan;
+        loop {
+            let stepped = match &mut self.walk {
+                // A whole file: every record of a block the quick check accepts, at once.
+                Walk::File => reader.skip_records()?,
+                Walk::Targets(walk) => u64::from(walk.advance_by::<Counted, S>(reader, plan)?),
+                Walk::Multi(walk) => u64::from(walk.advance_by::<Counted, S>(reader, plan)?),
+                Walk::Overlapping(walk) => u64::from(walk.advance_by::<Counted, S>(reader)?),
+            };
+            if stepped == 0 {
+                return Ok(n);
+            }
+            n += stepped;
         }
-        Ok(n)
     }
 
     /// The next record as an owned one; `None` at the end.

@@ -9,6 +9,7 @@ use index::plan::{Plan, Region};
 use index::Chunk;
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::count_check::{Held, Step};
 use crate::position::{Position, RefId};
 use crate::record_reader::RecordReader;
 use crate::region_set::{RefIntervals, RegionSet};
@@ -153,6 +154,14 @@ fn merge_chunks(mut chunks: Vec<ToRead>) -> Vec<ToRead> {
 impl Walk {
     /// True when the reader holds the next record overlapping a region.
     pub(super) fn advance<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
+        self.advance_by::<Held, S>(reader)
+    }
+
+    /// [`Walk::advance`], each record read by `St` (a count reads no more than it needs).
+    pub(super) fn advance_by<St: Step, S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+    ) -> Result<bool> {
         loop {
             match self.stage {
                 Stage::Done => return Ok(false),
@@ -161,7 +170,7 @@ impl Walk {
                         reader.bgzf_mut().seek(at)?;
                         self.stage = Stage::Rest { seek: None };
                     }
-                    let found = reader.read_record_ref_held()?.is_some();
+                    let found = St::next(reader)?.is_some();
                     if !found {
                         self.stage = Stage::Done;
                     }
@@ -175,12 +184,12 @@ impl Walk {
                     reader.bgzf_mut().seek(start)?;
                     // The first block of unplaced reads may hold placed ones: skip them.
                     loop {
-                        match reader.read_record_ref_held()? {
+                        match St::next(reader)? {
                             None => {
                                 self.stage = Stage::Done;
                                 return Ok(false);
                             }
-                            Some(r) if r.ref_id().is_some() => continue,
+                            Some(r) if r.ref_id.is_some() => continue,
                             Some(_) => {
                                 self.stage = Stage::Rest { seek: None };
                                 return Ok(true);
@@ -189,7 +198,7 @@ impl Walk {
                     }
                 }
                 Stage::Chunks => {
-                    if self.next_in_chunks(reader)? {
+                    if self.next_in_chunks::<St, S>(reader)? {
                         return Ok(true);
                     }
                     self.stage = if self.regions.unplaced {
@@ -202,7 +211,10 @@ impl Walk {
         }
     }
 
-    fn next_in_chunks<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
+    fn next_in_chunks<St: Step, S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+    ) -> Result<bool> {
         loop {
             // A chunk is done at its end, or once a record starts past every region it serves:
             // the records after it start further on, so they overlap none of those regions,
@@ -228,11 +240,14 @@ impl Walk {
                 }
                 self.current = Some(next);
             }
-            let Some(r) = reader.read_record_ref_held()? else {
+            let Some(r) = St::next(reader)? else {
                 self.current = Some(self.chunks.len());
                 return Ok(false);
             };
-            let (place, overlaps) = ((r.ref_id(), r.pos()), self.regions.overlaps_record(&r));
+            let (place, overlaps) = (
+                (r.ref_id, r.pos),
+                self.regions.overlaps_at(r.ref_id, r.pos, r.end),
+            );
             self.position = reader.virtual_offset();
             self.last = Some(place);
             if overlaps {

@@ -7,6 +7,7 @@ use index::plan::{Plan, Region};
 use index::{Chunk, Wanted};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
+use crate::count_check::{Held, Span, Step};
 use crate::position::{Position, RefId};
 use crate::query::FetchPlan;
 use crate::record_reader::RecordReader;
@@ -109,12 +110,21 @@ impl Walk {
         reader: &mut RecordReader<S>,
         plan: &Plan,
     ) -> Result<bool> {
+        self.advance_by::<Held, S>(reader, plan)
+    }
+
+    /// [`Walk::advance`], each record read by `St` (a count reads no more than it needs).
+    pub(super) fn advance_by<St: Step, S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+        plan: &Plan,
+    ) -> Result<bool> {
         while self.current < self.targets.len() {
             let found = match self.targets[self.current] {
                 Target::Ref { tid, beg, end } => {
-                    self.next_in_region(reader, plan, tid, beg, end)?
+                    self.next_in_region::<St, S>(reader, plan, tid, beg, end)?
                 }
-                Target::Unplaced | Target::All => self.next_from_start(reader)?,
+                Target::Unplaced | Target::All => self.next_from_start::<St, S>(reader)?,
             };
             if found {
                 return Ok(true);
@@ -126,7 +136,10 @@ impl Walk {
     }
 
     /// `*` and `.`: every record from the start offset to the end of the file.
-    fn next_from_start<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
+    fn next_from_start<St: Step, S: Source>(
+        &mut self,
+        reader: &mut RecordReader<S>,
+    ) -> Result<bool> {
         let Some(start) = self.starts[self.current] else {
             return Ok(false);
         };
@@ -134,11 +147,11 @@ impl Walk {
             self.cursor.started = true;
             reader.bgzf_mut().seek(start)?;
         }
-        Ok(reader.read_record_ref_held()?.is_some())
+        Ok(St::next(reader)?.is_some())
     }
 
     /// htslib's `hts_itr_next` for one region.
-    fn next_in_region<S: Source>(
+    fn next_in_region<St: Step, S: Source>(
         &mut self,
         reader: &mut RecordReader<S>,
         plan: &Plan,
@@ -172,11 +185,15 @@ impl Walk {
                 }
                 self.cursor.chunk = Some(next);
             }
-            let Some(record) = reader.read_record_ref_held()? else {
+            let Some(Span {
+                ref_id,
+                pos,
+                end: rec_end,
+            }) = St::next(reader)?
+            else {
                 // htslib ends the iteration quietly when a chunk points past the end of the file.
                 return Ok(false);
             };
-            let (ref_id, pos, rec_end) = (record.ref_id(), record.pos(), record.end_pos());
             self.cursor.position = reader.virtual_offset();
             if ref_id != Some(tid) || pos.is_some_and(|pos| pos >= end) {
                 return Ok(false);

@@ -46,31 +46,12 @@ impl Report {
 pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> Report {
     let mut rep = Report::default();
     rep.details.push(format!("checking {location}"));
-    let opened = if location == "-" {
-        Ok(hfile::HFile::new(Box::new(hfile::StreamBackend::stdin())))
-    } else {
-        hfile::open(location, transport)
-    };
-    let mut file = match opened {
-        Ok(f) => f,
-        Err(_) => {
-            rep.problem(
-                FAIL_OPEN,
-                format!("{location} could not be opened for reading."),
-            );
-            return rep;
-        }
-    };
-    file.set_readahead_limit(Some(HEADER_READAHEAD));
-    let mut bgzf = match bgzf::Reader::new(file) {
-        Ok(r) => r,
-        Err(_) => {
-            rep.problem(
-                FAIL_OPEN,
-                format!("{location} could not be opened for reading."),
-            );
-            return rep;
-        }
+    let Some(mut bgzf) = open_bgzf(location, transport) else {
+        rep.problem(
+            FAIL_OPEN,
+            format!("{location} could not be opened for reading."),
+        );
+        return rep;
     };
     // The EOF marker is fetched beside the header, not after it.
     if bgzf.format() == bgzf::Format::Bgzf {
@@ -120,17 +101,23 @@ pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> 
             }
         }
     }
+    check_eof(&mut bgzf, location, &mut rep);
+    rep
+}
+
+/// The EOF marker's part of the report: checked where the file's end can be looked at.
+fn check_eof(bgzf: &mut bgzf::Reader<hfile::HFile>, location: &str, rep: &mut Report) {
     if bgzf.format() != bgzf::Format::Bgzf {
         rep.details.push(format!(
             "{location} cannot be checked for EOF block because its filetype does not contain one."
         ));
-        return rep;
+        return;
     }
     if is_stream(location) {
         rep.details.push(format!(
             "{location} cannot be checked for EOF block as it is not seekable."
         ));
-        return rep;
+        return;
     }
     match bgzf.check_eof_marker() {
         Ok(true) => rep.details.push(format!("{location} has good EOF block.")),
@@ -143,7 +130,18 @@ pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> 
             format!("{location} caused an error whilst checking for EOF block."),
         ),
     }
-    rep
+}
+
+/// The file (standard input for `-`) as a BGZF reader whose first read is bounded; `None`
+/// when it cannot be opened.
+fn open_bgzf(location: &str, transport: &hfile::OpenOptions) -> Option<bgzf::Reader<hfile::HFile>> {
+    let mut file = if location == "-" {
+        hfile::HFile::new(Box::new(hfile::StreamBackend::stdin()))
+    } else {
+        hfile::open(location, transport).ok()?
+    };
+    file.set_readahead_limit(Some(HEADER_READAHEAD));
+    bgzf::Reader::new(file).ok()
 }
 
 /// Standard input, or a local path that is not a regular file (a named pipe, `<(cat x.bam)`):

@@ -14,7 +14,7 @@ use index::multi_chunks::TaggedChunk;
 use index::plan::{self, Plan};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
-use crate::count_check::{Held, Step};
+use crate::count_check::Step;
 use crate::record_reader::RecordReader;
 use crate::region_set::RegionSet;
 use crate::{Error, Result};
@@ -97,17 +97,9 @@ pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
 }
 
 impl Walk {
-    /// `hts_itr_multi_next`: true when the reader holds the next record.
-    pub(super) fn advance<S: Source>(
-        &mut self,
-        reader: &mut RecordReader<S>,
-        plan: &Plan,
-    ) -> Result<bool> {
-        self.advance_by::<Held, S>(reader, plan)
-    }
-
-    /// [`Walk::advance`], each record read by `St` (a count reads no more than it needs).
-    pub(super) fn advance_by<St: Step, S: Source>(
+    /// `hts_itr_multi_next`: true when the reader holds the next record, each record read by `St`
+    /// (`Held`: decoded and held; a count's `Counted` reads no more than it needs).
+    pub(super) fn advance<St: Step, S: Source>(
         &mut self,
         reader: &mut RecordReader<S>,
         plan: &Plan,

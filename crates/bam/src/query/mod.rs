@@ -19,6 +19,7 @@ use hfile::HFile;
 use index::plan::Plan;
 use index::{Index, Wanted};
 
+use crate::count_check::{Counted, Held};
 use crate::record::{Record, RecordRef};
 use crate::record_reader::RecordReader;
 use crate::region::Target;
@@ -228,9 +229,9 @@ impl<'r, S: Source> Query<'r, S> {
         loop {
             let held = match &mut self.walk {
                 Walk::File => self.reader.read_record_ref_held()?.is_some(),
-                Walk::Targets(walk) => walk.advance(self.reader, &self.plan)?,
-                Walk::Multi(walk) => walk.advance(self.reader, &self.plan)?,
-                Walk::Overlapping(walk) => walk.advance(self.reader)?,
+                Walk::Targets(walk) => walk.advance::<Held, S>(self.reader, &self.plan)?,
+                Walk::Multi(walk) => walk.advance::<Held, S>(self.reader, &self.plan)?,
+                Walk::Overlapping(walk) => walk.advance::<Held, S>(self.reader)?,
             };
             if !held {
                 return Ok(None);
@@ -253,7 +254,6 @@ impl<'r, S: Source> Query<'r, S> {
     /// stepped over undecoded, where it lies taken from its fixed fields and CIGAR); with one,
     /// each is read in full.
     pub fn count_records(&mut self) -> Result<u64> {
-        use crate::count_check::Counted;
         let mut n = 0u64;
         if self.keep.is_some() {
             while self.next_record_ref()?.is_some() {
@@ -267,9 +267,9 @@ impl<'r, S: Source> Query<'r, S> {
             let stepped = match &mut self.walk {
                 // A whole file: every record of a block the quick check accepts, at once.
                 Walk::File => reader.skip_records()?,
-                Walk::Targets(walk) => u64::from(walk.advance_by::<Counted, S>(reader, plan)?),
-                Walk::Multi(walk) => u64::from(walk.advance_by::<Counted, S>(reader, plan)?),
-                Walk::Overlapping(walk) => u64::from(walk.advance_by::<Counted, S>(reader)?),
+                Walk::Targets(walk) => u64::from(walk.advance::<Counted, S>(reader, plan)?),
+                Walk::Multi(walk) => u64::from(walk.advance::<Counted, S>(reader, plan)?),
+                Walk::Overlapping(walk) => u64::from(walk.advance::<Counted, S>(reader)?),
             };
             if stepped == 0 {
                 return Ok(n);

@@ -9,7 +9,7 @@ use index::plan::{Plan, Region};
 use index::Chunk;
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
-use crate::count_check::{Held, Step};
+use crate::count_check::Step;
 use crate::position::{Position, RefId};
 use crate::record_reader::RecordReader;
 use crate::region_set::{RefIntervals, RegionSet};
@@ -152,13 +152,9 @@ fn merge_chunks(mut chunks: Vec<ToRead>) -> Vec<ToRead> {
 }
 
 impl Walk {
-    /// True when the reader holds the next record overlapping a region.
-    pub(super) fn advance<S: Source>(&mut self, reader: &mut RecordReader<S>) -> Result<bool> {
-        self.advance_by::<Held, S>(reader)
-    }
-
-    /// [`Walk::advance`], each record read by `St` (a count reads no more than it needs).
-    pub(super) fn advance_by<St: Step, S: Source>(
+    /// True when the reader holds the next record overlapping a region, each record read by `St`
+    /// (`Held`: decoded and held; a count's `Counted` reads no more than it needs).
+    pub(super) fn advance<St: Step, S: Source>(
         &mut self,
         reader: &mut RecordReader<S>,
     ) -> Result<bool> {

@@ -7,7 +7,7 @@ use index::plan::{Plan, Region};
 use index::{Chunk, Wanted};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
-use crate::count_check::{Held, Span, Step};
+use crate::count_check::{Span, Step};
 use crate::position::{Position, RefId};
 use crate::query::FetchPlan;
 use crate::record_reader::RecordReader;
@@ -104,17 +104,9 @@ impl Walk {
             .is_some_and(|r| !plan.regions[r].valid)
     }
 
-    /// Reads on to the next record of a target; true when the reader holds one.
-    pub(super) fn advance<S: Source>(
-        &mut self,
-        reader: &mut RecordReader<S>,
-        plan: &Plan,
-    ) -> Result<bool> {
-        self.advance_by::<Held, S>(reader, plan)
-    }
-
-    /// [`Walk::advance`], each record read by `St` (a count reads no more than it needs).
-    pub(super) fn advance_by<St: Step, S: Source>(
+    /// Reads on to the next record of a target; true when the reader holds one, each record read by `St`
+    /// (`Held`: decoded and held; a count's `Counted` reads no more than it needs).
+    pub(super) fn advance<St: Step, S: Source>(
         &mut self,
         reader: &mut RecordReader<S>,
         plan: &Plan,

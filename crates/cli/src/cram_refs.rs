@@ -103,9 +103,9 @@ impl cram::remote::Remote for References {
 
     /// A remote FASTA is read slice by slice for the whole run: only the query's own time
     /// limit bounds it (and hfile's per-request ones).
-    fn open(&self, url: &str) -> Result<Box<dyn bam::bgzf::Source>, String> {
+    fn open(&self, url: &str) -> Result<Box<dyn bam::bgzf::Source + Send>, String> {
         hfile::open(url, &self.transport)
-            .map(|f| Box::new(f) as Box<dyn bam::bgzf::Source>)
+            .map(|f| Box::new(f) as Box<dyn bam::bgzf::Source + Send>)
             .map_err(|e| e.to_string())
     }
 }

@@ -237,26 +237,36 @@ fn open_reader(
     transport: &bam::hfile::OpenOptions,
 ) -> Result<cram::Reader, Failure> {
     let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
-    let reference = match args
+    let path = args
         .reference
         .as_deref()
-        .or(input_option(args, "reference"))
-    {
-        Some(path) if cram::remote::is_url(path) => {
-            Some(cram::Fasta::open_remote(path, references.as_ref()).map_err(Failure::Message)?)
+        .or(input_option(args, "reference"));
+    // A remote reference's index and first bytes are fetched on a thread of their own while
+    // the CRAM's opening is read: neither needs an answer from the other.
+    let remote = path.filter(|p| cram::remote::is_url(p)).map(|p| {
+        let (p, refs) = (p.to_string(), references.clone());
+        std::thread::spawn(move || cram::Fasta::open_remote(&p, refs.as_ref()))
+    });
+    let local = match path {
+        Some(p) if remote.is_none() => {
+            Some(cram::Fasta::open(std::path::Path::new(p)).map_err(Failure::Message)?)
         }
-        Some(path) => {
-            Some(cram::Fasta::open(std::path::Path::new(path)).map_err(Failure::Message)?)
-        }
-        None => None,
+        _ => None,
     };
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
     let input = crate::cram_input::open(file, transport)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-    let mut reader = cram::Reader::open_source(input, prefix, reference)
+    let mut reader = cram::Reader::open_source(input, prefix, local)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+    if let Some(fetch) = remote {
+        let fasta = fetch
+            .join()
+            .map_err(|_| Failure::Message("the reference's fetch failed".to_string()))?
+            .map_err(Failure::Message)?;
+        reader.set_reference(fasta);
+    }
     reader.set_remote(references);
     let set =
         |key: &str| input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);

@@ -45,9 +45,9 @@ impl std::fmt::Debug for Fasta {
 /// The file's bytes: as they are, or BGZF blocks found through the `.gzi` (pairs of compressed
 /// and uncompressed block starts).
 enum Body {
-    Plain(Box<dyn bgzf::Source>),
+    Plain(Box<dyn bgzf::Source + Send>),
     Bgzf {
-        src: Box<dyn bgzf::Source>,
+        src: Box<dyn bgzf::Source + Send>,
         gzi: Vec<(u64, u64)>,
     },
 }
@@ -248,7 +248,7 @@ fn printable_upper(raw: &[u8]) -> Vec<u8> {
 
 impl Body {
     /// A bgzipped file's body: its blocks found through the `.gzi`'s bytes.
-    fn bgzf(src: Box<dyn bgzf::Source>, gzi: &[u8]) -> Result<Body, String> {
+    fn bgzf(src: Box<dyn bgzf::Source + Send>, gzi: &[u8]) -> Result<Body, String> {
         Ok(Body::Bgzf {
             src,
             gzi: parse_gzi(gzi)?,

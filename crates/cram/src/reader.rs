@@ -180,6 +180,13 @@ impl Reader {
         Ok(r)
     }
 
+    /// Decodes with `reference` (as `-T` gives it), set after the opening: a caller may fetch
+    /// a remote reference's index while the file's opening is read.
+    pub fn set_reference(&mut self, reference: Fasta) {
+        self.reference = Some(reference);
+        self.explicit = true;
+    }
+
     /// The file's size in bytes.
     pub fn file_len(&self) -> u64 {
         self.file_len

@@ -13,7 +13,7 @@ pub trait Remote {
     fn fetch(&self, url: &str, range: Option<Range<u64>>) -> Result<Option<Vec<u8>>, String>;
 
     /// A byte source on `url`, read through bounded ranges (a remote FASTA's bases).
-    fn open(&self, url: &str) -> Result<Box<dyn bgzf::Source>, String>;
+    fn open(&self, url: &str) -> Result<Box<dyn bgzf::Source + Send>, String>;
 }
 
 /// `url` with `suffix` added to its path, before any query string (`ref.fa?sig` ->

@@ -44,6 +44,12 @@ impl Span {
 pub(crate) trait Step {
     /// The next record in file order, `None` at the end.
     fn next<S: Source>(reader: &mut RecordReader<S>) -> Result<Option<Span>>;
+
+    /// The next record in file order, where it lies not asked for (the rest of a file after
+    /// `*` or `.`, which every record passes): false at the end.
+    fn step<S: Source>(reader: &mut RecordReader<S>) -> Result<bool> {
+        Ok(Self::next(reader)?.is_some())
+    }
 }
 
 /// Each record decoded and held ([`RecordReader::last_record_ref`] gives it again).
@@ -53,6 +59,12 @@ impl Step for Held {
     #[inline]
     fn next<S: Source>(reader: &mut RecordReader<S>) -> Result<Option<Span>> {
         Ok(reader.read_record_ref_held()?.map(|r| Span::of(&r)))
+    }
+
+    /// No span: its end would cost a pass over each record's CIGAR.
+    #[inline]
+    fn step<S: Source>(reader: &mut RecordReader<S>) -> Result<bool> {
+        Ok(reader.read_record_ref_held()?.is_some())
     }
 }
 

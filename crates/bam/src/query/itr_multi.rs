@@ -112,7 +112,7 @@ impl Walk {
                 reader.bgzf_mut().seek(at)?;
                 self.state.read_rest = Some(None);
             }
-            let found = St::next(reader)?.is_some();
+            let found = St::step(reader)?;
             self.state.finished = !found;
             return Ok(found);
         }

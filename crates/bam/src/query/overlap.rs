@@ -166,7 +166,7 @@ impl Walk {
                         reader.bgzf_mut().seek(at)?;
                         self.stage = Stage::Rest { seek: None };
                     }
-                    let found = St::next(reader)?.is_some();
+                    let found = St::step(reader)?;
                     if !found {
                         self.stage = Stage::Done;
                     }

@@ -139,7 +139,7 @@ impl Walk {
             self.cursor.started = true;
             reader.bgzf_mut().seek(start)?;
         }
-        Ok(St::next(reader)?.is_some())
+        St::step(reader)
     }
 
     /// htslib's `hts_itr_next` for one region.

@@ -144,14 +144,15 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
             ..hts_mode("old", &["-@", &threads], false)
         });
     }
+    let samtools_mode = |name: &str, program: &Path, transport| Mode {
+        name: name.to_string(),
+        program: program.to_path_buf(),
+        extra: vec!["view".to_string()],
+        warm: true,
+        transport,
+    };
     if let Some(s) = samtools {
-        modes.push(Mode {
-            name: "samtools".to_string(),
-            program: s.to_path_buf(),
-            extra: vec!["view".to_string()],
-            warm: true,
-            transport: Transport::Http,
-        });
+        modes.push(samtools_mode("samtools", s, Transport::Http));
     }
     if opts.s3 {
         modes.push(Mode {
@@ -166,13 +167,7 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
             });
         }
         if let Some(s) = samtools {
-            modes.push(Mode {
-                name: "samtools-s3".to_string(),
-                program: s.to_path_buf(),
-                extra: vec!["view".to_string()],
-                warm: true,
-                transport: Transport::HtslibS3,
-            });
+            modes.push(samtools_mode("samtools-s3", s, Transport::HtslibS3));
         }
     }
     modes

@@ -20,16 +20,11 @@ impl<S: Source> RecordReader<S> {
         {
             let buffered = self.bgzf.buffer();
             let (mut at, mut n) = (0usize, 0u64);
-            while let Some(size) = buffered.get(at..at + 4) {
-                let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-                let accepted = (32..=i32::MAX as usize).contains(&block_size)
-                    && buffered
-                        .get(at + 4..at + 4 + block_size)
-                        .is_some_and(|data| count_check::decodes_as_is(data, n_ref));
-                if !accepted {
+            while let Some(data) = whole_record(&buffered[at..]) {
+                if !count_check::decodes_as_is(data, n_ref) {
                     break;
                 }
-                at += 4 + block_size;
+                at += 4 + data.len();
                 n += 1;
             }
             if n > 0 {
@@ -47,21 +42,26 @@ impl<S: Source> RecordReader<S> {
     #[inline]
     pub(crate) fn skip_record_span(&mut self) -> Result<Option<count_check::Span>> {
         let n_ref = self.header.targets().len();
-        let buffered = self.bgzf.buffer();
-        if let Some(size) = buffered.get(..4) {
-            let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-            let span = (32..=i32::MAX as usize)
-                .contains(&block_size)
-                .then(|| buffered.get(4..4 + block_size))
-                .flatten()
-                .and_then(|data| count_check::span_if_as_is(data, n_ref));
-            if let Some(span) = span {
-                self.last_record = self.bgzf.virtual_offset();
-                self.last = None;
-                self.bgzf.advance(4 + block_size);
-                return Ok(Some(span));
-            }
+        let whole = whole_record(self.bgzf.buffer())
+            .and_then(|data| Some((data.len(), count_check::span_if_as_is(data, n_ref)?)));
+        if let Some((len, span)) = whole {
+            self.last_record = self.bgzf.virtual_offset();
+            self.last = None;
+            self.bgzf.advance(4 + len);
+            return Ok(Some(span));
         }
         Ok(self.read_record_ref()?.map(|r| count_check::Span::of(&r)))
     }
+}
+
+/// The bytes after `block_size` of the record at the start of `buffered`, when its
+/// `block_size` is one a record can have and the record is whole in the buffer.
+#[inline(always)]
+fn whole_record(buffered: &[u8]) -> Option<&[u8]> {
+    let size = buffered.get(..4)?;
+    let block_size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+    if !(32..=i32::MAX as usize).contains(&block_size) {
+        return None;
+    }
+    buffered.get(4..4 + block_size)
 }

@@ -36,6 +36,10 @@ pub(crate) enum Transport {
     S3,
     /// `s3+http://bench/...` through htslib's S3 plugin (samtools).
     HtslibS3,
+    /// Plain HTTP GETs of boto3's pre-signed URLs (the signature in the query) from the same
+    /// s3s-fs behind the same link: the store's cost without the client's signing, what users
+    /// of pre-signed URLs see.
+    Presigned,
 }
 
 /// What is queried: the benchmark BAM by `view -X` against samtools, or the benchmark VCF by
@@ -158,6 +162,11 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
         modes.push(Mode {
             transport: Transport::S3,
             ..hts_mode("hts-s3", &["-@", &threads], true)
+        });
+        // Cold only: it separates the store's cost from the signing client's (hts-s3).
+        modes.push(Mode {
+            transport: Transport::Presigned,
+            ..hts_mode("hts-presigned", &["-@", &threads], false)
         });
         if let Some(old) = &opts.old_hts {
             modes.push(Mode {

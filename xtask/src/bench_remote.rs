@@ -40,7 +40,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 the s3 transports) and this process's (link, servers, proxy, reading output).
   --transports  http, s3 or both (default): with s3 also hts over s3:// (hts-s3) and samtools'
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
-                (installed on first use into ~/.cache/hts-tools).
+                (installed on first use into ~/.cache/hts-tools), and hts over boto3's
+                pre-signed URLs of the same objects (hts-presigned, cold: plain HTTP GETs
+                with the signature in the query); a table of hts-s3 / hts and hts-s3 /
+                hts-presigned follows each profile's.
   --format vcf  the benchmark VCF (cargo xtask bench-data --vcf [--size MB]) instead:
                 `hts tabix URL REGION...` against Debian's `tabix URL REGION...` (1.16; cold:
                 a fresh working directory, where tabix downloads the index, and an empty hts
@@ -252,6 +255,10 @@ pub fn run(
             true => Some(s3_stack(&bam, dir, &file, ext, *link)?),
             false => None,
         };
+        let presigned = match &stack {
+            Some(st) => Some(presigned_urls(st, &file, ext)?),
+            None => None,
+        };
         for (case, regions) in &opts.cases {
             // The reference output: the local query by samtools or tabix (or hts without them).
             let reference = reference_output(format, baseline.as_deref(), hts, &bam, ext, regions)?;
@@ -267,6 +274,10 @@ pub fn run(
                         st.env(testkit::s3::SECRET_KEY),
                         &st.proxy,
                     ),
+                    (Transport::Presigned, Some(st)) => match &presigned {
+                        Some((data, index)) => (data.clone(), index.clone(), Vec::new(), &st.proxy),
+                        None => continue,
+                    },
                     (Transport::HtslibS3, Some(st)) => (
                         format!("s3+http://bench/{file}"),
                         format!("s3+http://bench/{file}.{ext}"),
@@ -279,7 +290,13 @@ pub fn run(
                 args.extend(format.query_args(bam_url, bai_url, regions));
                 let store = stack.as_ref().and_then(|st| st.s3s.as_ref());
                 let store = store.filter(|_| mode.transport != Transport::Http);
-                let at = Endpoint { server, store };
+                let wake = stack.as_ref().zip(presigned.as_ref());
+                let wake = wake.filter(|_| mode.transport != Transport::Http);
+                let at = Endpoint {
+                    server,
+                    store,
+                    wake: wake.map(|(st, (_, index))| (st, index.as_str())),
+                };
                 let (cold, warm) = bench.runs(mode, &args, env.clone(), at, case, &reference)?;
                 if opts.peak_rss && mode.program == hts {
                     let kib = peak_rss(&mode.program, &args, &env)?;
@@ -316,6 +333,18 @@ fn s3_stack(bam: &Path, dir: &Path, file: &str, ext: &str, link: Link) -> Result
         },
     ];
     S3Stack::start(&[("bench", objects)], link)
+}
+
+/// boto3's pre-signed GET URLs of the data file and its index in bucket `bench` (path-style,
+/// through the proxy), valid for a day: longer than any benchmark run.
+fn presigned_urls(stack: &S3Stack, file: &str, ext: &str) -> Result<(String, String), String> {
+    let python = testkit::s3::boto3_python()?;
+    let index = format!("{file}.{ext}");
+    let urls = testkit::s3::presign(&python, &stack.endpoint(), "bench", &[file, &index], 86400)?;
+    match urls.as_slice() {
+        [data, index] => Ok((data.clone(), index.clone())),
+        _ => Err(format!("boto3 gave {} URLs for 2 keys", urls.len())),
+    }
 }
 
 /// The query's output from the local file: by samtools or tabix, or by hts without them.

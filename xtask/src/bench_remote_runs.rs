@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use testkit::corpus::EnvChange;
-use testkit::s3::S3sFs;
+use testkit::s3::{S3Stack, S3sFs};
 use testkit::{Server, Summary};
 
 use crate::bench_remote::{fresh_dir, index_bytes, timed, timed_against, Mode, Options, Run};
@@ -14,6 +14,9 @@ use crate::bench_table;
 pub(crate) struct Endpoint<'a> {
     pub(crate) server: &'a Server,
     pub(crate) store: Option<&'a S3sFs>,
+    /// The store's stack and a pre-signed URL of one of its objects, to wake it before each
+    /// cold run (see [`S3Stack::wake`]).
+    pub(crate) wake: Option<(&'a S3Stack, &'a str)>,
 }
 
 /// CPU seconds used so far by this process (`RUSAGE_SELF`) or its waited-for children.
@@ -67,6 +70,9 @@ impl Bench<'_> {
                 "XDG_CACHE_HOME".to_string(),
                 Some(cache.display().to_string()),
             ));
+            if let Some((stack, url)) = at.wake {
+                stack.wake(url)?;
+            }
             server.reset();
             let before = cpu_now(at.store);
             let r = timed_against(&mode.program, args, &cwd, &env, reference)?;

@@ -181,6 +181,42 @@ pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>, baseline
                 );
             }
         }
+        s += &transports(&cases, &find, p);
+    }
+    s
+}
+
+/// hts on each transport side by side, cold: `hts-s3 / hts` is the whole gap of the signed
+/// transport, `hts-s3 / hts-presigned` what signing costs the client (same store, same link,
+/// same GETs), `hts-presigned / hts` what the store costs beside the file server.
+fn transports<'a>(
+    cases: &[&str],
+    find: &dyn Fn(&str, &str, &str) -> Option<&'a Cell>,
+    profile: &str,
+) -> String {
+    let mut s = String::new();
+    for case in cases {
+        let wall = |mode: &str| find(case, mode, "cold").map(|c| c.wall);
+        let (Some(http), Some(signed)) = (wall("hts"), wall("hts-s3")) else {
+            continue;
+        };
+        let presigned = wall("hts-presigned");
+        let time = |t: Option<f64>| t.map(|t| format!("{t:.3} s")).unwrap_or_default();
+        let over = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:+.0}%", pct(a, b)),
+            _ => String::new(),
+        };
+        if s.is_empty() {
+            s += &format!("\nProfile {profile}: hts on each transport (cold medians)\n\n");
+            s += "| Query | hts | hts-presigned | hts-s3 | hts-s3 / hts | hts-s3 / hts-presigned | hts-presigned / hts |\n|---|---|---|---|---|---|---|\n";
+        }
+        s += &format!(
+            "| {case} | {http:.3} s | {} | {signed:.3} s | {} | {} | {} |\n",
+            time(presigned),
+            over(Some(signed), Some(http)),
+            over(Some(signed), presigned),
+            over(presigned, Some(http)),
+        );
     }
     s
 }

@@ -177,6 +177,39 @@ impl S3Stack {
         Ok((s3s, proxy))
     }
 
+    /// Asks s3s-fs itself (not through the proxy: no link delay, no log entry) for the first
+    /// byte of a pre-signed `url` of this stack. s3s-fs opens files through tokio's blocking
+    /// pool, whose threads exit after 10 s idle: the first GET after a pause (a benchmark's
+    /// other modes, on the file server) waits for new threads, 3-7 ms, a cost of the test
+    /// bed's idle store that no busy object store has. A benchmark calls this before each run
+    /// through the store so that no mode pays it for being the first after a pause.
+    pub fn wake(&self, url: &str) -> Result<(), String> {
+        use std::io::{Read, Write};
+        let addr = self.s3s.as_ref().ok_or("s3s-fs is stopped")?.addr;
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let (host, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let mut stream = std::net::TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|e| e.to_string())?;
+        // The signature covers the Host header only: the proxy's, as in the URL.
+        let request = format!(
+            "GET {target} HTTP/1.1\r\nHost: {host}\r\nRange: bytes=0-0\r\nConnection: close\r\n\r\n"
+        );
+        let mut answer = Vec::new();
+        stream
+            .write_all(request.as_bytes())
+            .and_then(|()| stream.read_to_end(&mut answer))
+            .map_err(|e| format!("waking s3s-fs at {addr}: {e}"))?;
+        match answer.starts_with(b"HTTP/1.1 206") {
+            true => Ok(()),
+            false => Err(format!(
+                "waking s3s-fs at {addr}: {}",
+                String::from_utf8_lossy(&answer[..answer.len().min(200)])
+            )),
+        }
+    }
+
     /// The endpoint clients use: the proxy, so every request is logged.
     pub fn endpoint(&self) -> String {
         self.proxy.base()

@@ -201,7 +201,7 @@ pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
 
 use crate::bench_modes::{modes, vcf_modes};
 pub(crate) use crate::bench_modes::{Format, Mode, Transport};
-use crate::bench_remote_runs::{peak_rss, Bench, Endpoint};
+use crate::bench_remote_runs::{peak_rss, Bench, Endpoint, Planned};
 
 /// The bytes of index files served (the index is small: what was advertised was sent).
 pub(crate) fn index_bytes(server: &Server, index_size: u64) -> u64 {
@@ -259,54 +259,32 @@ pub fn run(
             Some(st) => Some(presigned_urls(st, &file, ext)?),
             None => None,
         };
+        let targets = Targets {
+            server: &server,
+            stack: stack.as_ref(),
+            presigned: presigned.as_ref(),
+            file: &file,
+            ext,
+        };
         for (case, regions) in &opts.cases {
             // The reference output: the local query by samtools or tabix (or hts without them).
             let reference = reference_output(format, baseline.as_deref(), hts, &bam, ext, regions)?;
-            for mode in &modes {
-                let (bam_url, bai_url, env, server) = match (mode.transport, &stack) {
-                    (Transport::Http, _) => {
-                        let url = server.url(&file);
-                        (url.clone(), format!("{url}.{ext}"), Vec::new(), &server)
-                    }
-                    (Transport::S3, Some(st)) => (
-                        format!("s3://bench/{file}"),
-                        format!("s3://bench/{file}.{ext}"),
-                        st.env(testkit::s3::SECRET_KEY),
-                        &st.proxy,
-                    ),
-                    (Transport::Presigned, Some(st)) => match &presigned {
-                        Some((data, index)) => (data.clone(), index.clone(), Vec::new(), &st.proxy),
-                        None => continue,
-                    },
-                    (Transport::HtslibS3, Some(st)) => (
-                        format!("s3+http://bench/{file}"),
-                        format!("s3+http://bench/{file}.{ext}"),
-                        st.htslib_env(),
-                        &st.proxy,
-                    ),
-                    _ => continue,
-                };
-                let mut args = mode.extra.clone();
-                args.extend(format.query_args(bam_url, bai_url, regions));
-                let store = stack.as_ref().and_then(|st| st.s3s.as_ref());
-                let store = store.filter(|_| mode.transport != Transport::Http);
-                let wake = stack.as_ref().zip(presigned.as_ref());
-                let wake = wake.filter(|_| mode.transport != Transport::Http);
-                let at = Endpoint {
-                    server,
-                    store,
-                    wake: wake.map(|(st, (_, index))| (st, index.as_str())),
-                };
-                let (cold, warm) = bench.runs(mode, &args, env.clone(), at, case, &reference)?;
+            let planned: Vec<Planned> = modes
+                .iter()
+                .filter_map(|mode| targets.plan(mode, format, regions))
+                .collect();
+            let samples = bench.case(&planned, case, &reference)?;
+            for (p, samples) in planned.iter().zip(samples) {
+                let mode = p.mode;
                 if opts.peak_rss && mode.program == hts {
-                    let kib = peak_rss(&mode.program, &args, &env)?;
+                    let kib = peak_rss(&mode.program, &p.args, &p.env)?;
                     println!(
                         "  {pname:>5} {case:>6} {:>16}: peak RSS {:.1} MiB (cold, GNU time)",
                         mode.name,
                         kib as f64 / 1024.0
                     );
                 }
-                for (temperature, runs) in [("cold", cold), ("warm", warm)] {
+                for (temperature, runs) in [("cold", samples.cold), ("warm", samples.warm)] {
                     if runs.is_empty() {
                         continue;
                     }
@@ -318,6 +296,63 @@ pub fn run(
         }
     }
     Ok(cells)
+}
+
+/// Where each transport finds the data on one profile: the file server, and s3s-fs behind
+/// its proxy with boto3's pre-signed URLs of the data and its index.
+struct Targets<'a> {
+    server: &'a Server,
+    stack: Option<&'a S3Stack>,
+    presigned: Option<&'a (String, String)>,
+    file: &'a str,
+    ext: &'a str,
+}
+
+impl<'a> Targets<'a> {
+    /// `mode` made ready to query `regions`, or None when its transport is not served.
+    fn plan(&self, mode: &'a Mode, format: Format, regions: &[String]) -> Option<Planned<'a>> {
+        let (file, ext) = (self.file, self.ext);
+        let (bam_url, bai_url, env, server) = match (mode.transport, self.stack) {
+            (Transport::Http, _) => {
+                let url = self.server.url(file);
+                (url.clone(), format!("{url}.{ext}"), Vec::new(), self.server)
+            }
+            (Transport::S3, Some(st)) => (
+                format!("s3://bench/{file}"),
+                format!("s3://bench/{file}.{ext}"),
+                st.env(testkit::s3::SECRET_KEY),
+                &st.proxy,
+            ),
+            (Transport::Presigned, Some(st)) => {
+                let (data, index) = self.presigned?;
+                (data.clone(), index.clone(), Vec::new(), &st.proxy)
+            }
+            (Transport::HtslibS3, Some(st)) => (
+                format!("s3+http://bench/{file}"),
+                format!("s3+http://bench/{file}.{ext}"),
+                st.htslib_env(),
+                &st.proxy,
+            ),
+            _ => return None,
+        };
+        let mut args = mode.extra.clone();
+        args.extend(format.query_args(bam_url, bai_url, regions));
+        // The store, and a URL to wake it by, for the transports it serves.
+        let stack = self.stack.filter(|_| mode.transport != Transport::Http);
+        let at = Endpoint {
+            server,
+            store: stack.and_then(|st| st.s3s.as_ref()),
+            wake: stack
+                .zip(self.presigned)
+                .map(|(st, (_, index))| (st, index.as_str())),
+        };
+        Some(Planned {
+            mode,
+            args,
+            env,
+            at,
+        })
+    }
 }
 
 /// s3s-fs serving the data file and its index as bucket `bench`, behind `link`.

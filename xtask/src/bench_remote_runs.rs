@@ -1,5 +1,5 @@
-//! `bench-remote`'s runs of one mode: cold and warm, each timed and checked, with their CPU
-//! seconds (client, s3s-fs, this process) and peak memory when asked.
+//! `bench-remote`'s runs of one case: every mode in turn, cold and warm, each timed and
+//! checked, with their CPU seconds (client, s3s-fs, this process) and peak memory when asked.
 
 use std::path::Path;
 
@@ -46,85 +46,110 @@ pub(crate) struct Bench<'a> {
     pub(crate) opts: &'a Options,
 }
 
+/// One mode made ready for one case: its arguments, environment and endpoint.
+pub(crate) struct Planned<'a> {
+    pub(crate) mode: &'a Mode,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<EnvChange>,
+    pub(crate) at: Endpoint<'a>,
+}
+
+/// What the runs of one mode gave: cold and warm samples, and each cold run's CPU seconds.
+#[derive(Default)]
+pub(crate) struct Samples {
+    pub(crate) cold: Vec<bench_table::Sample>,
+    pub(crate) warm: Vec<bench_table::Sample>,
+    cpu: Vec<[f64; 3]>,
+}
+
 impl Bench<'_> {
-    /// `opts.runs` cold runs of `mode` (each in a fresh working directory and cache), each
-    /// followed by a warm one if the mode has them.
-    pub(crate) fn runs(
+    /// `opts.runs` rounds of every mode of a case, one cold run (and its warm one) of each in
+    /// turn: alternated, so that a change in the shared machine's load, or a server idle
+    /// since the modes before, weighs on every mode alike rather than on one mode's block.
+    pub(crate) fn case(
         &self,
-        mode: &Mode,
-        args: &[String],
-        mut env: Vec<EnvChange>,
-        at: Endpoint,
+        planned: &[Planned],
         case: &str,
         reference: &[u8],
-    ) -> Result<(Vec<bench_table::Sample>, Vec<bench_table::Sample>), String> {
-        let (hts, index_size, server) = (self.hts, self.index_size, at.server);
-        let mut cpu: Vec<[f64; 3]> = Vec::new();
-        let mut cold = Vec::new();
-        let mut warm = Vec::new();
+    ) -> Result<Vec<Samples>, String> {
+        let mut samples: Vec<Samples> = planned.iter().map(|_| Samples::default()).collect();
         for _ in 0..self.opts.runs {
-            // A fresh working directory (samtools' index download) and cache (ours).
-            let cwd = fresh_dir("cold")?;
-            let cache = fresh_dir("cache")?;
-            env.push((
-                "XDG_CACHE_HOME".to_string(),
-                Some(cache.display().to_string()),
-            ));
-            if let Some((stack, url)) = at.wake {
-                stack.wake(url)?;
+            for (p, into) in planned.iter().zip(samples.iter_mut()) {
+                self.once(p, case, reference, into)?;
             }
-            server.reset();
-            let before = cpu_now(at.store);
-            let r = timed_against(&mode.program, args, &cwd, &env, reference)?;
-            let after = cpu_now(at.store);
-            cpu.push(std::array::from_fn(|i| after[i] - before[i]));
-            cold.push(measure(&r, server, index_size, reference));
-            if self.opts.request_log
-                && mode.program == hts
-                && !["htslib", "pr1998"].contains(&mode.name.as_str())
-                && cold.len() == 1
-            {
-                crate::bench_remote_vcf::print_log(
-                    &format!("{case} ({})", mode.name),
-                    server,
-                    &cwd,
-                );
-            }
-            if mode.warm {
-                server.reset();
-                let r = timed_against(&mode.program, args, &cwd, &env, reference)?;
-                warm.push(measure(&r, server, index_size, reference));
-            }
-            // hts never writes into the working directory (tabix and samtools leave the index
-            // they downloaded there).
-            let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
-            if mode.program == hts && left > 0 {
-                return Err(format!(
-                    "{} left {left} file(s) in its working directory {}",
-                    mode.name,
-                    cwd.display()
-                ));
-            }
-            let _ = std::fs::remove_dir_all(&cwd);
-            let _ = std::fs::remove_dir_all(&cache);
-            env.pop();
         }
         if self.opts.cpu {
-            let median = |i: usize| {
-                let mut v: Vec<f64> = cpu.iter().map(|c| c[i]).collect();
-                v.sort_by(f64::total_cmp);
-                v.get(v.len() / 2).copied().unwrap_or(0.0)
-            };
-            println!(
-                "  {case:>6} {:>16}: CPU per cold run (medians): client {:.3} s, s3s-fs {:.3} s, \
-                 bench process {:.3} s",
-                mode.name,
-                median(0),
-                median(1),
-                median(2)
-            );
+            for (p, s) in planned.iter().zip(&samples) {
+                let median = |i: usize| {
+                    let mut v: Vec<f64> = s.cpu.iter().map(|c| c[i]).collect();
+                    v.sort_by(f64::total_cmp);
+                    v.get(v.len() / 2).copied().unwrap_or(0.0)
+                };
+                println!(
+                    "  {case:>6} {:>16}: CPU per cold run (medians): client {:.3} s, s3s-fs \
+                     {:.3} s, bench process {:.3} s",
+                    p.mode.name,
+                    median(0),
+                    median(1),
+                    median(2)
+                );
+            }
         }
-        Ok((cold, warm))
+        Ok(samples)
+    }
+
+    /// One cold run of a mode (a fresh working directory and cache), then a warm one if the
+    /// mode has them.
+    fn once(
+        &self,
+        p: &Planned,
+        case: &str,
+        reference: &[u8],
+        into: &mut Samples,
+    ) -> Result<(), String> {
+        let (hts, index_size, server) = (self.hts, self.index_size, p.at.server);
+        let mode = p.mode;
+        let cwd = fresh_dir("cold")?;
+        let cache = fresh_dir("cache")?;
+        let mut env = p.env.clone();
+        env.push((
+            "XDG_CACHE_HOME".to_string(),
+            Some(cache.display().to_string()),
+        ));
+        if let Some((stack, url)) = p.at.wake {
+            stack.wake(url)?;
+        }
+        server.reset();
+        let before = cpu_now(p.at.store);
+        let r = timed_against(&mode.program, &p.args, &cwd, &env, reference)?;
+        let after = cpu_now(p.at.store);
+        into.cpu.push(std::array::from_fn(|i| after[i] - before[i]));
+        into.cold.push(measure(&r, server, index_size, reference));
+        if self.opts.request_log
+            && mode.program == hts
+            && !["htslib", "pr1998"].contains(&mode.name.as_str())
+            && into.cold.len() == 1
+        {
+            crate::bench_remote_vcf::print_log(&format!("{case} ({})", mode.name), server, &cwd);
+        }
+        if mode.warm {
+            server.reset();
+            let r = timed_against(&mode.program, &p.args, &cwd, &env, reference)?;
+            into.warm.push(measure(&r, server, index_size, reference));
+        }
+        // hts never writes into the working directory (tabix and samtools leave the index
+        // they downloaded there).
+        let left = std::fs::read_dir(&cwd).map(|d| d.count()).unwrap_or(0);
+        let _ = std::fs::remove_dir_all(&cache);
+        if mode.program == hts && left > 0 {
+            return Err(format!(
+                "{} left {left} file(s) in its working directory {}",
+                mode.name,
+                cwd.display()
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&cwd);
+        Ok(())
     }
 }
 

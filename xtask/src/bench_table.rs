@@ -249,3 +249,51 @@ pub fn to_json(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>) -> Stri
     s += "}\n}\n";
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(case: &str, mode: &str, wall: f64) -> Cell {
+        Cell {
+            profile: "s3".into(),
+            case: case.into(),
+            mode: mode.into(),
+            temperature: "cold",
+            wall,
+            first_record: wall,
+            written: 0,
+            index_bytes: 0,
+            advertised: 0,
+            gets: 0,
+            connections: 0,
+            unbounded: 0,
+            output_ok: true,
+        }
+    }
+
+    /// The transports table divides the right modes: the signed transport by plain HTTP and by
+    /// the pre-signed URLs, and the pre-signed URLs by plain HTTP; a case without a pre-signed
+    /// run keeps its row with those ratios blank, and a case without hts-s3 has no row.
+    #[test]
+    fn transports_table_divides_the_right_modes() {
+        let cells = vec![
+            cell("r1", "hts", 0.100),
+            cell("r1", "hts-presigned", 0.105),
+            cell("r1", "hts-s3", 0.126),
+            cell("r5", "hts", 0.200),
+            cell("r5", "hts-s3", 0.210),
+            cell("r10", "hts", 0.300),
+        ];
+        let table = tables(&cells, &|_| None, "samtools");
+        assert!(
+            table.contains("| r1 | 0.100 s | 0.105 s | 0.126 s | +26% | +20% | +5% |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| r5 | 0.200 s |  | 0.210 s | +5% |  |  |"),
+            "{table}"
+        );
+        assert!(!table.contains("| r10 | 0.300 s"), "{table}");
+    }
+}

@@ -40,6 +40,9 @@ pub(crate) enum Transport {
     /// s3s-fs behind the same link: the store's cost without the client's signing, what users
     /// of pre-signed URLs see.
     Presigned,
+    /// Plain HTTP from the file server through the same proxy and link as s3s-fs: the test
+    /// bed's proxy without the store.
+    Proxied,
 }
 
 /// What is queried: the benchmark BAM by `view -X` against samtools, or the benchmark VCF by
@@ -163,10 +166,15 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
             transport: Transport::S3,
             ..hts_mode("hts-s3", &["-@", &threads], true)
         });
-        // Cold only: it separates the store's cost from the signing client's (hts-s3).
+        // Cold only: they take the gap apart, the signing client's share (hts-s3 against
+        // hts-presigned), the store's (hts-presigned against hts-proxied) and the proxy's.
         modes.push(Mode {
             transport: Transport::Presigned,
             ..hts_mode("hts-presigned", &["-@", &threads], false)
+        });
+        modes.push(Mode {
+            transport: Transport::Proxied,
+            ..hts_mode("hts-proxied", &["-@", &threads], false)
         });
         if let Some(old) = &opts.old_hts {
             modes.push(Mode {

@@ -42,8 +42,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 own S3 plugin over s3+http:// (samtools-s3), from s3s-fs behind the same link
                 (installed on first use into ~/.cache/hts-tools), and hts over boto3's
                 pre-signed URLs of the same objects (hts-presigned, cold: plain HTTP GETs
-                with the signature in the query); a table of hts-s3 / hts and hts-s3 /
-                hts-presigned follows each profile's.
+                with the signature in the query) and over plain HTTP from the file server
+                behind the same proxy as s3s-fs (hts-proxied, cold); a table of hts-s3 /
+                hts (the gap), hts-s3 / hts-presigned (signing), hts-presigned / hts-proxied
+                (the store) and hts-proxied / hts (the proxy) follows each profile's.
   --format vcf  the benchmark VCF (cargo xtask bench-data --vcf [--size MB]) instead:
                 `hts tabix URL REGION...` against Debian's `tabix URL REGION...` (1.16; cold:
                 a fresh working directory, where tabix downloads the index, and an empty hts
@@ -201,7 +203,7 @@ pub(crate) fn fresh_dir(tag: &str) -> Result<PathBuf, String> {
 
 use crate::bench_modes::{modes, vcf_modes};
 pub(crate) use crate::bench_modes::{Format, Mode, Transport};
-use crate::bench_remote_runs::{peak_rss, Bench, Endpoint, Planned};
+use crate::bench_remote_runs::{peak_rss, Bench, Planned, Targets};
 
 /// The bytes of index files served (the index is small: what was advertised was sent).
 pub(crate) fn index_bytes(server: &Server, index_size: u64) -> u64 {
@@ -259,10 +261,20 @@ pub fn run(
             Some(st) => Some(presigned_urls(st, &file, ext)?),
             None => None,
         };
+        // The file server, unpaced, behind a proxy with the link: what s3s-fs is behind.
+        let proxied = match opts.s3 {
+            true => {
+                let files = Server::start_with(dir, 0, Link::default())?;
+                let proxy = Server::start_proxy(files.addr(), 0, *link)?;
+                Some((files, proxy))
+            }
+            false => None,
+        };
         let targets = Targets {
             server: &server,
             stack: stack.as_ref(),
             presigned: presigned.as_ref(),
+            proxied: proxied.as_ref().map(|(_, proxy)| proxy),
             file: &file,
             ext,
         };
@@ -296,63 +308,6 @@ pub fn run(
         }
     }
     Ok(cells)
-}
-
-/// Where each transport finds the data on one profile: the file server, and s3s-fs behind
-/// its proxy with boto3's pre-signed URLs of the data and its index.
-struct Targets<'a> {
-    server: &'a Server,
-    stack: Option<&'a S3Stack>,
-    presigned: Option<&'a (String, String)>,
-    file: &'a str,
-    ext: &'a str,
-}
-
-impl<'a> Targets<'a> {
-    /// `mode` made ready to query `regions`, or None when its transport is not served.
-    fn plan(&self, mode: &'a Mode, format: Format, regions: &[String]) -> Option<Planned<'a>> {
-        let (file, ext) = (self.file, self.ext);
-        let (bam_url, bai_url, env, server) = match (mode.transport, self.stack) {
-            (Transport::Http, _) => {
-                let url = self.server.url(file);
-                (url.clone(), format!("{url}.{ext}"), Vec::new(), self.server)
-            }
-            (Transport::S3, Some(st)) => (
-                format!("s3://bench/{file}"),
-                format!("s3://bench/{file}.{ext}"),
-                st.env(testkit::s3::SECRET_KEY),
-                &st.proxy,
-            ),
-            (Transport::Presigned, Some(st)) => {
-                let (data, index) = self.presigned?;
-                (data.clone(), index.clone(), Vec::new(), &st.proxy)
-            }
-            (Transport::HtslibS3, Some(st)) => (
-                format!("s3+http://bench/{file}"),
-                format!("s3+http://bench/{file}.{ext}"),
-                st.htslib_env(),
-                &st.proxy,
-            ),
-            _ => return None,
-        };
-        let mut args = mode.extra.clone();
-        args.extend(format.query_args(bam_url, bai_url, regions));
-        // The store, and a URL to wake it by, for the transports it serves.
-        let stack = self.stack.filter(|_| mode.transport != Transport::Http);
-        let at = Endpoint {
-            server,
-            store: stack.and_then(|st| st.s3s.as_ref()),
-            wake: stack
-                .zip(self.presigned)
-                .map(|(st, (_, index))| (st, index.as_str())),
-        };
-        Some(Planned {
-            mode,
-            args,
-            env,
-            at,
-        })
-    }
 }
 
 /// s3s-fs serving the data file and its index as bucket `bench`, behind `link`.

@@ -7,7 +7,9 @@ use testkit::corpus::EnvChange;
 use testkit::s3::{S3Stack, S3sFs};
 use testkit::{Server, Summary};
 
-use crate::bench_remote::{fresh_dir, index_bytes, timed, timed_against, Mode, Options, Run};
+use crate::bench_remote::{
+    fresh_dir, index_bytes, timed, timed_against, Format, Mode, Options, Run, Transport,
+};
 use crate::bench_table;
 
 /// Where a mode's requests go: the server whose log counts them, and the S3 server behind it.
@@ -150,6 +152,77 @@ impl Bench<'_> {
         }
         let _ = std::fs::remove_dir_all(&cwd);
         Ok(())
+    }
+}
+
+/// Where each transport finds the data on one profile: the file server, and s3s-fs behind
+/// its proxy with boto3's pre-signed URLs of the data and its index.
+pub(crate) struct Targets<'a> {
+    pub(crate) server: &'a Server,
+    pub(crate) stack: Option<&'a S3Stack>,
+    pub(crate) presigned: Option<&'a (String, String)>,
+    /// The file server again, unpaced, behind the proxy and link that s3s-fs is behind.
+    pub(crate) proxied: Option<&'a Server>,
+    pub(crate) file: &'a str,
+    pub(crate) ext: &'a str,
+}
+
+impl<'a> Targets<'a> {
+    /// `mode` made ready to query `regions`, or None when its transport is not served.
+    pub(crate) fn plan(
+        &self,
+        mode: &'a Mode,
+        format: Format,
+        regions: &[String],
+    ) -> Option<Planned<'a>> {
+        let (file, ext) = (self.file, self.ext);
+        let (bam_url, bai_url, env, server) = match (mode.transport, self.stack) {
+            (Transport::Http, _) => {
+                let url = self.server.url(file);
+                (url.clone(), format!("{url}.{ext}"), Vec::new(), self.server)
+            }
+            (Transport::S3, Some(st)) => (
+                format!("s3://bench/{file}"),
+                format!("s3://bench/{file}.{ext}"),
+                st.env(testkit::s3::SECRET_KEY),
+                &st.proxy,
+            ),
+            (Transport::Proxied, _) => {
+                let proxy = self.proxied?;
+                let url = proxy.url(file);
+                (url.clone(), format!("{url}.{ext}"), Vec::new(), proxy)
+            }
+            (Transport::Presigned, Some(st)) => {
+                let (data, index) = self.presigned?;
+                (data.clone(), index.clone(), Vec::new(), &st.proxy)
+            }
+            (Transport::HtslibS3, Some(st)) => (
+                format!("s3+http://bench/{file}"),
+                format!("s3+http://bench/{file}.{ext}"),
+                st.htslib_env(),
+                &st.proxy,
+            ),
+            _ => return None,
+        };
+        let mut args = mode.extra.clone();
+        args.extend(format.query_args(bam_url, bai_url, regions));
+        // The store, and a URL to wake it by, for the transports it serves.
+        let stack = self
+            .stack
+            .filter(|_| !matches!(mode.transport, Transport::Http | Transport::Proxied));
+        let at = Endpoint {
+            server,
+            store: stack.and_then(|st| st.s3s.as_ref()),
+            wake: stack
+                .zip(self.presigned)
+                .map(|(st, (_, index))| (st, index.as_str())),
+        };
+        Some(Planned {
+            mode,
+            args,
+            env,
+            at,
+        })
     }
 }
 

@@ -186,9 +186,10 @@ pub fn tables(cells: &[Cell], minimum: &dyn Fn(&str) -> Option<Needed>, baseline
     s
 }
 
-/// hts on each transport side by side, cold: `hts-s3 / hts` is the whole gap of the signed
-/// transport, `hts-s3 / hts-presigned` what signing costs the client (same store, same link,
-/// same GETs), `hts-presigned / hts` what the store costs beside the file server.
+/// hts on each transport side by side, cold, and the gap of the signed transport taken apart:
+/// `hts-s3 / hts` is the whole of it, `hts-s3 / hts-presigned` what signing costs the client
+/// (same store, proxy, link and GETs), `hts-presigned / hts-proxied` what the store costs
+/// beside the file server (both behind the same proxy), `hts-proxied / hts` the proxy's share.
 fn transports<'a>(
     cases: &[&str],
     find: &dyn Fn(&str, &str, &str) -> Option<&'a Cell>,
@@ -200,7 +201,7 @@ fn transports<'a>(
         let (Some(http), Some(signed)) = (wall("hts"), wall("hts-s3")) else {
             continue;
         };
-        let presigned = wall("hts-presigned");
+        let (presigned, proxied) = (wall("hts-presigned"), wall("hts-proxied"));
         let time = |t: Option<f64>| t.map(|t| format!("{t:.3} s")).unwrap_or_default();
         let over = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => format!("{:+.0}%", pct(a, b)),
@@ -208,14 +209,16 @@ fn transports<'a>(
         };
         if s.is_empty() {
             s += &format!("\nProfile {profile}: hts on each transport (cold medians)\n\n");
-            s += "| Query | hts | hts-presigned | hts-s3 | hts-s3 / hts | hts-s3 / hts-presigned | hts-presigned / hts |\n|---|---|---|---|---|---|---|\n";
+            s += "| Query | hts | hts-proxied | hts-presigned | hts-s3 | hts-s3 / hts | hts-s3 / hts-presigned | hts-presigned / hts-proxied | hts-proxied / hts |\n|---|---|---|---|---|---|---|---|---|\n";
         }
         s += &format!(
-            "| {case} | {http:.3} s | {} | {signed:.3} s | {} | {} | {} |\n",
+            "| {case} | {http:.3} s | {} | {} | {signed:.3} s | {} | {} | {} | {} |\n",
+            time(proxied),
             time(presigned),
             over(Some(signed), Some(http)),
             over(Some(signed), presigned),
-            over(presigned, Some(http)),
+            over(presigned, proxied),
+            over(proxied, Some(http)),
         );
     }
     s
@@ -273,12 +276,14 @@ mod tests {
     }
 
     /// The transports table divides the right modes: the signed transport by plain HTTP and by
-    /// the pre-signed URLs, and the pre-signed URLs by plain HTTP; a case without a pre-signed
-    /// run keeps its row with those ratios blank, and a case without hts-s3 has no row.
+    /// the pre-signed URLs, the pre-signed URLs by the proxied file server, and that by plain
+    /// HTTP; a case without those runs keeps its row with their ratios blank, and a case
+    /// without hts-s3 has no row.
     #[test]
     fn transports_table_divides_the_right_modes() {
         let cells = vec![
             cell("r1", "hts", 0.100),
+            cell("r1", "hts-proxied", 0.102),
             cell("r1", "hts-presigned", 0.105),
             cell("r1", "hts-s3", 0.126),
             cell("r5", "hts", 0.200),
@@ -287,11 +292,13 @@ mod tests {
         ];
         let table = tables(&cells, &|_| None, "samtools");
         assert!(
-            table.contains("| r1 | 0.100 s | 0.105 s | 0.126 s | +26% | +20% | +5% |"),
+            table.contains(
+                "| r1 | 0.100 s | 0.102 s | 0.105 s | 0.126 s | +26% | +20% | +3% | +2% |"
+            ),
             "{table}"
         );
         assert!(
-            table.contains("| r5 | 0.200 s |  | 0.210 s | +5% |  |  |"),
+            table.contains("| r5 | 0.200 s |  |  | 0.210 s | +5% |  |  |  |"),
             "{table}"
         );
         assert!(!table.contains("| r10 | 0.300 s"), "{table}");

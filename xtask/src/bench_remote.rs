@@ -26,7 +26,9 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
   its cache), with --fetchers 1, 2, 4, 8 (--fetchers-sweep), and samtools view -X (cold, and
   warm with the index it left in its working directory), comparing every output with
   samtools'. Columns: wall time, time to the first record, bytes written by the server, index
-  bytes, GETs, connections. Profiles: ec2 (35 MB/s shared, 20 ms), home (2 MB/s, 60 ms),
+  bytes, GETs, connections. The modes of a case run in turn, one cold (and warm) run of each a
+  round, and s3s-fs is woken by one direct GET before each run through it (its file threads
+  exit after 10 s idle). Profiles: ec2 (35 MB/s shared, 20 ms), home (2 MB/s, 60 ms),
   s3 (an object store: 35 MB/s per connection, 200 MB/s in all, 20 ms), loopback.
   Cases: the names in regions.txt (r1, r1far, r5, r10, chr22, chr1) and chr22mid
   (22:20000000-25000000).

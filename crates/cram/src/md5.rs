@@ -91,6 +91,43 @@ pub fn digest(data: &[u8]) -> [u8; 16] {
     out
 }
 
+/// A slice's reference MD5 to check against the bases read for it, made where the header is
+/// at hand and run where there is time: the digest costs as much as reading the bases, and a
+/// worker can take it off the thread that reads them.
+pub(crate) struct SpanCheck {
+    /// The slice header's MD5.
+    pub expected: [u8; 16],
+    /// The reference's name and the slice's span (1-based start, length), for the error.
+    pub name: String,
+    pub start: i32,
+    pub span: i32,
+    /// The slice's offset.
+    pub at: u64,
+}
+
+impl SpanCheck {
+    /// The slice's first `span` bases of `bases` against the MD5: a mismatch is an error
+    /// naming the reference and the span (htslib's message).
+    pub(crate) fn check(&self, bases: &[u8]) -> Result<(), crate::Error> {
+        let span = usize::try_from(self.span).unwrap_or(0).min(bases.len());
+        let got = digest(&bases[..span]);
+        if got == self.expected {
+            return Ok(());
+        }
+        Err(crate::Error::at(
+            self.at,
+            format!(
+                "MD5 checksum reference mismatch at {}:{}-{} (CRAM {}, reference {}): wrong reference?",
+                self.name,
+                self.start,
+                i64::from(self.start) + i64::from(self.span) - 1,
+                hex(&self.expected),
+                hex(&got)
+            ),
+        ))
+    }
+}
+
 /// Lower-case hex, as htslib prints a digest.
 pub fn hex(d: &[u8; 16]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()

@@ -11,13 +11,16 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
 use super::decode::{decode_blocks, Bases, Context, Decoded, SliceRef, Slices};
 use super::*;
+use crate::md5::SpanCheck;
 
 type Job = Box<dyn FnOnce() + Send>;
 type Answer = Result<Vec<Alignment>, Error>;
 /// A slice whose reference bases are to be read (its header and offset), or none.
 type Wanted = Option<(SliceHeader, u64)>;
-/// A slice's reference bases as the reader's thread read them, or the error reading them.
-type Bases1 = Result<Option<SliceRef>, Error>;
+/// A slice's reference bases as the reader's thread read them, with their MD5 check for the
+/// worker to make (the digest costs as much as the reading: the reader's thread, which
+/// reads every container's bases in turn, is spared it), or the error reading them.
+type Bases1 = Result<Option<(SliceRef, Option<SpanCheck>)>, Error>;
 
 /// A container read and waiting for its turn.
 enum Queued {
@@ -178,6 +181,13 @@ impl Context {
             let slice_ref = refs
                 .recv()
                 .unwrap_or_else(|_| Err(Error::at(at, "the reference reading stopped")))?;
+            let slice_ref = match slice_ref {
+                Some((bases, check)) => {
+                    check.map_or(Ok(()), |c| c.check(&bases.0))?;
+                    Some(bases)
+                }
+                None => None,
+            };
             let bases = Bases {
                 slice: slice_ref.as_ref(),
                 whole: &none,
@@ -349,7 +359,9 @@ impl Reader {
         }
         for slice in wanted {
             let bases = match slice {
-                Some((sh, at)) => self.slice_reference(&sh, at).map(Some),
+                Some((sh, at)) => self
+                    .slice_bases(&sh, at)
+                    .map(|b| Some((b, self.md5_check(&sh, at)))),
                 None => Ok(None),
             };
             let failed = bases.is_err();

@@ -493,7 +493,6 @@ impl Reader {
             return Ok(Some((h, body, body_at)));
         }
     }
-
 }
 
 /// The records of a container that `range` keeps, and whether its end was reached (which

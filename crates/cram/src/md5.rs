@@ -27,10 +27,16 @@ const K: [u32; 64] = [
 /// `(b & c) | (!b & d)`, as the usual C and assembly versions do): 25% fewer instructions.
 #[inline]
 fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
-    let mut m = [0u32; 16];
-    for (w, b) in m.iter_mut().zip(block.chunks_exact(4)) {
-        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
+    // Each word is read where it is added (a constant offset: one load an add, where a copy
+    // of the block's words kept on the stack is spilled and reloaded).
+    let word = |g: usize| {
+        u32::from_le_bytes([
+            block[4 * g],
+            block[4 * g + 1],
+            block[4 * g + 2],
+            block[4 * g + 3],
+        ])
+    };
     let [mut a, mut b, mut c, mut d] = *state;
     macro_rules! round {
         ($range:expr, $f:expr, $g:expr) => {
@@ -38,7 +44,7 @@ fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
                 let (f, g): (u32, usize) = ($f(b, c, d), $g(i));
                 let rotated = a
                     .wrapping_add(K[i])
-                    .wrapping_add(m[g])
+                    .wrapping_add(word(g))
                     .wrapping_add(f)
                     .rotate_left(S[i]);
                 a = d;
@@ -49,11 +55,16 @@ fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
         };
     }
     round!(0..16, |b: u32, c: u32, d: u32| d ^ (b & (c ^ d)), |i| i);
-    round!(16..32, |b: u32, c: u32, d: u32| c ^ (d & (b ^ c)), |i| (5
-        * i
-        + 1)
-        % 16);
-    round!(32..48, |b: u32, c: u32, d: u32| b ^ c ^ d, |i| (3 * i + 5)
+    // G's two terms share no bit: added, `c & !d` is summed before `b` is known, which
+    // leaves one operation between `b` and the sum (OpenSSL's assembly does the same); H
+    // and I likewise take `b` last.
+    round!(
+        16..32,
+        |b: u32, c: u32, d: u32| (c & !d).wrapping_add(b & d),
+        |i| (5 * i + 1) % 16
+    );
+    round!(32..48, |b: u32, c: u32, d: u32| b ^ (c ^ d), |i| (3 * i
+        + 5)
         % 16);
     round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i| (7 * i)
         % 16);

@@ -18,18 +18,28 @@ pub(crate) fn query_args(url: String, index_url: String) -> Vec<String> {
     ]
 }
 
-/// hts (`-@ 2`, as the BAM cases run it) and samtools (its default, one thread), over HTTP and,
+/// hts (`-@ 2`, as the BAM cases run it), the `--old-hts` build if given, and samtools (its default, one thread), over HTTP and,
 /// with the s3 transport, hts over `s3://` and samtools through htslib's S3 plugin.
 pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
     let threads = opts.threads.to_string();
     let mode = Mode::new;
     let hts_args = ["view", "-@", threads.as_str()];
     let mut modes = vec![mode("hts", hts, &hts_args, Transport::Http)];
+    // Another build beside this one, cold only, run in turn with it (`--old-hts`).
+    let old = |name: &str, transport| {
+        let program = opts.old_hts.as_deref()?;
+        Some(Mode {
+            warm: false,
+            ..mode(name, program, &hts_args, transport)
+        })
+    };
+    modes.extend(old("old", Transport::Http));
     if let Some(s) = samtools {
         modes.push(mode("samtools", s, &["view"], Transport::Http));
     }
     if opts.s3 {
         modes.push(mode("hts-s3", hts, &hts_args, Transport::S3));
+        modes.extend(old("old-s3", Transport::S3));
         if let Some(s) = samtools {
             modes.push(mode("samtools-s3", s, &["view"], Transport::HtslibS3));
         }

@@ -15,6 +15,8 @@ pub enum Pass {
     Range(Vec<std::ops::Range<u64>>, Range),
     /// Every record of these containers, judged by the multi-region iterator (`cram_multi`).
     Planned(Vec<std::ops::Range<u64>>),
+    /// Several ranges, one after another ([`joined`]).
+    Ranges(Vec<(Vec<std::ops::Range<u64>>, Range)>),
 }
 
 impl Pass {
@@ -24,8 +26,22 @@ impl Pass {
             Pass::Whole => reader.rewind(),
             Pass::Range(containers, range) => reader.read_containers(containers.clone(), *range),
             Pass::Planned(containers) => reader.read_planned(containers.clone()),
+            Pass::Ranges(ranges) => reader.read_ranges(ranges.clone()),
         }
     }
+}
+
+/// The passes as one, when every pass is a range: the reader reads them in turn and decodes
+/// the later ranges' containers while the earlier ones' records are written.
+pub fn joined(passes: &[Pass]) -> Option<Pass> {
+    let mut ranges = Vec::with_capacity(passes.len());
+    for p in passes {
+        match p {
+            Pass::Range(containers, range) => ranges.push((containers.clone(), *range)),
+            Pass::Whole | Pass::Planned(_) | Pass::Ranges(_) => return None,
+        }
+    }
+    Some(Pass::Ranges(ranges))
 }
 
 /// The passes for the command line's regions; `index` is `-X`'s index file, if given;
@@ -120,10 +136,11 @@ pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
     let ranges: Vec<std::ops::Range<u64>> = passes
         .iter()
         .filter_map(|p| match p {
-            Pass::Range(containers, _) | Pass::Planned(containers) => Some(containers),
+            Pass::Range(containers, _) | Pass::Planned(containers) => Some(containers.clone()),
+            Pass::Ranges(ranges) => Some(ranges.iter().flat_map(|(c, _)| c.clone()).collect()),
             Pass::Whole => None,
         })
-        .flat_map(|c| c.iter().cloned())
+        .flatten()
         .collect();
     let mut starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
     starts.sort_unstable();

@@ -319,6 +319,9 @@ impl Writer<'_> {
     fn passes(&mut self, passes: &[Pass], reader: &mut cram::Reader) -> Result<(), Failure> {
         let shown = bam::hfile::redact_text(self.file);
         let fail = |e: cram::Error| Failure::Message(format!("{shown}: {e}"));
+        // Ranges are read as one: their containers are decoded ahead across them.
+        let joined = crate::cram_regions::joined(passes);
+        let passes = joined.as_ref().map_or(passes, std::slice::from_ref);
         for pass in passes {
             pass.start(reader);
             while let Some(records) = reader.next_container().map_err(fail)? {

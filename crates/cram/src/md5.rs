@@ -7,32 +7,45 @@ const S: [u32; 64] = [
     21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
 ];
 
-/// The constants floor(2^32 * |sin(i + 1)|), computed once.
-fn constants() -> &'static [u32; 64] {
-    static K: std::sync::OnceLock<[u32; 64]> = std::sync::OnceLock::new();
-    K.get_or_init(|| {
-        std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
-    })
-}
+/// floor(2^32 * |sin(i + 1)|), as RFC 1321 lists them: constants in the code, added as
+/// immediates (a table made at run time costs a load a step).
+const K: [u32; 64] = [
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+];
 
 /// One 64-byte block into `state`. The four rounds are separate loops over constant bounds,
-/// so that the compiler unrolls them (rotations and word indexes become constants): a slice's
-/// reference span, megabytes long, is digested once a slice.
+/// so that the compiler unrolls them (constants, rotations and word indexes become
+/// immediates): a slice's reference span, megabytes long, is digested once a slice. The
+/// round functions are written in their forms of fewest operations (`d ^ (b & (c ^ d))` for
+/// `(b & c) | (!b & d)`, as the usual C and assembly versions do): 25% fewer instructions.
 #[inline]
-fn compress(state: &mut [u32; 4], block: &[u8], ks: &[u32; 64]) {
-    let mut m = [0u32; 16];
-    for (w, b) in m.iter_mut().zip(block.chunks_exact(4)) {
-        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
+fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
+    // Each word is read where it is added (a constant offset: one load an add, where a copy
+    // of the block's words kept on the stack is spilled and reloaded).
+    let word = |g: usize| {
+        u32::from_le_bytes([
+            block[4 * g],
+            block[4 * g + 1],
+            block[4 * g + 2],
+            block[4 * g + 3],
+        ])
+    };
     let [mut a, mut b, mut c, mut d] = *state;
     macro_rules! round {
         ($range:expr, $f:expr, $g:expr) => {
             for i in $range {
                 let (f, g): (u32, usize) = ($f(b, c, d), $g(i));
                 let rotated = a
+                    .wrapping_add(K[i])
+                    .wrapping_add(word(g))
                     .wrapping_add(f)
-                    .wrapping_add(ks[i])
-                    .wrapping_add(m[g])
                     .rotate_left(S[i]);
                 a = d;
                 d = c;
@@ -41,12 +54,17 @@ fn compress(state: &mut [u32; 4], block: &[u8], ks: &[u32; 64]) {
             }
         };
     }
-    round!(0..16, |b: u32, c: u32, d: u32| (b & c) | (!b & d), |i| i);
-    round!(16..32, |b: u32, c: u32, d: u32| (d & b) | (!d & c), |i| (5
-        * i
-        + 1)
-        % 16);
-    round!(32..48, |b: u32, c: u32, d: u32| b ^ c ^ d, |i| (3 * i + 5)
+    round!(0..16, |b: u32, c: u32, d: u32| d ^ (b & (c ^ d)), |i| i);
+    // G's two terms share no bit: added, `c & !d` is summed before `b` is known, which
+    // leaves one operation between `b` and the sum (OpenSSL's assembly does the same); H
+    // and I likewise take `b` last.
+    round!(
+        16..32,
+        |b: u32, c: u32, d: u32| (c & !d).wrapping_add(b & d),
+        |i| (5 * i + 1) % 16
+    );
+    round!(32..48, |b: u32, c: u32, d: u32| b ^ (c ^ d), |i| (3 * i
+        + 5)
         % 16);
     round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i| (7 * i)
         % 16);
@@ -57,13 +75,14 @@ fn compress(state: &mut [u32; 4], block: &[u8], ks: &[u32; 64]) {
 
 /// The digest of `data`.
 pub fn digest(data: &[u8]) -> [u8; 16] {
-    let ks = constants();
     let mut state: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
     let bit_len = (data.len() as u64).wrapping_mul(8);
     let whole = data.len() - data.len() % 64;
-    let mut blocks = data[..whole].chunks_exact(64);
-    for block in &mut blocks {
-        compress(&mut state, block, ks);
+    for block in data[..whole].chunks_exact(64) {
+        // chunks_exact(64) gives 64 bytes: the conversion cannot fail.
+        if let Ok(block) = block.try_into() {
+            compress(&mut state, block);
+        }
     }
     let mut tail = [0u8; 128];
     let rest = &data[whole..];
@@ -72,13 +91,52 @@ pub fn digest(data: &[u8]) -> [u8; 16] {
     let end = if rest.len() < 56 { 64 } else { 128 };
     tail[end - 8..end].copy_from_slice(&bit_len.to_le_bytes());
     for block in tail[..end].chunks_exact(64) {
-        compress(&mut state, block, ks);
+        if let Ok(block) = block.try_into() {
+            compress(&mut state, block);
+        }
     }
     let mut out = [0u8; 16];
     for (i, s) in state.iter().enumerate() {
         out[4 * i..4 * i + 4].copy_from_slice(&s.to_le_bytes());
     }
     out
+}
+
+/// A slice's reference MD5 to check against the bases read for it, made where the header is
+/// at hand and run where there is time: the digest costs as much as reading the bases, and a
+/// worker can take it off the thread that reads them.
+pub(crate) struct SpanCheck {
+    /// The slice header's MD5.
+    pub expected: [u8; 16],
+    /// The reference's name and the slice's span (1-based start, length), for the error.
+    pub name: String,
+    pub start: i32,
+    pub span: i32,
+    /// The slice's offset.
+    pub at: u64,
+}
+
+impl SpanCheck {
+    /// The slice's first `span` bases of `bases` against the MD5: a mismatch is an error
+    /// naming the reference and the span (htslib's message).
+    pub(crate) fn check(&self, bases: &[u8]) -> Result<(), crate::Error> {
+        let span = usize::try_from(self.span).unwrap_or(0).min(bases.len());
+        let got = digest(&bases[..span]);
+        if got == self.expected {
+            return Ok(());
+        }
+        Err(crate::Error::at(
+            self.at,
+            format!(
+                "MD5 checksum reference mismatch at {}:{}-{} (CRAM {}, reference {}): wrong reference?",
+                self.name,
+                self.start,
+                i64::from(self.start) + i64::from(self.span) - 1,
+                hex(&self.expected),
+                hex(&got)
+            ),
+        ))
+    }
 }
 
 /// Lower-case hex, as htslib prints a digest.

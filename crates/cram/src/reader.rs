@@ -66,6 +66,10 @@ pub struct Reader {
     /// The containers left to read of a planned range ([`Reader::read_containers`]), each
     /// its exact bytes, in the order read; `None`: containers are read one after another.
     planned: Option<std::collections::VecDeque<std::ops::Range<u64>>>,
+    /// The ranges to read after the current one ([`Reader::read_ranges`]), each from its
+    /// containers, and how many were begun: queued containers carry their range's number.
+    later: std::collections::VecDeque<(Vec<std::ops::Range<u64>>, Range)>,
+    pass: u64,
     /// Reads of the current container stay below this offset (its end, when planned).
     limit: u64,
     version: Version,
@@ -150,6 +154,8 @@ impl Reader {
             file_len,
             stream,
             planned: None,
+            later: std::collections::VecDeque::new(),
+            pass: 0,
             limit: (FileDefinition::LEN + OPENING_GUESS) as u64,
             version: def.version,
             header: SamHeader::from_text(Vec::new()),
@@ -239,6 +245,7 @@ impl Reader {
     /// Reads every record again from the first container.
     pub fn rewind(&mut self) {
         self.drop_queued();
+        self.later.clear();
         self.at = self.first_container;
         self.planned = None;
         self.limit = u64::MAX;
@@ -249,6 +256,7 @@ impl Reader {
     /// Reads `range` from here on, starting at the container at `offset` (from the index).
     pub fn seek_range(&mut self, offset: u64, range: Range) {
         self.drop_queued();
+        self.later.clear();
         self.at = offset;
         self.planned = None;
         self.limit = u64::MAX;
@@ -259,15 +267,39 @@ impl Reader {
     /// Reads `range` from exactly these containers (their byte ranges, from
     /// [`crate::crai::containers_for`]), and nothing after them.
     pub fn read_containers(&mut self, containers: Vec<std::ops::Range<u64>>, range: Range) {
+        self.read_ranges(vec![(containers, range)]);
+    }
+
+    /// Reads each range from its containers ([`crate::crai::containers_for`]'s), one range
+    /// after another, as [`Reader::read_containers`] for each in turn would, and yields
+    /// their records in that order. With workers, the containers of the later ranges are
+    /// read and decoded while the earlier ones are taken: a query of several regions keeps
+    /// every thread busy, where one range at a time leaves them idle between ranges.
+    pub fn read_ranges(&mut self, ranges: Vec<(Vec<std::ops::Range<u64>>, Range)>) {
         self.drop_queued();
+        self.later = ranges.into();
+        self.planned = Some(std::collections::VecDeque::new());
+        self.range_done = true;
+        self.next_range();
+    }
+
+    /// Begins the next of the ranges given to [`Reader::read_ranges`]; false when none is
+    /// left.
+    fn next_range(&mut self) -> bool {
+        let Some((containers, range)) = self.later.pop_front() else {
+            return false;
+        };
         self.planned = Some(containers.into());
         self.range = Some(range);
         self.range_done = false;
+        self.pass += 1;
+        true
     }
 
     /// Reads every record of exactly these containers, in the order given, unfiltered (the
     /// caller filters them: htslib's multi-region iterator).
     pub fn read_planned(&mut self, containers: Vec<std::ops::Range<u64>>) {
+        self.later.clear();
         self.planned = Some(containers.into());
         self.range = None;
         self.range_done = false;
@@ -411,20 +443,24 @@ impl Reader {
             return Ok(None);
         };
         let recs = self.decode_container(&h, &body, body_at)?;
-        Ok(Some(self.in_range(recs)))
+        let (recs, ended) = in_range(self.range.as_ref(), recs);
+        self.range_done |= ended;
+        Ok(Some(recs))
     }
 
     /// The next container whose records are wanted, as stored: its header, its body and the
     /// body's offset; `None` at the end of the file or of the range.
     fn next_stored(&mut self) -> Result<Option<(ContainerHeader, Vec<u8>, u64)>, Error> {
         loop {
+            // A range read to its end, or whose containers are all read: the next one.
+            let range_over = self.range_done || self.planned.as_ref().is_some_and(|q| q.is_empty());
+            if self.planned.is_some() && range_over && !self.next_range() {
+                return Ok(None);
+            }
             if let Some(queue) = self.planned.as_mut() {
                 let Some(next) = queue.pop_front() else {
                     return Ok(None);
                 };
-                if self.range_done {
-                    return Ok(None);
-                }
                 self.at = next.start;
                 self.limit = next.end;
                 self.file.set_readahead_limit(Some(next.end));
@@ -446,7 +482,10 @@ impl Reader {
             match self.container_fate(&h) {
                 Fate::End => {
                     self.range_done = true;
-                    return Ok(None);
+                    if self.later.is_empty() {
+                        return Ok(None);
+                    }
+                    continue;
                 }
                 Fate::Skip => continue,
                 Fate::Keep => {}
@@ -454,26 +493,23 @@ impl Reader {
             return Ok(Some((h, body, body_at)));
         }
     }
+}
 
-    /// The records of a container that the range keeps; its end, once reached, ends the
-    /// reading.
-    fn in_range(&mut self, recs: Vec<Alignment>) -> Vec<Alignment> {
-        let Some(r) = self.range else {
-            return recs;
-        };
-        let mut kept = Vec::with_capacity(recs.len());
-        for a in recs {
-            match Self::record_fate(&r, a.ref_id, a.pos, a.end) {
-                Fate::Keep => kept.push(a),
-                Fate::Skip => {}
-                Fate::End => {
-                    self.range_done = true;
-                    break;
-                }
-            }
+/// The records of a container that `range` keeps, and whether its end was reached (which
+/// ends the reading of the range).
+fn in_range(range: Option<&Range>, recs: Vec<Alignment>) -> (Vec<Alignment>, bool) {
+    let Some(r) = range else {
+        return (recs, false);
+    };
+    let mut kept = Vec::with_capacity(recs.len());
+    for a in recs {
+        match Reader::record_fate(r, a.ref_id, a.pos, a.end) {
+            Fate::Keep => kept.push(a),
+            Fate::Skip => {}
+            Fate::End => return (kept, true),
         }
-        kept
     }
+    (kept, false)
 }
 
 enum Fate {

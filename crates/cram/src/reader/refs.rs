@@ -152,36 +152,42 @@ impl Reader {
         sh: &SliceHeader,
         at: u64,
     ) -> Result<(Vec<u8>, i64, i64), Error> {
+        let bases = self.slice_bases(sh, at)?;
+        self.check_md5(sh, &bases.0, at)?;
+        Ok(bases)
+    }
+
+    /// [`Reader::slice_reference`] without the MD5 check ([`Reader::md5_check`] makes it).
+    pub(super) fn slice_bases(
+        &mut self,
+        sh: &SliceHeader,
+        at: u64,
+    ) -> Result<(Vec<u8>, i64, i64), Error> {
         let start = i64::from(sh.start);
-        let (bases, start, end) =
-            self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)?;
-        self.check_md5(sh, &bases, at)?;
-        Ok((bases, start, end))
+        self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)
     }
 
     pub(super) fn check_md5(&self, sh: &SliceHeader, bases: &[u8], at: u64) -> Result<(), Error> {
+        self.md5_check(sh, at).map_or(Ok(()), |c| c.check(bases))
+    }
+
+    /// The check of a slice's reference bases against its MD5; none when it has no MD5 or
+    /// `ignore_md5` is set.
+    pub(super) fn md5_check(&self, sh: &SliceHeader, at: u64) -> Option<crate::md5::SpanCheck> {
         if sh.reference_md5 == [0; 16] || self.ignore_md5 {
-            return Ok(());
+            return None;
         }
-        let span = usize::try_from(sh.span).unwrap_or(0).min(bases.len());
-        let got = crate::md5::digest(&bases[..span]);
-        if got != sh.reference_md5 {
-            let name = self
-                .header
-                .reference_name(sh.reference_id)
-                .map_or("?".into(), String::from_utf8_lossy);
-            return Err(Error::at(
-                at,
-                format!(
-                    "MD5 checksum reference mismatch at {name}:{}-{} (CRAM {}, reference {}): wrong reference?",
-                    sh.start,
-                    i64::from(sh.start) + i64::from(sh.span) - 1,
-                    crate::md5::hex(&sh.reference_md5),
-                    crate::md5::hex(&got)
-                ),
-            ));
-        }
-        Ok(())
+        let name = self
+            .header
+            .reference_name(sh.reference_id)
+            .map_or("?".into(), String::from_utf8_lossy);
+        Some(crate::md5::SpanCheck {
+            expected: sh.reference_md5,
+            name: name.into_owned(),
+            start: sh.start,
+            span: sh.span,
+            at,
+        })
     }
 }
 

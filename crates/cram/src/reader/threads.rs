@@ -11,13 +11,16 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
 use super::decode::{decode_blocks, Bases, Context, Decoded, SliceRef, Slices};
 use super::*;
+use crate::md5::SpanCheck;
 
 type Job = Box<dyn FnOnce() + Send>;
 type Answer = Result<Vec<Alignment>, Error>;
 /// A slice whose reference bases are to be read (its header and offset), or none.
 type Wanted = Option<(SliceHeader, u64)>;
-/// A slice's reference bases as the reader's thread read them, or the error reading them.
-type Bases1 = Result<Option<SliceRef>, Error>;
+/// A slice's reference bases as the reader's thread read them, with their MD5 check for the
+/// worker to make (the digest costs as much as the reading: the reader's thread, which
+/// reads every container's bases in turn, is spared it), or the error reading them.
+type Bases1 = Result<Option<(SliceRef, Option<SpanCheck>)>, Error>;
 
 /// A container read and waiting for its turn.
 enum Queued {
@@ -31,12 +34,20 @@ enum Queued {
     Failed(Error),
 }
 
+/// A queued container with the range it was read for ([`Reader::read_ranges`] queues the
+/// containers of several): its number, and the range.
+struct Ahead {
+    pass: u64,
+    range: Option<Range>,
+    queued: Queued,
+}
+
 pub(super) struct Pool {
     jobs: Option<Sender<Job>>,
     /// The queue's other end, from which the waiting reader thread takes work.
     steal: Receiver<Job>,
     workers: Vec<JoinHandle<()>>,
-    queued: VecDeque<Queued>,
+    queued: VecDeque<Ahead>,
     /// Containers kept queued: enough for every thread to have one and the next ready.
     depth: usize,
     /// No container is left to queue (until the reader is pointed elsewhere).
@@ -170,6 +181,13 @@ impl Context {
             let slice_ref = refs
                 .recv()
                 .unwrap_or_else(|_| Err(Error::at(at, "the reference reading stopped")))?;
+            let slice_ref = match slice_ref {
+                Some((bases, check)) => {
+                    check.map_or(Ok(()), |c| c.check(&bases.0))?;
+                    Some(bases)
+                }
+                None => None,
+            };
             let bases = Bases {
                 slice: slice_ref.as_ref(),
                 whole: &none,
@@ -244,19 +262,43 @@ impl Reader {
         let Some(next) = self.pool.as_mut().and_then(|p| p.queued.pop_front()) else {
             return Ok(None);
         };
-        let recs = match next {
+        let recs = match next.queued {
             Queued::Job(rx) => match self.pool.as_ref() {
                 Some(p) => p.wait(&rx)?,
                 None => return Ok(None),
             },
-            Queued::InTurn(h, body, body_at) => self.decode_container(&h, &body, body_at)?,
+            Queued::InTurn(h, body, body_at) => {
+                // Decoded with its own range: the reading may be at a later one.
+                let reading = std::mem::replace(&mut self.range, next.range);
+                let recs = self.decode_container(&h, &body, body_at);
+                self.range = reading;
+                recs?
+            }
             Queued::Failed(e) => return Err(e),
         };
-        let recs = self.in_range(recs);
-        if self.range_done {
-            self.drop_queued();
+        let (recs, ended) = in_range(next.range.as_ref(), recs);
+        if ended {
+            self.end_pass(next.pass);
         }
         Ok(Some(recs))
+    }
+
+    /// The range numbered `pass` reached its end: its containers still queued are dropped
+    /// and, if it is still being read, its reading ends.
+    fn end_pass(&mut self, pass: u64) {
+        if self.pass == pass {
+            self.range_done = true;
+        }
+        let Some(p) = self.pool.as_mut() else {
+            return;
+        };
+        if self.later.is_empty() && p.queued.iter().all(|a| a.pass == pass) {
+            // Nothing else is queued: the jobs nobody waits for are taken off too.
+            p.clear();
+        } else {
+            // Jobs of later ranges stay: their answers are waited for.
+            p.queued.retain(|a| a.pass != pass);
+        }
     }
 
     /// Reads containers ahead until the queue is full or the input ends.
@@ -271,15 +313,20 @@ impl Reader {
                 Ok(None) => None,
                 Err(e) => Some(Queued::Failed(e)),
             };
+            let (pass, range) = (self.pass, self.range);
             let Some(p) = self.pool.as_mut() else {
                 return;
             };
             match queued {
-                Some(q) => {
-                    if matches!(q, Queued::Failed(_)) {
+                Some(queued) => {
+                    if matches!(queued, Queued::Failed(_)) {
                         p.input_done = true;
                     }
-                    p.queued.push_back(q);
+                    p.queued.push_back(Ahead {
+                        pass,
+                        range,
+                        queued,
+                    });
                 }
                 None => p.input_done = true,
             }
@@ -312,7 +359,9 @@ impl Reader {
         }
         for slice in wanted {
             let bases = match slice {
-                Some((sh, at)) => self.slice_reference(&sh, at).map(Some),
+                Some((sh, at)) => self
+                    .slice_bases(&sh, at)
+                    .map(|b| Some((b, self.md5_check(&sh, at)))),
                 None => Ok(None),
             };
             let failed = bases.is_err();

@@ -3,11 +3,13 @@
 //! MD5), from the slice itself (embedded), or none (reference-less files).
 
 mod decode;
+mod laid;
 mod refs;
 mod source;
 mod threads;
 
 use source::{read_at, Plain};
+pub use laid::{LaidOut, Layout};
 pub use source::{ReadSeek, Source};
 
 use std::collections::BTreeMap;
@@ -100,6 +102,9 @@ pub struct Reader {
     context: Option<std::sync::Arc<decode::Context>>,
     /// Decoding threads and the containers queued for them ([`Reader::set_threads`]).
     pool: Option<threads::Pool>,
+    /// The caller's record layout, when records are laid out where they are made whole
+    /// ([`Reader::set_layout`]).
+    laying: Option<laid::Laying>,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -168,6 +173,7 @@ impl Reader {
             remote: None,
             context: None,
             pool: None,
+            laying: None,
         };
         let (h, body, body_at) = r
             .container()?
@@ -405,7 +411,14 @@ impl Reader {
     /// The records of the next container holding any; `None` at the end of the file.
     pub fn next_container(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
         if self.pool.is_some() {
-            return self.next_decoded();
+            return match self.next_decoded()? {
+                None => Ok(None),
+                Some(threads::Batch::Records(recs)) => Ok(Some(recs)),
+                Some(threads::Batch::Laid(..)) => Err(Error::at(
+                    self.at,
+                    "records were laid out: read them with next_laid_out",
+                )),
+            };
         }
         let Some((h, body, body_at)) = self.next_stored()? else {
             return Ok(None);

@@ -10,10 +10,20 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
 use super::decode::{decode_blocks, Bases, Context, Decoded, SliceRef, Slices};
+use super::laid::LaidOut;
 use super::*;
 
 type Job = Box<dyn FnOnce() + Send>;
-type Answer = Result<Vec<Alignment>, Error>;
+type Answer = Result<Batch, Error>;
+
+/// A container's records as a worker hands them back.
+pub(super) enum Batch {
+    /// Made whole (the range not yet applied).
+    Records(Vec<Alignment>),
+    /// Laid out by the reader's layout, the range applied ([`Reader::set_layout`]), and
+    /// whether a record ended the range.
+    Laid(LaidOut, bool),
+}
 /// A slice whose reference bases are to be read (its header and offset), or none.
 type Wanted = Option<(SliceHeader, u64)>;
 /// A slice's reference bases as the reader's thread read them, or the error reading them.
@@ -157,7 +167,7 @@ impl Context {
         refs: Receiver<Bases1>,
         range: Option<Range>,
         helpers: Option<Helpers>,
-    ) -> Answer {
+    ) -> Result<Vec<Alignment>, Error> {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let none = BTreeMap::new();
         let mut out = Vec::new();
@@ -239,24 +249,32 @@ impl Reader {
 
     /// [`Reader::next_container`] with workers: containers read ahead and decoded in
     /// parallel, taken in order.
-    pub(super) fn next_decoded(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
+    pub(super) fn next_decoded(&mut self) -> Result<Option<Batch>, Error> {
         self.fill();
         let Some(next) = self.pool.as_mut().and_then(|p| p.queued.pop_front()) else {
             return Ok(None);
         };
-        let recs = match next {
+        let batch = match next {
             Queued::Job(rx) => match self.pool.as_ref() {
                 Some(p) => p.wait(&rx)?,
                 None => return Ok(None),
             },
-            Queued::InTurn(h, body, body_at) => self.decode_container(&h, &body, body_at)?,
+            Queued::InTurn(h, body, body_at) => {
+                Batch::Records(self.decode_container(&h, &body, body_at)?)
+            }
             Queued::Failed(e) => return Err(e),
         };
-        let recs = self.in_range(recs);
+        let batch = match batch {
+            Batch::Records(recs) => Batch::Records(self.in_range(recs)),
+            Batch::Laid(laid, ended) => {
+                self.range_done |= ended;
+                Batch::Laid(laid, ended)
+            }
+        };
         if self.range_done {
             self.drop_queued();
         }
-        Ok(Some(recs))
+        Ok(Some(batch))
     }
 
     /// Reads containers ahead until the queue is full or the input ends.
@@ -298,8 +316,16 @@ impl Reader {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let (refs_tx, refs) = crossbeam_channel::unbounded();
         let helpers = self.pool.as_ref().and_then(Pool::helpers);
+        let laying = self.laying.clone();
         let job: Job = Box::new(move || {
-            let answer = ctx.decode_prepared(&h, &body, body_at, refs, range, helpers);
+            let recs = ctx.decode_prepared(&h, &body, body_at, refs, range, helpers);
+            let answer = recs.map(|recs| match &laying {
+                Some(l) => {
+                    let (laid, ended) = l.lay_out(recs, range.as_ref());
+                    Batch::Laid(laid, ended)
+                }
+                None => Batch::Records(recs),
+            });
             let _ = tx.send(answer);
         });
         let sent = self

@@ -1,0 +1,163 @@
+//! Records laid out where they are made whole (`Reader::set_layout`, on the workers with
+//! threads) are the records `next_container` gives, laid out the same way, in the same order,
+//! at every thread count: whole files, a range read through the `.crai`, a damaged
+//! container's error after the records before it, and a layout's own error after the
+//! records laid out before it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cram::reader::{Layout, Range};
+use cram::{Alignment, Fasta, Reader};
+
+fn dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/cram"))
+}
+
+fn open_bytes(name: &str, bytes: Vec<u8>, threads: usize) -> Reader {
+    // blockreads-3.0.cram is made against the bgzipped block.fa.gz, every other one ref.fa.
+    let reference = if name.starts_with("blockreads") {
+        "block.fa.gz"
+    } else {
+        "ref.fa"
+    };
+    let fasta = Fasta::open(&dir().join(reference)).unwrap();
+    let mut r = Reader::open(std::io::Cursor::new(bytes), name, Some(fasta)).unwrap();
+    r.set_threads(threads);
+    r
+}
+
+fn open(name: &str, threads: usize) -> Reader {
+    open_bytes(name, std::fs::read(dir().join(name)).unwrap(), threads)
+}
+
+/// A layout that keeps every field: the record's debug text.
+fn text(a: &Alignment, out: &mut Vec<u8>) -> Result<(), String> {
+    out.extend_from_slice(format!("{a:?}").as_bytes());
+    Ok(())
+}
+
+/// Every record `next_container` gives, laid out by [`text`], and the error that ended it.
+fn by_records(r: &mut Reader) -> (Vec<Vec<u8>>, Option<String>) {
+    let mut out = Vec::new();
+    loop {
+        match r.next_container() {
+            Ok(Some(recs)) => out.extend(recs.iter().map(|a| {
+                let mut v = Vec::new();
+                text(a, &mut v).unwrap();
+                v
+            })),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+/// Every record laid out by `layout` through `next_laid_out`, and the error that ended it
+/// (the reader's or the layout's).
+fn by_layout(r: &mut Reader, layout: Layout) -> (Vec<Vec<u8>>, Option<String>) {
+    r.set_layout(layout);
+    let mut out = Vec::new();
+    loop {
+        match r.next_laid_out() {
+            Ok(Some(laid)) => {
+                out.extend(laid.records().map(<[u8]>::to_vec));
+                if let Some(e) = laid.error() {
+                    return (out, Some(e.to_string()));
+                }
+                r.recycle_laid(laid);
+            }
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".cram"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn laid_out_records_are_the_records_at_every_thread_count() {
+    let names = fixtures();
+    assert!(names.len() >= 20, "fixtures missing: {names:?}");
+    for name in &names {
+        let (want, err) = by_records(&mut open(name, 0));
+        assert!(err.is_none(), "{name}: {err:?}");
+        assert!(!want.is_empty(), "{name}: no records");
+        for threads in [0, 1, 3] {
+            let got = by_layout(&mut open(name, threads), Arc::new(text));
+            assert_eq!(got, (want.clone(), None), "{name} -@{threads}");
+        }
+    }
+}
+
+#[test]
+fn a_range_laid_out_is_the_range_read_at_every_thread_count() {
+    let name = "spaced-3.0.cram";
+    let crai = std::fs::read(dir().join(format!("{name}.crai"))).unwrap();
+    let entries = cram::crai::parse(&crai).unwrap();
+    let range = Range {
+        ref_id: 0,
+        start: 90_000,
+        end: 200_000,
+    };
+    let start = |threads| {
+        let mut r = open(name, threads);
+        let planned = cram::crai::containers_for(&entries, &range, r.data_end()).unwrap();
+        assert!(planned.len() > 1, "the range should span containers");
+        r.read_containers(planned, range);
+        r
+    };
+    let (want, err) = by_records(&mut start(0));
+    assert!(err.is_none(), "{err:?}");
+    assert!(!want.is_empty());
+    for threads in [0, 2] {
+        let got = by_layout(&mut start(threads), Arc::new(text));
+        assert_eq!(got, (want.clone(), None), "-@{threads}");
+    }
+}
+
+#[test]
+fn a_damaged_container_fails_after_the_records_before_it() {
+    let name = "spaced-3.0.cram";
+    let mut bytes = std::fs::read(dir().join(name)).unwrap();
+    // Damage a byte in the middle of the file: some container's block CRC no longer matches.
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    let (want, err) = by_records(&mut open_bytes(name, bytes.clone(), 0));
+    assert!(err.is_some(), "the damage is found");
+    assert!(!want.is_empty());
+    for threads in [0, 2] {
+        let got = by_layout(&mut open_bytes(name, bytes.clone(), threads), Arc::new(text));
+        assert_eq!(got, (want.clone(), err.clone()), "-@{threads}");
+    }
+}
+
+#[test]
+fn a_layout_error_comes_after_the_records_laid_out_before_it() {
+    let name = "spaced-3.0.cram";
+    let (all, _) = by_records(&mut open(name, 0));
+    let bad = all.len() / 2;
+    let seen = String::from_utf8_lossy(&all[bad]).into_owned();
+    for threads in [0, 2] {
+        let seen = seen.clone();
+        let layout: Layout = Arc::new(move |a: &Alignment, out: &mut Vec<u8>| {
+            let before = out.len();
+            text(a, out)?;
+            if out[before..] == *seen.as_bytes() {
+                return Err("refused".to_string());
+            }
+            Ok(())
+        });
+        let got = by_layout(&mut open(name, threads), layout);
+        assert_eq!(got.0, all[..bad], "-@{threads}");
+        assert_eq!(got.1.as_deref(), Some("refused"), "-@{threads}");
+    }
+}

@@ -6,6 +6,7 @@ mod decode;
 mod laid;
 mod refs;
 mod source;
+pub(crate) mod spare;
 mod threads;
 
 use source::{read_at, Plain};
@@ -470,14 +471,19 @@ impl Reader {
 
     /// The records of a container that the range keeps; its end, once reached, ends the
     /// reading.
-    fn in_range(&mut self, recs: Vec<Alignment>) -> Vec<Alignment> {
+    fn in_range(&mut self, mut recs: Vec<Alignment>) -> Vec<Alignment> {
         let Some(r) = self.range else {
             return recs;
         };
-        let mut kept = Vec::with_capacity(recs.len());
-        for a in recs {
+        // Kept in place (records are large to move); the others' buffers are kept for reuse.
+        let mut kept = 0;
+        for i in 0..recs.len() {
+            let a = &recs[i];
             match Self::record_fate(&r, a.ref_id, a.pos, a.end) {
-                Fate::Keep => kept.push(a),
+                Fate::Keep => {
+                    recs.swap(kept, i);
+                    kept += 1;
+                }
                 Fate::Skip => {}
                 Fate::End => {
                     self.range_done = true;
@@ -485,7 +491,10 @@ impl Reader {
                 }
             }
         }
-        kept
+        for a in recs.drain(kept..) {
+            spare::keep_one(a);
+        }
+        recs
     }
 }
 

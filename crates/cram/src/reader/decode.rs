@@ -3,6 +3,7 @@
 //! the [`Reader`]; the rest by a [`Context`], which decoding workers share.
 
 use super::*;
+use super::spare::{self, Bytes};
 use crate::record::FeatureKind;
 
 /// A slice's blocks decoded: content type, content id, bytes, offset.
@@ -137,7 +138,12 @@ impl Reader {
                 whole: &self.whole,
             };
             let (recs, ended) = ctx.finish(&ch, &sh, stored, bases, self.range.as_ref(), at)?;
-            out.extend(recs);
+            // One slice a container is the rule: its records are taken, not moved one by one.
+            if out.is_empty() {
+                out = recs;
+            } else {
+                out.extend(recs);
+            }
             if ended {
                 // The range ends in this slice: the records of the slices after it are
                 // dropped unread (htslib decodes them).
@@ -335,6 +341,10 @@ impl Context {
             ..Alignment::default()
         };
         let link = Self::link(&r, &mut a, index);
+        spare::keep_features(std::mem::take(&mut r.features));
+        spare::keep_bytes(Bytes::Aux, std::mem::take(&mut r.aux));
+        spare::keep_bytes(Bytes::Seq, std::mem::take(&mut r.bases));
+        spare::keep_bytes(Bytes::Qual, std::mem::take(&mut r.qualities));
         Ok((a, link))
     }
 
@@ -429,12 +439,12 @@ impl Context {
             a.seq = if r.bases.len() == len {
                 std::mem::take(&mut r.bases)
             } else {
-                vec![if view.is_some() { b'N' } else { b'=' }; len]
+                crate::rebuild::filled(Bytes::Seq, if view.is_some() { b'N' } else { b'=' }, len)
             };
             a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
                 std::mem::take(&mut r.qualities)
             } else {
-                vec![255; len]
+                crate::rebuild::filled(Bytes::Qual, 255, len)
             };
         }
         if flags & UNMAPPED == 0 && r.cram_flags & cf::NO_SEQUENCE != 0 {
@@ -460,6 +470,7 @@ impl Context {
         a.aux = aux;
         a.name = std::mem::take(&mut r.name);
         let link = Self::link(&r, &mut a, index);
+        spare::keep_features(std::mem::take(&mut r.features));
         Ok((a, link))
     }
 }

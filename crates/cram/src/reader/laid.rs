@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::*;
+use crate::reader::spare;
 
 /// Lays out one record, appending its bytes to the buffer; an error says why the record
 /// cannot be laid out (it ends the reading after the records before it).
@@ -87,7 +88,7 @@ impl Laying {
             let len = u32::try_from(data.len() - start - 4).unwrap_or(u32::MAX);
             data[start..start + 4].copy_from_slice(&len.to_le_bytes());
         }
-        drop(recs);
+        spare::keep(recs);
         (LaidOut { data, error }, ended)
     }
 

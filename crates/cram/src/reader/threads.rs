@@ -185,7 +185,12 @@ impl Context {
                 whole: &none,
             };
             let (recs, ended) = self.finish(&ch, &sh, stored, bases, range.as_ref(), at)?;
-            out.extend(recs);
+            // One slice a container is the rule: its records are taken, not moved one by one.
+            if out.is_empty() {
+                out = recs;
+            } else {
+                out.extend(recs);
+            }
             if ended {
                 break;
             }
@@ -231,13 +236,16 @@ impl Reader {
         });
     }
 
-    /// Gives back records the caller is done with: with workers, one of them frees them, as
-    /// the thread that allocated them frees them at the least cost (glibc's arenas).
+    /// Gives back records the caller is done with: their buffers are kept for the records
+    /// made next ([`super::spare`]); with workers, by one of them, as the threads that make
+    /// records are the ones to reuse them (and glibc's arenas free memory at the least cost
+    /// on the thread that allocated it).
     pub fn recycle(&mut self, recs: Vec<Alignment>) {
         let Some(jobs) = self.pool.as_ref().and_then(|p| p.jobs.as_ref()) else {
+            super::spare::keep(recs);
             return;
         };
-        let _ = jobs.send(Box::new(move || drop(recs)));
+        let _ = jobs.send(Box::new(move || super::spare::keep(recs)));
     }
 
     /// Forgets containers read ahead (the reader is pointed elsewhere).

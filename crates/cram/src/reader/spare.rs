@@ -8,10 +8,16 @@
 use std::cell::RefCell;
 
 use crate::alignment::Alignment;
-use crate::record::Feature;
+use crate::mates::Link;
+use crate::record::{Feature, Record};
 
 /// At most this many buffers of each kind are kept.
 const KEPT: usize = 1 << 15;
+
+/// At most this many lists of a slice's records (or their links) are kept: a container's
+/// lists are large enough for the allocator to map and unmap them each time (a page fault
+/// for every 4 KiB of them) unless kept.
+const KEPT_LISTS: usize = 4;
 
 /// At most this many bytes of buffers in all are kept by a thread (long reads give large
 /// buffers: a few thousand of them are enough).
@@ -31,6 +37,9 @@ struct Spares {
     bytes: [Vec<Vec<u8>>; 4],
     cigar: Vec<Vec<u32>>,
     features: Vec<Vec<Feature>>,
+    records: Vec<Vec<Record>>,
+    alignments: Vec<Vec<Alignment>>,
+    links: Vec<Vec<Link>>,
     /// Bytes held by the buffers above.
     held: usize,
 }
@@ -69,6 +78,35 @@ pub(crate) fn cigar() -> Vec<u32> {
     SPARES.with_borrow_mut(|s| take_from(&mut s.cigar, &mut s.held))
 }
 
+/// An empty list for a slice's records as stored.
+pub(crate) fn records() -> Vec<Record> {
+    SPARES.with_borrow_mut(|s| take_from(&mut s.records, &mut s.held))
+}
+
+/// An empty list for a slice's records made whole.
+pub(crate) fn alignments() -> Vec<Alignment> {
+    SPARES.with_borrow_mut(|s| take_from(&mut s.alignments, &mut s.held))
+}
+
+/// An empty list for a slice's mate links.
+pub(crate) fn links() -> Vec<Link> {
+    SPARES.with_borrow_mut(|s| take_from(&mut s.links, &mut s.held))
+}
+
+/// Keeps the lists of a slice's stored records (emptied) and links.
+pub(crate) fn keep_lists(mut records: Vec<Record>, mut links: Vec<Link>) {
+    records.clear();
+    links.clear();
+    SPARES.with_borrow_mut(|s| {
+        if s.records.len() < KEPT_LISTS {
+            keep_in(&mut s.records, &mut s.held, records);
+        }
+        if s.links.len() < KEPT_LISTS {
+            keep_in(&mut s.links, &mut s.held, links);
+        }
+    });
+}
+
 /// An empty list of read features.
 pub(crate) fn features() -> Vec<Feature> {
     SPARES.with_borrow_mut(|s| take_from(&mut s.features, &mut s.held))
@@ -91,10 +129,13 @@ pub(crate) fn keep_one(a: Alignment) {
 }
 
 /// Keeps the buffers of records made whole.
-pub(crate) fn keep(recs: Vec<Alignment>) {
+pub(crate) fn keep(mut recs: Vec<Alignment>) {
     SPARES.with_borrow_mut(|s| {
-        for a in recs {
+        for a in recs.drain(..) {
             keep_alignment(s, a);
+        }
+        if s.alignments.len() < KEPT_LISTS {
+            keep_in(&mut s.alignments, &mut s.held, recs);
         }
     });
 }

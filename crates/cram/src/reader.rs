@@ -475,7 +475,7 @@ impl Reader {
         let Some(r) = self.range else {
             return recs;
         };
-        // Kept in place (records are large to move); the others' buffers are kept for reuse.
+        // Kept in place: records are large to move.
         let mut kept = 0;
         for i in 0..recs.len() {
             let a = &recs[i];
@@ -491,9 +491,7 @@ impl Reader {
                 }
             }
         }
-        for a in recs.drain(kept..) {
-            spare::keep_one(a);
-        }
+        recs.truncate(kept);
         recs
     }
 }

@@ -3,7 +3,6 @@
 //! when it has the reference and the record does not keep its own.
 
 use crate::compression::CompressionHeader;
-use crate::reader::spare::{self, Bytes};
 use crate::record::{cf, FeatureKind, Record};
 use crate::Error;
 
@@ -89,13 +88,6 @@ fn push_decimal(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// `len` copies of `b` in a buffer kept from an earlier record, if one was.
-pub(crate) fn filled(kind: Bytes, b: u8, len: usize) -> Vec<u8> {
-    let mut v = spare::bytes(kind);
-    v.resize(len, b);
-    v
-}
-
 /// A record being rebuilt: what its features have made so far, and where they have got to.
 struct State<'a> {
     ch: &'a CompressionHeader,
@@ -150,13 +142,9 @@ impl<'a> State<'a> {
             len: len as i64,
             seq_pos: 1,
             ref_pos: i64::from(r.position) - 1,
-            seq: filled(Bytes::Seq, if with_ref { b'N' } else { b'=' }, len),
-            qual: if preserve {
-                Vec::new()
-            } else {
-                filled(Bytes::Qual, 255, len)
-            },
-            cigar: spare::cigar(),
+            seq: vec![if with_ref { b'N' } else { b'=' }; len],
+            qual: if preserve { Vec::new() } else { vec![255; len] },
+            cigar: Vec::with_capacity(2 * r.features.len() + 1),
             cig_op: M,
             cig_len: 0,
             // MD is written straight after the record's tags; NM follows it.

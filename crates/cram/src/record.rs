@@ -4,7 +4,7 @@
 
 use crate::compression::{CompressionHeader, TagKey};
 use crate::encoding::Encoding;
-use crate::reader::spare::{self, Bytes};
+use crate::reader::spare;
 use crate::series::Streams;
 use crate::slice::{SliceHeader, MULTI_REF};
 use crate::Error;
@@ -135,8 +135,6 @@ pub fn read_slice_until(
         let mut r = Record {
             bam_flags: series.int(ds::BF, s)?,
             cram_flags: series.int(ds::CF, s)?,
-            name: spare::bytes(Bytes::Name),
-            aux: spare::bytes(Bytes::Aux),
             ..Record::default()
         };
         r.reference_id = if slice.reference_id == MULTI_REF {
@@ -160,7 +158,7 @@ pub fn read_slice_until(
         last_position = r.position;
         r.read_group = series.int(ds::RG, s)?;
         if ch.read_names {
-            series.bytes_into(ds::RN, s, &mut r.name)?;
+            r.name = series.bytes(ds::RN, s)?;
         }
         mate(ch, &series, s, &mut r)?;
         tags(&series, s, &mut r)?;
@@ -168,12 +166,10 @@ pub fn read_slice_until(
             r.features = features(&series, s)?;
             r.mapping_quality = series.int(ds::MQ, s)?;
         } else if r.cram_flags & cf::NO_SEQUENCE == 0 {
-            r.bases = spare::bytes(Bytes::Seq);
-            series.get(ds::BA)?.byte_run_into(s, len, &mut r.bases)?;
+            r.bases = series.get(ds::BA)?.byte_run(s, len)?;
         }
         if r.cram_flags & cf::QUALITY_ARRAY != 0 {
-            r.qualities = spare::bytes(Bytes::Qual);
-            series.get(ds::QS)?.byte_run_into(s, len, &mut r.qualities)?;
+            r.qualities = series.get(ds::QS)?.byte_run(s, len)?;
         }
         let last = done(&r, out.len());
         out.push(r);
@@ -195,7 +191,7 @@ fn mate(
     if r.cram_flags & cf::DETACHED != 0 {
         r.mate_flags = series.int(ds::MF, s)?;
         if !ch.read_names {
-            series.bytes_into(ds::RN, s, &mut r.name)?;
+            r.name = series.bytes(ds::RN, s)?;
         }
         r.mate_reference_id = series.int(ds::NS, s)?;
         r.mate_position = series.int(ds::NP, s)?;
@@ -251,8 +247,7 @@ fn features(series: &Series<'_>, s: &mut Streams<'_>) -> Result<Vec<Feature>, Er
         .ok()
         .filter(|&n| n <= 1 << 20)
         .ok_or_else(|| Error::at(series.at, format!("{n} read features")))?;
-    let mut out = spare::features();
-    out.reserve(n.min(1024));
+    let mut out = Vec::with_capacity(n.min(1024));
     let mut position = 0i32;
     for _ in 0..n {
         let code = series.byte(ds::FC, s)?;
@@ -372,7 +367,4 @@ impl<'a> Series<'a> {
         self.get(key)?.bytes(s)
     }
 
-    fn bytes_into(&self, key: usize, s: &mut Streams<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
-        self.get(key)?.bytes_into(s, out)
-    }
 }

@@ -3,7 +3,7 @@
 //! the [`Reader`]; the rest by a [`Context`], which decoding workers share.
 
 use super::*;
-use super::spare::{self, Bytes};
+use super::spare;
 use crate::record::FeatureKind;
 
 /// A slice's blocks decoded: content type, content id, bytes, offset.
@@ -351,10 +351,6 @@ impl Context {
             ..Alignment::default()
         };
         let link = Self::link(&r, &mut a, index);
-        spare::keep_features(std::mem::take(&mut r.features));
-        spare::keep_bytes(Bytes::Aux, std::mem::take(&mut r.aux));
-        spare::keep_bytes(Bytes::Seq, std::mem::take(&mut r.bases));
-        spare::keep_bytes(Bytes::Qual, std::mem::take(&mut r.qualities));
         Ok((a, link))
     }
 
@@ -449,12 +445,12 @@ impl Context {
             a.seq = if r.bases.len() == len {
                 std::mem::take(&mut r.bases)
             } else {
-                crate::rebuild::filled(Bytes::Seq, if view.is_some() { b'N' } else { b'=' }, len)
+                vec![if view.is_some() { b'N' } else { b'=' }; len]
             };
             a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
                 std::mem::take(&mut r.qualities)
             } else {
-                crate::rebuild::filled(Bytes::Qual, 255, len)
+                vec![255; len]
             };
         }
         if flags & UNMAPPED == 0 && r.cram_flags & cf::NO_SEQUENCE != 0 {
@@ -480,7 +476,6 @@ impl Context {
         a.aux = aux;
         a.name = std::mem::take(&mut r.name);
         let link = Self::link(&r, &mut a, index);
-        spare::keep_features(std::mem::take(&mut r.features));
         Ok((a, link))
     }
 }

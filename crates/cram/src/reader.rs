@@ -9,8 +9,8 @@ mod source;
 pub(crate) mod spare;
 mod threads;
 
-use source::{read_at, Plain};
 pub use laid::{LaidOut, Layout};
+use source::{read_at, Plain};
 pub use source::{ReadSeek, Source};
 
 use std::collections::BTreeMap;

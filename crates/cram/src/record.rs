@@ -366,5 +366,4 @@ impl<'a> Series<'a> {
     fn bytes(&self, key: usize, s: &mut Streams<'_>) -> Result<Vec<u8>, Error> {
         self.get(key)?.bytes(s)
     }
-
 }

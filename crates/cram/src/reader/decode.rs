@@ -2,8 +2,8 @@
 //! against the reference, mates. What needs the reader (its byte source, the FASTA) is done by
 //! the [`Reader`]; the rest by a [`Context`], which decoding workers share.
 
-use super::*;
 use super::spare;
+use super::*;
 use crate::record::FeatureKind;
 
 /// A slice's blocks decoded: content type, content id, bytes, offset.

@@ -80,6 +80,14 @@ pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
 /// [`to_bam`] laid out in `buf` (a record's bytes given back by `Record::into_data`, so that
 /// a long read allocates nothing per record).
 pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<Record, String> {
+    buf.clear();
+    lay_out(a, &mut buf)?;
+    Record::decode(buf, n_ref).map_err(|e| e.to_string())
+}
+
+/// The CRAM record's BAM bytes (after `block_size`), as htslib's `bam_set1` lays them out,
+/// appended to `d`: the layout the reader's workers use ([`cram::Reader::set_layout`]).
+pub fn lay_out(a: &cram::Alignment, d: &mut Vec<u8>) -> Result<(), String> {
     let name: &[u8] = if a.name.is_empty() { b"*" } else { &a.name };
     if name.len() > 254 {
         return Err(format!(
@@ -100,8 +108,6 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
         (&a.cigar, a.cigar.len() as u16)
     };
     let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
-    let d = &mut buf;
-    d.clear();
     d.reserve(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
     d.extend_from_slice(&a.ref_id.to_le_bytes());
     d.extend_from_slice(&(pos as i32).to_le_bytes());
@@ -137,7 +143,7 @@ pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<
             d.extend_from_slice(&c.to_le_bytes());
         }
     }
-    Record::decode(buf, n_ref).map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// The reference bases a record's CIGAR covers (M, D, N, = and X); 0 for an unmapped one.
@@ -322,8 +328,26 @@ impl Writer<'_> {
         // Ranges are read as one: their containers are decoded ahead across them.
         let joined = crate::cram_regions::joined(passes);
         let passes = joined.as_ref().map_or(passes, std::slice::from_ref);
+        // With workers, records are laid out as BAM where they are made whole (not with the
+        // multi-region iterator, which looks at each CRAM record before its layout).
+        let laid = self.args.threads > 0 && self.keep.is_none();
+        if laid {
+            reader.set_layout(std::sync::Arc::new(lay_out));
+        }
         for pass in passes {
             pass.start(reader);
+            if laid {
+                while let Some(records) = reader.next_laid_out().map_err(fail)? {
+                    for bytes in records.records() {
+                        self.laid(bytes)?;
+                    }
+                    if let Some(e) = records.error() {
+                        return Err(Failure::Message(format!("{}: {e}", self.file)));
+                    }
+                    reader.recycle_laid(records);
+                }
+                continue;
+            }
             while let Some(records) = reader.next_container().map_err(fail)? {
                 for a in &records {
                     self.record(a)?;
@@ -334,6 +358,18 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// One record laid out as BAM by a decoding worker: copied into the record buffer kept
+    /// for it, then selected and written.
+    fn laid(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        let mut buf = std::mem::take(&mut self.spare);
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        let n_ref = self.header.refs().len();
+        let r = Record::decode(buf, n_ref)
+            .map_err(|e| Failure::Message(format!("{}: {e}", self.file)))?;
+        self.selected(r)
+    }
+
     /// One record: the multi-region iterator's check first (on the CRAM record: one it drops
     /// is not laid out as BAM), then the selection, then the output it goes to.
     fn record(&mut self, a: &cram::Alignment) -> Result<(), Failure> {
@@ -341,12 +377,17 @@ impl Writer<'_> {
             return Ok(());
         }
         let n_ref = self.header.refs().len();
-        let mut r = to_bam_in(a, n_ref, std::mem::take(&mut self.spare))
+        let r = to_bam_in(a, n_ref, std::mem::take(&mut self.spare))
             .map_err(|e| Failure::Message(format!("{}: {e}", self.file)))?;
         if self.keep.as_ref().is_some_and(|k| !k.mate_kept(&r)) {
             self.spare = r.into_data();
             return Ok(());
         }
+        self.selected(r)
+    }
+
+    /// A record as BAM: the selection, then the output it goes to.
+    fn selected(&mut self, mut r: Record) -> Result<(), Failure> {
         let args = self.args;
         let fate = select::process(
             &args.select,

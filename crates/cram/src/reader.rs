@@ -3,10 +3,13 @@
 //! MD5), from the slice itself (embedded), or none (reference-less files).
 
 mod decode;
+mod laid;
 mod refs;
 mod source;
+pub(crate) mod spare;
 mod threads;
 
+pub use laid::{LaidOut, Layout};
 use source::{read_at, Plain};
 pub use source::{ReadSeek, Source};
 
@@ -104,6 +107,9 @@ pub struct Reader {
     context: Option<std::sync::Arc<decode::Context>>,
     /// Decoding threads and the containers queued for them ([`Reader::set_threads`]).
     pool: Option<threads::Pool>,
+    /// The caller's record layout, when records are laid out where they are made whole
+    /// ([`Reader::set_layout`]).
+    laying: Option<laid::Laying>,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -174,6 +180,7 @@ impl Reader {
             remote: None,
             context: None,
             pool: None,
+            laying: None,
         };
         let (h, body, body_at) = r
             .container()?
@@ -437,7 +444,14 @@ impl Reader {
     /// The records of the next container holding any; `None` at the end of the file.
     pub fn next_container(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
         if self.pool.is_some() {
-            return self.next_decoded();
+            return match self.next_decoded()? {
+                None => Ok(None),
+                Some(threads::Batch::Records(recs)) => Ok(Some(recs)),
+                Some(threads::Batch::Laid(..)) => Err(Error::at(
+                    self.at,
+                    "records were laid out: read them with next_laid_out",
+                )),
+            };
         }
         let Some((h, body, body_at)) = self.next_stored()? else {
             return Ok(None);
@@ -497,19 +511,29 @@ impl Reader {
 
 /// The records of a container that `range` keeps, and whether its end was reached (which
 /// ends the reading of the range).
-fn in_range(range: Option<&Range>, recs: Vec<Alignment>) -> (Vec<Alignment>, bool) {
+fn in_range(range: Option<&Range>, mut recs: Vec<Alignment>) -> (Vec<Alignment>, bool) {
     let Some(r) = range else {
         return (recs, false);
     };
-    let mut kept = Vec::with_capacity(recs.len());
-    for a in recs {
+    // Kept in place: records are large to move.
+    let mut kept = 0;
+    let mut ended = false;
+    for i in 0..recs.len() {
+        let a = &recs[i];
         match Reader::record_fate(r, a.ref_id, a.pos, a.end) {
-            Fate::Keep => kept.push(a),
+            Fate::Keep => {
+                recs.swap(kept, i);
+                kept += 1;
+            }
             Fate::Skip => {}
-            Fate::End => return (kept, true),
+            Fate::End => {
+                ended = true;
+                break;
+            }
         }
     }
-    (kept, false)
+    recs.truncate(kept);
+    (recs, ended)
 }
 
 enum Fate {

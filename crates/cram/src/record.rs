@@ -2,8 +2,9 @@
 //! lays down, from the streams of one slice. Rebuilding SAM fields (CIGAR, bases against a
 //! reference, mates, MD/NM) works on these.
 
-use crate::compression::CompressionHeader;
+use crate::compression::{CompressionHeader, TagKey};
 use crate::encoding::Encoding;
+use crate::reader::spare;
 use crate::series::Streams;
 use crate::slice::{SliceHeader, MULTI_REF};
 use crate::Error;
@@ -127,7 +128,8 @@ pub fn read_slice_until(
     mut done: impl FnMut(&Record, usize) -> bool,
 ) -> Result<Vec<Record>, Error> {
     let series = Series::new(ch, slice_at(s));
-    let mut out = Vec::with_capacity(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
+    let mut out = spare::records();
+    out.reserve(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
     let mut last_position = slice.start;
     for _ in 0..slice.records {
         let mut r = Record {
@@ -159,7 +161,7 @@ pub fn read_slice_until(
             r.name = series.bytes(ds::RN, s)?;
         }
         mate(ch, &series, s, &mut r)?;
-        tags(ch, &series, s, &mut r)?;
+        tags(&series, s, &mut r)?;
         if r.bam_flags & BAM_UNMAPPED == 0 {
             r.features = features(&series, s)?;
             r.mapping_quality = series.int(ds::MQ, s)?;
@@ -202,24 +204,18 @@ fn mate(
 
 /// A record's tags, by its tag line, into its aux bytes in BAM's layout (CRAM's own `cF`
 /// flags read and left out).
-fn tags(
-    ch: &CompressionHeader,
-    series: &Series<'_>,
-    s: &mut Streams<'_>,
-    r: &mut Record,
-) -> Result<(), Error> {
+fn tags(series: &Series<'_>, s: &mut Streams<'_>, r: &mut Record) -> Result<(), Error> {
     let line = series.int(ds::TL, s)?;
     let keys = usize::try_from(line)
         .ok()
-        .and_then(|l| ch.tag_lines.get(l))
+        .and_then(|l| series.tag_lines.get(l))
         .ok_or_else(|| Error::at(series.at, format!("tag line {line} not in the dictionary")))?;
     if !keys.is_empty() {
         // Room for the tags and the MD, NM and RG made later: one allocation a record.
         r.aux.reserve(96);
     }
-    for key in keys {
-        let id = (i32::from(key[0]) << 16) | (i32::from(key[1]) << 8) | i32::from(key[2]);
-        let e = ch.tags.get(&id).ok_or_else(|| {
+    for &(key, e) in keys {
+        let e = e.ok_or_else(|| {
             Error::at(
                 series.at,
                 format!("no encoding for tag {}", String::from_utf8_lossy(key)),
@@ -325,13 +321,24 @@ mod ds {
 /// The data series encodings of a container, by [`ds`] index.
 struct Series<'a> {
     table: [Option<&'a Encoding>; ds::KEYS.len()],
+    /// Each tag line's keys and their encodings (looked up once a slice, not once a tag).
+    tag_lines: Vec<Vec<(&'a TagKey, Option<&'a Encoding>)>>,
     at: u64,
 }
 
 impl<'a> Series<'a> {
     fn new(ch: &'a CompressionHeader, at: u64) -> Self {
+        let encoding = |key: &TagKey| {
+            let id = (i32::from(key[0]) << 16) | (i32::from(key[1]) << 8) | i32::from(key[2]);
+            ch.tags.get(&id)
+        };
         Series {
             table: ds::KEYS.map(|k| ch.series.get(&k)),
+            tag_lines: ch
+                .tag_lines
+                .iter()
+                .map(|line| line.iter().map(|k| (k, encoding(k))).collect())
+                .collect(),
             at,
         }
     }

@@ -2,10 +2,14 @@
 //! order, for every fixture (references from a FASTA, embedded, absent; multi-reference slices,
 //! which the reader decodes in turn), for a range read through the `.crai`, and after a rewind;
 //! and a damaged container's error comes after the records before it, as without threads.
+//! Records laid out where they are made whole (`Reader::set_layout`, on the workers with
+//! threads) are the records `next_container` gives, laid out the same way, at every thread
+//! count, and a layout's own error comes after the records laid out before it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use cram::reader::Range;
+use cram::reader::{Layout, Range};
 use cram::{Alignment, Fasta, Reader};
 
 fn dir() -> PathBuf {
@@ -72,8 +76,8 @@ fn threads_give_the_same_records_in_the_same_order() {
     }
 }
 
-#[test]
-fn a_range_through_the_index_is_the_same_with_threads() {
+/// A reader of spaced-3.0.cram's `0:90000-200000`, its containers planned through the `.crai`.
+fn ranged(threads: usize) -> Reader {
     let name = "spaced-3.0.cram";
     let crai = std::fs::read(dir().join(format!("{name}.crai"))).unwrap();
     let entries = cram::crai::parse(&crai).unwrap();
@@ -82,12 +86,26 @@ fn a_range_through_the_index_is_the_same_with_threads() {
         start: 90_000,
         end: 200_000,
     };
+    let mut r = open(name, threads);
+    let planned = cram::crai::containers_for(&entries, &range, r.data_end()).unwrap();
+    assert!(planned.len() > 1, "the range should span containers");
+    r.read_containers(planned, range);
+    r
+}
+
+/// spaced-3.0.cram with a byte in the middle damaged: some container's block CRC no longer
+/// matches.
+fn damaged() -> Vec<u8> {
+    let mut bytes = std::fs::read(dir().join("spaced-3.0.cram")).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    bytes
+}
+
+#[test]
+fn a_range_through_the_index_is_the_same_with_threads() {
     let read = |threads| {
-        let mut r = open(name, threads);
-        let planned = cram::crai::containers_for(&entries, &range, r.data_end()).unwrap();
-        assert!(planned.len() > 1, "the range should span containers");
-        r.read_containers(planned, range);
-        let (recs, err) = containers(&mut r);
+        let (recs, err) = containers(&mut ranged(threads));
         assert!(err.is_none(), "{err:?}");
         recs.concat()
     };
@@ -99,11 +117,7 @@ fn a_range_through_the_index_is_the_same_with_threads() {
 
 #[test]
 fn an_error_comes_after_the_records_before_it() {
-    let name = "spaced-3.0.cram";
-    let mut bytes = std::fs::read(dir().join(name)).unwrap();
-    // Damage a byte in the middle of the file: some container's block CRC no longer matches.
-    let at = bytes.len() / 2;
-    bytes[at] ^= 0x55;
+    let (name, bytes) = ("spaced-3.0.cram", damaged());
     let (alone, err_alone) = containers(&mut open_bytes(name, bytes.clone(), 0));
     let err_alone = err_alone.expect("the damage is found");
     let (with, err_with) = containers(&mut open_bytes(name, bytes, 2));
@@ -135,5 +149,110 @@ fn a_reference_error_is_the_same_with_threads() {
                 "{reference} -@{threads}"
             );
         }
+    }
+}
+
+/// A layout that keeps every field: the record's debug text.
+fn text(a: &Alignment, out: &mut Vec<u8>) -> Result<(), String> {
+    out.extend_from_slice(format!("{a:?}").as_bytes());
+    Ok(())
+}
+
+/// Every record `next_container` gives, laid out by [`text`], and the error that ended it.
+fn by_records(r: &mut Reader) -> (Vec<Vec<u8>>, Option<String>) {
+    let mut out = Vec::new();
+    loop {
+        match r.next_container() {
+            Ok(Some(recs)) => out.extend(recs.iter().map(|a| {
+                let mut v = Vec::new();
+                text(a, &mut v).unwrap();
+                v
+            })),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+/// Every record laid out by `layout` through `next_laid_out`, and the error that ended it
+/// (the reader's or the layout's).
+fn by_layout(r: &mut Reader, layout: Layout) -> (Vec<Vec<u8>>, Option<String>) {
+    r.set_layout(layout);
+    let mut out = Vec::new();
+    loop {
+        match r.next_laid_out() {
+            Ok(Some(laid)) => {
+                out.extend(laid.records().map(<[u8]>::to_vec));
+                if let Some(e) = laid.error() {
+                    return (out, Some(e.to_string()));
+                }
+                r.recycle_laid(laid);
+            }
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+#[test]
+fn laid_out_records_are_the_records_at_every_thread_count() {
+    let names = fixtures();
+    assert!(names.len() >= 20, "fixtures missing: {names:?}");
+    for name in &names {
+        let (want, err) = by_records(&mut open(name, 0));
+        assert!(err.is_none(), "{name}: {err:?}");
+        assert!(!want.is_empty(), "{name}: no records");
+        for threads in [0, 1, 3] {
+            let got = by_layout(&mut open(name, threads), Arc::new(text));
+            assert_eq!(got, (want.clone(), None), "{name} -@{threads}");
+        }
+    }
+}
+
+#[test]
+fn a_range_laid_out_is_the_range_read_at_every_thread_count() {
+    let (want, err) = by_records(&mut ranged(0));
+    assert!(err.is_none(), "{err:?}");
+    assert!(!want.is_empty());
+    for threads in [0, 2] {
+        let got = by_layout(&mut ranged(threads), Arc::new(text));
+        assert_eq!(got, (want.clone(), None), "-@{threads}");
+    }
+}
+
+#[test]
+fn a_damaged_container_fails_after_the_records_before_it() {
+    let (name, bytes) = ("spaced-3.0.cram", damaged());
+    let (want, err) = by_records(&mut open_bytes(name, bytes.clone(), 0));
+    assert!(err.is_some(), "the damage is found");
+    assert!(!want.is_empty());
+    for threads in [0, 2] {
+        let got = by_layout(
+            &mut open_bytes(name, bytes.clone(), threads),
+            Arc::new(text),
+        );
+        assert_eq!(got, (want.clone(), err.clone()), "-@{threads}");
+    }
+}
+
+#[test]
+fn a_layout_error_comes_after_the_records_laid_out_before_it() {
+    let name = "spaced-3.0.cram";
+    let (all, _) = by_records(&mut open(name, 0));
+    let bad = all.len() / 2;
+    let seen = String::from_utf8_lossy(&all[bad]).into_owned();
+    for threads in [0, 2] {
+        let seen = seen.clone();
+        let layout: Layout = Arc::new(move |a: &Alignment, out: &mut Vec<u8>| {
+            let before = out.len();
+            text(a, out)?;
+            if out[before..] == *seen.as_bytes() {
+                return Err("refused".to_string());
+            }
+            Ok(())
+        });
+        let got = by_layout(&mut open(name, threads), layout);
+        assert_eq!(got.0, all[..bad], "-@{threads}");
+        assert_eq!(got.1.as_deref(), Some("refused"), "-@{threads}");
     }
 }

@@ -2,6 +2,7 @@
 //! against the reference, mates. What needs the reader (its byte source, the FASTA) is done by
 //! the [`Reader`]; the rest by a [`Context`], which decoding workers share.
 
+use super::spare;
 use super::*;
 use crate::record::FeatureKind;
 
@@ -137,7 +138,12 @@ impl Reader {
                 whole: &self.whole,
             };
             let (recs, ended) = ctx.finish(&ch, &sh, stored, bases, self.range.as_ref(), at)?;
-            out.extend(recs);
+            // One slice a container is the rule: its records are taken, not moved one by one.
+            if out.is_empty() {
+                out = recs;
+            } else {
+                out.extend(recs);
+            }
             if ended {
                 // The range ends in this slice: the records of the slices after it are
                 // dropped unread (htslib decodes them).
@@ -237,7 +243,7 @@ impl Context {
         &self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
-        stored: Vec<Record>,
+        mut stored: Vec<Record>,
         bases: Bases<'_>,
         range: Option<&Range>,
         at: u64,
@@ -259,9 +265,10 @@ impl Context {
             Some(range) => self.kept(&stored, range, |r| view_of(r).is_some(), at)?,
             None => (vec![true; stored.len()], false),
         };
-        let mut recs = Vec::with_capacity(stored.len());
-        let mut links = Vec::with_capacity(stored.len());
-        for (i, r) in stored.into_iter().enumerate() {
+        let (mut recs, mut links) = (spare::alignments(), spare::links());
+        recs.reserve(stored.len());
+        links.reserve(stored.len());
+        for (i, r) in stored.drain(..).enumerate() {
             let (a, link) = if keep[i] {
                 let view = view_of(&r);
                 self.alignment(ch, r, view, i, at)?
@@ -274,6 +281,7 @@ impl Context {
         }
         mates::resolve(&mut recs, &mut links, at)?;
         mates::name_unnamed(&mut recs, &links, &keep, &self.prefix, sh.record_counter);
+        spare::keep_lists(stored, links);
         Ok((recs, ended))
     }
 
@@ -289,7 +297,15 @@ impl Context {
     ) -> Result<(Vec<bool>, bool), Error> {
         let mut keep = vec![false; stored.len()];
         for (i, r) in stored.iter().enumerate() {
-            let (ref_id, pos, end) = self.placement(r, has_ref(r), at)?;
+            // A record starting in the range cannot end before it: its end (a walk of its
+            // features) is not needed to tell its fate.
+            let (ref_id, pos, end) = if i64::from(r.position) >= range.start {
+                self.checked_flags(r, at)?;
+                let pos = i64::from(r.position);
+                (r.reference_id, pos, pos)
+            } else {
+                self.placement(r, has_ref(r), at)?
+            };
             match Reader::record_fate(range, ref_id, pos, end) {
                 Fate::Keep => keep[i] = true,
                 Fate::Skip => {}

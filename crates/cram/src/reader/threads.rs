@@ -10,11 +10,21 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
 use super::decode::{decode_blocks, Bases, Context, Decoded, SliceRef, Slices};
+use super::laid::LaidOut;
 use super::*;
 use crate::md5::SpanCheck;
 
 type Job = Box<dyn FnOnce() + Send>;
-type Answer = Result<Vec<Alignment>, Error>;
+type Answer = Result<Batch, Error>;
+
+/// A container's records as a worker hands them back.
+pub(super) enum Batch {
+    /// Made whole (the range not yet applied).
+    Records(Vec<Alignment>),
+    /// Laid out by the reader's layout, the range applied ([`Reader::set_layout`]), and
+    /// whether a record ended the range.
+    Laid(LaidOut, bool),
+}
 /// A slice whose reference bases are to be read (its header and offset), or none.
 type Wanted = Option<(SliceHeader, u64)>;
 /// A slice's reference bases as the reader's thread read them, with their MD5 check for the
@@ -168,7 +178,7 @@ impl Context {
         refs: Receiver<Bases1>,
         range: Option<Range>,
         helpers: Option<Helpers>,
-    ) -> Answer {
+    ) -> Result<Vec<Alignment>, Error> {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let none = BTreeMap::new();
         let mut out = Vec::new();
@@ -193,7 +203,12 @@ impl Context {
                 whole: &none,
             };
             let (recs, ended) = self.finish(&ch, &sh, stored, bases, range.as_ref(), at)?;
-            out.extend(recs);
+            // One slice a container is the rule: its records are taken, not moved one by one.
+            if out.is_empty() {
+                out = recs;
+            } else {
+                out.extend(recs);
+            }
             if ended {
                 break;
             }
@@ -239,13 +254,15 @@ impl Reader {
         });
     }
 
-    /// Gives back records the caller is done with: with workers, one of them frees them, as
-    /// the thread that allocated them frees them at the least cost (glibc's arenas).
+    /// Gives back records the caller is done with: freed, their list kept for a slice made
+    /// next ([`super::spare`]); with workers, by one of them, as the thread that allocated
+    /// them frees them at the least cost (glibc's arenas) and makes the next slices.
     pub fn recycle(&mut self, recs: Vec<Alignment>) {
         let Some(jobs) = self.pool.as_ref().and_then(|p| p.jobs.as_ref()) else {
+            super::spare::keep(recs);
             return;
         };
-        let _ = jobs.send(Box::new(move || drop(recs)));
+        let _ = jobs.send(Box::new(move || super::spare::keep(recs)));
     }
 
     /// Forgets containers read ahead (the reader is pointed elsewhere).
@@ -257,12 +274,12 @@ impl Reader {
 
     /// [`Reader::next_container`] with workers: containers read ahead and decoded in
     /// parallel, taken in order.
-    pub(super) fn next_decoded(&mut self) -> Result<Option<Vec<Alignment>>, Error> {
+    pub(super) fn next_decoded(&mut self) -> Result<Option<Batch>, Error> {
         self.fill();
         let Some(next) = self.pool.as_mut().and_then(|p| p.queued.pop_front()) else {
             return Ok(None);
         };
-        let recs = match next.queued {
+        let batch = match next.queued {
             Queued::Job(rx) => match self.pool.as_ref() {
                 Some(p) => p.wait(&rx)?,
                 None => return Ok(None),
@@ -272,15 +289,21 @@ impl Reader {
                 let reading = std::mem::replace(&mut self.range, next.range);
                 let recs = self.decode_container(&h, &body, body_at);
                 self.range = reading;
-                recs?
+                Batch::Records(recs?)
             }
             Queued::Failed(e) => return Err(e),
         };
-        let (recs, ended) = in_range(next.range.as_ref(), recs);
+        let (batch, ended) = match batch {
+            Batch::Records(recs) => {
+                let (recs, ended) = in_range(next.range.as_ref(), recs);
+                (Batch::Records(recs), ended)
+            }
+            Batch::Laid(laid, ended) => (Batch::Laid(laid, ended), ended),
+        };
         if ended {
             self.end_pass(next.pass);
         }
-        Ok(Some(recs))
+        Ok(Some(batch))
     }
 
     /// The range numbered `pass` reached its end: its containers still queued are dropped
@@ -345,8 +368,16 @@ impl Reader {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let (refs_tx, refs) = crossbeam_channel::unbounded();
         let helpers = self.pool.as_ref().and_then(Pool::helpers);
+        let laying = self.laying.clone();
         let job: Job = Box::new(move || {
-            let answer = ctx.decode_prepared(&h, &body, body_at, refs, range, helpers);
+            let recs = ctx.decode_prepared(&h, &body, body_at, refs, range, helpers);
+            let answer = recs.map(|recs| match &laying {
+                Some(l) => {
+                    let (laid, ended) = l.lay_out(recs, range.as_ref());
+                    Batch::Laid(laid, ended)
+                }
+                None => Batch::Records(recs),
+            });
             let _ = tx.send(answer);
         });
         let sent = self

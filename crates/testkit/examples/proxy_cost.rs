@@ -18,7 +18,8 @@ const LIMIT: u64 = 48 << 20;
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let file = Path::new(args.first().ok_or("usage: proxy_cost FILE [ROUNDS]")?);
-    let number = |i: usize, default: u64| args.get(i).and_then(|r| r.parse().ok()).unwrap_or(default);
+    let number =
+        |i: usize, default: u64| args.get(i).and_then(|r| r.parse().ok()).unwrap_or(default);
     let rounds = number(1, 5) as usize;
     let part = number(2, 1024) << 10;
     let at_once = number(3, 4) as usize;
@@ -62,6 +63,12 @@ fn main() -> Result<(), String> {
             med(|r| r.2)
         );
     }
+    // Each new upstream connection costs the proxied path a connect on top of the direct one's.
+    println!(
+        "upstream: {} connection(s) for {} requests",
+        upstream.connections(),
+        upstream.log().len()
+    );
     Ok(())
 }
 

@@ -244,11 +244,14 @@ impl AsyncRead for MeteredStream {
     }
 }
 
-impl AsyncWrite for MeteredStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
+impl MeteredStream {
+    /// Paces `want` bytes, lets `write` send at most the bytes allowed, then counts what went
+    /// out and returns the rest's tokens: the one path of plain and vectored writes.
+    fn poll_paced(
+        &mut self,
         cx: &mut Context<'_>,
-        buf: &[u8],
+        want: usize,
+        write: impl FnOnce(Pin<&mut TcpStream>, &mut Context<'_>, usize) -> Poll<std::io::Result<usize>>,
     ) -> Poll<std::io::Result<usize>> {
         if self.doomed.load(Ordering::SeqCst) {
             return Poll::Ready(Err(std::io::Error::new(
@@ -262,8 +265,7 @@ impl AsyncWrite for MeteredStream {
             }
             self.sleep = None;
         }
-        let shared = self.shared.clone();
-        let allowed = match self.pace(buf.len(), Instant::now()) {
+        let allowed = match self.pace(want, Instant::now()) {
             Ok(n) => n,
             Err(wait) => {
                 let mut sleep = Box::pin(tokio::time::sleep(wait));
@@ -278,7 +280,7 @@ impl AsyncWrite for MeteredStream {
                 return Poll::Pending;
             }
         };
-        let r = Pin::new(&mut self.inner).poll_write(cx, &buf[..allowed]);
+        let r = write(Pin::new(&mut self.inner), cx, allowed);
         // Tokens not used (a short or refused write) go back to the buckets.
         let written = match &r {
             Poll::Ready(Ok(n)) => *n,
@@ -287,6 +289,7 @@ impl AsyncWrite for MeteredStream {
         self.refund(allowed - written.min(allowed));
         if let Poll::Ready(Ok(n)) = &r {
             self.written.fetch_add(*n as u64, Ordering::SeqCst);
+            let shared = &self.shared;
             shared
                 .counters
                 .bytes_written
@@ -294,6 +297,49 @@ impl AsyncWrite for MeteredStream {
             shared.wrote.notify_waiters();
         }
         r
+    }
+}
+
+impl AsyncWrite for MeteredStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.poll_paced(cx, buf.len(), |inner, cx, allowed| {
+            inner.poll_write(cx, &buf[..allowed])
+        })
+    }
+
+    /// Vectored, so that hyper queues a response's body pieces behind its head and hands them
+    /// to one `writev` instead of first copying every byte into its own buffer.
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let want = bufs.iter().map(|b| b.len()).sum();
+        self.poll_paced(cx, want, |inner, cx, allowed| {
+            if allowed == want {
+                return inner.poll_write_vectored(cx, bufs);
+            }
+            // The slices that fit in `allowed`, the last one cut short.
+            let mut left = allowed;
+            let mut fitted = Vec::with_capacity(bufs.len());
+            for b in bufs {
+                if left == 0 {
+                    break;
+                }
+                let n = b.len().min(left);
+                fitted.push(std::io::IoSlice::new(&b[..n]));
+                left -= n;
+            }
+            inner.poll_write_vectored(cx, &fitted)
+        })
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {

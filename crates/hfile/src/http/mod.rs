@@ -20,6 +20,7 @@ mod judge;
 mod object;
 pub mod replay;
 mod request;
+mod spare;
 mod transfer;
 mod whole;
 mod window;

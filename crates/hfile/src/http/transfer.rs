@@ -54,6 +54,13 @@ pub(crate) struct Transfer {
     streaming: bool,
 }
 
+impl Drop for Transfer {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        super::spare::give(std::mem::take(&mut state.data));
+    }
+}
+
 /// The outcome of waiting for a byte.
 #[derive(Debug)]
 pub(crate) enum Available {
@@ -80,10 +87,9 @@ impl Transfer {
 
     /// A whole object from its first byte, streamed with bounded memory.
     pub(crate) fn streaming() -> Transfer {
-        Transfer {
-            streaming: true,
-            ..Transfer::new(Some(0), u64::MAX)
-        }
+        let mut t = Transfer::new(Some(0), u64::MAX);
+        t.streaming = true;
+        t
     }
 
     /// The lowest object offset this transfer can still serve.
@@ -135,8 +141,8 @@ impl Transfer {
         if self.streaming {
             s = self.make_room(s);
         } else if s.data.capacity() == 0 {
-            // One allocation for the whole window (it is bounded by the request size).
-            s.data.reserve_exact(self.len.min(64 << 20) as usize);
+            // One buffer for the whole window (it is bounded by the request size).
+            s.data = super::spare::take(self.len.min(64 << 20) as usize);
         }
         s.data.extend_from_slice(bytes);
         drop(s);

@@ -255,8 +255,8 @@ impl Reader {
     }
 
     /// Gives back records the caller is done with: freed, their list kept for a slice made
-    /// next ([`super::spare`]); with workers, by one of them, as the thread that allocated
-    /// them frees them at the least cost (glibc's arenas) and makes the next slices.
+    /// next (the reader's `spare` lists); with workers, by one of them, as the thread that
+    /// allocated them frees them at the least cost (glibc's arenas) and makes the next slices.
     pub fn recycle(&mut self, recs: Vec<Alignment>) {
         let Some(jobs) = self.pool.as_ref().and_then(|p| p.jobs.as_ref()) else {
             super::spare::keep(recs);

@@ -342,7 +342,7 @@ impl Writer<'_> {
                         self.laid(bytes)?;
                     }
                     if let Some(e) = records.error() {
-                        return Err(Failure::Message(format!("{}: {e}", self.file)));
+                        return Err(self.failed(e));
                     }
                     reader.recycle_laid(records);
                 }
@@ -358,6 +358,11 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// An error about the file's records, named by the file (a URL's secrets redacted).
+    fn failed(&self, e: impl std::fmt::Display) -> Failure {
+        Failure::Message(format!("{}: {e}", bam::hfile::redact_text(self.file)))
+    }
+
     /// One record laid out as BAM by a decoding worker: copied into the record buffer kept
     /// for it, then selected and written.
     fn laid(&mut self, bytes: &[u8]) -> Result<(), Failure> {
@@ -365,8 +370,7 @@ impl Writer<'_> {
         buf.clear();
         buf.extend_from_slice(bytes);
         let n_ref = self.header.refs().len();
-        let r = Record::decode(buf, n_ref)
-            .map_err(|e| Failure::Message(format!("{}: {e}", self.file)))?;
+        let r = Record::decode(buf, n_ref).map_err(|e| self.failed(e))?;
         self.selected(r)
     }
 
@@ -377,8 +381,7 @@ impl Writer<'_> {
             return Ok(());
         }
         let n_ref = self.header.refs().len();
-        let r = to_bam_in(a, n_ref, std::mem::take(&mut self.spare))
-            .map_err(|e| Failure::Message(format!("{}: {e}", self.file)))?;
+        let r = to_bam_in(a, n_ref, std::mem::take(&mut self.spare)).map_err(|e| self.failed(e))?;
         if self.keep.as_ref().is_some_and(|k| !k.mate_kept(&r)) {
             self.spare = r.into_data();
             return Ok(());

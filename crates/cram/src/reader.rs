@@ -473,13 +473,21 @@ impl Reader {
             }
             if let Some(queue) = self.planned.as_mut() {
                 let Some(next) = queue.pop_front() else {
-                    return Ok(None);
+                    // A range with no container (a region between two): the next range, as a
+                    // pass of its own would have read it.
+                    continue;
                 };
                 self.at = next.start;
                 self.limit = next.end;
                 self.file.set_readahead_limit(Some(next.end));
             }
             let Some((h, body, body_at)) = self.container()? else {
+                if self.planned.is_some() && !self.later.is_empty() {
+                    // The rest of this range lies past the end: it ends, as its own pass
+                    // would have, and the next range is read.
+                    self.range_done = true;
+                    continue;
+                }
                 return Ok(None);
             };
             if h.records == 0 && h.landmarks.is_empty() {

@@ -321,6 +321,12 @@ impl Reader {
         } else {
             // Jobs of later ranges stay: their answers are waited for.
             p.queued.retain(|a| a.pass != pass);
+            // A read that failed within the ended range is gone with it, and the later ranges
+            // are read on, as their own passes would have been.
+            p.input_done = p
+                .queued
+                .iter()
+                .any(|a| matches!(a.queued, Queued::Failed(_)));
         }
     }
 

@@ -42,20 +42,21 @@ pub(crate) fn give(mut buf: Vec<u8>) {
     }
     buf.clear();
     let mut kept = lock();
-    if kept.len() == KEPT {
-        // Full: a larger buffer takes the smallest one's place (parts come in a few sizes,
-        // and a small buffer serves no larger part).
-        let smallest = (0..kept.len()).min_by_key(|&i| kept[i].capacity());
-        match smallest {
-            Some(i) if kept[i].capacity() < buf.capacity() => {
-                kept.swap_remove(i);
-            }
-            _ => return,
-        }
-    }
     let held: usize = kept.iter().map(Vec::capacity).sum();
-    if held + buf.capacity() <= KEPT_BYTES {
-        kept.push(buf);
+    if kept.len() < KEPT {
+        if held + buf.capacity() <= KEPT_BYTES {
+            kept.push(buf);
+        }
+        return;
+    }
+    // Full: a larger buffer takes the smallest one's place (parts come in a few sizes, and a
+    // small buffer serves no larger part), if the bytes kept stay within the bound.
+    let smallest = (0..kept.len()).min_by_key(|&i| kept[i].capacity());
+    if let Some(i) = smallest {
+        let freed = kept[i].capacity();
+        if freed < buf.capacity() && held - freed + buf.capacity() <= KEPT_BYTES {
+            kept[i] = buf;
+        }
     }
 }
 

@@ -18,6 +18,8 @@ pub type Layout = Arc<dyn Fn(&Alignment, &mut Vec<u8>) -> Result<(), String> + S
 /// Buffers given back kept for the next containers (one for each queued container and a
 /// spare).
 const KEPT_BUFFERS: usize = 8;
+/// ...each of at most this many bytes (10 000 short reads lay out in a few MB).
+const KEPT_BYTES: usize = 64 << 20;
 
 /// A container's records as the layout made them, each after its length (u32,
 /// little-endian), and the error that stopped the layout, if one did.
@@ -94,7 +96,10 @@ impl Laying {
 
     /// Keeps a buffer the caller is done with for a later container.
     fn give_back(&self, laid: LaidOut) {
-        let _ = self.give.try_send(laid.data);
+        // A container far larger than usual is not kept for the reader's life.
+        if laid.data.capacity() <= KEPT_BYTES {
+            let _ = self.give.try_send(laid.data);
+        }
     }
 }
 

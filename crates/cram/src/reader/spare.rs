@@ -26,9 +26,13 @@ thread_local! {
     static SPARES: RefCell<Spares> = RefCell::default();
 }
 
-/// Keeps `v`, emptied, unless enough are kept or it holds nothing.
+/// A list with room for more entries than this is not kept: a slice far larger than samtools
+/// writes (10 000 records) would otherwise hold its memory for the reader's life.
+const KEPT_ENTRIES: usize = 1 << 16;
+
+/// Keeps `v`, emptied, unless enough are kept, it holds nothing, or it is very large.
 fn keep_in<T>(list: &mut Vec<Vec<T>>, mut v: Vec<T>) {
-    if v.capacity() == 0 || list.len() >= KEPT_LISTS {
+    if v.capacity() == 0 || v.capacity() > KEPT_ENTRIES || list.len() >= KEPT_LISTS {
         return;
     }
     v.clear();

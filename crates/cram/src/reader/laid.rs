@@ -125,13 +125,10 @@ impl Reader {
                 Some(threads::Batch::Records(recs)) => recs,
             }
         } else {
-            let Some((h, body, body_at)) = self.next_stored()? else {
-                return Ok(None);
-            };
-            let recs = self.decode_container(&h, &body, body_at)?;
-            let (recs, ended) = in_range(self.range.as_ref(), recs);
-            self.range_done |= ended;
-            recs
+            match self.next_container()? {
+                None => return Ok(None),
+                Some(recs) => recs,
+            }
         };
         // The range was applied to these already.
         Ok(Some(laying.lay_out(recs, None).0))

@@ -23,7 +23,7 @@ use crate::fasta::Fasta;
 use crate::header::SamHeader;
 use crate::mates::{self, Link};
 use crate::num::Cursor;
-use crate::rebuild::{alignment_end, rebuild, RefView};
+use crate::rebuild::{alignment_end, rebuild, Rebuilt, RefView};
 use crate::record::{cf, read_slice_until, Record};
 use crate::series::{Bits, Streams};
 use crate::{Block, CompressionHeader, ContainerHeader, ContentType, Error, FileDefinition};

@@ -3,7 +3,7 @@
 //! when it has the reference and the record does not keep its own.
 
 use crate::compression::CompressionHeader;
-use crate::record::{cf, FeatureKind, Record};
+use crate::record::{cf, FeatureKind, Record, Stored};
 use crate::Error;
 
 mod features;
@@ -29,7 +29,8 @@ pub struct RefView<'a> {
     pub end: i64,
 }
 
-/// What `cram_decode_seq` makes of one mapped record.
+/// What `cram_decode_seq` makes of one mapped record. Given to [`rebuild`] too, for its
+/// buffers: a slice's records are made in the buffers of those before them.
 #[derive(Debug, Clone, Default)]
 pub struct Rebuilt {
     /// The bases.
@@ -41,6 +42,8 @@ pub struct Rebuilt {
     pub cigar: Vec<u32>,
     /// 1-based last reference position covered.
     pub end: i64,
+    /// Tags in BAM's binary layout: given with the record's own, MD and NM appended.
+    pub aux: Vec<u8>,
 }
 
 /// Index of a base in the substitution matrix (htslib's `L1`).
@@ -91,6 +94,7 @@ fn push_decimal(out: &mut Vec<u8>, v: i64) {
 /// A record being rebuilt: what its features have made so far, and where they have got to.
 struct State<'a> {
     ch: &'a CompressionHeader,
+    stored: &'a Stored,
     r: &'a Record,
     reference: Option<RefView<'a>>,
     /// A reference is given and the record is on one.
@@ -119,21 +123,36 @@ struct State<'a> {
 impl<'a> State<'a> {
     fn new(
         ch: &'a CompressionHeader,
-        r: &'a Record,
+        (stored, r): (&'a Stored, &'a Record),
         reference: Option<RefView<'a>>,
         ref_len: i64,
-        stored: (bool, bool),
-        aux: &mut Vec<u8>,
+        (has_md, has_nm): (bool, bool),
+        into: Rebuilt,
         at: u64,
     ) -> State<'a> {
-        let (has_md, has_nm) = stored;
+        let Rebuilt {
+            mut seq,
+            mut qual,
+            mut cigar,
+            aux,
+            ..
+        } = into;
         let len = r.read_length as usize;
         let reference = reference.filter(|_| r.reference_id >= 0);
         let with_ref = reference.is_some();
         let no_seq = r.cram_flags & cf::NO_SEQUENCE != 0;
         let preserve = r.cram_flags & cf::QUALITY_ARRAY != 0;
+        seq.clear();
+        seq.resize(len, if with_ref { b'N' } else { b'=' });
+        qual.clear();
+        if !preserve {
+            qual.resize(len, 255);
+        }
+        cigar.clear();
+        cigar.reserve(2 * r.features.len() + 1);
         let mut st = State {
             ch,
+            stored,
             r,
             reference,
             with_ref,
@@ -142,13 +161,13 @@ impl<'a> State<'a> {
             len: len as i64,
             seq_pos: 1,
             ref_pos: i64::from(r.position) - 1,
-            seq: vec![if with_ref { b'N' } else { b'=' }; len],
-            qual: if preserve { Vec::new() } else { vec![255; len] },
-            cigar: Vec::with_capacity(2 * r.features.len() + 1),
+            seq,
+            qual,
+            cigar,
             cig_op: M,
             cig_len: 0,
             // MD is written straight after the record's tags; NM follows it.
-            md: std::mem::take(aux),
+            md: aux,
             md_dist: 0,
             nm: 0,
             decode_md: with_ref && !has_md && !no_seq,
@@ -174,10 +193,12 @@ impl<'a> State<'a> {
     }
 
     fn bad(&self, what: String) -> Error {
-        Error::at(
-            self.at,
-            format!("record {}: {what}", String::from_utf8_lossy(&self.r.name)),
-        )
+        Error::at(self.at, format!("record {}: {what}", self.name()))
+    }
+
+    /// The record's name, for errors.
+    fn name(&self) -> std::borrow::Cow<'a, str> {
+        String::from_utf8_lossy(self.stored.name(self.r))
     }
 
     fn flush_unless(&mut self, op: u32) {
@@ -192,7 +213,7 @@ impl<'a> State<'a> {
             self.at,
             format!(
                 "record {}: CIGAR extends beyond slice reference extents",
-                String::from_utf8_lossy(&self.r.name)
+                self.name()
             ),
         )
     }
@@ -249,7 +270,7 @@ impl<'a> State<'a> {
             self.at,
             format!(
                 "record {}: {what} past the read's {} bases",
-                String::from_utf8_lossy(&self.r.name),
+                self.name(),
                 self.seq.len()
             ),
         )
@@ -324,16 +345,16 @@ impl<'a> State<'a> {
 /// The 1-based last reference position a mapped record covers, as [`rebuild`] finds it, from
 /// its features alone: what a range query needs of a record it drops (whether the range holds
 /// it, its mate's template length). `with_ref`: [`rebuild`] is given a reference for it.
-pub fn alignment_end(r: &Record, with_ref: bool, ref_len: i64) -> i64 {
+pub fn alignment_end(stored: &Stored, r: &Record, with_ref: bool, ref_len: i64) -> i64 {
     let mut seq_pos: i64 = 1;
     let mut ref_pos: i64 = i64::from(r.position) - 1;
-    for f in &r.features {
+    for f in stored.features(r) {
         let pos = i64::from(f.position);
         if pos > seq_pos {
             ref_pos += pos - seq_pos;
             seq_pos = pos;
         }
-        match &f.kind {
+        match f.kind {
             FeatureKind::SoftClip(b) | FeatureKind::Insertion(b) => seq_pos += b.len() as i64,
             FeatureKind::InsertBase(_) => seq_pos += 1,
             FeatureKind::Substitution(_) | FeatureKind::Base { .. } => {
@@ -344,7 +365,7 @@ pub fn alignment_end(r: &Record, with_ref: bool, ref_len: i64) -> i64 {
                 seq_pos += b.len() as i64;
                 ref_pos += b.len() as i64;
             }
-            FeatureKind::Deletion(n) | FeatureKind::RefSkip(n) => ref_pos += i64::from(*n),
+            FeatureKind::Deletion(n) | FeatureKind::RefSkip(n) => ref_pos += i64::from(n),
             FeatureKind::Qualities(_)
             | FeatureKind::Quality(_)
             | FeatureKind::HardClip(_)
@@ -366,22 +387,24 @@ pub fn alignment_end(r: &Record, with_ref: bool, ref_len: i64) -> i64 {
     ref_pos.max(i64::from(r.position))
 }
 
-/// Rebuilds a mapped record. `reference` is `None` without one (bases not covered by features
-/// stay `=`, as htslib leaves them); `ref_len` is the `@SQ LN` of its reference. MD and NM are
-/// appended to `aux` in BAM's binary layout unless `stored` says the record has them.
+/// Rebuilds a mapped record of `stored`, in `into`'s buffers (its `aux` holding the record's
+/// tags). `reference` is `None` without one (bases not covered by features stay `=`, as
+/// htslib leaves them); `ref_len` is the `@SQ LN` of its reference. MD and NM are appended to
+/// the tags in BAM's binary layout unless `has` says the record has them.
 pub fn rebuild(
     ch: &CompressionHeader,
-    r: &Record,
+    record: (&Stored, &Record),
     reference: Option<RefView<'_>>,
     ref_len: i64,
-    stored: (bool, bool),
-    aux: &mut Vec<u8>,
+    has: (bool, bool),
+    into: Rebuilt,
     at: u64,
 ) -> Result<Rebuilt, Error> {
-    let mut st = State::new(ch, r, reference, ref_len, stored, aux, at);
-    for f in &r.features {
+    let (stored, r) = record;
+    let mut st = State::new(ch, record, reference, ref_len, has, into, at);
+    for f in stored.features(r) {
         st.feature(f)?;
     }
     st.read_end()?;
-    Ok(st.finish(aux))
+    Ok(st.finish())
 }

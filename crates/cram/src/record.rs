@@ -4,7 +4,6 @@
 
 use crate::compression::{CompressionHeader, TagKey};
 use crate::encoding::Encoding;
-use crate::reader::spare;
 use crate::series::Streams;
 use crate::slice::{SliceHeader, MULTI_REF};
 use crate::Error;
@@ -23,8 +22,31 @@ pub mod cf {
 
 const BAM_UNMAPPED: i32 = 0x4;
 
+/// Where a record's variable-length value lies in its slice's [`Stored::bytes`] (or, for its
+/// features, in [`Stored::features`]): a slice's records share two buffers instead of owning
+/// several small ones each, allocated and freed a record at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    /// The first index.
+    pub start: usize,
+    /// One past the last index.
+    pub end: usize,
+}
+
+impl Span {
+    /// The number of items it covers.
+    pub fn len(self) -> usize {
+        self.end - self.start
+    }
+
+    /// It covers none.
+    pub fn is_empty(self) -> bool {
+        self.end == self.start
+    }
+}
+
 /// One read feature: its 1-based position in the read and what it says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Feature {
     /// The 1-based position in the read.
     pub position: i32,
@@ -32,8 +54,8 @@ pub struct Feature {
     pub kind: FeatureKind,
 }
 
-/// What a read feature says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a read feature says (runs of bases or qualities lie in the slice's bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FeatureKind {
     /// `B`: a base and its quality.
     Base {
@@ -45,19 +67,19 @@ pub enum FeatureKind {
     /// `X`: a substitution, as a code into the substitution matrix.
     Substitution(u8),
     /// `I`: inserted bases.
-    Insertion(Vec<u8>),
+    Insertion(Span),
     /// `i`: one inserted base.
     InsertBase(u8),
     /// `D`: deleted reference bases.
     Deletion(i32),
     /// `b`: a run of bases.
-    Bases(Vec<u8>),
+    Bases(Span),
     /// `q`: a run of qualities.
-    Qualities(Vec<u8>),
+    Qualities(Span),
     /// `Q`: one quality.
     Quality(u8),
     /// `S`: soft-clipped bases.
-    SoftClip(Vec<u8>),
+    SoftClip(Span),
     /// `H`: hard-clipped length.
     HardClip(i32),
     /// `P`: padding length.
@@ -66,7 +88,8 @@ pub enum FeatureKind {
     RefSkip(i32),
 }
 
-/// A record as the slice stores it.
+/// A record as the slice stores it; its variable-length values are spans of the slice's
+/// [`Stored`] buffers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Record {
     /// The BAM flags.
@@ -82,7 +105,7 @@ pub struct Record {
     /// The read group's index in the header (-1: none).
     pub read_group: i32,
     /// The read name (empty when generated).
-    pub name: Vec<u8>,
+    pub name: Span,
     /// The mate flags of a detached record.
     pub mate_flags: i32,
     /// The mate's reference id.
@@ -95,19 +118,59 @@ pub struct Record {
     pub mate_distance: Option<i32>,
     /// Tags in BAM's binary layout (key, type, value) in the order of their tag line, but
     /// CRAM's own `cFC` flags.
-    pub aux: Vec<u8>,
+    pub aux: Span,
     /// An MD tag is stored, or `cFC` says MD is not to be made.
     pub md_stored: bool,
     /// An NM tag is stored, or `cFC` says NM is not to be made.
     pub nm_stored: bool,
-    /// The read features, in order.
-    pub features: Vec<Feature>,
+    /// The read features, in order (a span of [`Stored::features`]).
+    pub features: Span,
     /// The mapping quality.
     pub mapping_quality: i32,
     /// Bases of an unmapped read (mapped reads rebuild theirs from features).
-    pub bases: Vec<u8>,
+    pub bases: Span,
     /// Qualities as stored (Phred, no +33), when the record keeps them.
-    pub qualities: Vec<u8>,
+    pub qualities: Span,
+}
+
+/// A slice's records as stored, and the buffers their values lie in.
+#[derive(Debug, Clone, Default)]
+pub struct Stored {
+    /// The records, in order.
+    pub records: Vec<Record>,
+    /// Every record's read features, one after another.
+    pub features: Vec<Feature>,
+    /// Every record's names, tags, bases and qualities, one after another.
+    pub bytes: Vec<u8>,
+}
+
+impl Stored {
+    /// The bytes of `span`.
+    pub fn bytes(&self, span: Span) -> &[u8] {
+        &self.bytes[span.start..span.end]
+    }
+
+    /// A record's read features.
+    pub fn features(&self, r: &Record) -> &[Feature] {
+        &self.features[r.features.start..r.features.end]
+    }
+
+    /// A record's name (empty when generated).
+    pub fn name(&self, r: &Record) -> &[u8] {
+        self.bytes(r.name)
+    }
+
+    /// A record's stored qualities (empty when it keeps none).
+    pub fn qualities(&self, r: &Record) -> &[u8] {
+        self.bytes(r.qualities)
+    }
+
+    /// Empties it, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.features.clear();
+        self.bytes.clear();
+    }
 }
 
 /// Reads the `records` of one slice.
@@ -115,21 +178,26 @@ pub fn read_slice(
     ch: &CompressionHeader,
     slice: &SliceHeader,
     s: &mut Streams<'_>,
-) -> Result<Vec<Record>, Error> {
-    read_slice_until(ch, slice, s, |_, _| false)
+) -> Result<Stored, Error> {
+    let mut out = Stored::default();
+    read_slice_until(ch, slice, s, &mut out, |_, _| false)?;
+    Ok(out)
 }
 
-/// Reads the records of one slice until `done` says, of the record just read and its index,
-/// that none after it is needed (a range query past its range's end).
+/// Reads the records of one slice into `out` (emptied first) until `done` says, of the
+/// record just read and its index, that none after it is needed (a range query past its
+/// range's end).
 pub fn read_slice_until(
     ch: &CompressionHeader,
     slice: &SliceHeader,
     s: &mut Streams<'_>,
+    out: &mut Stored,
     mut done: impl FnMut(&Record, usize) -> bool,
-) -> Result<Vec<Record>, Error> {
+) -> Result<(), Error> {
     let series = Series::new(ch, slice_at(s));
-    let mut out = spare::records();
-    out.reserve(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
+    out.clear();
+    out.records
+        .reserve(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
     let mut last_position = slice.start;
     for _ in 0..slice.records {
         let mut r = Record {
@@ -157,27 +225,28 @@ pub fn read_slice_until(
         };
         last_position = r.position;
         r.read_group = series.int(ds::RG, s)?;
+        let bytes = &mut out.bytes;
         if ch.read_names {
-            r.name = series.bytes(ds::RN, s)?;
+            r.name = series.bytes(ds::RN, s, bytes)?;
         }
-        mate(ch, &series, s, &mut r)?;
-        tags(&series, s, &mut r)?;
+        mate(ch, &series, s, &mut r, bytes)?;
+        tags(&series, s, &mut r, bytes)?;
         if r.bam_flags & BAM_UNMAPPED == 0 {
-            r.features = features(&series, s)?;
+            r.features = features(&series, s, out)?;
             r.mapping_quality = series.int(ds::MQ, s)?;
         } else if r.cram_flags & cf::NO_SEQUENCE == 0 {
-            r.bases = series.get(ds::BA)?.byte_run(s, len)?;
+            r.bases = series.byte_run(ds::BA, s, len, &mut out.bytes)?;
         }
         if r.cram_flags & cf::QUALITY_ARRAY != 0 {
-            r.qualities = series.get(ds::QS)?.byte_run(s, len)?;
+            r.qualities = series.byte_run(ds::QS, s, len, &mut out.bytes)?;
         }
-        let last = done(&r, out.len());
-        out.push(r);
+        let last = done(&r, out.records.len());
+        out.records.push(r);
         if last {
             break;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A record's mate fields: stored for a detached record (and its name, when names are not
@@ -187,11 +256,12 @@ fn mate(
     series: &Series<'_>,
     s: &mut Streams<'_>,
     r: &mut Record,
+    bytes: &mut Vec<u8>,
 ) -> Result<(), Error> {
     if r.cram_flags & cf::DETACHED != 0 {
         r.mate_flags = series.int(ds::MF, s)?;
         if !ch.read_names {
-            r.name = series.bytes(ds::RN, s)?;
+            r.name = series.bytes(ds::RN, s, bytes)?;
         }
         r.mate_reference_id = series.int(ds::NS, s)?;
         r.mate_position = series.int(ds::NP, s)?;
@@ -204,16 +274,18 @@ fn mate(
 
 /// A record's tags, by its tag line, into its aux bytes in BAM's layout (CRAM's own `cF`
 /// flags read and left out).
-fn tags(series: &Series<'_>, s: &mut Streams<'_>, r: &mut Record) -> Result<(), Error> {
+fn tags(
+    series: &Series<'_>,
+    s: &mut Streams<'_>,
+    r: &mut Record,
+    aux: &mut Vec<u8>,
+) -> Result<(), Error> {
     let line = series.int(ds::TL, s)?;
     let keys = usize::try_from(line)
         .ok()
         .and_then(|l| series.tag_lines.get(l))
         .ok_or_else(|| Error::at(series.at, format!("tag line {line} not in the dictionary")))?;
-    if !keys.is_empty() {
-        // Room for the tags and the MD, NM and RG made later: one allocation a record.
-        r.aux.reserve(96);
-    }
+    let first = aux.len();
     for &(key, e) in keys {
         let e = e.ok_or_else(|| {
             Error::at(
@@ -221,19 +293,23 @@ fn tags(series: &Series<'_>, s: &mut Streams<'_>, r: &mut Record) -> Result<(), 
                 format!("no encoding for tag {}", String::from_utf8_lossy(key)),
             )
         })?;
-        let start = r.aux.len();
-        r.aux.extend_from_slice(key);
-        e.bytes_into(s, &mut r.aux)?;
+        let start = aux.len();
+        aux.extend_from_slice(key);
+        e.bytes_into(s, aux)?;
         r.md_stored |= &key[..2] == b"MD";
         r.nm_stored |= &key[..2] == b"NM";
-        if key == b"cFC" && r.aux.len() == start + 4 {
+        if key == b"cFC" && aux.len() == start + 4 {
             // CRAM's own flags: bit 1 keeps MD from being made, bit 2 NM.
-            let v = r.aux[start + 3];
+            let v = aux[start + 3];
             r.md_stored |= v & 1 != 0;
             r.nm_stored |= v & 2 != 0;
-            r.aux.truncate(start);
+            aux.truncate(start);
         }
     }
+    r.aux = Span {
+        start: first,
+        end: aux.len(),
+    };
     Ok(())
 }
 
@@ -241,30 +317,31 @@ fn slice_at(s: &Streams<'_>) -> u64 {
     s.core_offset()
 }
 
-fn features(series: &Series<'_>, s: &mut Streams<'_>) -> Result<Vec<Feature>, Error> {
+fn features(series: &Series<'_>, s: &mut Streams<'_>, out: &mut Stored) -> Result<Span, Error> {
     let n = series.int(ds::FN, s)?;
     let n = usize::try_from(n)
         .ok()
         .filter(|&n| n <= 1 << 20)
         .ok_or_else(|| Error::at(series.at, format!("{n} read features")))?;
-    let mut out = Vec::with_capacity(n.min(1024));
+    let first = out.features.len();
     let mut position = 0i32;
     for _ in 0..n {
         let code = series.byte(ds::FC, s)?;
         position = position.wrapping_add(series.int(ds::FP, s)?);
+        let b = &mut out.bytes;
         let kind = match code {
             b'B' => FeatureKind::Base {
                 base: series.byte(ds::BA, s)?,
                 quality: series.byte(ds::QS, s)?,
             },
             b'X' => FeatureKind::Substitution(series.byte(ds::BS, s)?),
-            b'I' => FeatureKind::Insertion(series.bytes(ds::IN, s)?),
+            b'I' => FeatureKind::Insertion(series.bytes(ds::IN, s, b)?),
             b'i' => FeatureKind::InsertBase(series.byte(ds::BA, s)?),
             b'D' => FeatureKind::Deletion(series.int(ds::DL, s)?),
-            b'b' => FeatureKind::Bases(series.bytes(ds::BB, s)?),
-            b'q' => FeatureKind::Qualities(series.bytes(ds::QQ, s)?),
+            b'b' => FeatureKind::Bases(series.bytes(ds::BB, s, b)?),
+            b'q' => FeatureKind::Qualities(series.bytes(ds::QQ, s, b)?),
             b'Q' => FeatureKind::Quality(series.byte(ds::QS, s)?),
-            b'S' => FeatureKind::SoftClip(series.bytes(ds::SC, s)?),
+            b'S' => FeatureKind::SoftClip(series.bytes(ds::SC, s, b)?),
             b'H' => FeatureKind::HardClip(series.int(ds::HC, s)?),
             b'P' => FeatureKind::Padding(series.int(ds::PD, s)?),
             b'N' => FeatureKind::RefSkip(series.int(ds::RS, s)?),
@@ -275,9 +352,12 @@ fn features(series: &Series<'_>, s: &mut Streams<'_>) -> Result<Vec<Feature>, Er
                 ))
             }
         };
-        out.push(Feature { position, kind });
+        out.features.push(Feature { position, kind });
     }
-    Ok(out)
+    Ok(Span {
+        start: first,
+        end: out.features.len(),
+    })
 }
 
 /// The data series a record reads, as indexes into [`Series`]' table (looked up once a slice,
@@ -363,7 +443,29 @@ impl<'a> Series<'a> {
         self.get(key)?.byte(s)
     }
 
-    fn bytes(&self, key: usize, s: &mut Streams<'_>) -> Result<Vec<u8>, Error> {
-        self.get(key)?.bytes(s)
+    /// A byte array appended to `out`, and where it lies there.
+    fn bytes(&self, key: usize, s: &mut Streams<'_>, out: &mut Vec<u8>) -> Result<Span, Error> {
+        let start = out.len();
+        self.get(key)?.bytes_into(s, out)?;
+        Ok(Span {
+            start,
+            end: out.len(),
+        })
+    }
+
+    /// `n` byte values appended to `out`, and where they lie there.
+    fn byte_run(
+        &self,
+        key: usize,
+        s: &mut Streams<'_>,
+        n: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<Span, Error> {
+        let start = out.len();
+        self.get(key)?.byte_run_into(s, n, out)?;
+        Ok(Span {
+            start,
+            end: out.len(),
+        })
     }
 }

@@ -162,12 +162,29 @@ impl Encoding {
     /// `n` byte values at once (qualities, an unmapped read's bases): one slice of an
     /// external block, else value by value. `n` is bounded by the caller.
     pub fn byte_run(&self, s: &mut Streams<'_>, n: usize) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.byte_run_into(s, n, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Encoding::byte_run`] appended to `out` (a slice's records share one buffer).
+    pub fn byte_run_into(
+        &self,
+        s: &mut Streams<'_>,
+        n: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
         match self {
             Encoding::External { block } => {
-                Ok(s.external(*block)?.take(n, "external bytes")?.to_vec())
+                out.extend_from_slice(s.external(*block)?.take(n, "external bytes")?);
             }
-            _ => (0..n).map(|_| self.byte(s)).collect(),
+            _ => {
+                for _ in 0..n {
+                    out.push(self.byte(s)?);
+                }
+            }
         }
+        Ok(())
     }
 
     /// A byte array value (read names, tag values, bases).

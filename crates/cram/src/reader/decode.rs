@@ -4,7 +4,7 @@
 
 use super::spare;
 use super::*;
-use crate::record::FeatureKind;
+use crate::record::{FeatureKind, Stored};
 
 /// A slice's blocks decoded: content type, content id, bytes, offset.
 pub(super) type Decoded = (ContentType, i32, Vec<u8>, u64);
@@ -122,9 +122,9 @@ impl Reader {
                 // deletions, more than it aligns to), so a remote FASTA is asked for no more.
                 self.whole.clear();
                 let mut reach: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
-                for r in &stored {
+                for r in &stored.records {
                     if r.reference_id >= 0 && r.bam_flags & i32::from(UNMAPPED) == 0 {
-                        let (from, to) = record_reach(r);
+                        let (from, to) = record_reach(&stored, r);
                         let e = reach.entry(r.reference_id).or_insert((from, to));
                         *e = (e.0.min(from), e.1.max(to));
                     }
@@ -194,7 +194,7 @@ impl Context {
         blocks: &[Decoded],
         range: Option<&Range>,
         at: u64,
-    ) -> Result<Vec<Record>, Error> {
+    ) -> Result<Stored, Error> {
         let core = blocks
             .iter()
             .find(|b| b.0 == ContentType::Core)
@@ -206,14 +206,15 @@ impl Context {
                 .filter(|b| b.0 == ContentType::External)
                 .map(|b| (b.1, Cursor::new(&b.2, b.3))),
         );
-        let stored = match range {
-            None => read_slice_until(ch, sh, &mut s, |_, _| false)?,
-            Some(range) => read_slice_until(ch, sh, &mut s, past_range(range))?,
-        };
+        let mut stored = spare::stored();
+        match range {
+            None => read_slice_until(ch, sh, &mut s, &mut stored, |_, _| false)?,
+            Some(range) => read_slice_until(ch, sh, &mut s, &mut stored, past_range(range))?,
+        }
         // A mapped read's bases come from the reference or from the slice's blocks, so its
         // length is bounded by both together; a larger one is a lie, refused before allocating.
         let stored_bytes: i64 = blocks.iter().map(|b| b.2.len() as i64).sum();
-        for r in &stored {
+        for r in &stored.records {
             let most = self
                 .header
                 .reference_len(r.reference_id)
@@ -243,7 +244,7 @@ impl Context {
         &self,
         ch: &CompressionHeader,
         sh: &SliceHeader,
-        mut stored: Vec<Record>,
+        stored: Stored,
         bases: Bases<'_>,
         range: Option<&Range>,
         at: u64,
@@ -263,22 +264,26 @@ impl Context {
         };
         let (keep, ended) = match range {
             Some(range) => self.kept(&stored, range, |r| view_of(r).is_some(), at)?,
-            None => (vec![true; stored.len()], false),
+            None => (vec![true; stored.records.len()], false),
         };
         let (mut recs, mut links) = (spare::alignments(), spare::links());
-        recs.reserve(stored.len());
-        links.reserve(stored.len());
-        for (i, r) in stored.drain(..).enumerate() {
+        let n = stored.records.len();
+        recs.reserve(n);
+        links.reserve(n);
+        let mut husks = spare::husks();
+        for (i, r) in stored.records.iter().enumerate() {
+            let husk = husks.pop().unwrap_or_default();
             let (a, link) = if keep[i] {
-                let view = view_of(&r);
-                self.alignment(ch, r, view, i, at)?
+                let view = view_of(r);
+                self.alignment(ch, (&stored, r), view, husk, (i, at))?
             } else {
-                let with_ref = view_of(&r).is_some();
-                self.dropped(r, with_ref, i, at)?
+                let with_ref = view_of(r).is_some();
+                self.dropped((&stored, r), with_ref, husk, (i, at))?
             };
             recs.push(a);
             links.push(link);
         }
+        spare::keep_husks(husks);
         mates::resolve(&mut recs, &mut links, at)?;
         mates::name_unnamed(&mut recs, &links, &keep, &self.prefix, sh.record_counter);
         spare::keep_lists(stored, links);
@@ -290,13 +295,13 @@ impl Context {
     /// one ended it.
     fn kept(
         &self,
-        stored: &[Record],
+        stored: &Stored,
         range: &Range,
         has_ref: impl Fn(&Record) -> bool,
         at: u64,
     ) -> Result<(Vec<bool>, bool), Error> {
-        let mut keep = vec![false; stored.len()];
-        for (i, r) in stored.iter().enumerate() {
+        let mut keep = vec![false; stored.records.len()];
+        for (i, r) in stored.records.iter().enumerate() {
             // A record starting in the range cannot end before it: its end (a walk of its
             // features) is not needed to tell its fate.
             let (ref_id, pos, end) = if i64::from(r.position) >= range.start {
@@ -304,7 +309,7 @@ impl Context {
                 let pos = i64::from(r.position);
                 (r.reference_id, pos, pos)
             } else {
-                self.placement(r, has_ref(r), at)?
+                self.placement((stored, r), has_ref(r), at)?
             };
             match Reader::record_fate(range, ref_id, pos, end) {
                 Fate::Keep => keep[i] = true,
@@ -317,7 +322,12 @@ impl Context {
 
     /// A record's reference, start and end as [`Context::alignment`] makes them, from its
     /// features alone.
-    fn placement(&self, r: &Record, with_ref: bool, at: u64) -> Result<(i32, i64, i64), Error> {
+    fn placement(
+        &self,
+        (stored, r): (&Stored, &Record),
+        with_ref: bool,
+        at: u64,
+    ) -> Result<(i32, i64, i64), Error> {
         self.checked_flags(r, at)?;
         let pos = i64::from(r.position);
         let unmapped = r.bam_flags & i32::from(UNMAPPED) != 0;
@@ -325,7 +335,7 @@ impl Context {
             pos
         } else {
             let ref_len = self.header.reference_len(r.reference_id);
-            alignment_end(r, with_ref && r.reference_id >= 0, ref_len)
+            alignment_end(stored, r, with_ref && r.reference_id >= 0, ref_len)
         };
         Ok((r.reference_id, pos, end))
     }
@@ -333,24 +343,19 @@ impl Context {
     /// A record a range drops: what its mates need of it, nothing made whole.
     fn dropped(
         &self,
-        mut r: Record,
+        record: (&Stored, &Record),
         with_ref: bool,
-        index: usize,
-        at: u64,
+        husk: Alignment,
+        (index, at): (usize, u64),
     ) -> Result<(Alignment, Link), Error> {
-        let (ref_id, pos, end) = self.placement(&r, with_ref, at)?;
-        let flags = self.checked_flags(&r, at)?;
-        let mut a = Alignment {
-            name_stored: !r.name.is_empty(),
-            name: std::mem::take(&mut r.name),
-            flags,
-            ref_id,
-            pos,
-            end,
-            mate_ref_id: -1,
-            ..Alignment::default()
-        };
-        let link = Self::link(&r, &mut a, index);
+        let (stored, r) = record;
+        let (ref_id, pos, end) = self.placement(record, with_ref, at)?;
+        let flags = self.checked_flags(r, at)?;
+        let mut a = reused(husk);
+        a.name.extend_from_slice(stored.name(r));
+        a.name_stored = !r.name.is_empty();
+        (a.flags, a.ref_id, a.pos, a.end) = (flags, ref_id, pos, end);
+        let link = Self::link(r, &mut a, index);
         Ok((a, link))
     }
 
@@ -398,66 +403,74 @@ impl Context {
         link
     }
 
-    /// One record made whole, and what mate resolution needs.
+    /// One record made whole in `husk`'s buffers, and what mate resolution needs.
     pub(super) fn alignment(
         &self,
         ch: &CompressionHeader,
-        mut r: Record,
+        record: (&Stored, &Record),
         view: Option<RefView<'_>>,
-        index: usize,
-        at: u64,
+        husk: Alignment,
+        (index, at): (usize, u64),
     ) -> Result<(Alignment, Link), Error> {
-        let flags = self.checked_flags(&r, at)?;
-        let mut aux = std::mem::take(&mut r.aux);
+        let (stored, r) = record;
+        let flags = self.checked_flags(r, at)?;
         let (mut has_md, mut has_nm) = (r.md_stored, r.nm_stored);
         if !self.decode_md {
             // As if both were stored: nothing is made.
             (has_md, has_nm) = (true, true);
         }
         let len = usize::try_from(r.read_length).unwrap_or(0);
-        let mut a = Alignment {
-            name_stored: !r.name.is_empty(),
-            flags,
-            ref_id: r.reference_id,
-            pos: i64::from(r.position),
-            end: i64::from(r.position),
-            mate_ref_id: -1,
-            ..Alignment::default()
-        };
+        let mut a = reused(husk);
+        a.name.extend_from_slice(stored.name(r));
+        a.name_stored = !r.name.is_empty();
+        (a.flags, a.ref_id) = (flags, r.reference_id);
+        (a.pos, a.end) = (i64::from(r.position), i64::from(r.position));
+        a.aux.extend_from_slice(stored.bytes(r.aux));
         if flags & UNMAPPED == 0 {
             let ref_len = self.header.reference_len(r.reference_id);
-            let built = rebuild(ch, &r, view, ref_len, (has_md, has_nm), &mut aux, at)?;
-            a.seq = built.seq;
-            a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
-                std::mem::take(&mut r.qualities)
-            } else {
-                built.qual
+            let into = Rebuilt {
+                seq: std::mem::take(&mut a.seq),
+                qual: std::mem::take(&mut a.qual),
+                cigar: std::mem::take(&mut a.cigar),
+                aux: std::mem::take(&mut a.aux),
+                end: 0,
             };
-            a.cigar = built.cigar;
+            let built = rebuild(ch, record, view, ref_len, (has_md, has_nm), into, at)?;
+            (a.seq, a.qual, a.cigar, a.aux) = (built.seq, built.qual, built.cigar, built.aux);
+            if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+                a.qual.clear();
+                a.qual.extend_from_slice(stored.qualities(r));
+            }
             debug_assert_eq!(
                 built.end,
-                alignment_end(&r, view.is_some() && r.reference_id >= 0, ref_len),
+                alignment_end(stored, r, view.is_some() && r.reference_id >= 0, ref_len),
                 "the end a dropped record is given is the one rebuilding finds"
             );
             a.end = built.end;
             a.mapq = u8::try_from(r.mapping_quality).unwrap_or(r.mapping_quality as u8);
         } else {
-            a.seq = if r.bases.len() == len {
-                std::mem::take(&mut r.bases)
+            if r.bases.len() == len {
+                a.seq.extend_from_slice(stored.bytes(r.bases));
             } else {
-                vec![if view.is_some() { b'N' } else { b'=' }; len]
-            };
-            a.qual = if r.cram_flags & cf::QUALITY_ARRAY != 0 {
-                std::mem::take(&mut r.qualities)
+                a.seq.resize(len, if view.is_some() { b'N' } else { b'=' });
+            }
+            if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+                a.qual.extend_from_slice(stored.qualities(r));
             } else {
-                vec![255; len]
-            };
+                a.qual.resize(len, 255);
+            }
         }
         if flags & UNMAPPED == 0 && r.cram_flags & cf::NO_SEQUENCE != 0 {
             a.seq.clear();
             a.qual.clear();
         }
-        // RG from the RG series goes last, as htslib appends it.
+        self.read_group(r, &mut a.aux, at)?;
+        let link = Self::link(r, &mut a, index);
+        Ok((a, link))
+    }
+
+    /// RG from the RG series, appended last as htslib appends it.
+    fn read_group(&self, r: &Record, aux: &mut Vec<u8>, at: u64) -> Result<(), Error> {
         let rgs = &self.header.read_groups;
         let unknown = rgs.last().is_some_and(|g| g == b"UNKNOWN");
         let rg = if unknown && r.read_group == rgs.len() as i32 - 1 {
@@ -473,12 +486,35 @@ impl Context {
             aux.extend_from_slice(&rgs[rg as usize]);
             aux.push(0);
         }
-        a.aux = aux;
-        a.name = std::mem::take(&mut r.name);
-        let link = Self::link(&r, &mut a, index);
-        Ok((a, link))
+        Ok(())
     }
 }
+
+/// An alignment with nothing in it, in the buffers of `husk` (one made earlier, done with).
+fn reused(husk: Alignment) -> Alignment {
+    let Alignment {
+        mut name,
+        mut cigar,
+        mut seq,
+        mut qual,
+        mut aux,
+        ..
+    } = husk;
+    for b in [&mut name, &mut seq, &mut qual, &mut aux] {
+        b.clear();
+    }
+    cigar.clear();
+    Alignment {
+        name,
+        cigar,
+        seq,
+        qual,
+        aux,
+        mate_ref_id: -1,
+        ..Alignment::default()
+    }
+}
+
 /// When a slice's records are read no further in `range`: once one has ended it (a record
 /// past its end or on a later reference: htslib's filter drops it and all after it), and
 /// every record read before links to none after it (a mate downstream, `NF`, whose position,
@@ -505,9 +541,9 @@ fn past_range(range: &Range) -> impl FnMut(&Record, usize) -> bool + '_ {
 
 /// The reference positions (1-based, inclusive) a mapped record can touch: from its start, its
 /// read length plus what its deletions and skips pass over (at least what it aligns to).
-fn record_reach(r: &Record) -> (i64, i64) {
-    let passed: i64 = r
-        .features
+fn record_reach(stored: &Stored, r: &Record) -> (i64, i64) {
+    let passed: i64 = stored
+        .features(r)
         .iter()
         .map(|f| match f.kind {
             FeatureKind::Deletion(n) | FeatureKind::RefSkip(n) => i64::from(n.max(0)),
@@ -521,23 +557,29 @@ fn record_reach(r: &Record) -> (i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::record_reach;
-    use crate::record::{Feature, FeatureKind, Record};
+    use crate::record::{Feature, FeatureKind, Record, Span, Stored};
 
     #[test]
     fn a_record_reaches_its_length_and_deletions_past_its_start() {
         let feature = |position, kind| Feature { position, kind };
+        let bytes = Span { start: 0, end: 2 };
+        let stored = Stored {
+            features: vec![
+                feature(3, FeatureKind::SoftClip(bytes)),
+                feature(10, FeatureKind::Deletion(7)),
+                feature(20, FeatureKind::RefSkip(1000)),
+                feature(30, FeatureKind::Insertion(bytes)),
+            ],
+            bytes: b"AC".to_vec(),
+            ..Stored::default()
+        };
         let r = Record {
             position: 100,
             read_length: 50,
-            features: vec![
-                feature(3, FeatureKind::SoftClip(b"AC".to_vec())),
-                feature(10, FeatureKind::Deletion(7)),
-                feature(20, FeatureKind::RefSkip(1000)),
-                feature(30, FeatureKind::Insertion(b"GG".to_vec())),
-            ],
+            features: Span { start: 0, end: 4 },
             ..Record::default()
         };
         // Aligned: 46 matched bases, 7 deleted, 1000 skipped (ends at 1152): within 1157.
-        assert_eq!(record_reach(&r), (100, 1157));
+        assert_eq!(record_reach(&stored, &r), (100, 1157));
     }
 }

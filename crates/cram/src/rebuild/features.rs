@@ -25,25 +25,26 @@ impl State<'_> {
             self.ref_pos += gap;
             self.seq_pos = pos;
         }
-        match &f.kind {
-            FeatureKind::SoftClip(bases) => self.soft_clip(pos, bases)?,
-            FeatureKind::Substitution(code) => self.substitution(pos, *code)?,
-            FeatureKind::Deletion(n) => self.deletion(i64::from(*n))?,
-            FeatureKind::Insertion(bases) => self.insertion(pos, bases)?,
-            FeatureKind::InsertBase(b) => self.insertion(pos, &[*b])?,
-            FeatureKind::Bases(bases) => self.bases(pos, bases)?,
+        let stored = self.stored;
+        match f.kind {
+            FeatureKind::SoftClip(bases) => self.soft_clip(pos, stored.bytes(bases))?,
+            FeatureKind::Substitution(code) => self.substitution(pos, code)?,
+            FeatureKind::Deletion(n) => self.deletion(i64::from(n))?,
+            FeatureKind::Insertion(bases) => self.insertion(pos, stored.bytes(bases))?,
+            FeatureKind::InsertBase(b) => self.insertion(pos, &[b])?,
+            FeatureKind::Bases(bases) => self.bases(pos, stored.bytes(bases))?,
             FeatureKind::Qualities(q) => {
                 self.flush_unless(M);
-                self.put_qual(pos - 1, q)?;
+                self.put_qual(pos - 1, stored.bytes(q))?;
                 self.cig_op = M;
             }
-            FeatureKind::Base { base, quality } => self.base(pos, *base, *quality)?,
-            FeatureKind::Quality(q) => self.put_qual(pos - 1, &[*q])?,
-            FeatureKind::HardClip(n) => self.extend_op(H, *n as u32),
-            FeatureKind::Padding(n) => self.extend_op(P, *n as u32),
+            FeatureKind::Base { base, quality } => self.base(pos, base, quality)?,
+            FeatureKind::Quality(q) => self.put_qual(pos - 1, &[q])?,
+            FeatureKind::HardClip(n) => self.extend_op(H, n as u32),
+            FeatureKind::Padding(n) => self.extend_op(P, n as u32),
             FeatureKind::RefSkip(n) => {
-                self.extend_op(N, *n as u32);
-                self.ref_pos += i64::from(*n);
+                self.extend_op(N, n as u32);
+                self.ref_pos += i64::from(n);
             }
         }
         Ok(())
@@ -224,9 +225,8 @@ impl State<'_> {
         Ok(())
     }
 
-    /// The record made: the last CIGAR operation pushed, MD and NM written after `aux`'s
-    /// tags (which it gets back).
-    pub(super) fn finish(mut self, aux: &mut Vec<u8>) -> super::Rebuilt {
+    /// The record made: the last CIGAR operation pushed, MD and NM written after its tags.
+    pub(super) fn finish(mut self) -> super::Rebuilt {
         if self.decode_md {
             self.md_number();
         }
@@ -250,12 +250,12 @@ impl State<'_> {
                 self.md.extend_from_slice(&nm.to_le_bytes());
             }
         }
-        *aux = std::mem::take(&mut self.md);
         super::Rebuilt {
             seq: self.seq,
             qual: self.qual,
             cigar: self.cigar,
             end: self.ref_pos.max(i64::from(self.r.position)),
+            aux: self.md,
         }
     }
 }

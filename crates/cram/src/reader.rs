@@ -10,6 +10,7 @@ pub(crate) mod spare;
 mod threads;
 
 pub use laid::{LaidOut, Layout};
+use laid::{Laying, Made};
 use source::{read_at, Plain};
 pub use source::{ReadSeek, Source};
 
@@ -453,13 +454,10 @@ impl Reader {
                 )),
             };
         }
-        let Some((h, body, body_at)) = self.next_stored()? else {
-            return Ok(None);
-        };
-        let recs = self.decode_container(&h, &body, body_at)?;
-        let (recs, ended) = in_range(self.range.as_ref(), recs);
-        self.range_done |= ended;
-        Ok(Some(recs))
+        match self.next_made(None)? {
+            Some(Made::Records(recs)) => Ok(Some(recs)),
+            Some(Made::Laid { .. }) | None => Ok(None),
+        }
     }
 
     /// The next container whose records are wanted, as stored: its header, its body and the

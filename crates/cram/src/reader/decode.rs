@@ -19,6 +19,27 @@ pub(super) struct Bases<'a> {
     pub(super) whole: &'a BTreeMap<i32, (Vec<u8>, i64)>,
 }
 
+impl Bases<'_> {
+    /// The reference bases a record is rebuilt against, if any.
+    pub(super) fn view(&self, r: &Record) -> Option<RefView<'_>> {
+        match self.slice {
+            Some((bases, start, end)) => Some(RefView {
+                bases,
+                start: *start,
+                end: *end,
+            }),
+            None => self
+                .whole
+                .get(&r.reference_id)
+                .map(|(bases, start)| RefView {
+                    bases,
+                    start: *start,
+                    end: start + bases.len() as i64 - 1,
+                }),
+        }
+    }
+}
+
 /// What making records whole needs of the reader besides reference bases: read-only, so that
 /// decoding workers share it.
 pub(super) struct Context {
@@ -105,10 +126,12 @@ impl Reader {
         h: &ContainerHeader,
         body: &[u8],
         body_at: u64,
-    ) -> Result<Vec<Alignment>, Error> {
+        laying: Option<&Laying>,
+    ) -> Result<(Made, bool), Error> {
         let ctx = self.context();
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
-        let mut out = Vec::new();
+        let mut out = Made::new(laying);
+        let mut ended = false;
         while let Some((sh, blocks, at)) = slices.next_slice()? {
             let blocks = decode_blocks(&blocks)?;
             let stored = ctx.records(&ch, &sh, &blocks, self.range.as_ref(), at)?;
@@ -137,20 +160,15 @@ impl Reader {
                 slice: slice_ref.as_ref(),
                 whole: &self.whole,
             };
-            let (recs, ended) = ctx.finish(&ch, &sh, stored, bases, self.range.as_ref(), at)?;
-            // One slice a container is the rule: its records are taken, not moved one by one.
-            if out.is_empty() {
-                out = recs;
-            } else {
-                out.extend(recs);
-            }
+            let range = self.range.as_ref();
+            ended = ctx.finish(&ch, (&sh, stored), bases, range, at, &mut out)?;
             if ended {
                 // The range ends in this slice: the records of the slices after it are
                 // dropped unread (htslib decodes them).
                 break;
             }
         }
-        Ok(out)
+        Ok((out, ended))
     }
 
     /// The reference bases a slice is rebuilt against: embedded in it, from the FASTA, or none
@@ -243,51 +261,59 @@ impl Context {
     pub(super) fn finish(
         &self,
         ch: &CompressionHeader,
-        sh: &SliceHeader,
-        stored: Stored,
+        (sh, stored): (&SliceHeader, Stored),
         bases: Bases<'_>,
         range: Option<&Range>,
         at: u64,
-    ) -> Result<(Vec<Alignment>, bool), Error> {
-        let Bases { slice, whole } = bases;
-        let view_of = |r: &Record| match slice {
-            Some((bases, start, end)) => Some(RefView {
-                bases,
-                start: *start,
-                end: *end,
-            }),
-            None => whole.get(&r.reference_id).map(|(bases, start)| RefView {
-                bases,
-                start: *start,
-                end: start + bases.len() as i64 - 1,
-            }),
-        };
+        out: &mut Made,
+    ) -> Result<bool, Error> {
         let (keep, ended) = match range {
-            Some(range) => self.kept(&stored, range, |r| view_of(r).is_some(), at)?,
+            Some(range) => self.kept(&stored, range, |r| bases.view(r).is_some(), at)?,
             None => (vec![true; stored.records.len()], false),
         };
-        let (mut recs, mut links) = (spare::alignments(), spare::links());
+        // Laid out, the records are first only placed (what their mates need), in the list
+        // kept for it with the buffers of the last slice's; each is made whole after.
+        let laid = matches!(out, Made::Laid { .. });
+        let (mut recs, mut links) = if laid {
+            (spare::placed(), spare::links())
+        } else {
+            (spare::alignments(), spare::links())
+        };
         let n = stored.records.len();
-        recs.reserve(n);
+        recs.truncate(n);
+        recs.reserve(n - recs.len());
         links.reserve(n);
-        let mut husks = spare::husks();
         for (i, r) in stored.records.iter().enumerate() {
-            let husk = husks.pop().unwrap_or_default();
-            let (a, link) = if keep[i] {
-                let view = view_of(r);
+            let husk = recs.get_mut(i).map(std::mem::take).unwrap_or_default();
+            let view = bases.view(r);
+            let (a, link) = if keep[i] && !laid {
                 self.alignment(ch, (&stored, r), view, husk, (i, at))?
             } else {
-                let with_ref = view_of(r).is_some();
-                self.dropped((&stored, r), with_ref, husk, (i, at))?
+                self.dropped((&stored, r), view.is_some(), husk, (i, at))?
             };
-            recs.push(a);
+            match recs.get_mut(i) {
+                Some(slot) => *slot = a,
+                None => recs.push(a),
+            }
             links.push(link);
         }
-        spare::keep_husks(husks);
         mates::resolve(&mut recs, &mut links, at)?;
         mates::name_unnamed(&mut recs, &links, &keep, &self.prefix, sh.record_counter);
+        match out {
+            // One slice a container is the rule: its records are taken, not moved one by one.
+            Made::Records(v) if v.is_empty() => *v = recs,
+            Made::Records(v) => {
+                v.append(&mut recs);
+                spare::keep(recs);
+            }
+            Made::Laid { laid, layout, one } => {
+                let placed = (&stored, &keep[..], &mut recs[..]);
+                self.lay_out_kept(ch, placed, &bases, (laid, layout, one), at)?;
+                spare::keep_placed(recs);
+            }
+        }
         spare::keep_lists(stored, links);
-        Ok((recs, ended))
+        Ok(ended)
     }
 
     /// Which records of a slice `range` keeps (htslib's `cram_get_seq` filter, in order: the

@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::decode::{Bases, Context};
 use super::*;
 use crate::reader::spare;
+use crate::record::Stored;
 
 /// Lays out one record, appending its bytes to the buffer; an error says why the record
 /// cannot be laid out (it ends the reading after the records before it).
@@ -48,6 +50,112 @@ impl LaidOut {
     }
 }
 
+impl LaidOut {
+    /// Lays out one record after the others, or keeps the error that stops the layout.
+    fn push(&mut self, a: &Alignment, layout: &Layout) {
+        let data = &mut self.data;
+        let start = data.len();
+        data.extend_from_slice(&[0; 4]);
+        if let Err(e) = layout(a, data) {
+            data.truncate(start);
+            self.error = Some(e);
+            return;
+        }
+        let len = u32::try_from(data.len() - start - 4).unwrap_or(u32::MAX);
+        data[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    }
+}
+
+/// A container's records made whole: as records, or laid out as they are made (each in the
+/// one record `one`, reused, whose buffers stay in the cache).
+pub(super) enum Made {
+    Records(Vec<Alignment>),
+    Laid {
+        laid: LaidOut,
+        layout: Layout,
+        one: Alignment,
+    },
+}
+
+impl Made {
+    /// Nothing made yet: laid out by `laying`, if given.
+    pub(super) fn new(laying: Option<&Laying>) -> Made {
+        match laying {
+            None => Made::Records(Vec::new()),
+            Some(l) => Made::Laid {
+                laid: LaidOut {
+                    data: l.buffer(),
+                    error: None,
+                },
+                layout: Arc::clone(&l.layout),
+                one: Alignment::default(),
+            },
+        }
+    }
+}
+
+impl Made {
+    /// What a worker hands back of it; `ended`: a record ended the range.
+    pub(super) fn into_batch(self, ended: bool) -> threads::Batch {
+        match self {
+            Made::Records(recs) => threads::Batch::Records(recs),
+            Made::Laid { laid, .. } => threads::Batch::Laid(laid, ended),
+        }
+    }
+}
+
+impl Reader {
+    /// The next container's records decoded on the calling thread: laid out by `laying` if
+    /// given (as they are made whole), else as records; the range applied.
+    pub(super) fn next_made(&mut self, laying: Option<&Laying>) -> Result<Option<Made>, Error> {
+        let Some((h, body, body_at)) = self.next_stored()? else {
+            return Ok(None);
+        };
+        let (made, ended) = self.decode_container(&h, &body, body_at, laying)?;
+        let made = match made {
+            Made::Records(recs) => {
+                let (recs, ended) = in_range(self.range.as_ref(), recs);
+                self.range_done |= ended;
+                Made::Records(recs)
+            }
+            laid => {
+                self.range_done |= ended;
+                laid
+            }
+        };
+        Ok(Some(made))
+    }
+}
+
+impl Context {
+    /// The records `keep` marks made whole one by one in `one` and laid out, their mate
+    /// fields and names from the slice's records as `placed` (mates resolved), until the
+    /// layout refuses one.
+    pub(super) fn lay_out_kept(
+        &self,
+        ch: &CompressionHeader,
+        (stored, keep, placed): (&Stored, &[bool], &mut [Alignment]),
+        bases: &Bases<'_>,
+        (laid, layout, one): (&mut LaidOut, &Layout, &mut Alignment),
+        at: u64,
+    ) -> Result<(), Error> {
+        for (i, r) in stored.records.iter().enumerate() {
+            if !keep[i] || laid.error.is_some() {
+                continue;
+            }
+            let husk = std::mem::take(one);
+            let (mut a, _) = self.alignment(ch, (stored, r), bases.view(r), husk, (i, at))?;
+            let m = &mut placed[i];
+            (a.flags, a.mate_ref_id) = (m.flags, m.mate_ref_id);
+            (a.mate_pos, a.tlen) = (m.mate_pos, m.tlen);
+            std::mem::swap(&mut a.name, &mut m.name);
+            laid.push(&a, layout);
+            *one = a;
+        }
+        Ok(())
+    }
+}
+
 /// The layout and the buffers that go round between the reader's thread and the workers.
 #[derive(Clone)]
 pub(super) struct Laying {
@@ -65,9 +173,10 @@ impl Laying {
     /// Lays out the records a range keeps (all without one), on the calling thread, freeing
     /// the records there too; and whether a record ended the range.
     pub(super) fn lay_out(&self, recs: Vec<Alignment>, range: Option<&Range>) -> (LaidOut, bool) {
-        let mut data = self.take.try_recv().unwrap_or_default();
-        data.clear();
-        let mut error = None;
+        let mut laid = LaidOut {
+            data: self.buffer(),
+            error: None,
+        };
         let mut ended = false;
         for a in &recs {
             if let Some(r) = range {
@@ -80,18 +189,20 @@ impl Laying {
                     }
                 }
             }
-            let start = data.len();
-            data.extend_from_slice(&[0; 4]);
-            if let Err(e) = (self.layout)(a, &mut data) {
-                data.truncate(start);
-                error = Some(e);
+            laid.push(a, &self.layout);
+            if laid.error.is_some() {
                 break;
             }
-            let len = u32::try_from(data.len() - start - 4).unwrap_or(u32::MAX);
-            data[start..start + 4].copy_from_slice(&len.to_le_bytes());
         }
         spare::keep(recs);
-        (LaidOut { data, error }, ended)
+        (laid, ended)
+    }
+
+    /// An empty buffer to lay out a container's records in: one given back, if any.
+    fn buffer(&self) -> Vec<u8> {
+        let mut data = self.take.try_recv().unwrap_or_default();
+        data.clear();
+        data
     }
 
     /// Keeps a buffer the caller is done with for a later container.
@@ -125,9 +236,10 @@ impl Reader {
                 Some(threads::Batch::Records(recs)) => recs,
             }
         } else {
-            match self.next_container()? {
+            match self.next_made(Some(&laying))? {
                 None => return Ok(None),
-                Some(recs) => recs,
+                Some(Made::Laid { laid, .. }) => return Ok(Some(laid)),
+                Some(Made::Records(recs)) => recs,
             }
         };
         // The range was applied to these already.

@@ -176,12 +176,13 @@ impl Context {
         body: &[u8],
         body_at: u64,
         refs: Receiver<Bases1>,
-        range: Option<Range>,
+        (range, laying): (Option<Range>, Option<&Laying>),
         helpers: Option<Helpers>,
-    ) -> Result<Vec<Alignment>, Error> {
+    ) -> Result<Batch, Error> {
         let (ch, mut slices) = Slices::new(h, body, body_at, self.version)?;
         let none = BTreeMap::new();
-        let mut out = Vec::new();
+        let mut out = Made::new(laying);
+        let mut ended = false;
         while let Some((sh, blocks, at)) = slices.next_slice()? {
             let blocks = match &helpers {
                 Some(h) => h.decode_blocks(&blocks)?,
@@ -202,18 +203,12 @@ impl Context {
                 slice: slice_ref.as_ref(),
                 whole: &none,
             };
-            let (recs, ended) = self.finish(&ch, &sh, stored, bases, range.as_ref(), at)?;
-            // One slice a container is the rule: its records are taken, not moved one by one.
-            if out.is_empty() {
-                out = recs;
-            } else {
-                out.extend(recs);
-            }
+            ended = self.finish(&ch, (&sh, stored), bases, range.as_ref(), at, &mut out)?;
             if ended {
                 break;
             }
         }
-        Ok(out)
+        Ok(out.into_batch(ended))
     }
 }
 
@@ -287,9 +282,10 @@ impl Reader {
             Queued::InTurn(h, body, body_at) => {
                 // Decoded with its own range: the reading may be at a later one.
                 let reading = std::mem::replace(&mut self.range, next.range);
-                let recs = self.decode_container(&h, &body, body_at);
+                let made = self.decode_container(&h, &body, body_at, None);
                 self.range = reading;
-                Batch::Records(recs?)
+                let (made, ended) = made?;
+                made.into_batch(ended)
             }
             Queued::Failed(e) => return Err(e),
         };
@@ -376,14 +372,8 @@ impl Reader {
         let helpers = self.pool.as_ref().and_then(Pool::helpers);
         let laying = self.laying.clone();
         let job: Job = Box::new(move || {
-            let recs = ctx.decode_prepared(&h, &body, body_at, refs, range, helpers);
-            let answer = recs.map(|recs| match &laying {
-                Some(l) => {
-                    let (laid, ended) = l.lay_out(recs, range.as_ref());
-                    Batch::Laid(laid, ended)
-                }
-                None => Batch::Records(recs),
-            });
+            let how = (range, laying.as_ref());
+            let answer = ctx.decode_prepared(&h, &body, body_at, refs, how, helpers);
             let _ = tx.send(answer);
         });
         let sent = self

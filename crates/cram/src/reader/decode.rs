@@ -284,17 +284,16 @@ impl Context {
         recs.reserve(n - recs.len());
         links.reserve(n);
         for (i, r) in stored.records.iter().enumerate() {
-            let husk = recs.get_mut(i).map(std::mem::take).unwrap_or_default();
-            let view = bases.view(r);
-            let (a, link) = if keep[i] && !laid {
-                self.alignment(ch, (&stored, r), view, husk, (i, at))?
-            } else {
-                self.dropped((&stored, r), view.is_some(), husk, (i, at))?
-            };
-            match recs.get_mut(i) {
-                Some(slot) => *slot = a,
-                None => recs.push(a),
+            if i == recs.len() {
+                recs.push(Alignment::default());
             }
+            let a = &mut recs[i];
+            let view = bases.view(r);
+            let link = if keep[i] && !laid {
+                self.alignment(ch, (&stored, r), view, a, (i, at))?
+            } else {
+                self.dropped((&stored, r), view.is_some(), a, (i, at))?
+            };
             links.push(link);
         }
         mates::resolve(&mut recs, &mut links, at)?;
@@ -371,18 +370,17 @@ impl Context {
         &self,
         record: (&Stored, &Record),
         with_ref: bool,
-        husk: Alignment,
+        a: &mut Alignment,
         (index, at): (usize, u64),
-    ) -> Result<(Alignment, Link), Error> {
+    ) -> Result<Link, Error> {
         let (stored, r) = record;
         let (ref_id, pos, end) = self.placement(record, with_ref, at)?;
         let flags = self.checked_flags(r, at)?;
-        let mut a = reused(husk);
+        clear(a);
         a.name.extend_from_slice(stored.name(r));
         a.name_stored = !r.name.is_empty();
         (a.flags, a.ref_id, a.pos, a.end) = (flags, ref_id, pos, end);
-        let link = Self::link(r, &mut a, index);
-        Ok((a, link))
+        Ok(Self::link(r, a, index))
     }
 
     /// A record's BAM flags, its reference and its position checked as htslib checks them.
@@ -429,15 +427,15 @@ impl Context {
         link
     }
 
-    /// One record made whole in `husk`'s buffers, and what mate resolution needs.
+    /// One record made whole in `a` (its buffers reused), and what mate resolution needs.
     pub(super) fn alignment(
         &self,
         ch: &CompressionHeader,
         record: (&Stored, &Record),
         view: Option<RefView<'_>>,
-        husk: Alignment,
+        a: &mut Alignment,
         (index, at): (usize, u64),
-    ) -> Result<(Alignment, Link), Error> {
+    ) -> Result<Link, Error> {
         let (stored, r) = record;
         let flags = self.checked_flags(r, at)?;
         let (mut has_md, mut has_nm) = (r.md_stored, r.nm_stored);
@@ -446,7 +444,7 @@ impl Context {
             (has_md, has_nm) = (true, true);
         }
         let len = usize::try_from(r.read_length).unwrap_or(0);
-        let mut a = reused(husk);
+        clear(a);
         a.name.extend_from_slice(stored.name(r));
         a.name_stored = !r.name.is_empty();
         (a.flags, a.ref_id) = (flags, r.reference_id);
@@ -491,8 +489,7 @@ impl Context {
             a.qual.clear();
         }
         self.read_group(r, &mut a.aux, at)?;
-        let link = Self::link(r, &mut a, index);
-        Ok((a, link))
+        Ok(Self::link(r, a, index))
     }
 
     /// RG from the RG series, appended last as htslib appends it.
@@ -516,29 +513,22 @@ impl Context {
     }
 }
 
-/// An alignment with nothing in it, in the buffers of `husk` (one made earlier, done with).
-fn reused(husk: Alignment) -> Alignment {
+/// Empties `a` for a record to be made in it, keeping its buffers.
+fn clear(a: &mut Alignment) {
     let Alignment {
-        mut name,
-        mut cigar,
-        mut seq,
-        mut qual,
-        mut aux,
-        ..
-    } = husk;
-    for b in [&mut name, &mut seq, &mut qual, &mut aux] {
-        b.clear();
-    }
-    cigar.clear();
-    Alignment {
         name,
         cigar,
         seq,
         qual,
         aux,
-        mate_ref_id: -1,
-        ..Alignment::default()
+        ..
+    } = a;
+    for b in [name, seq, qual, aux] {
+        b.clear();
     }
+    cigar.clear();
+    (a.name_stored, a.flags, a.ref_id, a.pos, a.end) = (false, 0, 0, 0, 0);
+    (a.mapq, a.mate_ref_id, a.mate_pos, a.tlen) = (0, -1, 0, 0);
 }
 
 /// When a slice's records are read no further in `range`: once one has ended it (a record

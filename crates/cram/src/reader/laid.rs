@@ -143,14 +143,12 @@ impl Context {
             if !keep[i] || laid.error.is_some() {
                 continue;
             }
-            let husk = std::mem::take(one);
-            let (mut a, _) = self.alignment(ch, (stored, r), bases.view(r), husk, (i, at))?;
+            self.alignment(ch, (stored, r), bases.view(r), one, (i, at))?;
             let m = &mut placed[i];
-            (a.flags, a.mate_ref_id) = (m.flags, m.mate_ref_id);
-            (a.mate_pos, a.tlen) = (m.mate_pos, m.tlen);
-            std::mem::swap(&mut a.name, &mut m.name);
-            laid.push(&a, layout);
-            *one = a;
+            (one.flags, one.mate_ref_id) = (m.flags, m.mate_ref_id);
+            (one.mate_pos, one.tlen) = (m.mate_pos, m.tlen);
+            std::mem::swap(&mut one.name, &mut m.name);
+            laid.push(one, layout);
         }
         Ok(())
     }

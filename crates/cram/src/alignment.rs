@@ -33,3 +33,16 @@ pub struct Alignment {
     /// Tags in BAM's binary layout.
     pub aux: Vec<u8>,
 }
+
+impl Alignment {
+    /// Empties it for another record to be made in it, keeping its buffers.
+    pub(crate) fn clear(&mut self) {
+        for b in [&mut self.name, &mut self.seq, &mut self.qual, &mut self.aux] {
+            b.clear();
+        }
+        self.cigar.clear();
+        (self.name_stored, self.flags, self.ref_id) = (false, 0, 0);
+        (self.pos, self.end, self.mapq) = (0, 0, 0);
+        (self.mate_ref_id, self.mate_pos, self.tlen) = (-1, 0, 0);
+    }
+}

@@ -376,7 +376,7 @@ impl Context {
         let (stored, r) = record;
         let (ref_id, pos, end) = self.placement(record, with_ref, at)?;
         let flags = self.checked_flags(r, at)?;
-        clear(a);
+        a.clear();
         a.name.extend_from_slice(stored.name(r));
         a.name_stored = !r.name.is_empty();
         (a.flags, a.ref_id, a.pos, a.end) = (flags, ref_id, pos, end);
@@ -444,7 +444,7 @@ impl Context {
             (has_md, has_nm) = (true, true);
         }
         let len = usize::try_from(r.read_length).unwrap_or(0);
-        clear(a);
+        a.clear();
         a.name.extend_from_slice(stored.name(r));
         a.name_stored = !r.name.is_empty();
         (a.flags, a.ref_id) = (flags, r.reference_id);
@@ -511,24 +511,6 @@ impl Context {
         }
         Ok(())
     }
-}
-
-/// Empties `a` for a record to be made in it, keeping its buffers.
-fn clear(a: &mut Alignment) {
-    let Alignment {
-        name,
-        cigar,
-        seq,
-        qual,
-        aux,
-        ..
-    } = a;
-    for b in [name, seq, qual, aux] {
-        b.clear();
-    }
-    cigar.clear();
-    (a.name_stored, a.flags, a.ref_id, a.pos, a.end) = (false, 0, 0, 0, 0);
-    (a.mapq, a.mate_ref_id, a.mate_pos, a.tlen) = (0, -1, 0, 0);
 }
 
 /// When a slice's records are read no further in `range`: once one has ended it (a record

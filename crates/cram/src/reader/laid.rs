@@ -73,7 +73,7 @@ pub(super) enum Made {
     Laid {
         laid: LaidOut,
         layout: Layout,
-        one: Alignment,
+        one: Box<Alignment>,
     },
 }
 
@@ -88,7 +88,7 @@ impl Made {
                     error: None,
                 },
                 layout: Arc::clone(&l.layout),
-                one: Alignment::default(),
+                one: Box::default(),
             },
         }
     }

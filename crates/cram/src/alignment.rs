@@ -46,3 +46,36 @@ impl Alignment {
         (self.mate_ref_id, self.mate_pos, self.tlen) = (-1, 0, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Alignment;
+
+    #[test]
+    fn a_cleared_alignment_is_a_new_one_with_no_mate() {
+        let mut a = Alignment {
+            name: b"r1".to_vec(),
+            name_stored: true,
+            flags: 99,
+            ref_id: 2,
+            pos: 100,
+            end: 150,
+            mapq: 60,
+            cigar: vec![50 << 4],
+            mate_ref_id: 2,
+            mate_pos: 300,
+            tlen: 250,
+            seq: b"ACGT".to_vec(),
+            qual: vec![30; 4],
+            aux: b"NMC\x01".to_vec(),
+        };
+        let room = a.seq.capacity();
+        a.clear();
+        let fresh = Alignment {
+            mate_ref_id: -1,
+            ..Alignment::default()
+        };
+        assert_eq!(a, fresh);
+        assert_eq!(a.seq.capacity(), room, "its buffers are kept");
+    }
+}

@@ -139,24 +139,26 @@ fn chain_tlen(
     Ok(())
 }
 
-/// Names for records stored without one: the mate's stored name, else `prefix:N` with N the
-/// record's (or, for the later record of a pair, its mate's) number in the file, from 1. Only
-/// the records `keep` marks are named: a generated name is never copied to a mate.
-pub fn name_unnamed(
+/// Names for records stored without one: the mate's stored name (`stored_name` of its
+/// index), else `prefix:N` with N the record's (or, for the later record of a pair, its
+/// mate's) number in the file, from 1. Only the records `keep` marks are named: a generated
+/// name is never copied to a mate.
+pub fn name_unnamed<'a>(
     recs: &mut [Alignment],
     links: &[Link],
-    keep: &[bool],
+    (keep, stored_name): (&[bool], impl Fn(usize) -> &'a [u8]),
     prefix: &str,
     record_counter: i64,
 ) {
     for rec in 0..recs.len() {
-        if !recs[rec].name.is_empty() || !keep.get(rec).copied().unwrap_or(true) {
+        if recs[rec].name_stored || !keep.get(rec).copied().unwrap_or(true) {
             continue;
         }
         let ml = links[rec].mate_line;
         let mate = usize::try_from(ml).ok().filter(|&m| m < recs.len());
         if let Some(m) = mate.filter(|&m| recs[m].name_stored) {
-            recs[rec].name = recs[m].name.clone();
+            recs[rec].name.clear();
+            recs[rec].name.extend_from_slice(stored_name(m));
             continue;
         }
         let number = match mate {

@@ -256,8 +256,8 @@ impl Context {
     ///
     /// In a range, a record the range drops is not made whole (htslib rebuilds them all): it
     /// keeps what its mates need of it (position, reference, flags, the end its features give,
-    /// its stored name), so that the records kept come out as htslib makes them; the caller's
-    /// range filter drops it by the same fields.
+    /// whether it has a stored name), so that the records kept come out as htslib makes them;
+    /// the caller's range filter drops it by the same fields.
     pub(super) fn finish(
         &self,
         ch: &CompressionHeader,
@@ -297,7 +297,9 @@ impl Context {
             links.push(link);
         }
         mates::resolve(&mut recs, &mut links, at)?;
-        mates::name_unnamed(&mut recs, &links, &keep, &self.prefix, sh.record_counter);
+        let stored_name = |m: usize| stored.name(&stored.records[m]);
+        let naming = (&keep[..], stored_name);
+        mates::name_unnamed(&mut recs, &links, naming, &self.prefix, sh.record_counter);
         match out {
             // One slice a container is the rule: its records are taken, not moved one by one.
             Made::Records(v) if v.is_empty() => *v = recs,
@@ -365,7 +367,8 @@ impl Context {
         Ok((r.reference_id, pos, end))
     }
 
-    /// A record a range drops: what its mates need of it, nothing made whole.
+    /// A record a range drops (or one to be laid out, placed first): what its mates need of
+    /// it, nothing made whole.
     fn dropped(
         &self,
         record: (&Stored, &Record),
@@ -373,11 +376,12 @@ impl Context {
         a: &mut Alignment,
         (index, at): (usize, u64),
     ) -> Result<Link, Error> {
-        let (stored, r) = record;
+        let r = record.1;
         let (ref_id, pos, end) = self.placement(record, with_ref, at)?;
         let flags = self.checked_flags(r, at)?;
         a.clear();
-        a.name.extend_from_slice(stored.name(r));
+        // Its name is not copied: only a kept record's is written, and naming takes a
+        // mate's from `stored`.
         a.name_stored = !r.name.is_empty();
         (a.flags, a.ref_id, a.pos, a.end) = (flags, ref_id, pos, end);
         Ok(Self::link(r, a, index))

@@ -147,7 +147,10 @@ impl Context {
             let m = &mut placed[i];
             (one.flags, one.mate_ref_id) = (m.flags, m.mate_ref_id);
             (one.mate_pos, one.tlen) = (m.mate_pos, m.tlen);
-            std::mem::swap(&mut one.name, &mut m.name);
+            if !m.name.is_empty() {
+                // Named by its mate's name or generated (`mates::name_unnamed`).
+                std::mem::swap(&mut one.name, &mut m.name);
+            }
             laid.push(one, layout);
         }
         Ok(())

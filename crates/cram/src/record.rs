@@ -145,6 +145,13 @@ pub struct Stored {
 }
 
 impl Stored {
+    /// The memory its records, features and bytes take.
+    fn footprint(&self) -> usize {
+        self.records.len() * std::mem::size_of::<Record>()
+            + self.features.len() * std::mem::size_of::<Feature>()
+            + self.bytes.len()
+    }
+
     /// The bytes of `span`.
     pub fn bytes(&self, span: Span) -> &[u8] {
         &self.bytes[span.start..span.end]
@@ -195,6 +202,7 @@ pub fn read_slice_until(
     mut done: impl FnMut(&Record, usize) -> bool,
 ) -> Result<(), Error> {
     let series = Series::new(ch, slice_at(s));
+    let budget = Budget::of(s);
     out.clear();
     out.records
         .reserve(usize::try_from(slice.records).unwrap_or(0).min(1 << 20));
@@ -217,6 +225,7 @@ pub fn read_slice_until(
             .ok()
             .filter(|&l| l <= crate::block::MAX_RAW_SIZE)
             .ok_or_else(|| Error::at(series.at, format!("read length {}", r.read_length)))?;
+        budget.check(&series, out, len)?;
         let ap = series.int(ds::AP, s)?;
         r.position = if ch.ap_delta {
             last_position.wrapping_add(ap)
@@ -232,12 +241,13 @@ pub fn read_slice_until(
         mate(ch, &series, s, &mut r, bytes)?;
         tags(&series, s, &mut r, bytes)?;
         if r.bam_flags & BAM_UNMAPPED == 0 {
-            r.features = features(&series, s, out)?;
+            r.features = features(&series, s, out, &budget)?;
             r.mapping_quality = series.int(ds::MQ, s)?;
         } else if r.cram_flags & cf::NO_SEQUENCE == 0 {
             r.bases = series.byte_run(ds::BA, s, len, &mut out.bytes)?;
         }
         if r.cram_flags & cf::QUALITY_ARRAY != 0 {
+            budget.check(&series, out, len)?;
             r.qualities = series.byte_run(ds::QS, s, len, &mut out.bytes)?;
         }
         let last = done(&r, out.records.len());
@@ -317,7 +327,43 @@ fn slice_at(s: &Streams<'_>) -> u64 {
     s.core_offset()
 }
 
-fn features(series: &Series<'_>, s: &mut Streams<'_>, out: &mut Stored) -> Result<Span, Error> {
+/// How much memory a slice's stored records may take. Values coded in external blocks are
+/// bounded by the blocks, values in the core block by eight a byte; but a code of no bits (a
+/// one-symbol Huffman code) makes values for nothing, so without a bound a tiny slice could
+/// ask for terabytes. The bound is far above any real slice: eight bytes of records a coded
+/// byte, plus one block's worth.
+struct Budget(usize);
+
+impl Budget {
+    fn of(s: &Streams<'_>) -> Budget {
+        Budget(
+            s.coded_len()
+                .saturating_mul(8)
+                .saturating_add(crate::block::MAX_RAW_SIZE),
+        )
+    }
+
+    /// Refuses `more` bytes beyond what `out` holds if that passes the bound.
+    fn check(&self, series: &Series<'_>, out: &Stored, more: usize) -> Result<(), Error> {
+        if out.footprint().saturating_add(more) > self.0 {
+            return Err(Error::at(
+                series.at,
+                format!(
+                    "the slice's records need more than {} bytes of memory, more than its data can code",
+                    self.0
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn features(
+    series: &Series<'_>,
+    s: &mut Streams<'_>,
+    out: &mut Stored,
+    budget: &Budget,
+) -> Result<Span, Error> {
     let n = series.int(ds::FN, s)?;
     let n = usize::try_from(n)
         .ok()
@@ -353,6 +399,7 @@ fn features(series: &Series<'_>, s: &mut Streams<'_>, out: &mut Stored) -> Resul
             }
         };
         out.features.push(Feature { position, kind });
+        budget.check(series, out, 0)?;
     }
     Ok(Span {
         start: first,

@@ -88,6 +88,15 @@ impl<'a> Streams<'a> {
         self.core.base
     }
 
+    /// The bytes of the core block and of every external block: what the slice's values are
+    /// coded in.
+    pub fn coded_len(&self) -> usize {
+        self.external
+            .iter()
+            .map(|c| c.position() + c.remaining())
+            .fold(self.core.data.len(), usize::saturating_add)
+    }
+
     #[inline]
     fn external(&mut self, id: i32) -> Result<&mut Cursor<'a>, Error> {
         let index = match usize::try_from(id).ok().filter(|&i| i < SMALL_IDS) {

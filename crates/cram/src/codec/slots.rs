@@ -59,15 +59,6 @@ impl Slots {
         }
         Some((s, advance(e, x, self.bits)))
     }
-
-    /// The tables of a 12-bit distribution as arrays, for loops that index them with a
-    /// masked state and so need no bounds check.
-    pub(super) fn arrays_4096(&self) -> Option<(&[u8; 4096], &[u32; 4096])> {
-        Some((
-            self.sym.as_slice().try_into().ok()?,
-            self.fb.as_slice().try_into().ok()?,
-        ))
-    }
 }
 
 /// The state after decoding the symbol of entry `e` from state `x`.
@@ -77,8 +68,6 @@ pub(super) fn advance(e: u32, x: u32, bits: u32) -> u32 {
         .wrapping_mul(x >> bits)
         .wrapping_add(e & 0xffff)
 }
-
-impl Slots {}
 
 #[cfg(test)]
 mod tests {

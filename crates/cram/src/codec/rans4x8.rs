@@ -189,6 +189,15 @@ impl Contexts {
         }
     }
 
+    /// [`fast_step`] by context `c`'s table, setting `bad` if the slot is not filled (every
+    /// slot of a context with no table).
+    #[inline(always)]
+    fn fast_step(&self, c: u8, x: &mut u32, w: &[u8; 8], k: &mut usize, bad: &mut bool) -> u8 {
+        let t = self.table(c);
+        *bad |= *x & 0xfff >= t.total;
+        fast_step(&t.slots, x, w, k)
+    }
+
     /// The table of context `c`.
     #[inline(always)]
     fn table(&self, c: u8) -> &Table12 {
@@ -230,18 +239,10 @@ fn order1(b: &mut Bytes<'_>, n: usize, fast: bool) -> Result<Vec<u8>, String> {
                     break;
                 };
                 let mut k = 0;
-                let t = contexts.table(l0);
-                bad |= x0 & 0xfff >= t.total;
-                l0 = fast_step(&t.slots, &mut x0, w, &mut k);
-                let t = contexts.table(l1);
-                bad |= x1 & 0xfff >= t.total;
-                l1 = fast_step(&t.slots, &mut x1, w, &mut k);
-                let t = contexts.table(l2);
-                bad |= x2 & 0xfff >= t.total;
-                l2 = fast_step(&t.slots, &mut x2, w, &mut k);
-                let t = contexts.table(l3);
-                bad |= x3 & 0xfff >= t.total;
-                l3 = fast_step(&t.slots, &mut x3, w, &mut k);
+                l0 = contexts.fast_step(l0, &mut x0, w, &mut k, &mut bad);
+                l1 = contexts.fast_step(l1, &mut x1, w, &mut k, &mut bad);
+                l2 = contexts.fast_step(l2, &mut x2, w, &mut k, &mut bad);
+                l3 = contexts.fast_step(l3, &mut x3, w, &mut k, &mut bad);
                 (q0[i], q1[i], q2[i], q3[i]) = (l0, l1, l2, l3);
                 p += k;
                 i += 1;

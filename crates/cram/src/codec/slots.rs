@@ -1,4 +1,4 @@
-//! The decoding table both rANS coders share: for each slot of the state's low bits, its
+//! rANS Nx16's decoding table: for each slot of the state's low bits, its
 //! symbol and, packed in one word, the symbol's frequency and the slot's offset within the
 //! symbol's range, so that a step is two loads and a multiply (htscodecs lays its tables out
 //! the same way). Built from the frequencies; every slot a step can reach is checked then.

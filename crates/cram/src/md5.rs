@@ -21,14 +21,17 @@ const K: [u32; 64] = [
 ];
 
 /// One 64-byte block into `state`. The four rounds are separate loops over constant bounds,
-/// so that the compiler unrolls them (constants, rotations and word indexes become
-/// immediates): a slice's reference span, megabytes long, is digested once a slice. The
+/// so that the compiler unrolls them (rotations and word indexes become immediates): a
+/// slice's reference span, megabytes long, is digested once a slice. The
 /// round functions are written in their forms of fewest operations (`d ^ (b & (c ^ d))` for
 /// `(b & c) | (!b & d)`, as the usual C and assembly versions do): 25% fewer instructions.
 #[inline]
 fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
-    // Each word is read where it is added (a constant offset: one load an add, where a copy
-    // of the block's words kept on the stack is spilled and reloaded).
+    // MD5's speed is bound by the chain of operations each step waits for (the round
+    // function of `b`, the add, the rotation, the add of `b`). Each step's constant plus its
+    // word plus `a` is summed off that chain and the round function added last: with the
+    // constants as immediates, the compiler moved their add after the function's, one add
+    // more on the chain each step. Read through an opaque reference, they are not folded.
     let word = |g: usize| {
         u32::from_le_bytes([
             block[4 * g],
@@ -37,14 +40,17 @@ fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
             block[4 * g + 3],
         ])
     };
+    let k = std::hint::black_box(&K);
     let [mut a, mut b, mut c, mut d] = *state;
     macro_rules! round {
         ($range:expr, $f:expr, $g:expr) => {
+            let first = $range.start;
+            let kw: [u32; 16] =
+                std::array::from_fn(|j| k[first + j].wrapping_add(word($g(first + j))));
             for i in $range {
-                let (f, g): (u32, usize) = ($f(b, c, d), $g(i));
+                let f: u32 = $f(b, c, d);
                 let rotated = a
-                    .wrapping_add(K[i])
-                    .wrapping_add(word(g))
+                    .wrapping_add(kw[i - first])
                     .wrapping_add(f)
                     .rotate_left(S[i]);
                 a = d;
@@ -61,12 +67,14 @@ fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
     round!(
         16..32,
         |b: u32, c: u32, d: u32| (c & !d).wrapping_add(b & d),
-        |i| (5 * i + 1) % 16
+        |i: usize| (5 * i + 1) % 16
     );
-    round!(32..48, |b: u32, c: u32, d: u32| b ^ (c ^ d), |i| (3 * i
+    round!(32..48, |b: u32, c: u32, d: u32| b ^ (c ^ d), |i: usize| (3
+        * i
         + 5)
         % 16);
-    round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i| (7 * i)
+    round!(48..64, |b: u32, c: u32, d: u32| c ^ (b | !d), |i: usize| (7
+        * i)
         % 16);
     for (s, v) in state.iter_mut().zip([a, b, c, d]) {
         *s = s.wrapping_add(v);

@@ -1,6 +1,7 @@
 //! The byte reader CRAM's own codecs read their streams with: every read checked, errors
 //! naming the position in the stream.
 
+#[derive(Clone)]
 pub(super) struct Bytes<'a> {
     data: &'a [u8],
     pos: usize,

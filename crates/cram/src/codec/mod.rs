@@ -8,6 +8,7 @@ mod range;
 mod rans4x8;
 mod rans_nx16;
 mod slots;
+mod table12;
 mod tokeniser;
 mod transform;
 

@@ -1,4 +1,4 @@
-//! The decoding table both rANS coders share: for each slot of the state's low bits, its
+//! rANS Nx16's decoding table: for each slot of the state's low bits, its
 //! symbol and, packed in one word, the symbol's frequency and the slot's offset within the
 //! symbol's range, so that a step is two loads and a multiply (htscodecs lays its tables out
 //! the same way). Built from the frequencies; every slot a step can reach is checked then.
@@ -59,15 +59,6 @@ impl Slots {
         }
         Some((s, advance(e, x, self.bits)))
     }
-
-    /// The tables of a 12-bit distribution as arrays, for loops that index them with a
-    /// masked state and so need no bounds check.
-    pub(super) fn arrays_4096(&self) -> Option<(&[u8; 4096], &[u32; 4096])> {
-        Some((
-            self.sym.as_slice().try_into().ok()?,
-            self.fb.as_slice().try_into().ok()?,
-        ))
-    }
 }
 
 /// The state after decoding the symbol of entry `e` from state `x`.
@@ -77,8 +68,6 @@ pub(super) fn advance(e: u32, x: u32, bits: u32) -> u32 {
         .wrapping_mul(x >> bits)
         .wrapping_add(e & 0xffff)
 }
-
-impl Slots {}
 
 #[cfg(test)]
 mod tests {

@@ -7,8 +7,8 @@ const S: [u32; 64] = [
     21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
 ];
 
-/// floor(2^32 * |sin(i + 1)|), as RFC 1321 lists them: constants in the code, added as
-/// immediates (a table made at run time costs a load a step).
+/// floor(2^32 * |sin(i + 1)|), as RFC 1321 lists them (loaded from memory, not immediates:
+/// see `compress`).
 const K: [u32; 64] = [
     0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
     0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
@@ -163,11 +163,25 @@ mod tests {
             hex(&digest(b"The quick brown fox jumps over the lazy dog")),
             "9e107d9d372bb6826bd81d3542a419d6"
         );
-        // Several blocks, and a tail that needs a second padding block.
+        // Several blocks, with a tail (40 bytes) that fits its padding in its own block.
         assert_eq!(
             hex(&digest(&[b'A'; 1000])),
             "7644672d049290f0390d9c993c7d343d"
         );
+        // Tails around the 56 bytes past which the padding takes a second block, and whole
+        // blocks (digests from Python's hashlib).
+        for (n, want) in [
+            (55, "051c73d2c060f75668305d6c3e0e19b0"),
+            (56, "0bf3bfb389e33733bf4ee8700950bbc8"),
+            (63, "a395909ed0aa76cd91a9b38c8f73e0de"),
+            (64, "4c6aa5e06b77956fe41d45aa83c8a598"),
+            (65, "f09c6deecf6b60f3e75838f84073703a"),
+            (119, "5ddf530ac417dbd202f54517469f518e"),
+            (120, "edea481f851e212d8687779021e48821"),
+        ] {
+            let text: Vec<u8> = b"ACGTN".iter().copied().cycle().take(n).collect();
+            assert_eq!(hex(&digest(&text)), want, "{n} bytes");
+        }
         assert_eq!(
             hex(&digest(&b"ACGT".repeat(17))),
             "0e316c1f00c054e5bced881bc1f45e8a"

@@ -180,6 +180,12 @@ impl Contexts {
         let mut ctx = usize::from(b.next()?);
         let mut run = 0u8;
         loop {
+            // A context listed twice would make a table for every listing: a few bytes each,
+            // 16 KiB of memory each, without bound (and past 65,535 the numbers would wrap).
+            // htscodecs' encoder lists each context once.
+            if c.of[ctx] != 0 {
+                return Err(format!("rANS order-1 table lists context {ctx} twice"));
+            }
             c.of[ctx] = c.tables.len() as u16;
             c.tables.push(read_table(b)?);
             ctx = next_symbol(b, ctx, &mut run)?;
@@ -288,6 +294,11 @@ mod tests {
         let mut s = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, b'a', 0xff, 0xff, 0];
         s[1] = (s.len() - 9) as u8;
         assert!(decode(&s, 1).unwrap_err().contains("sum past"));
+        // Order 1 listing context 1 twice ('A' with frequency 1 each time): every listing
+        // would cost a 16 KiB table for four bytes.
+        let body = [1, b'A', 1, 0, 1, b'A', 1, 0, 0, 0, 0, 0x80, 0];
+        let err = decode(&stream(1, 4, &body), 4).unwrap_err();
+        assert!(err.contains("context 1 twice"), "{err}");
     }
 
     /// Order 0 the checked way alone, to hold the fast loop to.

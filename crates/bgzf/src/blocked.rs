@@ -44,8 +44,8 @@ pub(crate) struct BgzfState<S> {
     decompressor: Decompressor,
     workers: Option<Workers>,
     /// Inflate worker threads asked for (0: none), beside this thread, which inflates queued
-    /// blocks while the one it needs is not ready. They start when read-ahead is first wanted, so a
-    /// read of a block or two costs no thread start-up.
+    /// blocks while the one it needs is not ready. They start when read-ahead is first wanted,
+    /// so a read of a block or two costs no thread start-up.
     threads: usize,
     /// Set when the threads could not be started: inflate here.
     spawn_failed: bool,
@@ -381,9 +381,8 @@ impl<S: Source> BgzfState<S> {
         let Some(workers) = &self.workers else {
             return;
         };
-        // This thread inflates too, while it waits.
-        let inflaters = workers.threads() + 1;
-        let capacity = self.depth.clamp(inflaters, AHEAD_PER_WORKER * inflaters);
+        let threads = workers.threads();
+        let capacity = self.depth.clamp(threads, AHEAD_PER_WORKER * threads);
         while !self.halted && self.queue.len() < capacity {
             self.cursor.supply(&mut self.spare_raw);
             match read_raw_block(
@@ -493,8 +492,7 @@ impl<S: Source> BgzfState<S> {
     }
 
     pub(crate) fn set_threads(&mut self, threads: usize) {
-        // The calling thread is one of the `threads`: it inflates while it would wait.
-        let wanted = if threads >= 2 { threads - 1 } else { 0 };
+        let wanted = if threads >= 2 { threads } else { 0 };
         if self.threads == wanted {
             return;
         }

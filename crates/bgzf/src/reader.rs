@@ -360,10 +360,10 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    /// Inflates blocks on `threads` threads when `threads >= 2`: `threads - 1` workers and the
-    /// calling thread, which inflates blocks read ahead while the one it needs is not ready
-    /// (rather than sleep); 0 or 1 inflates on the calling thread alone. Only BGZF files use threads. Read-ahead in progress is discarded (and
-    /// redone as needed), so this may be called at any point.
+    /// Inflates blocks on `threads` worker threads when `threads >= 2`; 0 or 1 inflates on the
+    /// calling thread. While the block it needs is not ready, the calling thread inflates blocks
+    /// read ahead after it rather than sleep. Only BGZF files use threads. Read-ahead in
+    /// progress is discarded (and redone as needed), so this may be called at any point.
     pub fn set_threads(&mut self, threads: usize) {
         if let Inner::Bgzf(s) = &mut self.inner {
             s.set_threads(threads);

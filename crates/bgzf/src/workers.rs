@@ -197,7 +197,10 @@ mod tests {
         let blocks: Vec<RawBlock> = texts.iter().map(|t| block(t, 0)).collect();
         let answers: Vec<Receiver<Inflated>> = blocks
             .into_iter()
-            .map(|b| workers.submit(b, Vec::new()).ok().expect("submitted"))
+            .map(|b| match workers.submit(b, Vec::new()) {
+                Ok(answer) => answer,
+                Err(_) => panic!("the worker is gone"),
+            })
             .collect();
         while workers.help(&mut decompressor) {}
         for (answer, text) in answers.iter().zip(&texts) {

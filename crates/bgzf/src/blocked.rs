@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, TryRecvError};
 use libdeflater::Decompressor;
 
 use crate::block;
@@ -43,8 +43,9 @@ pub(crate) struct BgzfState<S> {
     pub(crate) limit: Option<u64>,
     decompressor: Decompressor,
     workers: Option<Workers>,
-    /// Inflate threads asked for (0: none). They start when read-ahead is first wanted, so a
-    /// read of a block or two costs no thread start-up.
+    /// Inflate worker threads asked for (0: none), beside this thread, which inflates queued
+    /// blocks while the one it needs is not ready. They start when read-ahead is first wanted,
+    /// so a read of a block or two costs no thread start-up.
     threads: usize,
     /// Set when the threads could not be started: inflate here.
     spawn_failed: bool,
@@ -243,9 +244,9 @@ impl<S: Source> BgzfState<S> {
                     // thread waits.
                     self.depth = self.depth.saturating_mul(2).max(1);
                     self.fill_queue();
-                    match answer.recv() {
-                        Ok(inflated) => self.accept(coffset, clen, inflated),
-                        Err(_) => {
+                    match self.wait_for(&answer) {
+                        Some(inflated) => self.accept(coffset, clen, inflated),
+                        None => {
                             self.rewind_to(coffset);
                             Err(Error::Thread {
                                 name: self.name.to_string(),
@@ -292,6 +293,25 @@ impl<S: Source> BgzfState<S> {
             RawRead::Gzip { coffset, .. } => {
                 self.start_tail(coffset);
                 self.take_next()
+            }
+        }
+    }
+
+    /// The answer for a block handed to the workers; while it is not ready, this thread
+    /// inflates blocks queued after it rather than sleep. `None`: its worker is gone.
+    fn wait_for(&mut self, answer: &Receiver<Inflated>) -> Option<Inflated> {
+        loop {
+            match answer.try_recv() {
+                Ok(inflated) => return Some(inflated),
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) => {}
+            }
+            let helped = match &self.workers {
+                Some(workers) => workers.help(&mut self.decompressor),
+                None => false,
+            };
+            if !helped {
+                return answer.recv().ok();
             }
         }
     }

@@ -361,8 +361,9 @@ impl<S: Source> Reader<S> {
     }
 
     /// Inflates blocks on `threads` worker threads when `threads >= 2`; 0 or 1 inflates on the
-    /// calling thread. Only BGZF files use threads. Read-ahead in progress is discarded (and
-    /// redone as needed), so this may be called at any point.
+    /// calling thread. While the block it needs is not ready, the calling thread inflates blocks
+    /// read ahead after it rather than sleep. Only BGZF files use threads. Read-ahead in
+    /// progress is discarded (and redone as needed), so this may be called at any point.
     pub fn set_threads(&mut self, threads: usize) {
         if let Inner::Bgzf(s) = &mut self.inner {
             s.set_threads(threads);

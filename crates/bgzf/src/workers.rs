@@ -31,6 +31,10 @@ struct Job {
 /// The inflate workers of one reader.
 pub(crate) struct Workers {
     jobs: Option<Sender<Job>>,
+    /// The queue as the workers see it, for the reader thread to take a job from while it would
+    /// otherwise wait ([`Workers::help`]).
+    queued: Receiver<Job>,
+    name: Arc<str>,
     workers: Vec<JoinHandle<()>>,
     /// Bumped when queued work is discarded, so workers skip jobs nobody waits for.
     generation: Arc<AtomicU64>,
@@ -61,6 +65,8 @@ impl Workers {
         let threads = workers.len();
         Some(Workers {
             jobs: Some(tx),
+            queued: rx,
+            name,
             workers,
             generation,
             threads,
@@ -96,6 +102,22 @@ impl Workers {
                 Err((job.block, job.out))
             }
         }
+    }
+
+    /// Inflates the oldest job no worker has taken yet, here, with `decompressor`; false when
+    /// there is none. The reader thread calls it instead of sleeping while the block it needs
+    /// is still being inflated: on a machine with as many cores as threads, the thread that
+    /// would sleep takes a share of the inflating, and fewer hand-overs wake a sleeper.
+    pub fn help(&self, decompressor: &mut Decompressor) -> bool {
+        let Ok(job) = self.queued.try_recv() else {
+            return false;
+        };
+        if job.generation == self.generation.load(Ordering::Relaxed) {
+            let _ = job
+                .reply
+                .send(inflate_job(job.block, job.out, decompressor, &self.name));
+        }
+        true
     }
 
     /// Marks every queued job as unwanted.
@@ -138,6 +160,54 @@ impl Drop for Workers {
         self.jobs = None;
         for handle in self.workers.drain(..) {
             let _ = handle.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// One BGZF block holding `data`, as read from a file at `coffset`.
+    fn block(data: &[u8], coffset: u64) -> RawBlock {
+        let mut w = crate::Writer::new(Vec::new());
+        w.write_all(data).expect("write");
+        let mut bytes = w.finish().expect("finish");
+        // Without the EOF marker block.
+        bytes.truncate(bytes.len() - 28);
+        RawBlock {
+            coffset,
+            bytes,
+            header_len: 18,
+        }
+    }
+
+    #[test]
+    fn a_helping_thread_and_the_worker_answer_every_job_once_and_rightly() {
+        let workers = Workers::new(1, Arc::from("test")).expect("a worker");
+        let mut decompressor = Decompressor::new();
+        assert!(!workers.help(&mut decompressor), "nothing queued yet");
+        let texts: Vec<Vec<u8>> = (0..200)
+            .map(|i| format!("block {i};").repeat(5000).into_bytes())
+            .collect();
+        // Compressed first, then queued at once, so that most are still queued when this
+        // thread starts helping (which of the two takes which does not matter).
+        let blocks: Vec<RawBlock> = texts.iter().map(|t| block(t, 0)).collect();
+        let answers: Vec<Receiver<Inflated>> = blocks
+            .into_iter()
+            .map(|b| match workers.submit(b, Vec::new()) {
+                Ok(answer) => answer,
+                Err(_) => panic!("the worker is gone"),
+            })
+            .collect();
+        while workers.help(&mut decompressor) {}
+        for (answer, text) in answers.iter().zip(&texts) {
+            let inflated = answer.recv().expect("an answer");
+            assert!(inflated.result.is_ok());
+            assert_eq!(&inflated.data, text);
+            assert!(answer.try_recv().is_err(), "answered once");
         }
     }
 }

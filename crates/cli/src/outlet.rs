@@ -1,15 +1,16 @@
 //! Where output bytes leave the process, written the way that serves what the descriptor is.
 //!
-//! A pipe holds 64 KiB: a larger write blocks until the reader has drained it, and while the
-//! writer then formats its next large piece the reader waits, so the two take turns instead of
-//! running side by side. Into a pipe or socket, text is therefore handed on in pieces that fit
-//! the pipe, and with worker threads (`-@`) a writer thread takes them through a bounded queue,
-//! so that formatting never waits on a blocked write while the queue has room. A regular file
-//! or `/dev/null` takes large writes at no cost; a terminal gets small ones, soon.
+//! A pipe holds 64 KiB unless asked for more: a larger write blocks until the reader has
+//! drained it, and while the writer then formats its next large piece the reader waits, so the
+//! two take turns instead of running side by side. A pipe is therefore asked to hold 1 MiB, and
+//! text is handed on in pieces of a quarter of what it holds; with worker threads (`-@`) a
+//! writer thread, started once the output outgrows a piece, takes them through a bounded
+//! queue, so that formatting never waits on a blocked write while the queue has room. A regular
+//! file or `/dev/null` takes large writes at no cost; a terminal gets small ones, soon.
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::thread::JoinHandle;
 
@@ -70,11 +71,44 @@ fn minor(rdev: u64) -> u64 {
     ((rdev >> 12) & 0xffff_ff00) | (rdev & 0xff)
 }
 
-/// The size of writes into a pipe: a quarter of Linux's default pipe buffer (64 KiB), so that a
-/// write finds room while the reader keeps up and the reader finds data while the next piece is
-/// formatted. Measured on chr22 of the benchmark BAM into a Python reader: 16 KiB 0.50 s,
-/// 32 KiB 0.54 s, 64 KiB 0.75 s, 8 KiB 0.60 s, 1 MiB 0.67 s (samtools, 4 KiB writes: 0.65 s).
+/// The size of writes into a pipe whose capacity is not known (a socket).
 pub const PIPE_WRITE: usize = 16 << 10;
+
+/// What a pipe is asked to hold: Linux's default `/proc/sys/fs/pipe-max-size`, the most an
+/// unprivileged process may ask for unless the administrator changed it.
+const PIPE_CAPACITY: usize = 1 << 20;
+
+/// Asks the pipe behind `file` to hold [`PIPE_CAPACITY`] and returns what it holds (`None`: not
+/// a pipe, a socket say). A larger pipe lets the reader drain while we format and lets our
+/// writes be larger: fewer system calls and fewer wake-ups of the reader. The pipe is the
+/// user's too, but only its capacity changes: the bytes, their order, and when the reader sees
+/// end of file stay the same; the kernel memory (1 MiB at most) is freed with the pipe, and a
+/// refusal (the limit lowered, the user's pipe pages over `pipe-user-pages-soft`) leaves the
+/// pipe as it was.
+fn enlarge_pipe(file: &File) -> Option<usize> {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_SETPIPE_SZ and F_GETPIPE_SZ on a descriptor we hold open change or read only
+    // the capacity of the pipe behind it (or fail: not a pipe, above the limit) and touch no
+    // memory of ours.
+    let held = unsafe {
+        let set = libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_CAPACITY as libc::c_int);
+        if set > 0 {
+            set
+        } else {
+            libc::fcntl(fd, libc::F_GETPIPE_SZ)
+        }
+    };
+    usize::try_from(held).ok().filter(|&n| n > 0)
+}
+
+/// The size of writes into a pipe that holds `capacity` bytes: a quarter of it, so that a write
+/// finds room while the reader keeps up and the reader finds data while the next piece is
+/// formatted. Into Linux's default 64 KiB pipe that is 16 KiB, measured on chr22 of the
+/// benchmark BAM into a Python reader: 16 KiB 0.50 s, 32 KiB 0.54 s, 64 KiB 0.75 s, 8 KiB
+/// 0.60 s, 1 MiB 0.67 s (samtools, 4 KiB writes: 0.65 s).
+fn pipe_write_size(capacity: Option<usize>) -> usize {
+    capacity.map_or(PIPE_WRITE, |c| (c / 4).clamp(4 << 10, 1 << 20))
+}
 
 /// The pieces a writer thread writes: its writes may block, so they can be large (fewer system
 /// calls) without keeping the reader waiting.
@@ -86,7 +120,7 @@ const QUEUED_PIECES: usize = 32;
 
 /// An output: a descriptor written directly, or through a writer thread.
 pub struct Outlet {
-    kind: Kind,
+    write_size: usize,
     way: Way,
 }
 
@@ -106,20 +140,22 @@ impl Outlet {
     /// `file`, through a writer thread when it is a pipe and `threads > 0`.
     pub fn new(file: File, threads: usize) -> Outlet {
         let kind = Kind::of(&file);
+        let write_size = match kind {
+            Kind::Pipe => pipe_write_size(enlarge_pipe(&file)),
+            _ => kind.write_size(),
+        };
         let way = if kind == Kind::Pipe && threads > 0 {
-            match Queue::start(file, QUEUED_PIECE) {
-                Ok(queue) => Way::Queued(queue),
-                Err(file) => Way::Direct(file),
-            }
+            Way::Queued(Queue::new(file, QUEUED_PIECE))
         } else {
             Way::Direct(file)
         };
-        Outlet { kind, way }
+        Outlet { write_size, way }
     }
 
-    /// What the output is.
-    pub fn kind(&self) -> Kind {
-        self.kind
+    /// How much text to gather before handing it on: [`Kind::write_size`], for a pipe a
+    /// quarter of what it holds.
+    pub fn write_size(&self) -> usize {
+        self.write_size
     }
 
     /// Writes everything handed on so far and reports the first failure of the writer thread.
@@ -161,14 +197,34 @@ impl Write for Outlet {
 struct Queue {
     pending: Vec<u8>,
     piece: usize,
+    /// The file while no thread writes it.
+    file: Option<File>,
     pieces: Option<Sender<Vec<u8>>>,
-    spare: Receiver<Vec<u8>>,
+    spare: Option<Receiver<Vec<u8>>>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
 impl Queue {
-    /// Starts the thread; gives `file` back when no thread can be started.
-    fn start(file: File, piece: usize) -> Result<Queue, File> {
+    /// A queue to `file` whose thread starts when the first piece is handed on: an output that
+    /// ends before it fills a piece (a few small regions) is written at the close, directly,
+    /// without a thread's start-up.
+    fn new(file: File, piece: usize) -> Queue {
+        Queue {
+            pending: Vec::new(),
+            piece,
+            file: Some(file),
+            pieces: None,
+            spare: None,
+            thread: None,
+        }
+    }
+
+    /// Starts the writer thread on the file, if it has not started; without a thread (none
+    /// can be started) the file stays here and is written directly.
+    fn start(&mut self) {
+        let Some(file) = self.file.take() else {
+            return;
+        };
         let (pieces, incoming) = crossbeam_channel::bounded::<Vec<u8>>(QUEUED_PIECES);
         let (give_back, spare) = crossbeam_channel::bounded::<Vec<u8>>(QUEUED_PIECES + 2);
         // The file is shared with the thread only once it has started.
@@ -187,20 +243,17 @@ impl Queue {
                 }
                 file.flush()
             });
-        let thread = match spawned {
-            Ok(thread) => thread,
-            Err(_) => return Err(file),
+        let Ok(thread) = spawned else {
+            self.file = Some(file);
+            return;
         };
         if let Err(e) = file_tx.send(file) {
-            return Err(e.into_inner());
+            self.file = Some(e.into_inner());
+            return;
         }
-        Ok(Queue {
-            pending: Vec::with_capacity(piece),
-            piece,
-            pieces: Some(pieces),
-            spare,
-            thread: Some(thread),
-        })
+        self.pieces = Some(pieces);
+        self.spare = Some(spare);
+        self.thread = Some(thread);
     }
 
     fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
@@ -220,15 +273,23 @@ impl Queue {
         Ok(n)
     }
 
-    /// Queues the pending bytes, waiting only while the queue is full.
+    /// Queues the pending bytes, waiting only while the queue is full (the first time, starts
+    /// the thread).
     fn hand_on(&mut self) -> io::Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
+        self.start();
+        if let Some(file) = &mut self.file {
+            file.write_all(&self.pending)?;
+            self.pending.clear();
+            return Ok(());
+        }
         let next = self
             .spare
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(self.piece));
+            .as_ref()
+            .and_then(|spare| spare.try_recv().ok())
+            .unwrap_or_else(|| Vec::with_capacity(self.piece));
         let piece = std::mem::replace(&mut self.pending, next);
         let sent = match &self.pieces {
             Some(pieces) => pieces.send(piece).is_ok(),
@@ -244,6 +305,18 @@ impl Queue {
         }
     }
 
+    /// Writes what is pending: directly when no thread has started, else through the queue.
+    fn write_pending(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => {
+                let written = file.write_all(&self.pending);
+                self.pending.clear();
+                written
+            }
+            None => self.hand_on(),
+        }
+    }
+
     /// Ends the queue and waits for the thread.
     fn stop(&mut self) -> io::Result<()> {
         self.pieces = None;
@@ -256,7 +329,7 @@ impl Queue {
     }
 
     fn close(mut self) -> io::Result<()> {
-        self.hand_on()?;
+        self.write_pending()?;
         self.stop()
     }
 }
@@ -264,7 +337,7 @@ impl Queue {
 impl Drop for Queue {
     fn drop(&mut self) {
         // What was handed on is written; a failure has nobody left to hear it.
-        let _ = self.hand_on();
+        let _ = self.write_pending();
         let _ = self.stop();
     }
 }
@@ -294,6 +367,46 @@ mod tests {
         let file = tempfile_in_target();
         assert_eq!(Kind::of(&file), Kind::File);
         assert_eq!(Kind::Pipe.write_size(), PIPE_WRITE);
+    }
+
+    fn capacity(file: &File) -> usize {
+        // SAFETY: F_GETPIPE_SZ only reads the capacity of the pipe behind an open descriptor.
+        let n = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        usize::try_from(n).expect("a pipe's capacity")
+    }
+
+    #[test]
+    fn a_pipe_is_enlarged_and_written_in_quarters() {
+        let (r, w) = pipe();
+        assert_eq!(capacity(&w), 64 << 10, "Linux's default pipe");
+        let out = Outlet::new(w, 0);
+        // Whatever the limit on this machine, the pipe holds no less than before, and writes
+        // are a quarter of what it holds.
+        let held = capacity(&r);
+        assert!(held >= 64 << 10, "{held}");
+        assert_eq!(out.write_size(), held / 4);
+        let allowed: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        if allowed >= PIPE_CAPACITY {
+            assert_eq!(held, PIPE_CAPACITY);
+        }
+    }
+
+    #[test]
+    fn a_small_output_is_written_without_a_thread() {
+        let (mut r, w) = pipe();
+        let mut out = Outlet::new(w, 2);
+        out.write_all(b"a few lines\n").expect("write");
+        let Way::Queued(queue) = &out.way else {
+            panic!("a pipe with threads is queued");
+        };
+        assert!(queue.thread.is_none() && queue.file.is_some());
+        out.close().expect("close");
+        let mut all = Vec::new();
+        r.read_to_end(&mut all).expect("read");
+        assert_eq!(all, b"a few lines\n");
     }
 
     fn tempfile_in_target() -> File {

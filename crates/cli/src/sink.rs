@@ -89,7 +89,7 @@ impl Output {
             format: plan.format,
             level: plan.level,
             threads,
-            write_size: out.kind().write_size(),
+            write_size: out.write_size(),
             sam_header: plan.force_header || args.header != HeaderMode::None,
             index,
             name: plan

@@ -18,7 +18,7 @@ pub(crate) fn query_args(url: String, index_url: String) -> Vec<String> {
     ]
 }
 
-/// hts (`-@ 2`, as the BAM cases run it), the `--old-hts` build if given, and samtools (its default, one thread), over HTTP and,
+/// hts (`-@ 2`, as the BAM cases run it), the `--old-hts` build and the `--variants` if given, and samtools (its default, one thread), over HTTP and,
 /// with the s3 transport, hts over `s3://` and samtools through htslib's S3 plugin.
 pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<Mode> {
     let threads = opts.threads.to_string();
@@ -34,6 +34,15 @@ pub(crate) fn modes(hts: &Path, samtools: Option<&Path>, opts: &Options) -> Vec<
         })
     };
     modes.extend(old("old", Transport::Http));
+    // `--variants`: this build with more options, cold only, as for the BAM.
+    for (name, extra) in &opts.variants {
+        let mut args: Vec<&str> = hts_args.to_vec();
+        args.extend(extra.iter().map(String::as_str));
+        modes.push(Mode {
+            warm: false,
+            ..mode(&format!("hts {name}"), hts, &args, Transport::Http)
+        });
+    }
     if let Some(s) = samtools {
         modes.push(mode("samtools", s, &["view"], Transport::Http));
     }

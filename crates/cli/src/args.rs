@@ -177,7 +177,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request, then a summary line, on stderr"),
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
-    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N data requests in flight at once (and two tiny probes) [8]"),
+    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N data requests in flight at once (and two tiny probes) [8; CRAM 6]"),
     opt(Opt::PartSize, None, &["part-size"], Arg, Yes, "BYTES  Remote files: a range longer than this goes out as parts of this size, fetched at once (K, M suffixes) [1M]"),
     opt(Opt::ReadAhead, None, &["read-ahead"], Arg, Yes, "BYTES  Remote files: start a request ahead only while fewer bytes than this are still to arrive before it [8M]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),

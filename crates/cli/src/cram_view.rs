@@ -442,6 +442,16 @@ impl Writer<'_> {
 /// 0.115 s with 4.
 const CRAM_FETCHERS: usize = 6;
 
+/// The transport options of a remote CRAM: the command line's, [`CRAM_FETCHERS`] unless it says.
+fn transport(args: &ViewArgs) -> bam::hfile::OpenOptions {
+    let mut transport = bam::hfile::OpenOptions {
+        fetchers: CRAM_FETCHERS,
+        ..Default::default()
+    };
+    crate::input::set_transport(args, &mut transport);
+    transport
+}
+
 /// Has glibc keep the heap it has grown. Each slice allocates and frees a few MB (its blocks,
 /// its reference bases): by default glibc gives the free top of its heap back to the system
 /// once it exceeds twice the largest block it has mapped, and every page given back faults in
@@ -468,11 +478,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;
     let plan = output::plan(args, args.output.as_deref());
-    let mut transport = bam::hfile::OpenOptions {
-        fetchers: CRAM_FETCHERS,
-        ..Default::default()
-    };
-    crate::input::set_transport(args, &mut transport);
+    let transport = transport(args);
     let early = std::cell::RefCell::new(fetch_index_early(file, index, regions, &transport));
     let mut reader = open_reader(args, file, &transport)?;
     let input =

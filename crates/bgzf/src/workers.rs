@@ -112,11 +112,7 @@ impl Workers {
         let Ok(job) = self.queued.try_recv() else {
             return false;
         };
-        if job.generation == self.generation.load(Ordering::Relaxed) {
-            let _ = job
-                .reply
-                .send(inflate_job(job.block, job.out, decompressor, &self.name));
-        }
+        run(job, &self.generation, decompressor, &self.name);
         true
     }
 
@@ -144,14 +140,19 @@ pub(crate) fn inflate_job(
 fn work(jobs: &Receiver<Job>, generation: &AtomicU64, name: &str) {
     let mut decompressor = Decompressor::new();
     for job in jobs.iter() {
-        if job.generation != generation.load(Ordering::Relaxed) {
-            continue;
-        }
-        // The receiver may be gone (a seek discarded it); nothing to do then.
-        let _ = job
-            .reply
-            .send(inflate_job(job.block, job.out, &mut decompressor, name));
+        run(job, generation, &mut decompressor, name);
     }
+}
+
+/// Inflates `job` and answers it, unless it was queued before work was discarded.
+fn run(job: Job, generation: &AtomicU64, decompressor: &mut Decompressor, name: &str) {
+    if job.generation != generation.load(Ordering::Relaxed) {
+        return;
+    }
+    // The receiver may be gone (a seek discarded it); nothing to do then.
+    let _ = job
+        .reply
+        .send(inflate_job(job.block, job.out, decompressor, name));
 }
 
 impl Drop for Workers {

@@ -329,8 +329,6 @@ struct Writer<'a> {
 impl Writer<'_> {
     /// Each pass's records, selected and written.
     fn passes(&mut self, passes: &[Pass], reader: &mut cram::Reader) -> Result<(), Failure> {
-        let shown = bam::hfile::redact_text(self.file);
-        let fail = |e: cram::Error| Failure::Message(format!("{shown}: {e}"));
         // Ranges are read as one: their containers are decoded ahead across them.
         let joined = crate::cram_regions::joined(passes);
         let passes = joined.as_ref().map_or(passes, std::slice::from_ref);
@@ -344,7 +342,7 @@ impl Writer<'_> {
         for pass in passes {
             pass.start(reader);
             if laid {
-                while let Some(records) = reader.next_laid_out().map_err(fail)? {
+                while let Some(records) = reader.next_laid_out().map_err(|e| self.failed(e))? {
                     for bytes in records.records() {
                         self.laid(bytes)?;
                     }
@@ -355,7 +353,7 @@ impl Writer<'_> {
                 }
                 continue;
             }
-            while let Some(records) = reader.next_container().map_err(fail)? {
+            while let Some(records) = reader.next_container().map_err(|e| self.failed(e))? {
                 for a in &records {
                     self.record(a)?;
                 }

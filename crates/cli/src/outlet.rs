@@ -290,12 +290,8 @@ impl Queue {
             return Ok(());
         }
         self.start();
-        if let Some(file) = &mut self.file {
-            // Cleared whether or not the write succeeds: a failed write is reported once, and
-            // the close does not write the same bytes again.
-            let written = file.write_all(&self.pending);
-            self.pending.clear();
-            return written;
+        if self.file.is_some() {
+            return self.write_direct();
         }
         let next = self
             .spare
@@ -319,14 +315,23 @@ impl Queue {
 
     /// Writes what is pending: directly when no thread has started, else through the queue.
     fn write_pending(&mut self) -> io::Result<()> {
-        match &mut self.file {
-            Some(file) => {
-                let written = file.write_all(&self.pending);
-                self.pending.clear();
-                written
-            }
-            None => self.hand_on(),
+        if self.file.is_some() {
+            self.write_direct()
+        } else {
+            self.hand_on()
         }
+    }
+
+    /// Writes what is pending to the file held here (no thread has started), and clears it
+    /// whether or not the write succeeds: a failed write is reported once, and the close does
+    /// not write the same bytes again.
+    fn write_direct(&mut self) -> io::Result<()> {
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        let written = file.write_all(&self.pending);
+        self.pending.clear();
+        written
     }
 
     /// Ends the queue and waits for the thread.

@@ -168,15 +168,9 @@ impl Encoding {
         }
     }
 
-    /// `n` byte values at once (qualities, an unmapped read's bases): one slice of an
-    /// external block, else value by value. `n` is bounded by the caller.
-    pub fn byte_run(&self, s: &mut Streams<'_>, n: usize) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::new();
-        self.byte_run_into(s, n, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Encoding::byte_run`] appended to `out` (a slice's records share one buffer).
+    /// `n` byte values at once (qualities, an unmapped read's bases), appended to `out` (a
+    /// slice's records share one buffer): one slice of an external block, else value by value.
+    /// `n` is bounded by the caller.
     pub fn byte_run_into(
         &self,
         s: &mut Streams<'_>,

@@ -274,11 +274,12 @@ impl Context {
         // Laid out, the records are first only placed (what their mates need), in the list
         // kept for it with the buffers of the last slice's; each is made whole after.
         let laid = matches!(out, Made::Laid { .. });
-        let (mut recs, mut links) = if laid {
-            (spare::placed(), spare::links())
+        let mut recs = if laid {
+            spare::placed()
         } else {
-            (spare::alignments(), spare::links())
+            spare::alignments()
         };
+        let mut links = spare::links();
         let n = stored.records.len();
         recs.truncate(n);
         recs.reserve(n - recs.len());

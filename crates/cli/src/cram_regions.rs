@@ -3,6 +3,7 @@
 //! filtered as htslib's CRAM reader filters them (`cram::reader::Range`).
 
 use bam::{parse_region, Header, Target};
+use cram::crai::CraiEntry;
 use cram::reader::Range;
 
 use crate::view::Failure;
@@ -20,6 +21,15 @@ pub enum Pass {
 }
 
 impl Pass {
+    /// The containers the pass reads (their bytes, in file order); none for a whole file.
+    fn containers(&self) -> Vec<std::ops::Range<u64>> {
+        match self {
+            Pass::Range(containers, _) | Pass::Planned(containers) => containers.clone(),
+            Pass::Ranges(ranges) => ranges.iter().flat_map(|(c, _)| c.clone()).collect(),
+            Pass::Whole => Vec::new(),
+        }
+    }
+
     /// Sets `reader` to read this pass from its start.
     pub fn start(&self, reader: &mut cram::Reader) {
         match self {
@@ -44,8 +54,10 @@ pub fn joined(passes: &[Pass]) -> Option<Pass> {
     Some(Pass::Ranges(ranges))
 }
 
-/// The passes for the command line's regions; `index` is `-X`'s index file, if given;
-/// `file_len` the CRAM's size, `data_end` where its EOF container begins; `read` fetches the index's bytes (a local or remote file).
+/// The passes for the command line's regions, and the index's lines of the slices they read
+/// ([`slices_read`]); `index` is `-X`'s index file, if given; `file_len` the CRAM's size,
+/// `data_end` where its EOF container begins; `read` fetches the index's bytes (a local or
+/// remote file).
 pub fn plan(
     file: &str,
     index: Option<&str>,
@@ -54,9 +66,9 @@ pub fn plan(
     file_len: u64,
     data_end: u64,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
-) -> Result<Vec<Pass>, Failure> {
+) -> Result<(Vec<Pass>, Vec<CraiEntry>), Failure> {
     if regions.is_empty() {
-        return Ok(vec![Pass::Whole]);
+        return Ok((vec![Pass::Whole], Vec::new()));
     }
     let (crai_name, entries) = read_index(file, index, read)?;
     if let Some(e) = header.text_error() {
@@ -98,8 +110,33 @@ pub fn plan(
             passes.push(Pass::Range(containers, range));
         }
     }
-    Ok(passes)
+    let slices = slices_read(&entries, &passes);
+    Ok((passes, slices))
 }
+
+/// The index's lines of the slices `passes` read, in the order their containers are read, the
+/// first [`AHEAD`] of them: what the reader reads reference bases for while the containers
+/// are on their way (`cram::Reader::read_references_ahead`).
+pub fn slices_read(entries: &[CraiEntry], passes: &[Pass]) -> Vec<CraiEntry> {
+    let mut by_container: Vec<&CraiEntry> = entries.iter().collect();
+    by_container.sort_by_key(|e| e.container);
+    let mut out = Vec::new();
+    for container in passes.iter().flat_map(Pass::containers) {
+        let first = by_container.partition_point(|e| e.container < container.start);
+        let lines = by_container[first..]
+            .iter()
+            .take_while(|e| e.container == container.start);
+        out.extend(lines.copied().copied());
+        if out.len() >= AHEAD {
+            out.truncate(AHEAD);
+            break;
+        }
+    }
+    out
+}
+
+/// Most slices [`slices_read`] names: the reader takes no more.
+const AHEAD: usize = 64;
 
 /// The `.crai` (`index`, `-X`'s, or the file's name with `.crai`): its name and entries.
 pub fn read_index(
@@ -133,15 +170,7 @@ pub fn read_index(
 /// containers joined as BAM's chunks are ([`bam::index::plan::plan_ranges`], cut only at container
 /// starts).
 pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
-    let ranges: Vec<std::ops::Range<u64>> = passes
-        .iter()
-        .filter_map(|p| match p {
-            Pass::Range(containers, _) | Pass::Planned(containers) => Some(containers.clone()),
-            Pass::Ranges(ranges) => Some(ranges.iter().flat_map(|(c, _)| c.clone()).collect()),
-            Pass::Whole => None,
-        })
-        .flatten()
-        .collect();
+    let ranges: Vec<std::ops::Range<u64>> = passes.iter().flat_map(Pass::containers).collect();
     let mut starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
     starts.sort_unstable();
     starts.dedup();

@@ -494,7 +494,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     };
     let header = sink::header(args, &input, command_line)?;
-    let (passes, keep) = if args.select.multi_region && args.header != HeaderMode::Only {
+    let (passes, keep, slices) = if args.select.multi_region && args.header != HeaderMode::Only {
         let (_, entries) = cram_regions::read_index(file, index, &read_index)?;
         let (pass, keep) = cram_multi::passes(
             args,
@@ -504,9 +504,10 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             regions,
             &mut selection,
         )?;
-        (vec![pass], Some(keep))
+        let slices = cram_regions::slices_read(&entries, std::slice::from_ref(&pass));
+        (vec![pass], Some(keep), slices)
     } else {
-        let passes = cram_regions::plan(
+        let (passes, slices) = cram_regions::plan(
             file,
             index,
             regions,
@@ -515,9 +516,10 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             reader.data_end(),
             &read_index,
         )?;
-        (passes, None)
+        (passes, None, slices)
     };
     reader.advise(&cram_regions::advice(&passes));
+    reader.read_references_ahead(&slices);
     let unsupported = |u: output::Unsupported| {
         Failure::Message(format!("hts view does not support writing {} yet", u.0))
     };

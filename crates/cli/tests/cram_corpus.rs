@@ -132,6 +132,24 @@ fn a_wrong_reference_is_refused_by_its_md5() {
     one_error_line(&out, &["aligned-3.0.cram", "MD5", "ref2", "at byte"]);
 }
 
+/// A region query reads its slices' reference bases ahead of their containers
+/// (`Reader::read_references_ahead`): the wrong ones are refused all the same.
+#[test]
+fn a_wrong_reference_read_ahead_is_refused_by_its_md5() {
+    for threads in ["0", "2"] {
+        let args = [
+            "-@",
+            threads,
+            "-T",
+            "wrong.fa",
+            "aligned-3.0-slices.cram",
+            "ref2",
+        ];
+        let out = view_in(&dir(), &args.map(String::from));
+        one_error_line(&out, &["aligned-3.0-slices.cram", "MD5", "ref2", "at byte"]);
+    }
+}
+
 /// Without `-T`, references are found by their `@SQ M5` in `REF_CACHE` (files of bare
 /// sequence, as htslib's cache holds them), and the output is what samtools printed with -T.
 #[test]

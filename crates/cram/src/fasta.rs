@@ -34,6 +34,8 @@ pub struct Fasta {
     path: String,
     body: Body,
     entries: HashMap<Vec<u8>, FaiEntry>,
+    /// Read through a transport ([`Fasta::open_remote`]): each fetch is a request.
+    remote: bool,
 }
 
 impl std::fmt::Debug for Fasta {
@@ -82,6 +84,7 @@ impl Fasta {
             path: path.display().to_string(),
             body,
             entries,
+            remote: false,
         })
     }
 
@@ -111,6 +114,7 @@ impl Fasta {
             path: shown,
             body,
             entries,
+            remote: true,
         })
     }
 
@@ -127,6 +131,7 @@ impl Fasta {
             path: label.to_string(),
             body: Body::Plain(Box::new(std::io::Cursor::new(bases))),
             entries: HashMap::from([(name.to_vec(), entry)]),
+            remote: false,
         }
     }
 
@@ -147,7 +152,13 @@ impl Fasta {
             path: path.display().to_string(),
             body: Body::Plain(Box::new(file)),
             entries: HashMap::from([(name.to_vec(), entry)]),
+            remote: false,
         })
+    }
+
+    /// Whether the bases come through a transport (each fetch a request), not from a file.
+    pub fn is_remote(&self) -> bool {
+        self.remote
     }
 
     /// The `.fai` line of sequence `name`.

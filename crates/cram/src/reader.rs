@@ -2,6 +2,7 @@
 //! decoded into whole records, with reference bases from a FASTA (checked against each slice's
 //! MD5), from the slice itself (embedded), or none (reference-less files).
 
+mod ahead;
 mod decode;
 mod laid;
 mod refs;
@@ -111,6 +112,8 @@ pub struct Reader {
     /// The caller's record layout, when records are laid out where they are made whole
     /// ([`Reader::set_layout`]).
     laying: Option<laid::Laying>,
+    /// Reference bases read before their slices came ([`Reader::read_references_ahead`]).
+    ahead: ahead::Ahead,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -182,6 +185,7 @@ impl Reader {
             context: None,
             pool: None,
             laying: None,
+            ahead: ahead::Ahead::default(),
         };
         let (h, body, body_at) = r
             .container()?

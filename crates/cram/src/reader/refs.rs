@@ -2,8 +2,10 @@
 //! (`refpath`), a single-reference slice's span or, for multi-reference slices, the span of
 //! each reference their records reach; checked against the slice's MD5.
 
+use super::decode::SliceRef;
 use super::Reader;
 use crate::fasta::Fasta;
+use crate::md5::SpanCheck;
 use crate::refpath::Candidate;
 use crate::{Error, SliceHeader};
 
@@ -18,7 +20,13 @@ impl Reader {
 
     /// Bases `from..=to` of reference `id`, cut to the reference (1-based), with the span
     /// they are.
-    fn span(&mut self, id: i32, from: i64, to: i64, at: u64) -> Result<(Vec<u8>, i64, i64), Error> {
+    pub(super) fn span(
+        &mut self,
+        id: i32,
+        from: i64,
+        to: i64,
+        at: u64,
+    ) -> Result<(Vec<u8>, i64, i64), Error> {
         let name = self.ref_name(id, at)?;
         let fasta = self.fasta(&name, at)?;
         let len = fasta
@@ -152,19 +160,29 @@ impl Reader {
         sh: &SliceHeader,
         at: u64,
     ) -> Result<(Vec<u8>, i64, i64), Error> {
-        let bases = self.slice_bases(sh, at)?;
-        self.check_md5(sh, &bases.0, at)?;
+        let (bases, check) = self.slice_bases(sh, at)?;
+        check.map_or(Ok(()), |c| c.check(&bases.0))?;
         Ok(bases)
     }
 
-    /// [`Reader::slice_reference`] without the MD5 check ([`Reader::md5_check`] makes it).
+    /// [`Reader::slice_reference`] with the MD5 check still to make: the bases read ahead
+    /// (`ahead`) with their digest, else read now.
     pub(super) fn slice_bases(
         &mut self,
         sh: &SliceHeader,
         at: u64,
-    ) -> Result<(Vec<u8>, i64, i64), Error> {
+    ) -> Result<(SliceRef, Option<SpanCheck>), Error> {
+        let check = self.md5_check(sh, at);
+        if let Some((bases, made)) = self.take_ahead(sh) {
+            let check = check.map(|c| SpanCheck {
+                made: Some(made),
+                ..c
+            });
+            return Ok((bases, check));
+        }
         let start = i64::from(sh.start);
-        self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)
+        let bases = self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)?;
+        Ok((bases, check))
     }
 
     pub(super) fn check_md5(&self, sh: &SliceHeader, bases: &[u8], at: u64) -> Result<(), Error> {
@@ -173,7 +191,7 @@ impl Reader {
 
     /// The check of a slice's reference bases against its MD5; none when it has no MD5 or
     /// `ignore_md5` is set.
-    pub(super) fn md5_check(&self, sh: &SliceHeader, at: u64) -> Option<crate::md5::SpanCheck> {
+    pub(super) fn md5_check(&self, sh: &SliceHeader, at: u64) -> Option<SpanCheck> {
         if sh.reference_md5 == [0; 16] || self.ignore_md5 {
             return None;
         }
@@ -181,12 +199,13 @@ impl Reader {
             .header
             .reference_name(sh.reference_id)
             .map_or("?".into(), String::from_utf8_lossy);
-        Some(crate::md5::SpanCheck {
+        Some(SpanCheck {
             expected: sh.reference_md5,
             name: name.into_owned(),
             start: sh.start,
             span: sh.span,
             at,
+            made: None,
         })
     }
 }

@@ -141,6 +141,24 @@ impl Pool {
         wait(rx, &self.steal)
     }
 
+    /// The answer of a job [`Pool::run`] queued, running queued jobs while it is not there.
+    pub(super) fn wait_for<T>(&self, rx: &Receiver<Result<T, Error>>) -> Result<T, Error> {
+        wait(rx, &self.steal)
+    }
+
+    /// Queues `f` for a worker: its answer's receiver, or none when the workers stopped.
+    pub(super) fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+    ) -> Option<Receiver<Result<T, Error>>> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let job: Job = Box::new(move || {
+            let _ = tx.send(f());
+        });
+        self.jobs.as_ref()?.send(job).ok()?;
+        Some(rx)
+    }
+
     fn helpers(&self) -> Option<Helpers> {
         Some(Helpers {
             jobs: self.jobs.clone()?,
@@ -148,10 +166,13 @@ impl Pool {
         })
     }
 
-    /// Forgets the queued containers; jobs nobody waits for are taken off the queue.
+    /// Forgets the queued containers; jobs nobody waits for are taken off the queue (with
+    /// none queued, the jobs there are digests read ahead and lists given back: kept).
     fn clear(&mut self) {
-        self.queued.clear();
-        while self.steal.try_recv().is_ok() {}
+        if !self.queued.is_empty() {
+            self.queued.clear();
+            while self.steal.try_recv().is_ok() {}
+        }
         self.input_done = false;
     }
 }
@@ -159,6 +180,7 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.clear();
+        while self.steal.try_recv().is_ok() {}
         self.jobs = None;
         for w in self.workers.drain(..) {
             let _ = w.join();
@@ -386,9 +408,7 @@ impl Reader {
         }
         for slice in wanted {
             let bases = match slice {
-                Some((sh, at)) => self
-                    .slice_bases(&sh, at)
-                    .map(|b| Some((b, self.md5_check(&sh, at)))),
+                Some((sh, at)) => self.slice_bases(&sh, at).map(Some),
                 None => Ok(None),
             };
             let failed = bases.is_err();

@@ -1,0 +1,137 @@
+//! Reference bases read ahead of their slices (`Reader::read_references_ahead`): the bases
+//! read ahead are the ones a slice uses (the FASTA is not read again for them), a wrong
+//! reference read ahead is refused as one read in turn is, and a line naming another span
+//! than its slice's header is not used; at every thread count.
+
+use std::ops::Range as Bytes;
+use std::path::{Path, PathBuf};
+
+use cram::crai::CraiEntry;
+use cram::reader::Range;
+use cram::{Alignment, Fasta, Reader};
+
+const NAME: &str = "aligned-3.0-slices.cram";
+
+fn dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/cram"))
+}
+
+/// A copy of `ref.fa` and its `.fai` in a folder of the test's own, to be overwritten.
+fn reference_copy(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hts-cram-ahead-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    for f in ["ref.fa", "ref.fa.fai"] {
+        std::fs::copy(dir().join(f), d.join(f)).unwrap();
+    }
+    d.join("ref.fa")
+}
+
+fn open(reference: &Path, threads: usize) -> Reader {
+    let bytes = std::fs::read(dir().join(NAME)).unwrap();
+    let fasta = Fasta::open(reference).unwrap();
+    let mut r = Reader::open(std::io::Cursor::new(bytes), NAME, Some(fasta)).unwrap();
+    r.set_threads(threads);
+    r
+}
+
+/// The second reference's lines (the one `wrong.fa` changes), its containers' bytes, and a range over all of them.
+fn second_reference() -> (Vec<CraiEntry>, Vec<Bytes<u64>>, Range) {
+    let crai = std::fs::read(dir().join(format!("{NAME}.crai"))).unwrap();
+    let all = cram::crai::parse(&crai).unwrap();
+    let lines: Vec<CraiEntry> = all.iter().filter(|e| e.ref_id == 1).copied().collect();
+    assert!(lines.len() >= 2, "the fixture should have several slices");
+    let mut starts: Vec<u64> = all.iter().map(|e| e.container).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut containers: Vec<Bytes<u64>> = Vec::new();
+    for e in &lines {
+        if containers.last().is_some_and(|c| c.start == e.container) {
+            continue;
+        }
+        let next = starts.iter().find(|&&s| s > e.container).copied().unwrap();
+        containers.push(e.container..next);
+    }
+    let range = Range {
+        ref_id: 1,
+        start: 1,
+        end: i64::MAX,
+    };
+    (lines, containers, range)
+}
+
+/// Every record of the range, or the error that ended the reading.
+fn read(r: &mut Reader, containers: &[Bytes<u64>], range: Range) -> Result<Vec<Alignment>, String> {
+    r.read_containers(containers.to_vec(), range);
+    let mut out = Vec::new();
+    while let Some(recs) = r.next_container().map_err(|e| e.to_string())? {
+        out.extend(recs);
+    }
+    Ok(out)
+}
+
+/// The wrong reference (same names and lengths, other bases) written over `reference`.
+fn overwrite_with_wrong(reference: &Path) {
+    std::fs::write(reference, std::fs::read(dir().join("wrong.fa")).unwrap()).unwrap();
+}
+
+#[test]
+fn bases_read_ahead_are_the_ones_used() {
+    let (lines, containers, range) = second_reference();
+    for threads in [0, 1, 2] {
+        let reference = reference_copy(&format!("used-{threads}"));
+        let want = read(&mut open(&reference, threads), &containers, range).unwrap();
+        assert!(!want.is_empty());
+        let mut r = open(&reference, threads);
+        r.read_references_ahead(&lines);
+        // Read again, these bases would not match the slices' MD5s.
+        overwrite_with_wrong(&reference);
+        let got = read(&mut r, &containers, range);
+        assert!(
+            got.as_ref().ok() == Some(&want),
+            "-@{threads}: {:?}",
+            got.err()
+        );
+        // A reader that read nothing ahead finds the wrong bases.
+        let err = read(&mut open(&reference, threads), &containers, range).map(|r| r.len());
+        let err = err.expect_err("the wrong bases are refused");
+        assert!(err.contains("MD5 checksum reference mismatch"), "{err}");
+        let _ = std::fs::remove_dir_all(reference.parent().unwrap());
+    }
+}
+
+#[test]
+fn a_wrong_reference_read_ahead_is_refused() {
+    let (lines, containers, range) = second_reference();
+    for threads in [0, 1, 2] {
+        let mut r = open(&dir().join("wrong.fa"), threads);
+        r.read_references_ahead(&lines);
+        let err = read(&mut r, &containers, range).map(|r| r.len());
+        let err = err.expect_err("the wrong bases are refused");
+        assert!(
+            err.contains("MD5 checksum reference mismatch at ref2:"),
+            "-@{threads}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_line_naming_another_span_is_not_used() {
+    let (mut lines, containers, range) = second_reference();
+    for e in &mut lines {
+        e.span += 1;
+    }
+    for threads in [0, 2] {
+        let reference = reference_copy(&format!("other-{threads}"));
+        let mut r = open(&reference, threads);
+        r.read_references_ahead(&lines);
+        overwrite_with_wrong(&reference);
+        // The slices read their own spans, now wrong: the reading is refused.
+        let err = read(&mut r, &containers, range).map(|r| r.len());
+        let err = err.expect_err("the wrong bases are refused");
+        assert!(
+            err.contains("MD5 checksum reference mismatch"),
+            "-@{threads}: {err}"
+        );
+        let _ = std::fs::remove_dir_all(reference.parent().unwrap());
+    }
+}

@@ -132,21 +132,27 @@ fn a_wrong_reference_is_refused_by_its_md5() {
     one_error_line(&out, &["aligned-3.0.cram", "MD5", "ref2", "at byte"]);
 }
 
-/// A region query reads its slices' reference bases ahead of their containers
-/// (`Reader::read_references_ahead`): the wrong ones are refused all the same.
+/// A remote region query reads its slices' reference bases ahead of their containers
+/// (`Reader::read_references_ahead`, at every thread count): the wrong ones are refused all the
+/// same, and the right ones give samtools' records.
 #[test]
 fn a_wrong_reference_read_ahead_is_refused_by_its_md5() {
-    for threads in ["0", "2"] {
-        let args = [
-            "-@",
-            threads,
-            "-T",
-            "wrong.fa",
-            "aligned-3.0-slices.cram",
-            "ref2",
-        ];
-        let out = view_in(&dir(), &args.map(String::from));
-        one_error_line(&out, &["aligned-3.0-slices.cram", "MD5", "ref2", "at byte"]);
+    let server = testkit::Server::start(&dir()).unwrap();
+    let url = server.url("aligned-3.0-slices.cram");
+    let local = ["-T", "ref.fa", "aligned-3.0-slices.cram", "ref2"].map(String::from);
+    let local = view_in(&dir(), &local);
+    assert!(local.status.success() && !local.stdout.is_empty());
+    for threads in ["0", "1", "2"] {
+        for (fasta, refused) in [("wrong.fa", true), ("ref.fa", false)] {
+            let args = ["-@", threads, "-T", fasta, url.as_str(), "ref2"].map(String::from);
+            let out = view_in(&dir(), &args);
+            if refused {
+                one_error_line(&out, &["aligned-3.0-slices.cram", "MD5", "ref2", "at byte"]);
+            } else {
+                assert!(out.status.success(), "-@{threads}");
+                assert!(out.stdout == local.stdout, "-@{threads}: other records");
+            }
+        }
     }
 }
 

@@ -122,8 +122,8 @@ pub(crate) struct SpanCheck {
     pub span: i32,
     /// The slice's offset.
     pub at: u64,
-    /// The digest of the bases, made before the slice came (`reader::ahead`).
-    pub made: Option<[u8; 16]>,
+    /// The digest of the bases, made (or being made) before the slice came (`reader::ahead`).
+    pub made: Option<crate::reader::Digest>,
 }
 
 /// The digest a slice's check takes of its reference bases: their first `span` (all of them
@@ -139,6 +139,8 @@ impl SpanCheck {
     pub(crate) fn check(&self, bases: &[u8]) -> Result<(), crate::Error> {
         let got = self
             .made
+            .as_ref()
+            .and_then(crate::reader::Digest::take)
             .unwrap_or_else(|| span_digest(bases, i64::from(self.span)));
         if got == self.expected {
             return Ok(());

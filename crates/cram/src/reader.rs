@@ -10,6 +10,7 @@ mod source;
 pub(crate) mod spare;
 mod threads;
 
+pub(crate) use ahead::Digest;
 pub use laid::{LaidOut, Layout};
 use laid::{Laying, Made};
 use source::{read_at, Plain};
@@ -201,6 +202,7 @@ impl Reader {
     /// Decodes with `reference` (as `-T` gives it), set after the opening: a caller may fetch
     /// a remote reference's index while the file's opening is read.
     pub fn set_reference(&mut self, reference: Fasta) {
+        self.forget_ahead();
         self.reference = Some(reference);
         self.explicit = true;
     }
@@ -257,6 +259,7 @@ impl Reader {
     /// Reads every record again from the first container.
     pub fn rewind(&mut self) {
         self.drop_queued();
+        self.forget_ahead();
         self.later.clear();
         self.at = self.first_container;
         self.planned = None;

@@ -103,14 +103,20 @@ fn bases_read_ahead_are_the_ones_used() {
 fn a_wrong_reference_read_ahead_is_refused() {
     let (lines, containers, range) = second_reference();
     for threads in [0, 1, 2] {
-        let mut r = open(&dir().join("wrong.fa"), threads);
+        // The wrong bases read ahead, the right ones on disk by the time the slices come:
+        // the slices use what was read ahead, and refuse it by its MD5.
+        let reference = reference_copy(&format!("wrong-{threads}"));
+        std::fs::write(&reference, std::fs::read(dir().join("wrong.fa")).unwrap()).unwrap();
+        let mut r = open(&reference, threads);
         r.read_references_ahead(&lines);
+        std::fs::copy(dir().join("ref.fa"), &reference).unwrap();
         let err = read(&mut r, &containers, range).map(|r| r.len());
         let err = err.expect_err("the wrong bases are refused");
         assert!(
             err.contains("MD5 checksum reference mismatch at ref2:"),
             "-@{threads}: {err}"
         );
+        let _ = std::fs::remove_dir_all(reference.parent().unwrap());
     }
 }
 
@@ -121,11 +127,22 @@ fn a_line_naming_another_span_is_not_used() {
         e.span += 1;
     }
     for threads in [0, 2] {
+        // Bases of another span, were they used, would not match the slices' MD5s.
+        let reference = dir().join("ref.fa");
+        let want = read(&mut open(&reference, threads), &containers, range).unwrap();
+        let mut r = open(&reference, threads);
+        r.read_references_ahead(&lines);
+        let got = read(&mut r, &containers, range);
+        assert!(
+            got.as_ref().ok() == Some(&want),
+            "-@{threads}: {:?}",
+            got.err()
+        );
+        // And the slices read their own spans: wrong ones on disk now are refused.
         let reference = reference_copy(&format!("other-{threads}"));
         let mut r = open(&reference, threads);
         r.read_references_ahead(&lines);
         overwrite_with_wrong(&reference);
-        // The slices read their own spans, now wrong: the reading is refused.
         let err = read(&mut r, &containers, range).map(|r| r.len());
         let err = err.expect_err("the wrong bases are refused");
         assert!(
@@ -133,5 +150,43 @@ fn a_line_naming_another_span_is_not_used() {
             "-@{threads}: {err}"
         );
         let _ = std::fs::remove_dir_all(reference.parent().unwrap());
+    }
+}
+
+#[test]
+fn hostile_lines_are_passed_over() {
+    let (lines, containers, range) = second_reference();
+    let want = read(&mut open(&dir().join("ref.fa"), 0), &containers, range).unwrap();
+    let e = lines[0];
+    let hostile = [
+        CraiEntry {
+            start: i64::MAX,
+            ..e
+        },
+        CraiEntry {
+            span: i64::MAX,
+            ..e
+        },
+        CraiEntry {
+            span: i64::MIN,
+            ..e
+        },
+        CraiEntry { start: -5, ..e },
+        // Within a slice header's numbers, but past what is read ahead (64 MiB).
+        CraiEntry {
+            span: i64::from(i32::MAX),
+            ..e
+        },
+        CraiEntry { ref_id: 99, ..e },
+    ];
+    for threads in [0, 2] {
+        let mut r = open(&dir().join("ref.fa"), threads);
+        r.read_references_ahead(&hostile);
+        let got = read(&mut r, &containers, range);
+        assert!(
+            got.as_ref().ok() == Some(&want),
+            "-@{threads}: {:?}",
+            got.err()
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! is compared with the digest made of exactly the bases it is given.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
@@ -15,7 +16,7 @@ use crossbeam_channel::Receiver;
 use super::decode::SliceRef;
 use super::Reader;
 use crate::crai::CraiEntry;
-use crate::{Error, SliceHeader};
+use crate::SliceHeader;
 
 /// Most slices read ahead, and most bases held for them: the first containers of a query,
 /// not a whole chromosome's.
@@ -25,17 +26,33 @@ const MAX_BASES: usize = 64 << 20;
 /// A slice's span: reference id, 1-based start, length (as its header and the index give it).
 type Key = (i32, i64, i64);
 
-/// Bases read ahead with their digest, made or being made on a worker (which holds the bases
-/// until it is done; a job dropped with the queue makes none, and it is made when taken).
-enum Prepared {
-    Made(SliceRef, [u8; 16]),
-    Coming(Arc<SliceRef>, i64, Receiver<Result<[u8; 16], Error>>),
+/// The digest of bases read ahead: made, or being made on a worker.
+pub(crate) enum Digest {
+    Made([u8; 16]),
+    /// The worker's answer, and a flag that tells it not to start: whoever needs the digest
+    /// before it is there makes it (never waits for a queued job, which could be queued
+    /// behind the very container waiting for it).
+    Coming(Receiver<Option<[u8; 16]>>, Arc<AtomicBool>),
 }
 
-/// The spans read ahead and not yet taken.
+impl Digest {
+    /// The digest if it is made; if not, the job is told not to start and `None` says to
+    /// make it now.
+    pub(crate) fn take(&self) -> Option<[u8; 16]> {
+        match self {
+            Digest::Made(d) => Some(*d),
+            Digest::Coming(rx, not_needed) => rx.try_recv().ok().flatten().or_else(|| {
+                not_needed.store(true, Ordering::Relaxed);
+                None
+            }),
+        }
+    }
+}
+
+/// The spans read ahead and not yet taken, and the bases they hold.
 #[derive(Default)]
 pub(super) struct Ahead {
-    spans: HashMap<Key, Prepared>,
+    spans: HashMap<Key, (Arc<SliceRef>, Digest)>,
     bases: usize,
 }
 
@@ -44,74 +61,145 @@ impl Reader {
     /// containers a query is about to read, in that order) ahead of their containers, with
     /// their MD5 digests made on idle workers: a remote query does this while its containers
     /// are on their way. Only from a FASTA already open and local (a remote one's bytes are
-    /// asked for when a slice needs them); within 64 slices and 64 MiB; a span that cannot
-    /// be read is skipped (its slice reads it again and gives the error in its turn).
+    /// asked for when a slice needs them); within 64 slices and 64 MiB (a line's span counted
+    /// before it is read); a span that cannot be read is skipped (its slice reads it again
+    /// and gives the error in its turn).
     pub fn read_references_ahead(&mut self, entries: &[CraiEntry]) {
-        if self.without_bases {
+        // Without bases, or with MD5s ignored, there is nothing worth doing early.
+        if self.without_bases || self.ignore_md5 {
             return;
         }
         for e in entries.iter().take(MAX_SLICES) {
             let key = (e.ref_id, e.start, e.span);
-            if e.ref_id < 0 || e.span <= 0 || self.ahead.spans.contains_key(&key) {
+            // A slice header holds 32-bit positions: a line beyond them names no slice.
+            let fits = |v: i64| (1..=i64::from(i32::MAX)).contains(&v);
+            if e.ref_id < 0 || !fits(e.start) || !fits(e.span) {
                 continue;
             }
+            let within = usize::try_from(e.span).is_ok_and(|n| self.ahead.bases + n <= MAX_BASES);
             let local = self.ref_name(e.ref_id, 0).ok().is_some_and(|name| {
                 self.reference
                     .as_ref()
                     .is_some_and(|f| !f.is_remote() && f.entry(&name).is_some())
             });
-            if !local || self.ahead.bases >= MAX_BASES {
+            if !within || !local || self.ahead.spans.contains_key(&key) {
                 continue;
             }
             let Ok(bases) = self.span(e.ref_id, e.start, e.start + e.span - 1, 0) else {
                 continue;
             };
             self.ahead.bases += bases.0.len();
-            let prepared = self.digest_ahead(bases, e.span);
-            self.ahead.spans.insert(key, prepared);
+            let bases = Arc::new(bases);
+            let digest = self.digest_ahead(&bases, e.span);
+            self.ahead.spans.insert(key, (bases, digest));
         }
     }
 
     /// `bases`' digest (their first `span`, as the slice's check takes them): on a worker
     /// when there are workers, else here.
-    fn digest_ahead(&self, bases: SliceRef, span: i64) -> Prepared {
+    fn digest_ahead(&self, bases: &Arc<SliceRef>, span: i64) -> Digest {
+        let digest = move |b: &SliceRef| crate::md5::span_digest(&b.0, span);
         let Some(pool) = self.pool.as_ref() else {
-            let d = crate::md5::span_digest(&bases.0, span);
-            return Prepared::Made(bases, d);
+            return Digest::Made(digest(bases));
         };
-        let shared = Arc::new(bases);
-        let held = Arc::clone(&shared);
+        let not_needed = Arc::new(AtomicBool::new(false));
+        let (held, told) = (Arc::clone(bases), Arc::clone(&not_needed));
         let job = move || {
-            let d = crate::md5::span_digest(&held.0, span);
-            // Let go of the bases before answering: the taker then owns them alone.
-            drop(held);
-            Ok(d)
+            #[cfg(test)]
+            tests::hold();
+            // Not started before the slice came: its taker made the digest.
+            (!told.load(Ordering::Relaxed)).then(|| digest(&held))
         };
         match pool.run(job) {
-            Some(rx) => Prepared::Coming(shared, span, rx),
-            None => {
-                let bases = Arc::unwrap_or_clone(shared);
-                let d = crate::md5::span_digest(&bases.0, span);
-                Prepared::Made(bases, d)
-            }
+            Some(rx) => Digest::Coming(rx, not_needed),
+            None => Digest::Made(digest(bases)),
         }
     }
 
     /// The bases read ahead for `sh`'s span and their digest, if they were.
-    pub(super) fn take_ahead(&mut self, sh: &SliceHeader) -> Option<(SliceRef, [u8; 16])> {
+    pub(super) fn take_ahead(&mut self, sh: &SliceHeader) -> Option<(Arc<SliceRef>, Digest)> {
         let key = (sh.reference_id, i64::from(sh.start), i64::from(sh.span));
-        let prepared = self.ahead.spans.remove(&key)?;
-        let (bases, digest) = match prepared {
-            Prepared::Made(bases, d) => (bases, d),
-            // Made on a worker: long done when the container came over a network.
-            Prepared::Coming(shared, span, rx) => {
-                let made = self.pool.as_ref().and_then(|p| p.wait_for(&rx).ok());
-                let bases = Arc::unwrap_or_clone(shared);
-                let d = made.unwrap_or_else(|| crate::md5::span_digest(&bases.0, span));
-                (bases, d)
-            }
-        };
+        let (bases, digest) = self.ahead.spans.remove(&key)?;
         self.ahead.bases = self.ahead.bases.saturating_sub(bases.0.len());
         Some((bases, digest))
+    }
+
+    /// Forgets the bases read ahead (another reference, or the whole file from its start).
+    pub(super) fn forget_ahead(&mut self) {
+        self.ahead = Ahead::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A digest job held back until the container needing it is being decoded: the slice
+    //! makes the digest itself, at every thread count, and nothing waits on the held job.
+
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    static HOLD: AtomicBool = AtomicBool::new(false);
+
+    /// While the test holds digest jobs, those on the workers wait here (at most a few
+    /// seconds); the reader's thread, which runs queued jobs while it waits, is not held.
+    pub(super) fn hold() {
+        let worker = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with("cram-decode"));
+        let until = Instant::now() + Duration::from_secs(5);
+        while worker && HOLD.load(Ordering::Relaxed) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_digest_still_queued_is_made_by_the_slice_and_nothing_waits_for_it() {
+        let dir =
+            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/cram"));
+        let name = "aligned-3.0-slices.cram";
+        let crai = std::fs::read(dir.join(format!("{name}.crai"))).unwrap();
+        let lines: Vec<_> = crate::crai::parse(&crai)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.ref_id == 1)
+            .collect();
+        let container = lines[0].container;
+        let range = crate::reader::Range {
+            ref_id: 1,
+            start: 1,
+            end: i64::MAX,
+        };
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let read = |threads: usize, ahead: bool| -> (Vec<crate::Alignment>, crate::Reader) {
+            let fasta = crate::Fasta::open(&dir.join("ref.fa")).unwrap();
+            let cursor = std::io::Cursor::new(bytes.clone());
+            let mut r = crate::Reader::open(cursor, name, Some(fasta)).unwrap();
+            r.set_threads(threads);
+            if ahead {
+                r.read_references_ahead(&lines);
+            }
+            r.seek_range(container, range);
+            let mut out = Vec::new();
+            while let Some(recs) = r.next_container().unwrap() {
+                out.extend(recs);
+            }
+            (out, r)
+        };
+        let (want, _) = read(0, false);
+        assert!(!want.is_empty());
+        for threads in [1, 2, 3] {
+            HOLD.store(true, Ordering::Relaxed);
+            let started = Instant::now();
+            let (got, reader) = read(threads, true);
+            let took = started.elapsed();
+            // Let the held jobs go before the reader's workers are joined.
+            HOLD.store(false, Ordering::Relaxed);
+            drop(reader);
+            assert!(got == want, "-@{threads}");
+            assert!(
+                took < Duration::from_secs(4),
+                "-@{threads}: the reading waited for a held digest"
+            );
+        }
     }
 }

@@ -2,6 +2,8 @@
 //! (`refpath`), a single-reference slice's span or, for multi-reference slices, the span of
 //! each reference their records reach; checked against the slice's MD5.
 
+use std::sync::Arc;
+
 use super::decode::SliceRef;
 use super::Reader;
 use crate::fasta::Fasta;
@@ -162,7 +164,7 @@ impl Reader {
     ) -> Result<(Vec<u8>, i64, i64), Error> {
         let (bases, check) = self.slice_bases(sh, at)?;
         check.map_or(Ok(()), |c| c.check(&bases.0))?;
-        Ok(bases)
+        Ok(Arc::unwrap_or_clone(bases))
     }
 
     /// [`Reader::slice_reference`] with the MD5 check still to make: the bases read ahead
@@ -171,7 +173,7 @@ impl Reader {
         &mut self,
         sh: &SliceHeader,
         at: u64,
-    ) -> Result<(SliceRef, Option<SpanCheck>), Error> {
+    ) -> Result<(Arc<SliceRef>, Option<SpanCheck>), Error> {
         let check = self.md5_check(sh, at);
         if let Some((bases, made)) = self.take_ahead(sh) {
             let check = check.map(|c| SpanCheck {
@@ -182,7 +184,7 @@ impl Reader {
         }
         let start = i64::from(sh.start);
         let bases = self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)?;
-        Ok((bases, check))
+        Ok((Arc::new(bases), check))
     }
 
     pub(super) fn check_md5(&self, sh: &SliceHeader, bases: &[u8], at: u64) -> Result<(), Error> {

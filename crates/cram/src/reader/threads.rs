@@ -5,6 +5,7 @@
 //! containers too, so that `-@ 1` keeps two threads decoding.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
@@ -30,7 +31,7 @@ type Wanted = Option<(SliceHeader, u64)>;
 /// A slice's reference bases as the reader's thread read them, with their MD5 check for the
 /// worker to make (the digest costs as much as the reading: the reader's thread, which
 /// reads every container's bases in turn, is spared it), or the error reading them.
-type Bases1 = Result<Option<(SliceRef, Option<SpanCheck>)>, Error>;
+type Bases1 = Result<Option<(Arc<SliceRef>, Option<SpanCheck>)>, Error>;
 
 /// A container read and waiting for its turn.
 enum Queued {
@@ -141,16 +142,11 @@ impl Pool {
         wait(rx, &self.steal)
     }
 
-    /// The answer of a job [`Pool::run`] queued, running queued jobs while it is not there.
-    pub(super) fn wait_for<T>(&self, rx: &Receiver<Result<T, Error>>) -> Result<T, Error> {
-        wait(rx, &self.steal)
-    }
-
     /// Queues `f` for a worker: its answer's receiver, or none when the workers stopped.
     pub(super) fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce() -> Result<T, Error> + Send + 'static,
-    ) -> Option<Receiver<Result<T, Error>>> {
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<Receiver<T>> {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let job: Job = Box::new(move || {
             let _ = tx.send(f());
@@ -222,7 +218,7 @@ impl Context {
                 None => None,
             };
             let bases = Bases {
-                slice: slice_ref.as_ref(),
+                slice: slice_ref.as_deref(),
                 whole: &none,
             };
             ended = self.finish(&ch, (&sh, stored), bases, range.as_ref(), at, &mut out)?;
@@ -389,23 +385,16 @@ impl Reader {
         };
         let ctx = self.context();
         let range = self.range;
-        let (tx, rx) = crossbeam_channel::bounded(1);
         let (refs_tx, refs) = crossbeam_channel::unbounded();
         let helpers = self.pool.as_ref().and_then(Pool::helpers);
         let laying = self.laying.clone();
-        let job: Job = Box::new(move || {
+        let job = move || {
             let how = (range, laying.as_ref());
-            let answer = ctx.decode_prepared(&h, &body, body_at, refs, how, helpers);
-            let _ = tx.send(answer);
-        });
-        let sent = self
-            .pool
-            .as_ref()
-            .and_then(|p| p.jobs.as_ref())
-            .is_some_and(|jobs| jobs.send(job).is_ok());
-        if !sent {
+            ctx.decode_prepared(&h, &body, body_at, refs, how, helpers)
+        };
+        let Some(rx) = self.pool.as_ref().and_then(|p| p.run(job)) else {
             return Queued::Failed(Error::at(body_at, "CRAM decoding threads stopped"));
-        }
+        };
         for slice in wanted {
             let bases = match slice {
                 Some((sh, at)) => self.slice_bases(&sh, at).map(Some),

@@ -166,6 +166,16 @@ pub fn read_index(
     Ok((crai_name, entries))
 }
 
+/// Tells `reader` what the passes will read: the containers to fetch ahead ([`advice`]) and,
+/// for a remote file, the slices whose reference bases are read while they come (a round trip
+/// at least; [`slices_read`]).
+pub fn announce(reader: &mut cram::Reader, file: &str, passes: &[Pass], slices: &[CraiEntry]) {
+    reader.advise(&advice(passes));
+    if bam::hfile::scheme_of(file).is_some() {
+        reader.read_references_ahead(slices);
+    }
+}
+
 /// The spans a remote file fetches for the passes, in the order they are read: the passes'
 /// containers joined as BAM's chunks are ([`bam::index::plan::plan_ranges`], cut only at container
 /// starts).

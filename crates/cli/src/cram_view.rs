@@ -518,11 +518,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         )?;
         (passes, None, slices)
     };
-    reader.advise(&cram_regions::advice(&passes));
-    if bam::hfile::scheme_of(file).is_some() {
-        // Remote containers take a round trip to come: their slices' bases are read meanwhile.
-        reader.read_references_ahead(&slices);
-    }
+    cram_regions::announce(&mut reader, file, &passes, &slices);
     let unsupported = |u: output::Unsupported| {
         Failure::Message(format!("hts view does not support writing {} yet", u.0))
     };

@@ -11,6 +11,7 @@ use cram::reader::Range;
 use cram::{Alignment, Fasta, Reader};
 
 const NAME: &str = "aligned-3.0-slices.cram";
+const MISMATCH: &str = "MD5 checksum reference mismatch";
 
 fn dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/cram"))
@@ -69,6 +70,22 @@ fn read(r: &mut Reader, containers: &[Bytes<u64>], range: Range) -> Result<Vec<A
     Ok(out)
 }
 
+/// The reading gave `want`'s records.
+fn assert_gives(got: Result<Vec<Alignment>, String>, want: &[Alignment], threads: usize) {
+    assert!(
+        got.as_ref().is_ok_and(|g| g == want),
+        "-@{threads}: {:?}",
+        got.err()
+    );
+}
+
+/// The reading ends in an error saying `says`: wrong bases refused.
+fn assert_refused(r: &mut Reader, (containers, range): (&[Bytes<u64>], Range), says: &str) {
+    let read = read(r, containers, range).map(|recs| recs.len());
+    let err = read.expect_err("the wrong bases are refused");
+    assert!(err.contains(says), "{err}");
+}
+
 /// The wrong reference (same names and lengths, other bases) written over `reference`.
 fn overwrite_with_wrong(reference: &Path) {
     std::fs::write(reference, std::fs::read(dir().join("wrong.fa")).unwrap()).unwrap();
@@ -86,15 +103,10 @@ fn bases_read_ahead_are_the_ones_used() {
         // Read again, these bases would not match the slices' MD5s.
         overwrite_with_wrong(&reference);
         let got = read(&mut r, &containers, range);
-        assert!(
-            got.as_ref().ok() == Some(&want),
-            "-@{threads}: {:?}",
-            got.err()
-        );
+        assert_gives(got, &want, threads);
         // A reader that read nothing ahead finds the wrong bases.
-        let err = read(&mut open(&reference, threads), &containers, range).map(|r| r.len());
-        let err = err.expect_err("the wrong bases are refused");
-        assert!(err.contains("MD5 checksum reference mismatch"), "{err}");
+        let mut fresh = open(&reference, threads);
+        assert_refused(&mut fresh, (&containers, range), MISMATCH);
         let _ = std::fs::remove_dir_all(reference.parent().unwrap());
     }
 }
@@ -110,11 +122,10 @@ fn a_wrong_reference_read_ahead_is_refused() {
         let mut r = open(&reference, threads);
         r.read_references_ahead(&lines);
         std::fs::copy(dir().join("ref.fa"), &reference).unwrap();
-        let err = read(&mut r, &containers, range).map(|r| r.len());
-        let err = err.expect_err("the wrong bases are refused");
-        assert!(
-            err.contains("MD5 checksum reference mismatch at ref2:"),
-            "-@{threads}: {err}"
+        assert_refused(
+            &mut r,
+            (&containers, range),
+            &format!("{MISMATCH} at ref2:"),
         );
         let _ = std::fs::remove_dir_all(reference.parent().unwrap());
     }
@@ -133,22 +144,13 @@ fn a_line_naming_another_span_is_not_used() {
         let mut r = open(&reference, threads);
         r.read_references_ahead(&lines);
         let got = read(&mut r, &containers, range);
-        assert!(
-            got.as_ref().ok() == Some(&want),
-            "-@{threads}: {:?}",
-            got.err()
-        );
+        assert_gives(got, &want, threads);
         // And the slices read their own spans: wrong ones on disk now are refused.
         let reference = reference_copy(&format!("other-{threads}"));
         let mut r = open(&reference, threads);
         r.read_references_ahead(&lines);
         overwrite_with_wrong(&reference);
-        let err = read(&mut r, &containers, range).map(|r| r.len());
-        let err = err.expect_err("the wrong bases are refused");
-        assert!(
-            err.contains("MD5 checksum reference mismatch"),
-            "-@{threads}: {err}"
-        );
+        assert_refused(&mut r, (&containers, range), MISMATCH);
         let _ = std::fs::remove_dir_all(reference.parent().unwrap());
     }
 }
@@ -183,10 +185,6 @@ fn hostile_lines_are_passed_over() {
         let mut r = open(&dir().join("ref.fa"), threads);
         r.read_references_ahead(&hostile);
         let got = read(&mut r, &containers, range);
-        assert!(
-            got.as_ref().ok() == Some(&want),
-            "-@{threads}: {:?}",
-            got.err()
-        );
+        assert_gives(got, &want, threads);
     }
 }

@@ -1,6 +1,8 @@
 //! MD5 (RFC 1321), for the reference checksum each slice header carries: a wrong reference is
 //! refused before any record is rebuilt from it.
 
+use std::sync::OnceLock;
+
 const S: [u32; 64] = [
     7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9,
     14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15,
@@ -122,8 +124,6 @@ pub(crate) struct SpanCheck {
     pub span: i32,
     /// The slice's offset.
     pub at: u64,
-    /// The digest of the bases, made (or being made) before the slice came (`reader::ahead`).
-    pub made: Option<crate::reader::Digest>,
 }
 
 /// The digest a slice's check takes of its reference bases: their first `span` (all of them
@@ -137,11 +137,17 @@ impl SpanCheck {
     /// The slice's first `span` bases of `bases` against the MD5: a mismatch is an error
     /// naming the reference and the span (htslib's message).
     pub(crate) fn check(&self, bases: &[u8]) -> Result<(), crate::Error> {
-        let got = self
-            .made
-            .as_ref()
-            .and_then(crate::reader::Digest::take)
-            .unwrap_or_else(|| span_digest(bases, i64::from(self.span)));
+        self.check_once(bases, &OnceLock::new())
+    }
+
+    /// [`SpanCheck::check`] with the digest kept in `made`: made there once, by whoever
+    /// comes first (a worker reading ahead, `reader::ahead`, or this check).
+    pub(crate) fn check_once(
+        &self,
+        bases: &[u8],
+        made: &OnceLock<[u8; 16]>,
+    ) -> Result<(), crate::Error> {
+        let got = *made.get_or_init(|| span_digest(bases, i64::from(self.span)));
         if got == self.expected {
             return Ok(());
         }

@@ -10,7 +10,6 @@ mod source;
 pub(crate) mod spare;
 mod threads;
 
-pub(crate) use ahead::Digest;
 pub use laid::{LaidOut, Layout};
 use laid::{Laying, Made};
 use source::{read_at, Plain};
@@ -114,7 +113,7 @@ pub struct Reader {
     /// ([`Reader::set_layout`]).
     laying: Option<laid::Laying>,
     /// Reference bases read before their slices came ([`Reader::read_references_ahead`]).
-    ahead: ahead::Ahead,
+    ahead: ahead::Spans,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -186,7 +185,7 @@ impl Reader {
             context: None,
             pool: None,
             laying: None,
-            ahead: ahead::Ahead::default(),
+            ahead: ahead::Spans::default(),
         };
         let (h, body, body_at) = r
             .container()?

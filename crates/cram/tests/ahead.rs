@@ -35,7 +35,7 @@ fn open(reference: &Path, threads: usize) -> Reader {
     r
 }
 
-/// The second reference's lines (the one `wrong.fa` changes), its containers' bytes, and a range over all of them.
+/// The second reference's lines, its containers' bytes, and a range over all of them.
 fn second_reference() -> (Vec<CraiEntry>, Vec<Bytes<u64>>, Range) {
     let crai = std::fs::read(dir().join(format!("{NAME}.crai"))).unwrap();
     let all = cram::crai::parse(&crai).unwrap();
@@ -86,9 +86,30 @@ fn assert_refused(r: &mut Reader, (containers, range): (&[Bytes<u64>], Range), s
     assert!(err.contains(says), "{err}");
 }
 
-/// The wrong reference (same names and lengths, other bases) written over `reference`.
+/// `ref.fa` with every base of `ref2` changed (A and C, G and T swapped; the same names,
+/// lengths and lines), written over `reference`: a slice of `ref2` rebuilt from these bases
+/// differs, and their MD5s do not match the slices'.
 fn overwrite_with_wrong(reference: &Path) {
-    std::fs::write(reference, std::fs::read(dir().join("wrong.fa")).unwrap()).unwrap();
+    let text = std::fs::read_to_string(dir().join("ref.fa")).unwrap();
+    let mut in_ref2 = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if let Some(name) = line.strip_prefix('>') {
+            in_ref2 = name.split_whitespace().next() == Some("ref2");
+            out.push_str(line);
+            continue;
+        }
+        let swap = |c: char| match (in_ref2, c) {
+            (true, 'A') => 'C',
+            (true, 'C') => 'A',
+            (true, 'G') => 'T',
+            (true, 'T') => 'G',
+            (_, c) => c,
+        };
+        out.extend(line.chars().map(swap));
+    }
+    assert_ne!(out, text);
+    std::fs::write(reference, out).unwrap();
 }
 
 #[test]
@@ -118,7 +139,7 @@ fn a_wrong_reference_read_ahead_is_refused() {
         // The wrong bases read ahead, the right ones on disk by the time the slices come:
         // the slices use what was read ahead, and refuse it by its MD5.
         let reference = reference_copy(&format!("wrong-{threads}"));
-        std::fs::write(&reference, std::fs::read(dir().join("wrong.fa")).unwrap()).unwrap();
+        overwrite_with_wrong(&reference);
         let mut r = open(&reference, threads);
         r.read_references_ahead(&lines);
         std::fs::copy(dir().join("ref.fa"), &reference).unwrap();

@@ -8,10 +8,7 @@
 //! is compared with the digest made of exactly the bases it is given.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-use crossbeam_channel::Receiver;
+use std::sync::{Arc, OnceLock};
 
 use super::decode::SliceRef;
 use super::Reader;
@@ -26,33 +23,29 @@ const MAX_BASES: usize = 64 << 20;
 /// A slice's span: reference id, 1-based start, length (as its header and the index give it).
 type Key = (i32, i64, i64);
 
-/// The digest of bases read ahead: made, or being made on a worker.
-pub(crate) enum Digest {
-    Made([u8; 16]),
-    /// The worker's answer, and a flag that tells it not to start: whoever needs the digest
-    /// before it is there makes it (never waits for a queued job, which could be queued
-    /// behind the very container waiting for it).
-    Coming(Receiver<Option<[u8; 16]>>, Arc<AtomicBool>),
+/// A slice's reference bases and their MD5 digest, made once by whoever needs it first: a
+/// worker while the container is on its way, or the slice's check. The check waits only for
+/// a worker already hashing, never for a queued job (which could be queued behind the very
+/// container waiting).
+#[derive(Clone)]
+pub(crate) struct Span {
+    pub(crate) bases: SliceRef,
+    pub(crate) digest: OnceLock<[u8; 16]>,
 }
 
-impl Digest {
-    /// The digest if it is made; if not, the job is told not to start and `None` says to
-    /// make it now.
-    pub(crate) fn take(&self) -> Option<[u8; 16]> {
-        match self {
-            Digest::Made(d) => Some(*d),
-            Digest::Coming(rx, not_needed) => rx.try_recv().ok().flatten().or_else(|| {
-                not_needed.store(true, Ordering::Relaxed);
-                None
-            }),
+impl Span {
+    pub(super) fn new(bases: SliceRef) -> Span {
+        Span {
+            bases,
+            digest: OnceLock::new(),
         }
     }
 }
 
 /// The spans read ahead and not yet taken, and the bases they hold.
 #[derive(Default)]
-pub(super) struct Ahead {
-    spans: HashMap<Key, (Arc<SliceRef>, Digest)>,
+pub(super) struct Spans {
+    spans: HashMap<Key, Arc<Span>>,
     bases: usize,
 }
 
@@ -63,8 +56,10 @@ impl Reader {
     /// are on their way. Only from a FASTA already open and local (a remote one's bytes are
     /// asked for when a slice needs them); within 64 slices and 64 MiB (a line's span counted
     /// before it is read); a span that cannot be read is skipped (its slice reads it again
-    /// and gives the error in its turn).
+    /// and gives the error in its turn). Spans an earlier call read and no slice took are
+    /// forgotten.
     pub fn read_references_ahead(&mut self, entries: &[CraiEntry]) {
+        self.forget_ahead();
         // Without bases, or with MD5s ignored, there is nothing worth doing early.
         if self.without_bases || self.ignore_md5 {
             return;
@@ -85,48 +80,51 @@ impl Reader {
             if !within || !local || self.ahead.spans.contains_key(&key) {
                 continue;
             }
-            let Ok(bases) = self.span(e.ref_id, e.start, e.start + e.span - 1, 0) else {
+            let Ok(bases) = self.span_from(e.ref_id, e.start, e.span, 0) else {
                 continue;
             };
             self.ahead.bases += bases.0.len();
-            let bases = Arc::new(bases);
-            let digest = self.digest_ahead(&bases, e.span);
-            self.ahead.spans.insert(key, (bases, digest));
+            let span = Arc::new(Span::new(bases));
+            self.digest_ahead(&span, e.span);
+            self.ahead.spans.insert(key, span);
         }
     }
 
-    /// `bases`' digest (their first `span`, as the slice's check takes them): on a worker
-    /// when there are workers, else here.
-    fn digest_ahead(&self, bases: &Arc<SliceRef>, span: i64) -> Digest {
-        let digest = move |b: &SliceRef| crate::md5::span_digest(&b.0, span);
-        let Some(pool) = self.pool.as_ref() else {
-            return Digest::Made(digest(bases));
+    /// Makes `span`'s digest (of its first `len` bases, as the slice's check takes them): on
+    /// a worker when there are workers (not at all if the span is forgotten first), else now.
+    fn digest_ahead(&self, span: &Arc<Span>, len: i64) {
+        let make = move |s: &Span| {
+            s.digest
+                .get_or_init(|| crate::md5::span_digest(&s.bases.0, len));
         };
-        let not_needed = Arc::new(AtomicBool::new(false));
-        let (held, told) = (Arc::clone(bases), Arc::clone(&not_needed));
-        let job = move || {
+        let Some(pool) = self.pool.as_ref() else {
+            return make(span);
+        };
+        let weak = Arc::downgrade(span);
+        let queued = pool.run(move || {
             #[cfg(test)]
             tests::hold();
-            // Not started before the slice came: its taker made the digest.
-            (!told.load(Ordering::Relaxed)).then(|| digest(&held))
-        };
-        match pool.run(job) {
-            Some(rx) => Digest::Coming(rx, not_needed),
-            None => Digest::Made(digest(bases)),
+            if let Some(s) = weak.upgrade() {
+                make(&s);
+            }
+        });
+        if queued.is_none() {
+            make(span);
         }
     }
 
-    /// The bases read ahead for `sh`'s span and their digest, if they were.
-    pub(super) fn take_ahead(&mut self, sh: &SliceHeader) -> Option<(Arc<SliceRef>, Digest)> {
+    /// The bases read ahead for `sh`'s span, with their digest made or being made, if they
+    /// were.
+    pub(super) fn take_ahead(&mut self, sh: &SliceHeader) -> Option<Arc<Span>> {
         let key = (sh.reference_id, i64::from(sh.start), i64::from(sh.span));
-        let (bases, digest) = self.ahead.spans.remove(&key)?;
-        self.ahead.bases = self.ahead.bases.saturating_sub(bases.0.len());
-        Some((bases, digest))
+        let span = self.ahead.spans.remove(&key)?;
+        self.ahead.bases = self.ahead.bases.saturating_sub(span.bases.0.len());
+        Some(span)
     }
 
     /// Forgets the bases read ahead (another reference, or the whole file from its start).
     pub(super) fn forget_ahead(&mut self) {
-        self.ahead = Ahead::default();
+        self.ahead = Spans::default();
     }
 }
 
@@ -183,6 +181,7 @@ mod tests {
             while let Some(recs) = r.next_container().unwrap() {
                 out.extend(recs);
             }
+            assert!(r.ahead.spans.is_empty(), "every span read ahead is taken");
             (out, r)
         };
         let (want, _) = read(0, false);

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::ahead::Span;
 use super::decode::SliceRef;
 use super::Reader;
 use crate::fasta::Fasta;
@@ -68,6 +69,8 @@ impl Reader {
         let md5 = self.header.sq_tag(name, b"M5");
         let ur = self.header.sq_tag(name, b"UR");
         let fasta = self.find_reference(name, md5.as_deref(), ur.as_deref(), at)?;
+        // Bases read ahead came from the FASTA this one replaces.
+        self.forget_ahead();
         self.reference = Some(fasta);
         self.reference.as_mut().ok_or_else(|| missing(name, at))
     }
@@ -162,29 +165,36 @@ impl Reader {
         sh: &SliceHeader,
         at: u64,
     ) -> Result<(Vec<u8>, i64, i64), Error> {
-        let (bases, check) = self.slice_bases(sh, at)?;
-        check.map_or(Ok(()), |c| c.check(&bases.0))?;
-        Ok(Arc::unwrap_or_clone(bases))
+        let (span, check) = self.slice_bases(sh, at)?;
+        check.map_or(Ok(()), |c| c.check_once(&span.bases.0, &span.digest))?;
+        Ok(Arc::unwrap_or_clone(span).bases)
     }
 
     /// [`Reader::slice_reference`] with the MD5 check still to make: the bases read ahead
-    /// (`ahead`) with their digest, else read now.
+    /// (`ahead`, their digest perhaps made), else read now.
     pub(super) fn slice_bases(
         &mut self,
         sh: &SliceHeader,
         at: u64,
-    ) -> Result<(Arc<SliceRef>, Option<SpanCheck>), Error> {
+    ) -> Result<(Arc<Span>, Option<SpanCheck>), Error> {
         let check = self.md5_check(sh, at);
-        if let Some((bases, made)) = self.take_ahead(sh) {
-            let check = check.map(|c| SpanCheck {
-                made: Some(made),
-                ..c
-            });
-            return Ok((bases, check));
+        if let Some(span) = self.take_ahead(sh) {
+            return Ok((span, check));
         }
-        let start = i64::from(sh.start);
-        let bases = self.span(sh.reference_id, start, start + i64::from(sh.span) - 1, at)?;
-        Ok((Arc::new(bases), check))
+        let (start, len) = (i64::from(sh.start), i64::from(sh.span));
+        let bases = self.span_from(sh.reference_id, start, len, at)?;
+        Ok((Arc::new(Span::new(bases)), check))
+    }
+
+    /// [`Reader::span`] of `len` bases from `start`.
+    pub(super) fn span_from(
+        &mut self,
+        id: i32,
+        start: i64,
+        len: i64,
+        at: u64,
+    ) -> Result<SliceRef, Error> {
+        self.span(id, start, start + len - 1, at)
     }
 
     pub(super) fn check_md5(&self, sh: &SliceHeader, bases: &[u8], at: u64) -> Result<(), Error> {
@@ -207,7 +217,6 @@ impl Reader {
             start: sh.start,
             span: sh.span,
             at,
-            made: None,
         })
     }
 }

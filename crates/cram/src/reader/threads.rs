@@ -6,11 +6,13 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+use super::ahead::Span;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
-use super::decode::{decode_blocks, Bases, Context, Decoded, SliceRef, Slices};
+use super::decode::{decode_blocks, Bases, Context, Decoded, Slices};
 use super::laid::LaidOut;
 use super::*;
 use crate::md5::SpanCheck;
@@ -31,7 +33,7 @@ type Wanted = Option<(SliceHeader, u64)>;
 /// A slice's reference bases as the reader's thread read them, with their MD5 check for the
 /// worker to make (the digest costs as much as the reading: the reader's thread, which
 /// reads every container's bases in turn, is spared it), or the error reading them.
-type Bases1 = Result<Option<(Arc<SliceRef>, Option<SpanCheck>)>, Error>;
+type Bases1 = Result<Option<(Arc<Span>, Option<SpanCheck>)>, Error>;
 
 /// A container read and waiting for its turn.
 enum Queued {
@@ -47,7 +49,7 @@ enum Queued {
 
 /// A queued container with the range it was read for ([`Reader::read_ranges`] queues the
 /// containers of several): its number, and the range.
-struct Ahead {
+struct InQueue {
     pass: u64,
     range: Option<Range>,
     queued: Queued,
@@ -58,7 +60,7 @@ pub(super) struct Pool {
     /// The queue's other end, from which the waiting reader thread takes work.
     steal: Receiver<Job>,
     workers: Vec<JoinHandle<()>>,
-    queued: VecDeque<Ahead>,
+    queued: VecDeque<InQueue>,
     /// Containers kept queued: enough for every thread to have one and the next ready.
     depth: usize,
     /// No container is left to queue (until the reader is pointed elsewhere).
@@ -175,7 +177,8 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.clear();
+        // Every job nobody will wait for is taken off, digests read ahead among them.
+        self.queued.clear();
         while self.steal.try_recv().is_ok() {}
         self.jobs = None;
         for w in self.workers.drain(..) {
@@ -211,14 +214,14 @@ impl Context {
                 .recv()
                 .unwrap_or_else(|_| Err(Error::at(at, "the reference reading stopped")))?;
             let slice_ref = match slice_ref {
-                Some((bases, check)) => {
-                    check.map_or(Ok(()), |c| c.check(&bases.0))?;
-                    Some(bases)
+                Some((span, check)) => {
+                    check.map_or(Ok(()), |c| c.check_once(&span.bases.0, &span.digest))?;
+                    Some(span)
                 }
                 None => None,
             };
             let bases = Bases {
-                slice: slice_ref.as_deref(),
+                slice: slice_ref.as_deref().map(|s| &s.bases),
                 whole: &none,
             };
             ended = self.finish(&ch, (&sh, stored), bases, range.as_ref(), at, &mut out)?;
@@ -365,7 +368,7 @@ impl Reader {
                     if matches!(queued, Queued::Failed(_)) {
                         p.input_done = true;
                     }
-                    p.queued.push_back(Ahead {
+                    p.queued.push_back(InQueue {
                         pass,
                         range,
                         queued,

@@ -466,6 +466,18 @@ impl Reader {
         }
     }
 
+    /// Whether the next container to read starts where the last one read ended: a remote
+    /// file's bytes for it then come after that one's, over the same request.
+    fn next_follows(&self) -> bool {
+        let Some(queue) = &self.planned else {
+            return true;
+        };
+        let next = queue
+            .front()
+            .or_else(|| self.later.front().and_then(|(c, _)| c.first()));
+        next.is_some_and(|c| c.start == self.at)
+    }
+
     /// The next container whose records are wanted, as stored: its header, its body and the
     /// body's offset; `None` at the end of the file or of the range.
     fn next_stored(&mut self) -> Result<Option<(ContainerHeader, Vec<u8>, u64)>, Error> {

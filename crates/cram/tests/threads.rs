@@ -256,3 +256,86 @@ fn a_layout_error_comes_after_the_records_laid_out_before_it() {
         assert_eq!(got.1.as_deref(), Some("refused"), "-@{threads}");
     }
 }
+
+/// A byte source that notes the furthest byte read.
+struct Watched {
+    bytes: std::io::Cursor<Vec<u8>>,
+    furthest: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl std::io::Read for Watched {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.bytes.read(buf)?;
+        let end = self.bytes.position();
+        self.furthest
+            .fetch_max(end, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Watched {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.bytes.seek(pos)
+    }
+}
+
+/// The first records of a range come as soon as its first container is decoded: the
+/// containers whose bytes follow it (over a remote file's request they come after them) are
+/// read only then. Containers elsewhere in the file, another region's, are read ahead at once
+/// (a remote file fetches them beside the first).
+#[test]
+fn the_first_container_is_not_held_back_by_those_after_it() {
+    let name = "spaced-3.0.cram";
+    let crai = std::fs::read(dir().join(format!("{name}.crai"))).unwrap();
+    let lines = cram::crai::parse(&crai).unwrap();
+    let starts: Vec<u64> = lines.iter().map(|e| e.container).collect();
+    let (a, b, c, d, e) = (starts[0], starts[1], starts[2], starts[3], starts[4]);
+    assert!(
+        lines[2].ref_id == 0 && lines[3].ref_id == 1,
+        "the fixture's layout"
+    );
+    let whole = |ref_id| Range {
+        ref_id,
+        start: 1,
+        end: i64::MAX,
+    };
+    for threads in [1, 2] {
+        let furthest = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let open = || {
+            let watched = Watched {
+                bytes: std::io::Cursor::new(std::fs::read(dir().join(name)).unwrap()),
+                furthest: Arc::clone(&furthest),
+            };
+            let fasta = Fasta::open(&dir().join("ref.fa")).unwrap();
+            let mut r = Reader::open(watched, name, Some(fasta)).unwrap();
+            r.set_threads(threads);
+            r
+        };
+        // One region, three containers one after another.
+        let mut r = open();
+        r.read_containers(vec![a..b, b..c, c..d], whole(0));
+        let first = r.next_container().unwrap().unwrap();
+        assert!(!first.is_empty());
+        let read = furthest.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            read <= b,
+            "-@{threads}: read to {read} before the first records"
+        );
+        let (rest, err) = containers(&mut r);
+        assert!(err.is_none() && rest.len() == 2, "-@{threads}");
+        // Two regions: the second one's container is read ahead with the first.
+        furthest.store(0, std::sync::atomic::Ordering::Relaxed);
+        let mut r = open();
+        let (first, second) = (
+            std::iter::once(a..b).collect(),
+            std::iter::once(d..e).collect(),
+        );
+        r.read_ranges(vec![(first, whole(0)), (second, whole(1))]);
+        assert!(!r.next_container().unwrap().unwrap().is_empty());
+        let read = furthest.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            read >= e,
+            "-@{threads}: the second region's container was not read ahead"
+        );
+    }
+}

@@ -65,6 +65,13 @@ pub(super) struct Pool {
     depth: usize,
     /// No container is left to queue (until the reader is pointed elsewhere).
     input_done: bool,
+    /// Records were handed out since the reader was last pointed elsewhere. Until then a
+    /// container whose bytes follow the last one queued is not read ahead: over a remote
+    /// file's request they come after them, and reading it first held the first records back
+    /// until `depth` containers were in (chromosome 22 on a 2 MB/s link: 3.7 s against
+    /// samtools' 0.6 s). Containers elsewhere in the file (other regions) come beside them,
+    /// on requests of their own, and are read ahead at once.
+    started: bool,
 }
 
 /// The answer of `rx`, running jobs queued on `steal` while it is not there.
@@ -172,6 +179,7 @@ impl Pool {
             while self.steal.try_recv().is_ok() {}
         }
         self.input_done = false;
+        self.started = false;
     }
 }
 
@@ -267,6 +275,7 @@ impl Reader {
             queued: VecDeque::new(),
             depth: 2 * (threads + 1),
             input_done: false,
+            started: false,
         });
     }
 
@@ -292,7 +301,10 @@ impl Reader {
     /// parallel, taken in order.
     pub(super) fn next_decoded(&mut self) -> Result<Option<Batch>, Error> {
         self.fill();
-        let Some(next) = self.pool.as_mut().and_then(|p| p.queued.pop_front()) else {
+        let Some(next) = self.pool.as_mut().and_then(|p| {
+            p.started = true;
+            p.queued.pop_front()
+        }) else {
             return Ok(None);
         };
         let batch = match next.queued {
@@ -351,7 +363,9 @@ impl Reader {
     fn fill(&mut self) {
         loop {
             match self.pool.as_ref() {
-                Some(p) if !p.input_done && p.queued.len() < p.depth => {}
+                Some(p) if p.input_done || p.queued.len() >= p.depth => return,
+                Some(p) if !p.started && !p.queued.is_empty() && self.next_follows() => return,
+                Some(_) => {}
                 _ => return,
             }
             let queued = match self.next_stored() {

@@ -28,6 +28,16 @@ fn every_case_prints_what_samtools_printed() {
     run_cases("local", |f| f.to_string(), &[]);
 }
 
+/// The same cases decoded on worker threads (`-@ 1`, `-@ 2`): the same output, `-P`'s second
+/// pass and the multi-region iterator's included.
+#[test]
+fn every_case_prints_the_same_on_threads() {
+    for threads in ["1", "2"] {
+        let label = format!("local, -@ {threads}");
+        run_cases_with(&label, |f| f.to_string(), &[], &["-@", threads]);
+    }
+}
+
 /// The same cases with each CRAM read from the test server (127.0.0.1): every request bounded.
 #[test]
 fn every_case_over_http() {
@@ -63,6 +73,16 @@ fn every_case_over_s3() {
 }
 
 fn run_cases(label: &str, location: impl Fn(&str) -> String, env: &[EnvChange]) {
+    run_cases_with(label, location, env, &[]);
+}
+
+/// [`run_cases`] with `extra` arguments before each case's own.
+fn run_cases_with(
+    label: &str,
+    location: impl Fn(&str) -> String,
+    env: &[EnvChange],
+    extra: &[&str],
+) {
     let cases = std::fs::read_to_string(dir().join("cases.tsv")).unwrap();
     let mut ran = 0;
     let mut failures = Vec::new();
@@ -84,7 +104,7 @@ fn run_cases(label: &str, location: impl Fn(&str) -> String, env: &[EnvChange]) 
             })
             .collect();
         let mut cmd = testkit::command(hts());
-        cmd.current_dir(dir()).arg("view").args(&args);
+        cmd.current_dir(dir()).arg("view").args(extra).args(&args);
         apply_env(&mut cmd, env);
         let out = cmd.output().unwrap();
         let want = golden(gold);

@@ -313,6 +313,8 @@ impl Reader {
     /// Reads every record of exactly these containers, in the order given, unfiltered (the
     /// caller filters them: htslib's multi-region iterator).
     pub fn read_planned(&mut self, containers: Vec<std::ops::Range<u64>>) {
+        // Containers queued for an earlier plan (`-P`'s first pass) are not this one's.
+        self.drop_queued();
         self.later.clear();
         self.planned = Some(containers.into());
         self.range = None;

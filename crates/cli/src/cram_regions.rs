@@ -136,7 +136,7 @@ pub fn slices_read(entries: &[CraiEntry], passes: &[Pass]) -> Vec<CraiEntry> {
 }
 
 /// Most slices [`slices_read`] names: the reader takes no more.
-const AHEAD: usize = 64;
+const AHEAD: usize = 16;
 
 /// The `.crai` (`index`, `-X`'s, or the file's name with `.crai`): its name and entries.
 pub fn read_index(

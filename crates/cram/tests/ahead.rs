@@ -195,7 +195,7 @@ fn hostile_lines_are_passed_over() {
             ..e
         },
         CraiEntry { start: -5, ..e },
-        // Within a slice header's numbers, but past what is read ahead (64 MiB).
+        // Within a slice header's numbers, but past what is read ahead (16 MiB).
         CraiEntry {
             span: i64::from(i32::MAX),
             ..e

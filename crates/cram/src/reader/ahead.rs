@@ -15,10 +15,11 @@ use super::Reader;
 use crate::crai::CraiEntry;
 use crate::SliceHeader;
 
-/// Most slices read ahead, and most bases held for them: the first containers of a query,
-/// not a whole chromosome's.
-const MAX_SLICES: usize = 64;
-const MAX_BASES: usize = 64 << 20;
+/// Most slices read ahead, and most bases held for them: what fits in the wait for the first
+/// containers (16 slices' reading and hashing take about 20 ms on one core), not a whole
+/// chromosome's, which the decoding threads keep up with as the containers come.
+const MAX_SLICES: usize = 16;
+const MAX_BASES: usize = 16 << 20;
 
 /// A slice's span: reference id, 1-based start, length (as its header and the index give it).
 type Key = (i32, i64, i64);
@@ -54,7 +55,7 @@ impl Reader {
     /// containers a query is about to read, in that order) ahead of their containers, with
     /// their MD5 digests made on idle workers: a remote query does this while its containers
     /// are on their way. Only from a FASTA already open and local (a remote one's bytes are
-    /// asked for when a slice needs them); within 64 slices and 64 MiB (a line's span counted
+    /// asked for when a slice needs them); within 16 slices and 16 MiB (a line's span counted
     /// before it is read); a span that cannot be read is skipped (its slice reads it again
     /// and gives the error in its turn). Spans an earlier call read and no slice took are
     /// forgotten.

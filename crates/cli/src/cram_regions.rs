@@ -54,10 +54,9 @@ pub fn joined(passes: &[Pass]) -> Option<Pass> {
     Some(Pass::Ranges(ranges))
 }
 
-/// The passes for the command line's regions, and the index's lines of the slices they read
-/// ([`slices_read`]); `index` is `-X`'s index file, if given; `file_len` the CRAM's size,
-/// `data_end` where its EOF container begins; `read` fetches the index's bytes (a local or
-/// remote file).
+/// The passes for the command line's regions, and the index's lines (none without regions);
+/// `index` is `-X`'s index file, if given; `file_len` the CRAM's size, `data_end` where its EOF
+/// container begins; `read` fetches the index's bytes (a local or remote file).
 pub fn plan(
     file: &str,
     index: Option<&str>,
@@ -110,33 +109,34 @@ pub fn plan(
             passes.push(Pass::Range(containers, range));
         }
     }
-    let slices = slices_read(&entries, &passes);
-    Ok((passes, slices))
+    Ok((passes, entries))
 }
 
-/// The index's lines of the slices `passes` read, in the order their containers are read, the
-/// first [`AHEAD`] of them: what the reader reads reference bases for while the containers
-/// are on their way (`cram::Reader::read_references_ahead`).
-pub fn slices_read(entries: &[CraiEntry], passes: &[Pass]) -> Vec<CraiEntry> {
+/// The index's lines of the slices `passes` read, in the order their containers are first
+/// read, the first [`cram::reader::REFERENCES_AHEAD`] of them: what the reader reads
+/// reference bases for while the containers are on their way.
+fn slices_read(entries: &[CraiEntry], passes: &[Pass]) -> Vec<CraiEntry> {
     let mut by_container: Vec<&CraiEntry> = entries.iter().collect();
     by_container.sort_by_key(|e| e.container);
+    let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for container in passes.iter().flat_map(Pass::containers) {
+        // Regions that share a container read it once.
+        if !seen.insert(container.start) {
+            continue;
+        }
         let first = by_container.partition_point(|e| e.container < container.start);
         let lines = by_container[first..]
             .iter()
             .take_while(|e| e.container == container.start);
         out.extend(lines.copied().copied());
-        if out.len() >= AHEAD {
-            out.truncate(AHEAD);
+        if out.len() >= cram::reader::REFERENCES_AHEAD {
+            out.truncate(cram::reader::REFERENCES_AHEAD);
             break;
         }
     }
     out
 }
-
-/// Most slices [`slices_read`] names: the reader takes no more.
-const AHEAD: usize = 16;
 
 /// The `.crai` (`index`, `-X`'s, or the file's name with `.crai`): its name and entries.
 pub fn read_index(
@@ -168,11 +168,11 @@ pub fn read_index(
 
 /// Tells `reader` what the passes will read: the containers to fetch ahead ([`advice`]) and,
 /// for a remote file, the slices whose reference bases are read while they come (a round trip
-/// at least; [`slices_read`]).
-pub fn announce(reader: &mut cram::Reader, file: &str, passes: &[Pass], slices: &[CraiEntry]) {
+/// at least; [`slices_read`] from the index's lines, `entries`).
+pub fn announce(reader: &mut cram::Reader, file: &str, passes: &[Pass], entries: &[CraiEntry]) {
     reader.advise(&advice(passes));
     if bam::hfile::scheme_of(file).is_some() {
-        reader.read_references_ahead(slices);
+        reader.read_references_ahead(&slices_read(entries, passes));
     }
 }
 

@@ -494,7 +494,7 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     };
     let header = sink::header(args, &input, command_line)?;
-    let (passes, keep, slices) = if args.select.multi_region && args.header != HeaderMode::Only {
+    let (passes, keep, entries) = if args.select.multi_region && args.header != HeaderMode::Only {
         let (_, entries) = cram_regions::read_index(file, index, &read_index)?;
         let (pass, keep) = cram_multi::passes(
             args,
@@ -504,10 +504,9 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             regions,
             &mut selection,
         )?;
-        let slices = cram_regions::slices_read(&entries, std::slice::from_ref(&pass));
-        (vec![pass], Some(keep), slices)
+        (vec![pass], Some(keep), entries)
     } else {
-        let (passes, slices) = cram_regions::plan(
+        let (passes, entries) = cram_regions::plan(
             file,
             index,
             regions,
@@ -516,9 +515,9 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             reader.data_end(),
             &read_index,
         )?;
-        (passes, None, slices)
+        (passes, None, entries)
     };
-    cram_regions::announce(&mut reader, file, &passes, &slices);
+    cram_regions::announce(&mut reader, file, &passes, &entries);
     let unsupported = |u: output::Unsupported| {
         Failure::Message(format!("hts view does not support writing {} yet", u.0))
     };

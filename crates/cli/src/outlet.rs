@@ -207,11 +207,23 @@ impl Write for Outlet {
 struct Queue {
     pending: Vec<u8>,
     piece: usize,
-    /// The file while no thread writes it.
-    file: Option<File>,
-    pieces: Option<Sender<Vec<u8>>>,
-    spare: Option<Receiver<Vec<u8>>>,
-    thread: Option<JoinHandle<io::Result<()>>>,
+    stage: Stage,
+}
+
+/// Who writes the file.
+enum Stage {
+    /// Nobody yet: the thread starts when the first piece is handed on.
+    Waiting(File),
+    /// The writer thread, fed pieces, giving buffers back.
+    Running {
+        pieces: Sender<Vec<u8>>,
+        spare: Receiver<Vec<u8>>,
+        thread: JoinHandle<io::Result<()>>,
+    },
+    /// The queue's owner, directly: no thread could be started (tried once).
+    Direct(File),
+    /// Nobody: the thread was stopped.
+    Stopped,
 }
 
 impl Queue {
@@ -222,17 +234,17 @@ impl Queue {
         Queue {
             pending: Vec::new(),
             piece,
-            file: Some(file),
-            pieces: None,
-            spare: None,
-            thread: None,
+            stage: Stage::Waiting(file),
         }
     }
 
     /// Starts the writer thread on the file, if it has not started; without a thread (none
-    /// can be started) the file stays here and is written directly.
+    /// can be started) the file is written here from then on.
     fn start(&mut self) {
-        let Some(file) = self.file.take() else {
+        if !matches!(self.stage, Stage::Waiting(_)) {
+            return;
+        }
+        let Stage::Waiting(file) = std::mem::replace(&mut self.stage, Stage::Stopped) else {
             return;
         };
         let (pieces, incoming) = crossbeam_channel::bounded::<Vec<u8>>(QUEUED_PIECES);
@@ -253,17 +265,17 @@ impl Queue {
                 }
                 file.flush()
             });
-        let Ok(thread) = spawned else {
-            self.file = Some(file);
-            return;
+        self.stage = match spawned {
+            Ok(thread) => match file_tx.send(file) {
+                Ok(()) => Stage::Running {
+                    pieces,
+                    spare,
+                    thread,
+                },
+                Err(e) => Stage::Direct(e.into_inner()),
+            },
+            Err(_) => Stage::Direct(file),
         };
-        if let Err(e) = file_tx.send(file) {
-            self.file = Some(e.into_inner());
-            return;
-        }
-        self.pieces = Some(pieces);
-        self.spare = Some(spare);
-        self.thread = Some(thread);
     }
 
     fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
@@ -290,58 +302,59 @@ impl Queue {
             return Ok(());
         }
         self.start();
-        if self.file.is_some() {
+        let Stage::Running { pieces, spare, .. } = &self.stage else {
             return self.write_direct();
-        }
-        let next = self
-            .spare
-            .as_ref()
-            .and_then(|spare| spare.try_recv().ok())
-            .unwrap_or_else(|| Vec::with_capacity(self.piece));
-        let piece = std::mem::replace(&mut self.pending, next);
-        let sent = match &self.pieces {
-            Some(pieces) => pieces.send(piece).is_ok(),
-            None => false,
         };
-        if sent {
-            Ok(())
-        } else {
-            // The thread stopped: its error says why.
-            Err(self.stop().err().unwrap_or_else(|| {
-                io::Error::other("the output thread stopped before the output ended")
-            }))
+        let next = spare
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(self.piece));
+        let piece = std::mem::replace(&mut self.pending, next);
+        if pieces.send(piece).is_ok() {
+            return Ok(());
         }
+        // The thread stopped: its error says why.
+        Err(self.stop().err().unwrap_or_else(|| {
+            io::Error::other("the output thread stopped before the output ended")
+        }))
     }
 
     /// Writes what is pending: directly when no thread has started, else through the queue.
     fn write_pending(&mut self) -> io::Result<()> {
-        if self.file.is_some() {
-            self.write_direct()
-        } else {
-            self.hand_on()
+        match self.stage {
+            Stage::Waiting(_) | Stage::Direct(_) => self.write_direct(),
+            Stage::Running { .. } | Stage::Stopped => self.hand_on(),
         }
     }
 
-    /// Writes what is pending to the file held here (no thread has started), and clears it
+    /// Writes what is pending to the file held here (no thread writes it), and clears it
     /// whether or not the write succeeds: a failed write is reported once, and the close does
-    /// not write the same bytes again.
+    /// not write the same bytes again. With the thread stopped, its error was reported.
     fn write_direct(&mut self) -> io::Result<()> {
-        let Some(file) = &mut self.file else {
-            return Ok(());
+        let written = match &mut self.stage {
+            Stage::Waiting(file) | Stage::Direct(file) => file.write_all(&self.pending),
+            Stage::Running { .. } => return Ok(()),
+            Stage::Stopped => Err(io::Error::other(
+                "the output thread stopped before the output ended",
+            )),
         };
-        let written = file.write_all(&self.pending);
         self.pending.clear();
         written
     }
 
     /// Ends the queue and waits for the thread.
     fn stop(&mut self) -> io::Result<()> {
-        self.pieces = None;
-        match self.thread.take() {
-            Some(thread) => thread
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the output thread panicked"))),
-            None => Ok(()),
+        match std::mem::replace(&mut self.stage, Stage::Stopped) {
+            Stage::Running { pieces, thread, .. } => {
+                // The thread's loop ends with the queue.
+                drop(pieces);
+                thread
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the output thread panicked")))
+            }
+            other => {
+                self.stage = other;
+                Ok(())
+            }
         }
     }
 
@@ -419,7 +432,7 @@ mod tests {
         let Way::Queued(queue) = &out.way else {
             panic!("a pipe with threads is queued");
         };
-        assert!(queue.thread.is_none() && queue.file.is_some());
+        assert!(matches!(queue.stage, Stage::Waiting(_)));
         out.close().expect("close");
         let mut all = Vec::new();
         r.read_to_end(&mut all).expect("read");

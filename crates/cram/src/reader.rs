@@ -10,6 +10,7 @@ mod source;
 pub(crate) mod spare;
 mod threads;
 
+pub use ahead::MAX_SLICES as REFERENCES_AHEAD;
 pub use laid::{LaidOut, Layout};
 use laid::{Laying, Made};
 use source::{read_at, Plain};

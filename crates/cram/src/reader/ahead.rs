@@ -13,12 +13,14 @@ use std::sync::{Arc, OnceLock};
 use super::decode::SliceRef;
 use super::Reader;
 use crate::crai::CraiEntry;
-use crate::SliceHeader;
+use crate::md5::SpanCheck;
+use crate::{Error, SliceHeader};
 
-/// Most slices read ahead, and most bases held for them: what fits in the wait for the first
+/// Most slices read ahead ([`Reader::read_references_ahead`] takes no more lines), and most
+/// bases held for them: what fits in the wait for the first
 /// containers (16 slices' reading and hashing take about 20 ms on one core), not a whole
 /// chromosome's, which the decoding threads keep up with as the containers come.
-const MAX_SLICES: usize = 16;
+pub const MAX_SLICES: usize = 16;
 const MAX_BASES: usize = 16 << 20;
 
 /// A slice's span: reference id, 1-based start, length (as its header and the index give it).
@@ -40,6 +42,12 @@ impl Span {
             bases,
             digest: OnceLock::new(),
         }
+    }
+
+    /// The bases against their slice's MD5 (`check`; none: not checked), the digest made
+    /// here unless it was made before.
+    pub(super) fn check(&self, check: Option<SpanCheck>) -> Result<(), Error> {
+        check.map_or(Ok(()), |c| c.check_once(&self.bases.0, &self.digest))
     }
 }
 

@@ -281,13 +281,10 @@ impl Context {
         };
         let mut links = spare::links();
         let n = stored.records.len();
-        recs.truncate(n);
-        recs.reserve(n - recs.len());
+        // Each is cleared where it is filled.
+        recs.resize_with(n, Alignment::default);
         links.reserve(n);
         for (i, r) in stored.records.iter().enumerate() {
-            if i == recs.len() {
-                recs.push(Alignment::default());
-            }
             let a = &mut recs[i];
             let view = bases.view(r);
             let link = if keep[i] && !laid {
@@ -337,7 +334,8 @@ impl Context {
                 let pos = i64::from(r.position);
                 (r.reference_id, pos, pos)
             } else {
-                self.placement((stored, r), has_ref(r), at)?
+                let (_, placed) = self.placement((stored, r), has_ref(r), at)?;
+                placed
             };
             match Reader::record_fate(range, ref_id, pos, end) {
                 Fate::Keep => keep[i] = true,
@@ -348,15 +346,15 @@ impl Context {
         Ok((keep, false))
     }
 
-    /// A record's reference, start and end as [`Context::alignment`] makes them, from its
-    /// features alone.
+    /// A record's checked flags, and its reference, start and end as [`Context::alignment`]
+    /// makes them, from its features alone.
     fn placement(
         &self,
         (stored, r): (&Stored, &Record),
         with_ref: bool,
         at: u64,
-    ) -> Result<(i32, i64, i64), Error> {
-        self.checked_flags(r, at)?;
+    ) -> Result<(u16, (i32, i64, i64)), Error> {
+        let flags = self.checked_flags(r, at)?;
         let pos = i64::from(r.position);
         let unmapped = r.bam_flags & i32::from(UNMAPPED) != 0;
         let end = if unmapped {
@@ -365,7 +363,7 @@ impl Context {
             let ref_len = self.header.reference_len(r.reference_id);
             alignment_end(stored, r, with_ref && r.reference_id >= 0, ref_len)
         };
-        Ok((r.reference_id, pos, end))
+        Ok((flags, (r.reference_id, pos, end)))
     }
 
     /// A record a range drops (or one to be laid out, placed first): what its mates need of
@@ -378,8 +376,7 @@ impl Context {
         (index, at): (usize, u64),
     ) -> Result<Link, Error> {
         let r = record.1;
-        let (ref_id, pos, end) = self.placement(record, with_ref, at)?;
-        let flags = self.checked_flags(r, at)?;
+        let (flags, (ref_id, pos, end)) = self.placement(record, with_ref, at)?;
         a.clear();
         // Its name is not copied: only a kept record's is written, and naming takes a
         // mate's from `stored`.

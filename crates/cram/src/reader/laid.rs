@@ -171,32 +171,21 @@ impl Laying {
         Laying { layout, give, take }
     }
 
-    /// Lays out the records a range keeps (all without one), on the calling thread, freeing
-    /// the records there too; and whether a record ended the range.
-    pub(super) fn lay_out(&self, recs: Vec<Alignment>, range: Option<&Range>) -> (LaidOut, bool) {
+    /// Lays out records made whole before (a container decoded in turn, its range applied),
+    /// on the calling thread, freeing them there too.
+    pub(super) fn lay_out(&self, recs: Vec<Alignment>) -> LaidOut {
         let mut laid = LaidOut {
             data: self.buffer(),
             error: None,
         };
-        let mut ended = false;
         for a in &recs {
-            if let Some(r) = range {
-                match Reader::record_fate(r, a.ref_id, a.pos, a.end) {
-                    Fate::Keep => {}
-                    Fate::Skip => continue,
-                    Fate::End => {
-                        ended = true;
-                        break;
-                    }
-                }
-            }
             laid.push(a, &self.layout);
             if laid.error.is_some() {
                 break;
             }
         }
         spare::keep(recs);
-        (laid, ended)
+        laid
     }
 
     /// An empty buffer to lay out a container's records in: one given back, if any.
@@ -243,8 +232,7 @@ impl Reader {
                 Some(Made::Records(recs)) => recs,
             }
         };
-        // The range was applied to these already.
-        Ok(Some(laying.lay_out(recs, None).0))
+        Ok(Some(laying.lay_out(recs)))
     }
 
     /// Gives back a container's laid out records the caller is done with: their buffer is

@@ -166,7 +166,7 @@ impl Reader {
         at: u64,
     ) -> Result<(Vec<u8>, i64, i64), Error> {
         let (span, check) = self.slice_bases(sh, at)?;
-        check.map_or(Ok(()), |c| c.check_once(&span.bases.0, &span.digest))?;
+        span.check(check)?;
         Ok(Arc::unwrap_or_clone(span).bases)
     }
 

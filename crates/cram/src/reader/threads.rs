@@ -223,7 +223,7 @@ impl Context {
                 .unwrap_or_else(|_| Err(Error::at(at, "the reference reading stopped")))?;
             let slice_ref = match slice_ref {
                 Some((span, check)) => {
-                    check.map_or(Ok(()), |c| c.check_once(&span.bases.0, &span.digest))?;
+                    span.check(check)?;
                     Some(span)
                 }
                 None => None,

@@ -1,7 +1,8 @@
 //! Remote objects read through the persistent cache (`hfile::cache`): a BAM's header blocks and
 //! an index's prefix come from disk when an earlier run kept them, and a response the query
 //! makes anyway (the EOF probe, an index request) shows the object unchanged before any output
-//! (docs/ARCHITECTURE.md, "The index cache").
+//! (docs/ARCHITECTURE.md, "The index cache"). Public for the readers beside this crate: a
+//! remote CRAM's opening and `.crai` go through it the same way.
 
 use hfile::cache::{Cache, Validators};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use hfile::{HFile, Prefix, PrefixBackend};
 use crate::{Error, Result};
 
 /// One remote object opened through the cache (its [`HFile`] is held by whoever reads it).
-pub(crate) struct Cached {
+pub struct Cached {
     pub(crate) name: String,
     /// The object's first bytes: from the cache, grown by what is read after them.
     pub(crate) prefix: Prefix,
@@ -36,8 +37,9 @@ impl Cached {
         }
     }
 
-    /// Opens `name` with `cap` bytes of its start kept in memory (and cacheable).
-    pub(crate) fn open(
+    /// Opens `name` with `cap` bytes of its start kept in memory (and cacheable). A local file
+    /// never goes through the cache.
+    pub fn open(
         name: &str,
         transport: &hfile::OpenOptions,
         cache: Option<Cache>,
@@ -91,22 +93,45 @@ impl Cached {
     /// The object's size: the cached one when an entry was used (checked later), else from a
     /// response.
     pub(crate) fn size(&self, file: &mut HFile) -> Result<u64> {
-        match &self.entry {
-            Some(v) => Ok(v.size),
+        match self.cached_size() {
+            Some(size) => Ok(size),
             None => Ok(file.size()?),
         }
     }
 
+    /// The size the entry recorded, when one was used (shown current only by
+    /// [`Cached::judge`]).
+    pub fn cached_size(&self) -> Option<u64> {
+        self.entry.as_ref().map(|v| v.size)
+    }
+
+    /// The first bytes kept so far: the entry's, grown by the reads that continued them.
+    pub fn prefix(&self) -> Vec<u8> {
+        self.prefix
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Checks that the object is the one the entry described, from a response on its way or a
     /// one-byte request. A changed object's entry is dropped and the error says why.
-    pub(crate) fn confirm(&self, file: &mut HFile) -> Result<()> {
+    pub fn confirm(&self, file: &mut HFile) -> Result<()> {
+        if self.entry.is_none() {
+            return Ok(());
+        }
+        self.judge(file.probe())
+    }
+
+    /// [`Cached::confirm`] on what a probe of the object answered (`probed`: made on another
+    /// handle, or on another thread, while the reads go on).
+    pub fn judge(&self, probed: hfile::Result<hfile::ObjectInfo>) -> Result<()> {
         let Some(cached) = self.entry.clone() else {
             return Ok(());
         };
         // An object gone since it was cached (an index deleted, perhaps with another name
         // left) is a change like any other: the run starts again without the entry, instead of
         // failing on it until the cache is cleared.
-        let change = match file.probe() {
+        let change = match probed {
             Ok(info) => {
                 let now = Validators {
                     size: info.size.unwrap_or(0),
@@ -143,7 +168,17 @@ impl Cached {
     /// Stores the first `len` bytes (when more than the entry held), with the validators the
     /// server gave, on another thread (joined by the caller). A refusal (no validators, over
     /// the cap) only means the next run is cold.
-    pub(crate) fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
+    pub fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
+        self.store_as(file.object_info(), len)
+    }
+
+    /// [`Cached::store`] with the validators `info` a response gave (read from the object's
+    /// handle by whoever holds it).
+    pub fn store_as(
+        &self,
+        info: hfile::ObjectInfo,
+        len: u64,
+    ) -> Option<std::thread::JoinHandle<()>> {
         let cache = self.cache.clone()?;
         let len = {
             let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
@@ -152,7 +187,6 @@ impl Cached {
         if len <= self.from_cache {
             return None;
         }
-        let info = file.object_info();
         let v = Validators {
             size: info.size?,
             etag: info.etag,
@@ -179,7 +213,7 @@ impl Cached {
 
 /// An object store without list permission answers 403 for a key that does not exist: for a
 /// cached object, as good as a 404 (a 403 for a lost permission fails again without the cache).
-pub(crate) fn hidden_absence(name: &str, e: &hfile::Error) -> bool {
+pub fn hidden_absence(name: &str, e: &hfile::Error) -> bool {
     let object_store = matches!(
         hfile::scheme_of(name).as_deref(),
         Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")

@@ -36,7 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod aux;
-mod cached;
+pub mod cached;
 pub mod cigar;
 mod count_check;
 mod encode;

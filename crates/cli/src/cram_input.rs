@@ -2,14 +2,39 @@
 //! the containers it will read, each container's end), or standard input, read once in order.
 
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::sync::{Arc, OnceLock};
 
-use bam::hfile::{self, HFile, Hints};
+use bam::hfile::{self, HFile, Hints, ObjectInfo};
 
 /// A CRAM's bytes.
 pub enum Input {
     Local(std::fs::File),
-    Remote(Box<HFile>),
+    Remote(Box<Remote>),
     Stdin(Stream),
+}
+
+/// A remote CRAM through hfile.
+pub struct Remote {
+    file: HFile,
+    /// The size, when the cache told it (asking the file would wait for a response).
+    size: Option<u64>,
+    /// What the first response said of the object (its validators), once the reader asked
+    /// for its size: what a cache entry of its opening is kept with.
+    seen: Arc<OnceLock<ObjectInfo>>,
+}
+
+impl Input {
+    /// A remote file's input, `size` its size if known, and where what its first response
+    /// says of it is put.
+    pub fn remote(file: HFile, size: Option<u64>) -> (Input, Arc<OnceLock<ObjectInfo>>) {
+        let seen = Arc::new(OnceLock::new());
+        let remote = Remote {
+            file,
+            size,
+            seen: Arc::clone(&seen),
+        };
+        (Input::Remote(Box::new(remote)), seen)
+    }
 }
 
 /// Opens `file`: `-` is standard input, a URL goes through hfile with `transport`. The error
@@ -20,7 +45,7 @@ pub fn open(file: &str, transport: &hfile::OpenOptions) -> Result<Input, String>
     }
     if hfile::scheme_of(file).is_some() {
         return hfile::open(file, transport)
-            .map(|f| Input::Remote(Box::new(f)))
+            .map(|f| Input::remote(f, None).0)
             .map_err(|e| e.to_string());
     }
     std::fs::File::open(file)
@@ -41,7 +66,7 @@ impl Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Input::Local(f) => f.read(buf),
-            Input::Remote(f) => f.read(buf),
+            Input::Remote(r) => r.file.read(buf),
             Input::Stdin(s) => s.read(buf),
         }
     }
@@ -51,7 +76,7 @@ impl Seek for Input {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         match self {
             Input::Local(f) => f.seek(pos),
-            Input::Remote(f) => f.seek(pos),
+            Input::Remote(r) => r.file.seek(pos),
             Input::Stdin(s) => s.seek(pos),
         }
     }
@@ -60,14 +85,14 @@ impl Seek for Input {
 /// A remote file takes the hints; a local one and standard input read what they are asked for.
 impl Hints for Input {
     fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
-        if let Input::Remote(f) = self {
-            f.advise(ranges);
+        if let Input::Remote(r) = self {
+            r.file.advise(ranges);
         }
     }
 
     fn set_readahead_limit(&mut self, limit: Option<u64>) {
-        if let Input::Remote(f) = self {
-            f.set_readahead_limit(limit);
+        if let Input::Remote(r) = self {
+            r.file.set_readahead_limit(limit);
         }
     }
 }
@@ -76,7 +101,15 @@ impl cram::reader::Source for Input {
     fn size(&mut self) -> io::Result<Option<u64>> {
         match self {
             Input::Stdin(_) => Ok(None),
-            other => other.seek(SeekFrom::End(0)).map(Some),
+            Input::Remote(r) => match r.size {
+                Some(size) => Ok(Some(size)),
+                None => {
+                    let size = r.file.seek(SeekFrom::End(0))?;
+                    let _ = r.seen.set(r.file.object_info());
+                    Ok(Some(size))
+                }
+            },
+            local => local.seek(SeekFrom::End(0)).map(Some),
         }
     }
 }

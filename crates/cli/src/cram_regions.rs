@@ -64,7 +64,7 @@ pub fn plan(
     header: &Header,
     file_len: u64,
     data_end: u64,
-    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<(Vec<Pass>, Vec<CraiEntry>), Failure> {
     if regions.is_empty() {
         return Ok((vec![Pass::Whole], Vec::new()));
@@ -142,18 +142,9 @@ fn slices_read(entries: &[CraiEntry], passes: &[Pass]) -> Vec<CraiEntry> {
 pub fn read_index(
     file: &str,
     index: Option<&str>,
-    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<(String, Vec<cram::crai::CraiEntry>), Failure> {
-    // The suffix goes on the path, before a URL's query string.
-    let crai_name = index.map_or_else(
-        || match file.split_once('?') {
-            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
-                format!("{path}.crai?{query}")
-            }
-            _ => format!("{file}.crai"),
-        },
-        str::to_string,
-    );
+    let crai_name = crate::cram_remote::index_name(file, index);
     let data = read(&crai_name).map_err(|_| {
         Failure::Message(format!(
             "{}: no index found (looked for {}); region queries need an index",

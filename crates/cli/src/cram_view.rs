@@ -7,6 +7,7 @@ use bam::{Header, Record, Reference};
 use crate::args::{HeaderMode, ViewArgs};
 use crate::cram_multi;
 use crate::cram_regions::{self, Pass};
+use crate::cram_remote::Remote;
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
@@ -197,28 +198,6 @@ const fn nt16(b: u8) -> u8 {
     }
 }
 
-/// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
-/// path (`cram_regions::plan` looks for the same).
-fn index_name(file: &str, index: Option<&str>) -> String {
-    index.map_or_else(
-        || match file.split_once('?') {
-            Some((path, query)) if bam::hfile::scheme_of(file).is_some() => {
-                format!("{path}.crai?{query}")
-            }
-            _ => format!("{file}.crai"),
-        },
-        str::to_string,
-    )
-}
-
-/// A remote file's bytes.
-fn read_remote(name: &str, transport: &bam::hfile::OpenOptions) -> Result<Vec<u8>, String> {
-    let mut f = bam::hfile::open(name, transport).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    std::io::Read::read_to_end(&mut f, &mut out).map_err(|e| e.to_string())?;
-    Ok(out)
-}
-
 /// The CRAM's header as a BAM header: its text, and references from its `@SQ` lines.
 fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
     let refs = h
@@ -247,6 +226,7 @@ fn open_reader(
     args: &ViewArgs,
     file: &str,
     transport: &bam::hfile::OpenOptions,
+    fetched: &mut Remote,
 ) -> Result<cram::Reader, Failure> {
     let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
     let path = args
@@ -268,10 +248,19 @@ fn open_reader(
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
-    let input = crate::cram_input::open(file, transport)
-        .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+    let opened = if bam::hfile::scheme_of(file).is_some() {
+        fetched
+            .open(file)
+            .map(|(input, opening)| (input, Some(opening)))
+    } else {
+        crate::cram_input::open(file, transport).map(|input| (input, None))
+    };
+    let (input, opening) = opened.map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     let mut reader = cram::Reader::open_source(input, prefix, local)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+    if let Some(opening) = opening {
+        fetched.keep_opening(opening);
+    }
     if let Some(fetch) = remote {
         let fasta = fetch
             .join()
@@ -290,25 +279,6 @@ fn open_reader(
     }
     reader.set_threads(args.threads);
     Ok(reader)
-}
-
-/// A remote index fetched on a thread of its own, beside the header: its name and the fetch.
-type EarlyIndex = Option<(String, std::thread::JoinHandle<Result<Vec<u8>, String>>)>;
-
-/// The index of a remote region query, asked for at once on a connection of its own: the
-/// query then waits for one round trip before its containers, not two.
-fn fetch_index_early(
-    file: &str,
-    index: Option<&str>,
-    regions: &[String],
-    transport: &bam::hfile::OpenOptions,
-) -> EarlyIndex {
-    (!regions.is_empty() && bam::hfile::scheme_of(file).is_some()).then(|| {
-        let name = index_name(file, index);
-        let (fetched, options) = (name.clone(), transport.clone());
-        let handle = std::thread::spawn(move || read_remote(&fetched, &options));
-        (name, handle)
-    })
 }
 
 /// Where the records go and what has been counted: `view`'s outputs, its selection and the
@@ -471,53 +441,77 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     keep_heap();
     let file = args.positional.first().map_or("-", String::as_str);
     let (index, regions) = crate::input::index_and_regions(args)?;
+    let transport = transport(args);
+    let mut fetched = Remote::start(file, index, regions, args.no_cache, &transport);
+    // A failure before the cached parts were shown current may come of their being stale.
+    let asked = Asked {
+        file,
+        index,
+        regions,
+    };
+    view_with(args, command_line, &asked, &transport, &mut fetched).map_err(|f| fetched.stale(f))
+}
+
+/// What the command line asks to read.
+struct Asked<'a> {
+    file: &'a str,
+    /// `-X`'s index.
+    index: Option<&'a str>,
+    regions: &'a [String],
+}
+
+/// [`view`] with the remote parts on their way (`fetched`).
+fn view_with(
+    args: &ViewArgs,
+    command_line: &str,
+    asked: &Asked,
+    transport: &bam::hfile::OpenOptions,
+    fetched: &mut Remote,
+) -> Result<(), Failure> {
+    let Asked {
+        file,
+        index,
+        regions,
+    } = *asked;
     let mut selection = args
         .select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;
     let plan = output::plan(args, args.output.as_deref());
-    let transport = transport(args);
-    let early = std::cell::RefCell::new(fetch_index_early(file, index, regions, &transport));
-    let mut reader = open_reader(args, file, &transport)?;
+    let mut reader = open_reader(args, file, transport, fetched)?;
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
-    let read_index = |name: &str| -> Result<Vec<u8>, String> {
-        if let Some((_, handle)) = early.borrow_mut().take_if(|(n, _)| n == name) {
-            return handle
-                .join()
-                .unwrap_or_else(|_| Err("the index fetch stopped".to_string()));
-        }
-        if bam::hfile::scheme_of(name).is_some() {
-            read_remote(name, &transport)
-        } else {
-            std::fs::read(name).map_err(|e| e.to_string())
-        }
-    };
     let header = sink::header(args, &input, command_line)?;
-    let (passes, keep, entries) = if args.select.multi_region && args.header != HeaderMode::Only {
-        let (_, entries) = cram_regions::read_index(file, index, &read_index)?;
-        let (pass, keep) = cram_multi::passes(
-            args,
-            &mut reader,
-            &entries,
-            &header,
-            regions,
-            &mut selection,
-        )?;
-        (vec![pass], Some(keep), entries)
-    } else {
-        let (passes, entries) = cram_regions::plan(
-            file,
-            index,
-            regions,
-            &input,
-            reader.file_len(),
-            reader.data_end(),
-            &read_index,
-        )?;
-        (passes, None, entries)
+    let (passes, keep, entries) = {
+        let mut read_index = |name: &str| fetched.read_index(name);
+        if args.select.multi_region && args.header != HeaderMode::Only {
+            let (_, entries) = cram_regions::read_index(file, index, &mut read_index)?;
+            let (pass, keep) = cram_multi::passes(
+                args,
+                &mut reader,
+                &entries,
+                &header,
+                regions,
+                &mut selection,
+            )?;
+            (vec![pass], Some(keep), entries)
+        } else {
+            let (passes, entries) = cram_regions::plan(
+                file,
+                index,
+                regions,
+                &input,
+                reader.file_len(),
+                reader.data_end(),
+                &mut read_index,
+            )?;
+            (passes, None, entries)
+        }
     };
     cram_regions::announce(&mut reader, file, &passes, &entries);
+    // The containers are on their way; nothing is written before the cached parts they were
+    // found with are shown current.
+    fetched.confirm()?;
     let unsupported = |u: output::Unsupported| {
         Failure::Message(format!("hts view does not support writing {} yet", u.0))
     };

@@ -15,6 +15,7 @@ mod cram_input;
 mod cram_multi;
 mod cram_refs;
 mod cram_regions;
+mod cram_remote;
 mod cram_view;
 mod flagstat;
 mod getopt;

@@ -1,5 +1,6 @@
 //! What the CRAM tests share: the fixtures' folder, the goldens samtools printed, and the
 //! shape of an error (one line naming what went wrong).
+#![allow(dead_code)]
 
 use std::io::Read;
 use std::path::PathBuf;

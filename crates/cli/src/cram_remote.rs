@@ -1,0 +1,228 @@
+//! A remote CRAM's opening and its `.crai`, fetched at once and kept in the persistent cache
+//! (`bam::cached`, as a BAM's header and index are). A warm region query reads both from disk,
+//! plans at once and asks for its containers; a one-byte request for each object, beside
+//! them, shows that neither changed before anything is written (a change: the entry is dropped
+//! and the run starts again without the cache, `Failure::Stale`).
+
+use std::thread::JoinHandle;
+
+use bam::cached::Cached;
+use bam::hfile::{self, cache::Cache, HFile, ObjectInfo};
+
+use crate::cram_input::Input;
+use crate::view::Failure;
+
+/// The most of a CRAM's start kept in memory (and cacheable) while it is opened: its
+/// definition, its header container and the reader's first look past it.
+const OPENING_CAP: usize = 4 << 20;
+
+/// The largest `.crai` kept in the cache (a 30x genome's is about 1 MB).
+const INDEX_CAP: usize = 32 << 20;
+
+/// What a probe of an object answered.
+type Probe = JoinHandle<hfile::Result<ObjectInfo>>;
+
+/// A `.crai` on its way: read whole on a thread, with its cache state.
+type Fetch = JoinHandle<Result<(Vec<u8>, Cached, ObjectInfo), String>>;
+
+/// The cache's part in one `view` of a remote CRAM: entries used and the probes that show them
+/// current, the index fetched early, the entries being written.
+pub struct Remote {
+    cache: Option<Cache>,
+    transport: hfile::OpenOptions,
+    /// Each entry used, with its probe.
+    checks: Vec<(Cached, Probe)>,
+    /// The index asked for at once: its name, and its bytes or their fetch.
+    index: Option<(String, Early)>,
+    /// Entries being written; waited for at the end.
+    storing: Vec<JoinHandle<()>>,
+}
+
+/// An index asked for before it is needed.
+enum Early {
+    /// From the cache (its probe is among the checks).
+    Ready(Vec<u8>),
+    /// Read whole from the server.
+    Coming(Fetch),
+}
+
+impl Remote {
+    /// For a view of `file`: the cache is used for a remote region query unless `no_cache`
+    /// (a whole file is read in order: its opening is not worth a probe). The index (`-X`'s,
+    /// else the file's name with `.crai` added to its path) is asked for at once, on a thread
+    /// of its own: the query then waits one round trip before its containers, not two.
+    pub fn start(
+        file: &str,
+        index: Option<&str>,
+        regions: &[String],
+        no_cache: bool,
+        transport: &hfile::OpenOptions,
+    ) -> Remote {
+        let remote = hfile::scheme_of(file).is_some();
+        let cache = (remote && !regions.is_empty() && !no_cache)
+            .then(Cache::from_env)
+            .flatten();
+        let mut r = Remote {
+            cache,
+            transport: transport.clone(),
+            checks: Vec::new(),
+            index: None,
+            storing: Vec::new(),
+        };
+        if remote && !regions.is_empty() {
+            let name = index_name(file, index);
+            let early = r.ask_index(&name);
+            r.index = Some((name, early));
+        }
+        r
+    }
+
+    /// The CRAM `file` (a URL) to read: its opening from the cache when an entry holds it (the
+    /// entry's probe started), else from the server, kept once the reader has read it
+    /// ([`Remote::keep_opening`]).
+    pub fn open(&mut self, file: &str) -> Result<(Input, Opening), String> {
+        let (cached, f) = Cached::open(file, &self.transport, self.cache.clone(), OPENING_CAP)
+            .map_err(|e| e.to_string())?;
+        let size = cached.cached_size();
+        let (input, seen) = Input::remote(f, size);
+        if size.is_some() {
+            self.check(cached, file);
+            return Ok((input, Opening(None)));
+        }
+        Ok((input, Opening(Some((cached, seen)))))
+    }
+
+    /// Keeps what the reader read of a CRAM's start (its definition and header container) in
+    /// the cache, with the validators of the response that brought it.
+    pub fn keep_opening(&mut self, opening: Opening) {
+        let Some((cached, seen)) = opening.0 else {
+            return;
+        };
+        if let Some(info) = seen.get() {
+            self.storing
+                .extend(cached.store_as(info.clone(), OPENING_CAP as u64));
+        }
+    }
+
+    /// The index `name`'s bytes: the early one's when it is the one asked for, else read now
+    /// (a local file, or a URL).
+    pub fn read_index(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        let early = match self.index.take() {
+            Some((early_name, early)) if early_name == name => early,
+            other => {
+                self.index = other;
+                if hfile::scheme_of(name).is_none() {
+                    return std::fs::read(name).map_err(|e| e.to_string());
+                }
+                self.ask_index(name)
+            }
+        };
+        match early {
+            Early::Ready(bytes) => Ok(bytes),
+            Early::Coming(fetch) => {
+                let (bytes, cached, info) = fetch
+                    .join()
+                    .unwrap_or_else(|_| Err("the index fetch stopped".to_string()))?;
+                // Kept only when whole: a cached index is used only when it is.
+                if info.size == Some(bytes.len() as u64) {
+                    self.storing
+                        .extend(cached.store_as(info, bytes.len() as u64));
+                }
+                Ok(bytes)
+            }
+        }
+    }
+
+    /// Waits for the probes of the entries used: an object changed since it was cached is
+    /// `Failure::Stale` (its entry dropped), and nothing may have been written yet.
+    pub fn confirm(&mut self) -> Result<(), Failure> {
+        // Every entry judged, so that each stale one is dropped: the first failure is told.
+        let mut first = Ok(());
+        for (cached, probe) in self.checks.drain(..) {
+            let judged = match probe.join() {
+                Ok(probed) => cached.judge(probed).map_err(Failure::from),
+                Err(_) => Err(Failure::Message("a cache check stopped".to_string())),
+            };
+            if first.is_ok() {
+                first = judged;
+            }
+        }
+        first
+    }
+
+    /// Whether a failure before [`Remote::confirm`] came from a stale entry: a cached index
+    /// naming containers a changed file no longer has fails in its own way first.
+    pub fn stale(&mut self, failure: Failure) -> Failure {
+        match self.confirm() {
+            Err(stale @ Failure::Stale(_)) => stale,
+            _ => failure,
+        }
+    }
+
+    /// The index `name` from the cache, whole (its probe started), else its fetch (kept when
+    /// read whole, [`Remote::read_index`]).
+    fn ask_index(&mut self, name: &str) -> Early {
+        let mut opened = Cached::open(name, &self.transport, self.cache.clone(), INDEX_CAP);
+        if let Ok((cached, file)) = opened {
+            let bytes = cached.prefix();
+            match cached.cached_size() {
+                Some(size) if size == bytes.len() as u64 => {
+                    self.check_with(cached, file);
+                    return Early::Ready(bytes);
+                }
+                // Part of an index only (no run of this command keeps one): read it whole.
+                Some(_) => {
+                    if let Some(cache) = &self.cache {
+                        let _ = cache.remove(name);
+                    }
+                    opened = Cached::open(name, &self.transport, self.cache.clone(), INDEX_CAP);
+                }
+                None => opened = Ok((cached, file)),
+            }
+        }
+        Early::Coming(std::thread::spawn(move || {
+            let (cached, mut file) = opened.map_err(|e| e.to_string())?;
+            let bytes = file.read_to_end_vec().map_err(|e| e.to_string())?;
+            let info = file.object_info();
+            Ok((bytes, cached, info))
+        }))
+    }
+
+    /// Starts the probe that shows `cached` (an entry for `name`) current, on a handle of its own.
+    fn check(&mut self, cached: Cached, name: &str) {
+        let (name, transport) = (name.to_string(), self.transport.clone());
+        let probe = std::thread::spawn(move || hfile::open(&name, &transport)?.probe());
+        self.checks.push((cached, probe));
+    }
+
+    /// [`Remote::check`] on the handle the entry was opened with.
+    fn check_with(&mut self, cached: Cached, mut file: HFile) {
+        let probe = std::thread::spawn(move || file.probe());
+        self.checks.push((cached, probe));
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        for handle in self.storing.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// A CRAM opened from the server: what [`Remote::keep_opening`] keeps of it.
+pub struct Opening(Option<(Cached, std::sync::Arc<std::sync::OnceLock<ObjectInfo>>)>);
+
+/// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
+/// path, before a URL's query string.
+pub fn index_name(file: &str, index: Option<&str>) -> String {
+    index.map_or_else(
+        || match file.split_once('?') {
+            Some((path, query)) if hfile::scheme_of(file).is_some() => {
+                format!("{path}.crai?{query}")
+            }
+            _ => format!("{file}.crai"),
+        },
+        str::to_string,
+    )
+}

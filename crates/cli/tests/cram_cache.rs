@@ -72,15 +72,23 @@ fn fetched_opening(log: &[LogEntry]) -> bool {
         .any(|e| e.bounded_range().is_some_and(|r| r.0 == 0))
 }
 
-/// The container requests: bounded, past the opening.
-fn container_ranges(log: &[LogEntry]) -> Vec<(u64, u64)> {
+/// The ends of the container requests (bounded, past the opening; a cold one may start where
+/// the opening's request left off).
+fn container_ends(log: &[LogEntry]) -> Vec<u64> {
     let mut out: Vec<_> = cram_requests(log)
         .iter()
         .filter_map(|e| e.bounded_range())
         .filter(|r| r.0 > 0)
+        .map(|r| r.1)
         .collect();
     out.sort_unstable();
     out
+}
+
+/// A request that only shows what an object is now: a one-byte GET from its end (HTTP), or a
+/// HEAD (S3).
+fn is_probe(e: &LogEntry) -> bool {
+    e.method == "HEAD" || e.range.as_deref() == Some("bytes=-1")
 }
 
 fn entries(cache: &Path) -> usize {
@@ -106,10 +114,10 @@ fn a_second_region_query_takes_the_opening_and_the_crai_from_the_cache() {
     assert!(
         requests_for(&log, "/x.cram.crai")
             .iter()
-            .all(|e| e.range.as_deref() != Some("bytes=-1")),
+            .all(|e| !is_probe(e)),
         "a cold run reads the index, no probe: {log:#?}"
     );
-    let cold_containers = container_ranges(&log);
+    let cold_containers = container_ends(&log);
     assert!(!cold_containers.is_empty());
     assert_eq!(entries(&cache), 2, "the opening and the index kept");
     site.server.reset();
@@ -127,13 +135,10 @@ fn a_second_region_query_takes_the_opening_and_the_crai_from_the_cache() {
         // containers the cold run read.
         let index = requests_for(&log, "/x.cram.crai");
         assert_eq!(index.len(), 1, "{index:#?}");
-        assert_eq!(index[0].range.as_deref(), Some("bytes=-1"));
-        let probes = cram_requests(&log)
-            .iter()
-            .filter(|e| e.range.as_deref() == Some("bytes=-1"))
-            .count();
+        assert!(is_probe(index[0]), "{index:#?}");
+        let probes = cram_requests(&log).iter().filter(|e| is_probe(e)).count();
         assert_eq!(probes, 1, "{log:#?}");
-        assert_eq!(container_ranges(&log), cold_containers);
+        assert_eq!(container_ends(&log), cold_containers);
         assert!(log.iter().all(|e| e.range.is_some()), "{log:#?}");
         site.server.reset();
     }
@@ -165,8 +170,7 @@ fn changed_files_are_read_anew(change: impl Fn(&CramSite), now: &str) {
         assert!(!err.contains("without the cache"), "{err}");
         let log = site.server.log();
         let index = requests_for(&log, "/x.cram.crai");
-        let probed = index.iter().all(|e| e.range.as_deref() == Some("bytes=-1"));
-        assert_eq!(probed, warm, "{index:#?}");
+        assert_eq!(index.iter().all(|e| is_probe(e)), warm, "{index:#?}");
     }
 }
 
@@ -219,10 +223,71 @@ fn whole_files_and_no_cache_keep_nothing() {
     assert!(whole == cram_shared::golden("aligned"), "{err}");
     assert_eq!(entries(&cache), 0);
     assert!(
-        site.server
-            .log()
-            .iter()
-            .all(|e| e.range.as_deref() != Some("bytes=-1")),
+        site.server.log().iter().all(|e| !is_probe(e)),
         "no probe without a cached part"
     );
+}
+
+/// `hts view -T ref.fa ARGS REGIONS` with `env` and its cache in `cache`: (stdout, stderr).
+fn query_with(
+    args: &[&str],
+    cache: &Path,
+    env: &[testkit::corpus::EnvChange],
+) -> (Vec<u8>, String) {
+    let reference = reference();
+    let mut command = testkit::command(testkit::hts());
+    testkit::corpus::apply_env(&mut command, env);
+    let out = command
+        .env("XDG_CACHE_HOME", cache)
+        .args(["view", "-T", &reference])
+        .args(args)
+        .args(REGIONS)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {err}");
+    (out.stdout, err)
+}
+
+/// Over a real S3 (s3s-fs checks every signature): `s3://` signed by hts, then pre-signed URLs
+/// by boto3, each signed anew for the warm run (one entry serves every signature of an object).
+#[test]
+fn warm_queries_over_s3_and_presigned_urls() {
+    use testkit::s3::{self, S3Stack};
+    let objects = s3::folder_objects(&cram_shared::dir()).expect("fixtures/cram");
+    let stack = S3Stack::start(&[("cram", objects)], testkit::Link::default())
+        .unwrap_or_else(|e| panic!("the S3 test bed: {e}"));
+    let env = stack.env(s3::SECRET_KEY);
+    let expected = cram_shared::golden("aligned-r1");
+    let python = s3::boto3_python().unwrap_or_else(|e| panic!("boto3: {e}"));
+    let keys = ["aligned-3.0-slices.cram", "aligned-3.0-slices.cram.crai"];
+    let presigned = || s3::presign(&python, &stack.endpoint(), "cram", &keys, 3600).unwrap();
+    // Each run's arguments, made anew (a pre-signed pair is signed again for each run).
+    let args_for = |label: &str| -> Vec<String> {
+        if label == "s3" {
+            return vec!["s3://cram/aligned-3.0-slices.cram".to_string()];
+        }
+        let urls = presigned();
+        vec!["-X".into(), urls[0].clone(), urls[1].clone()]
+    };
+    for label in ["s3", "presigned"] {
+        let cache = scratch("cram-s3-cache");
+        for warm in [false, true] {
+            stack.proxy.reset();
+            let args = args_for(label);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (out, err) = query_with(&args, &cache, &env);
+            assert!(out == expected, "{label}, warm {warm}: {err}");
+            let log = stack.proxy.log();
+            let index = requests_for(&log, ".cram.crai");
+            assert!(!index.is_empty(), "{label}: {log:#?}");
+            let probed = index.iter().all(|e| is_probe(e));
+            assert_eq!(probed, warm, "{label}: {index:#?}");
+            let opening = requests_for(&log, ".cram")
+                .iter()
+                .any(|e| e.bounded_range().is_some_and(|r| r.0 == 0));
+            assert_eq!(opening, !warm, "{label}: {log:#?}");
+            assert!(log.iter().all(|e| e.status < 400), "{label}: {log:#?}");
+        }
+    }
 }

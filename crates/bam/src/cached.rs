@@ -5,7 +5,6 @@
 //! remote CRAM's opening and `.crai` go through it the same way.
 
 use hfile::cache::{Cache, Validators};
-use std::sync::Arc;
 
 use hfile::{HFile, Prefix, PrefixBackend};
 
@@ -115,15 +114,16 @@ impl Cached {
 
     /// Checks that the object is the one the entry described, from a response on its way or a
     /// one-byte request. A changed object's entry is dropped and the error says why.
-    pub fn confirm(&self, file: &mut HFile) -> Result<()> {
+    pub(crate) fn confirm(&self, file: &mut HFile) -> Result<()> {
         if self.entry.is_none() {
             return Ok(());
         }
         self.judge(file.probe())
     }
 
-    /// [`Cached::confirm`] on what a probe of the object answered (`probed`: made on another
-    /// handle, or on another thread, while the reads go on).
+    /// Checks that the object is the one the entry described, from what a probe of it answered
+    /// (`probed`: made on another handle, or on another thread, while the reads go on). A
+    /// changed object's entry is dropped and the error ([`Error::Changed`]) says why.
     pub fn judge(&self, probed: hfile::Result<hfile::ObjectInfo>) -> Result<()> {
         let Some(cached) = self.entry.clone() else {
             return Ok(());
@@ -165,41 +165,41 @@ impl Cached {
         Ok(())
     }
 
-    /// Stores the first `len` bytes (when more than the entry held), with the validators the
-    /// server gave, on another thread (joined by the caller). A refusal (no validators, over
-    /// the cap) only means the next run is cold.
-    pub fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
+    /// [`Cached::store_as`] with the validators `file`'s responses gave.
+    pub(crate) fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
         self.store_as(file.object_info(), len)
     }
 
-    /// [`Cached::store`] with the validators `info` a response gave (read from the object's
-    /// handle by whoever holds it).
+    /// Stores the first `len` bytes (when more than the entry held), with the validators `info`
+    /// a response gave (read from the object's handle by whoever holds it), on another thread
+    /// (joined by the caller). A refusal (no validators, over the cap) only means the next run
+    /// is cold.
     pub fn store_as(
         &self,
         info: hfile::ObjectInfo,
         len: u64,
     ) -> Option<std::thread::JoinHandle<()>> {
         let cache = self.cache.clone()?;
-        let len = {
+        // Copied here, so that the reads that grow the prefix never wait for the disk.
+        let bytes = {
             let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
-            len.min(prefix.len() as u64)
+            let len = len.min(prefix.len() as u64);
+            if len <= self.from_cache {
+                return None;
+            }
+            prefix[..len as usize].to_vec()
         };
-        if len <= self.from_cache {
-            return None;
-        }
         let v = Validators {
             size: info.size?,
             etag: info.etag,
             last_modified: info.last_modified,
         };
         // Written beside the query, not before its output; the reader waits for it when done.
-        let (name, prefix, verbosity) =
-            (self.name.clone(), Arc::clone(&self.prefix), self.verbosity);
+        let (name, verbosity) = (self.name.clone(), self.verbosity);
         std::thread::Builder::new()
             .name("hts-cache-store".into())
             .spawn(move || {
-                let prefix = prefix.lock().unwrap_or_else(|p| p.into_inner());
-                let stored = cache.store(&name, &v, &[(0, &prefix[..len as usize])]);
+                let stored = cache.store(&name, &v, &[(0, &bytes[..])]);
                 if verbosity >= 1 {
                     match stored {
                         Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&name)),
@@ -213,7 +213,7 @@ impl Cached {
 
 /// An object store without list permission answers 403 for a key that does not exist: for a
 /// cached object, as good as a 404 (a 403 for a lost permission fails again without the cache).
-pub fn hidden_absence(name: &str, e: &hfile::Error) -> bool {
+pub(crate) fn hidden_absence(name: &str, e: &hfile::Error) -> bool {
     let object_store = matches!(
         hfile::scheme_of(name).as_deref(),
         Some("s3" | "s3+http" | "s3+https" | "gs" | "gs+http" | "gs+https")

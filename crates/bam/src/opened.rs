@@ -135,7 +135,7 @@ impl Opened {
     /// The size the cache entry recorded, when the header came from one (shown current by
     /// [`Opened::confirm`]): asking the file would wait for a response.
     pub(crate) fn cached_size(&self) -> Option<u64> {
-        self.cached.entry.as_ref().map(|v| v.size)
+        self.cached.cached_size()
     }
 
     /// An index found after the cached parts were shown current: what its choice rests on is

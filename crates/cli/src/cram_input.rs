@@ -9,26 +9,29 @@ use bam::hfile::{self, HFile, Hints, ObjectInfo};
 /// A CRAM's bytes.
 pub enum Input {
     Local(std::fs::File),
-    Remote(Box<Remote>),
+    Remote(Box<RemoteInput>),
     Stdin(Stream),
 }
 
 /// A remote CRAM through hfile.
-pub struct Remote {
+pub struct RemoteInput {
     file: HFile,
     /// The size, when the cache told it (asking the file would wait for a response).
     size: Option<u64>,
     /// What the first response said of the object (its validators), once the reader asked
     /// for its size: what a cache entry of its opening is kept with.
-    seen: Arc<OnceLock<ObjectInfo>>,
+    seen: Seen,
 }
+
+/// What a remote file's first response said of it, once known.
+pub type Seen = Arc<OnceLock<ObjectInfo>>;
 
 impl Input {
     /// A remote file's input, `size` its size if known, and where what its first response
     /// says of it is put.
-    pub fn remote(file: HFile, size: Option<u64>) -> (Input, Arc<OnceLock<ObjectInfo>>) {
+    pub fn remote(file: HFile, size: Option<u64>) -> (Input, Seen) {
         let seen = Arc::new(OnceLock::new());
-        let remote = Remote {
+        let remote = RemoteInput {
             file,
             size,
             seen: Arc::clone(&seen),

@@ -103,7 +103,9 @@ pub fn plan(
             let offset = containers.first().map_or(0, |c| c.start);
             if offset >= file_len {
                 return Err(Failure::Message(format!(
-                    "{crai_name}: names a container at byte {offset}, past the end of {file} ({file_len} bytes)"
+                    "{}: names a container at byte {offset}, past the end of {} ({file_len} bytes)",
+                    bam::hfile::redact_text(&crai_name),
+                    bam::hfile::redact_text(file)
                 )));
             }
             passes.push(Pass::Range(containers, range));
@@ -152,8 +154,10 @@ pub fn read_index(
             bam::hfile::redact_text(&crai_name)
         ))
     })?;
-    let entries = cram::crai::parse(&data)
-        .map_err(|e| Failure::Message(format!("{crai_name}: {}", e.what)))?;
+    let entries = cram::crai::parse(&data).map_err(|e| {
+        let name = bam::hfile::redact_text(&crai_name);
+        Failure::Message(format!("{name}: {}", e.what))
+    })?;
     Ok((crai_name, entries))
 }
 

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use bam::cached::Cached;
 use bam::hfile::{self, cache::Cache, HFile, ObjectInfo};
 
-use crate::cram_input::Input;
+use crate::cram_input::{Input, Seen};
 use crate::view::Failure;
 
 /// The most of a CRAM's start kept in memory (and cacheable) while it is opened: its
@@ -27,49 +27,50 @@ type Fetch = JoinHandle<Result<(Vec<u8>, Cached, ObjectInfo), String>>;
 
 /// The cache's part in one `view` of a remote CRAM: entries used and the probes that show them
 /// current, the index fetched early, the entries being written.
-pub struct Remote {
+pub struct RemoteParts {
     cache: Option<Cache>,
     transport: hfile::OpenOptions,
     /// Each entry used, with its probe.
     checks: Vec<(Cached, Probe)>,
     /// The index asked for at once: its name, and its bytes or their fetch.
-    index: Option<(String, Early)>,
+    index: Option<(String, IndexFetch)>,
     /// Entries being written; waited for at the end.
     storing: Vec<JoinHandle<()>>,
 }
 
 /// An index asked for before it is needed.
-enum Early {
+enum IndexFetch {
     /// From the cache (its probe is among the checks).
     Ready(Vec<u8>),
     /// Read whole from the server.
     Coming(Fetch),
 }
 
-impl Remote {
-    /// For a view of `file`: the cache is used for a remote region query unless `no_cache`
-    /// (a whole file is read in order: its opening is not worth a probe). The index (`-X`'s,
-    /// else the file's name with `.crai` added to its path) is asked for at once, on a thread
-    /// of its own: the query then waits one round trip before its containers, not two.
+impl RemoteParts {
+    /// For a view of `file` that reads its index when `queries` (regions, or `-M`): the cache
+    /// is used for a remote query unless `no_cache` (a whole file is read in order: its opening
+    /// is not worth a probe). The index (`-X`'s, else the file's name with `.crai` added to its
+    /// path) is asked for at once, on a thread of its own: the query then waits one round trip
+    /// before its containers, not two.
     pub fn start(
         file: &str,
         index: Option<&str>,
-        regions: &[String],
+        queries: bool,
         no_cache: bool,
         transport: &hfile::OpenOptions,
-    ) -> Remote {
+    ) -> RemoteParts {
         let remote = hfile::scheme_of(file).is_some();
-        let cache = (remote && !regions.is_empty() && !no_cache)
+        let cache = (remote && queries && !no_cache)
             .then(Cache::from_env)
             .flatten();
-        let mut r = Remote {
+        let mut r = RemoteParts {
             cache,
             transport: transport.clone(),
             checks: Vec::new(),
             index: None,
             storing: Vec::new(),
         };
-        if remote && !regions.is_empty() {
+        if remote && queries {
             let name = index_name(file, index);
             let early = r.ask_index(&name);
             r.index = Some((name, early));
@@ -79,10 +80,15 @@ impl Remote {
 
     /// The CRAM `file` (a URL) to read: its opening from the cache when an entry holds it (the
     /// entry's probe started), else from the server, kept once the reader has read it
-    /// ([`Remote::keep_opening`]).
+    /// ([`RemoteParts::keep_opening`]).
     pub fn open(&mut self, file: &str) -> Result<(Input, Opening), String> {
-        let (cached, f) = Cached::open(file, &self.transport, self.cache.clone(), OPENING_CAP)
-            .map_err(|e| e.to_string())?;
+        let (cached, f) = Cached::open(
+            file,
+            &self.transport,
+            self.cache.clone(),
+            self.cap(OPENING_CAP),
+        )
+        .map_err(|e| e.to_string())?;
         let size = cached.cached_size();
         let (input, seen) = Input::remote(f, size);
         if size.is_some() {
@@ -118,13 +124,13 @@ impl Remote {
             }
         };
         match early {
-            Early::Ready(bytes) => Ok(bytes),
-            Early::Coming(fetch) => {
+            IndexFetch::Ready(bytes) => Ok(bytes),
+            IndexFetch::Coming(fetch) => {
                 let (bytes, cached, info) = fetch
                     .join()
                     .unwrap_or_else(|_| Err("the index fetch stopped".to_string()))?;
                 // Kept only when whole: a cached index is used only when it is.
-                if info.size == Some(bytes.len() as u64) {
+                if info.size == Some(bytes.len() as u64) && bytes.len() <= INDEX_CAP {
                     self.storing
                         .extend(cached.store_as(info, bytes.len() as u64));
                 }
@@ -136,21 +142,25 @@ impl Remote {
     /// Waits for the probes of the entries used: an object changed since it was cached is
     /// `Failure::Stale` (its entry dropped), and nothing may have been written yet.
     pub fn confirm(&mut self) -> Result<(), Failure> {
-        // Every entry judged, so that each stale one is dropped: the first failure is told.
-        let mut first = Ok(());
+        // Nothing read after this comes from the cache: it would not be checked.
+        self.cache = None;
+        // Every entry judged, so that each stale one is dropped; a stale one is told before
+        // any other failure (the run is then made again).
+        let mut failure = None;
         for (cached, probe) in self.checks.drain(..) {
             let judged = match probe.join() {
                 Ok(probed) => cached.judge(probed).map_err(Failure::from),
                 Err(_) => Err(Failure::Message("a cache check stopped".to_string())),
             };
-            if first.is_ok() {
-                first = judged;
+            match (judged, &failure) {
+                (Ok(()), _) | (Err(_), Some(Failure::Stale(_))) => {}
+                (Err(f), _) => failure = Some(f),
             }
         }
-        first
+        failure.map_or(Ok(()), Err)
     }
 
-    /// Whether a failure before [`Remote::confirm`] came from a stale entry: a cached index
+    /// Whether a failure before [`RemoteParts::confirm`] came from a stale entry: a cached index
     /// naming containers a changed file no longer has fails in its own way first.
     pub fn stale(&mut self, failure: Failure) -> Failure {
         match self.confirm() {
@@ -160,32 +170,43 @@ impl Remote {
     }
 
     /// The index `name` from the cache, whole (its probe started), else its fetch (kept when
-    /// read whole, [`Remote::read_index`]).
-    fn ask_index(&mut self, name: &str) -> Early {
-        let mut opened = Cached::open(name, &self.transport, self.cache.clone(), INDEX_CAP);
+    /// read whole, [`RemoteParts::read_index`]).
+    fn ask_index(&mut self, name: &str) -> IndexFetch {
+        let cap = self.cap(INDEX_CAP);
+        let mut opened = Cached::open(name, &self.transport, self.cache.clone(), cap);
         if let Ok((cached, file)) = opened {
             let bytes = cached.prefix();
             match cached.cached_size() {
                 Some(size) if size == bytes.len() as u64 => {
                     self.check_with(cached, file);
-                    return Early::Ready(bytes);
+                    return IndexFetch::Ready(bytes);
                 }
                 // Part of an index only (no run of this command keeps one): read it whole.
                 Some(_) => {
                     if let Some(cache) = &self.cache {
                         let _ = cache.remove(name);
                     }
-                    opened = Cached::open(name, &self.transport, self.cache.clone(), INDEX_CAP);
+                    opened = Cached::open(name, &self.transport, self.cache.clone(), cap);
                 }
                 None => opened = Ok((cached, file)),
             }
         }
-        Early::Coming(std::thread::spawn(move || {
+        IndexFetch::Coming(std::thread::spawn(move || {
             let (cached, mut file) = opened.map_err(|e| e.to_string())?;
             let bytes = file.read_to_end_vec().map_err(|e| e.to_string())?;
             let info = file.object_info();
             Ok((bytes, cached, info))
         }))
+    }
+
+    /// How much of an object's start to keep in memory: `cap` when it may be cached, else
+    /// nothing.
+    fn cap(&self, cap: usize) -> usize {
+        if self.cache.is_some() {
+            cap
+        } else {
+            0
+        }
     }
 
     /// Starts the probe that shows `cached` (an entry for `name`) current, on a handle of its own.
@@ -195,14 +216,14 @@ impl Remote {
         self.checks.push((cached, probe));
     }
 
-    /// [`Remote::check`] on the handle the entry was opened with.
+    /// [`RemoteParts::check`] on the handle the entry was opened with.
     fn check_with(&mut self, cached: Cached, mut file: HFile) {
         let probe = std::thread::spawn(move || file.probe());
         self.checks.push((cached, probe));
     }
 }
 
-impl Drop for Remote {
+impl Drop for RemoteParts {
     fn drop(&mut self) {
         for handle in self.storing.drain(..) {
             let _ = handle.join();
@@ -210,8 +231,8 @@ impl Drop for Remote {
     }
 }
 
-/// A CRAM opened from the server: what [`Remote::keep_opening`] keeps of it.
-pub struct Opening(Option<(Cached, std::sync::Arc<std::sync::OnceLock<ObjectInfo>>)>);
+/// A CRAM opened from the server: what [`RemoteParts::keep_opening`] keeps of it.
+pub struct Opening(Option<(Cached, Seen)>);
 
 /// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
 /// path, before a URL's query string.

@@ -7,7 +7,7 @@ use bam::{Header, Record, Reference};
 use crate::args::{HeaderMode, ViewArgs};
 use crate::cram_multi;
 use crate::cram_regions::{self, Pass};
-use crate::cram_remote::Remote;
+use crate::cram_remote::RemoteParts;
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
@@ -226,7 +226,7 @@ fn open_reader(
     args: &ViewArgs,
     file: &str,
     transport: &bam::hfile::OpenOptions,
-    fetched: &mut Remote,
+    fetched: &mut RemoteParts,
 ) -> Result<cram::Reader, Failure> {
     let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
     let path = args
@@ -442,7 +442,10 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     let file = args.positional.first().map_or("-", String::as_str);
     let (index, regions) = crate::input::index_and_regions(args)?;
     let transport = transport(args);
-    let mut fetched = Remote::start(file, index, regions, args.no_cache, &transport);
+    // `-M` reads the index for its BED lines too.
+    let queries =
+        !regions.is_empty() || (args.select.multi_region && args.header != HeaderMode::Only);
+    let mut fetched = RemoteParts::start(file, index, queries, args.no_cache, &transport);
     // A failure before the cached parts were shown current may come of their being stale.
     let asked = Asked {
         file,
@@ -466,7 +469,7 @@ fn view_with(
     command_line: &str,
     asked: &Asked,
     transport: &bam::hfile::OpenOptions,
-    fetched: &mut Remote,
+    fetched: &mut RemoteParts,
 ) -> Result<(), Failure> {
     let Asked {
         file,
@@ -479,8 +482,9 @@ fn view_with(
         .map_err(Failure::Message)?;
     let plan = output::plan(args, args.output.as_deref());
     let mut reader = open_reader(args, file, transport, fetched)?;
+    let shown = bam::hfile::redact_text(file);
     let input =
-        bam_header(reader.header()).map_err(|e| Failure::Message(format!("{file}: {e}")))?;
+        bam_header(reader.header()).map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     let header = sink::header(args, &input, command_line)?;
     let (passes, keep, entries) = {
         let mut read_index = |name: &str| fetched.read_index(name);

@@ -207,7 +207,10 @@ fn a_cram_gone_since_it_was_cached_is_an_error_not_old_output() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(out.stdout.is_empty(), "nothing from the stale copy, not even its header");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing from the stale copy, not even its header"
+    );
     assert!(err.contains("x.cram"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }

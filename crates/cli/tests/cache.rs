@@ -48,19 +48,6 @@ fn a_second_run_takes_header_and_index_from_the_cache() {
     assert_eq!(span_ends(&log, "x.bam"), cold_spans);
 }
 
-/// The ends of the bounded requests for `name` but the header's (from 0), sorted.
-fn span_ends(log: &[LogEntry], name: &str) -> Vec<u64> {
-    let mut out: Vec<_> = log
-        .iter()
-        .filter(|e| e.path.ends_with(&format!("/{name}")))
-        .filter_map(|e| e.bounded_range())
-        .filter(|r| r.0 > 0)
-        .map(|r| r.1)
-        .collect();
-    out.sort_unstable();
-    out
-}
-
 /// Runs the query cold to fill `cache`, lets `change` alter the served files, runs it again,
 /// and checks the second run read the file anew (no stale header or index) with the right
 /// output.

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use site::{requests_for, scratch, view};
+use site::{requests_for, scratch, span_ends, view};
 use testkit::{LogEntry, Server};
 
 /// Regions of the multi-slice CRAM, as corpus case `aligned-3.0-slices-regions` asks.
@@ -72,19 +72,6 @@ fn fetched_opening(log: &[LogEntry]) -> bool {
         .any(|e| e.bounded_range().is_some_and(|r| r.0 == 0))
 }
 
-/// The ends of the container requests (bounded, past the opening; a cold one may start where
-/// the opening's request left off).
-fn container_ends(log: &[LogEntry]) -> Vec<u64> {
-    let mut out: Vec<_> = cram_requests(log)
-        .iter()
-        .filter_map(|e| e.bounded_range())
-        .filter(|r| r.0 > 0)
-        .map(|r| r.1)
-        .collect();
-    out.sort_unstable();
-    out
-}
-
 /// A request that only shows what an object is now: a one-byte GET from its end (HTTP), or a
 /// HEAD (S3).
 fn is_probe(e: &LogEntry) -> bool {
@@ -117,7 +104,7 @@ fn a_second_region_query_takes_the_opening_and_the_crai_from_the_cache() {
             .all(|e| !is_probe(e)),
         "a cold run reads the index, no probe: {log:#?}"
     );
-    let cold_containers = container_ends(&log);
+    let cold_containers = span_ends(&log, "x.cram");
     assert!(!cold_containers.is_empty());
     assert_eq!(entries(&cache), 2, "the opening and the index kept");
     site.server.reset();
@@ -138,7 +125,7 @@ fn a_second_region_query_takes_the_opening_and_the_crai_from_the_cache() {
         assert!(is_probe(index[0]), "{index:#?}");
         let probes = cram_requests(&log).iter().filter(|e| is_probe(e)).count();
         assert_eq!(probes, 1, "{log:#?}");
-        assert_eq!(container_ends(&log), cold_containers);
+        assert_eq!(span_ends(&log, "x.cram"), cold_containers);
         assert!(log.iter().all(|e| e.range.is_some()), "{log:#?}");
         site.server.reset();
     }

@@ -94,6 +94,20 @@ pub fn requests_for<'a>(log: &'a [LogEntry], suffix: &str) -> Vec<&'a LogEntry> 
     log.iter().filter(|e| e.path.ends_with(suffix)).collect()
 }
 
+/// The ends of the bounded requests for `name` but those from byte 0 (a header's, an
+/// opening's), sorted: a cold span may start later, where the header's request left off.
+pub fn span_ends(log: &[LogEntry], name: &str) -> Vec<u64> {
+    let mut out: Vec<_> = log
+        .iter()
+        .filter(|e| e.path.ends_with(&format!("/{name}")))
+        .filter_map(|e| e.bounded_range())
+        .filter(|r| r.0 > 0)
+        .map(|r| r.1)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// The header request of a cold open.
 pub fn fetched_header(log: &[LogEntry]) -> bool {
     requests_for(log, ".bam")

@@ -5,6 +5,7 @@
 //! remote CRAM's opening and `.crai` go through it the same way.
 
 use hfile::cache::{Cache, Validators};
+use std::sync::Arc;
 
 use hfile::{HFile, Prefix, PrefixBackend};
 
@@ -180,25 +181,30 @@ impl Cached {
         len: u64,
     ) -> Option<std::thread::JoinHandle<()>> {
         let cache = self.cache.clone()?;
-        // Copied here, so that the reads that grow the prefix never wait for the disk.
-        let bytes = {
+        let len = {
             let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
-            let len = len.min(prefix.len() as u64);
-            if len <= self.from_cache {
-                return None;
-            }
-            prefix[..len as usize].to_vec()
+            len.min(prefix.len() as u64)
         };
+        if len <= self.from_cache {
+            return None;
+        }
         let v = Validators {
             size: info.size?,
             etag: info.etag,
             last_modified: info.last_modified,
         };
         // Written beside the query, not before its output; the reader waits for it when done.
-        let (name, verbosity) = (self.name.clone(), self.verbosity);
+        let (name, prefix, verbosity) =
+            (self.name.clone(), Arc::clone(&self.prefix), self.verbosity);
         std::thread::Builder::new()
             .name("hts-cache-store".into())
             .spawn(move || {
+                // Copied out first: the reads that grow the prefix take its lock, and must not
+                // wait for the disk.
+                let bytes = {
+                    let prefix = prefix.lock().unwrap_or_else(|p| p.into_inner());
+                    prefix[..len as usize].to_vec()
+                };
                 let stored = cache.store(&name, &v, &[(0, &bytes[..])]);
                 if verbosity >= 1 {
                     match stored {

@@ -441,6 +441,11 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     keep_heap();
     let file = args.positional.first().map_or("-", String::as_str);
     let (index, regions) = crate::input::index_and_regions(args)?;
+    // The command line is judged before anything goes out (a bad filter is an error at once).
+    let selection = args
+        .select
+        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
+        .map_err(Failure::Message)?;
     let transport = transport(args);
     // `-M` reads the index for its BED lines too.
     let queries =
@@ -451,23 +456,25 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         file,
         index,
         regions,
+        selection,
     };
-    view_with(args, command_line, &asked, &transport, &mut fetched).map_err(|f| fetched.stale(f))
+    view_with(args, command_line, asked, &transport, &mut fetched).map_err(|f| fetched.stale(f))
 }
 
-/// What the command line asks to read.
+/// What the command line asks to read, and how records are selected.
 struct Asked<'a> {
     file: &'a str,
     /// `-X`'s index.
     index: Option<&'a str>,
     regions: &'a [String],
+    selection: samtools::filter::Selection,
 }
 
 /// [`view`] with the remote parts on their way (`fetched`).
 fn view_with(
     args: &ViewArgs,
     command_line: &str,
-    asked: &Asked,
+    asked: Asked,
     transport: &bam::hfile::OpenOptions,
     fetched: &mut RemoteParts,
 ) -> Result<(), Failure> {
@@ -475,11 +482,8 @@ fn view_with(
         file,
         index,
         regions,
-    } = *asked;
-    let mut selection = args
-        .select
-        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
-        .map_err(Failure::Message)?;
+        mut selection,
+    } = asked;
     let plan = output::plan(args, args.output.as_deref());
     let mut reader = open_reader(args, file, transport, fetched)?;
     let shown = bam::hfile::redact_text(file);

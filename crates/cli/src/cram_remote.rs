@@ -78,10 +78,14 @@ impl RemoteParts {
         r
     }
 
-    /// The CRAM `file` (a URL) to read: its opening from the cache when an entry holds it (the
-    /// entry's probe started), else from the server, kept once the reader has read it
-    /// ([`RemoteParts::keep_opening`]).
+    /// The CRAM `file` to read. A URL's opening comes from the cache when an entry holds it
+    /// (the entry's probe started), else from the server, kept once the reader has read it
+    /// ([`RemoteParts::keep_opening`]); a local file or standard input as `cram_input::open`
+    /// opens it.
     pub fn open(&mut self, file: &str) -> Result<(Input, Opening), String> {
+        if hfile::scheme_of(file).is_none() {
+            return crate::cram_input::open(file, &self.transport).map(|i| (i, Opening(None)));
+        }
         let (cached, f) = Cached::open(
             file,
             &self.transport,
@@ -231,7 +235,8 @@ impl Drop for RemoteParts {
     }
 }
 
-/// A CRAM opened from the server: what [`RemoteParts::keep_opening`] keeps of it.
+/// A CRAM opened from the server (none for one from the cache, a local file or standard
+/// input): what [`RemoteParts::keep_opening`] keeps of it.
 pub struct Opening(Option<(Cached, Seen)>);
 
 /// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its

@@ -248,19 +248,12 @@ fn open_reader(
     let shown = bam::hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
-    let opened = if bam::hfile::scheme_of(file).is_some() {
-        fetched
-            .open(file)
-            .map(|(input, opening)| (input, Some(opening)))
-    } else {
-        crate::cram_input::open(file, transport).map(|input| (input, None))
-    };
-    let (input, opening) = opened.map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
+    let (input, opening) = fetched
+        .open(file)
+        .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     let mut reader = cram::Reader::open_source(input, prefix, local)
         .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-    if let Some(opening) = opening {
-        fetched.keep_opening(opening);
-    }
+    fetched.keep_opening(opening);
     if let Some(fetch) = remote {
         let fasta = fetch
             .join()

@@ -6,12 +6,11 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-use super::ahead::Span;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
+use super::ahead::Span;
 use super::decode::{decode_blocks, Bases, Context, Decoded, Slices};
 use super::laid::LaidOut;
 use super::*;

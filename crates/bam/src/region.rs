@@ -294,7 +294,8 @@ fn parse(s: &[u8], header: &Header) -> Result<(RefId, i64, i64), RegionError> {
 
 /// htslib's `hts_parse_decimal` with `HTS_PARSE_THOUSANDS_SEP`: returns the value and the
 /// number of bytes used (0 when there were no digits, as htslib then points back at the start).
-fn parse_decimal(s: &[u8]) -> (i64, usize) {
+/// Overflow wraps as htslib's arithmetic does on common machines, and never panics.
+pub fn parse_decimal(s: &[u8]) -> (i64, usize) {
     let mut i = 0;
     while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
         i += 1;
@@ -342,8 +343,9 @@ fn parse_decimal(s: &[u8]) -> (i64, usize) {
                     e = e.wrapping_mul(10).wrapping_add(i32::from(s[i] - b'0'));
                     i += 1;
                 }
+                // A 2^31 exponent wraps to i32::MIN, which plain negation would overflow.
                 if eneg {
-                    e = -e;
+                    e = e.wrapping_neg();
                 }
             }
             b'k' | b'K' => {
@@ -547,5 +549,8 @@ mod tests {
         assert_eq!(parse_decimal(b"1.25"), (1, 4));
         assert_eq!(parse_decimal(b"1e999999999"), (0, 11));
         assert_eq!(parse_decimal(b"5e-999999999"), (0, 12));
+        // The fuzzer's find: the exponent's digits wrap to i32::MIN before the sign applies.
+        assert_eq!(parse_decimal(b"1e-2147483648"), (0, 13));
+        assert_eq!(parse_decimal(b"1e-28888888888333"), (0, 17));
     }
 }

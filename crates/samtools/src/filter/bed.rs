@@ -394,7 +394,7 @@ pub fn parse_reg(s: &[u8]) -> Option<ParsedRegion> {
         });
     };
     let (b, after) = parse_decimal(&s[colon + 1..]);
-    let beg = (b - 1).max(0);
+    let beg = b.saturating_sub(1).max(0);
     let end = match after.first() {
         None => i64::MAX,
         Some(b'-') => parse_decimal(&after[1..]).0,
@@ -438,67 +438,11 @@ pub struct MergedTargets {
     pub filtered: bool,
 }
 
-/// `hts_parse_decimal` with thousands separators: `1,000`, `1.5k`, `2M`, `3e3`; the value and
+/// `hts_parse_decimal` with thousands separators (`1,000`, `1.5k`, `2M`, `3e3`): the value and
 /// the text after it (all of `s` when there are no digits).
 fn parse_decimal(s: &[u8]) -> (i64, &[u8]) {
-    let mut i = s.iter().take_while(|&&b| is_c_space(b)).count();
-    let neg = sign(s, &mut i);
-    let (mut n, mut digits, mut decimals, mut e) = (0i64, 0, 0i32, 0i32);
-    while let Some(&c) = s.get(i) {
-        if c.is_ascii_digit() {
-            digits += 1;
-            n = n.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
-        } else if c != b',' {
-            break;
-        }
-        i += 1;
-    }
-    if s.get(i) == Some(&b'.') {
-        i += 1;
-        while let Some(&c) = s.get(i).filter(|c| c.is_ascii_digit()) {
-            decimals += 1;
-            digits += 1;
-            n = n.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
-            i += 1;
-        }
-    }
-    match s.get(i) {
-        Some(b'e' | b'E') => {
-            i += 1;
-            let eneg = sign(s, &mut i);
-            while let Some(&c) = s.get(i).filter(|c| c.is_ascii_digit()) {
-                e = e.saturating_mul(10).saturating_add(i32::from(c - b'0'));
-                i += 1;
-            }
-            if eneg {
-                e = -e;
-            }
-        }
-        Some(b'k' | b'K') => {
-            e += 3;
-            i += 1;
-        }
-        Some(b'm' | b'M') => {
-            e += 6;
-            i += 1;
-        }
-        Some(b'g' | b'G') => {
-            e += 9;
-            i += 1;
-        }
-        _ => {}
-    }
-    e -= decimals;
-    while e > 0 {
-        n = n.wrapping_mul(10);
-        e -= 1;
-    }
-    while e < 0 {
-        n /= 10;
-        e += 1;
-    }
-    let rest = if digits > 0 { &s[i..] } else { s };
-    (if neg { -n } else { n }, rest)
+    let (n, used) = bam::region::parse_decimal(s);
+    (n, &s[used..])
 }
 
 #[cfg(test)]

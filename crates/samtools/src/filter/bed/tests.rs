@@ -60,6 +60,10 @@ fn region_strings() {
     assert_eq!(parse_reg(b"chr1:x"), None);
     assert_eq!(parse_reg(b"HLA:1:2-3"), reg(5, 1, 3));
     assert_eq!(parse_reg(b"chr1:"), reg(4, 0, INT_MAX));
+    // Hostile numbers wrap or vanish as in htslib, quickly and without a panic.
+    assert_eq!(parse_reg(b"chr1:1e-2147483648-5"), reg(4, 0, 5));
+    assert_eq!(parse_reg(b"chr1:1-1e999999999"), None);
+    assert_eq!(parse_reg(b"chr1:-9223372036854775808-5"), reg(4, 0, 5));
 }
 
 #[test]

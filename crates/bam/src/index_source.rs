@@ -486,7 +486,8 @@ fn estimate_end(total: u64, wanted: &Wanted, header: &Header, piece: u64) -> u64
     }
     let through: u64 = lens[..=last].iter().sum();
     let share = through as f64 / all as f64;
-    let guess = (total as f64 * share * 1.1) as u64 + 16 * 1024;
+    // The float cast saturates at 2^64-1 for a server's absurd size; so must the sum.
+    let guess = ((total as f64 * share * 1.1) as u64).saturating_add(16 * 1024);
     guess.max(piece).min(total)
 }
 

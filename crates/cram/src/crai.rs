@@ -132,7 +132,7 @@ pub fn containers_for(
         }
         let placed = range.ref_id >= 0;
         if one.ref_id < range.ref_id
-            || (placed && one.ref_id == range.ref_id && hi - 1 < range.start)
+            || (placed && one.ref_id == range.ref_id && hi.saturating_sub(1) < range.start)
         {
             continue;
         }
@@ -208,5 +208,11 @@ mod tests {
             Some([500..600].to_vec())
         );
         assert_eq!(containers_for(&entries, &r(7, 1, 10), 600), None);
+        // A hostile start of i64::MIN ends before anything (its end does not wrap round).
+        let hostile = [entry(0, i64::MIN, 0, 100), entry(0, 10, 100, 200)];
+        assert_eq!(
+            containers_for(&hostile, &r(0, 5, 50), 600),
+            Some([200..600].to_vec())
+        );
     }
 }

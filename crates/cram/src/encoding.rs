@@ -61,9 +61,19 @@ pub enum Encoding {
     },
 }
 
+/// How deep byte-array-length descriptors may nest. Writers nest once (a length and a value
+/// coding); the bound keeps a descriptor of two bytes per level from recursing until the
+/// stack runs out.
+const NESTING: u32 = 4;
+
 impl Encoding {
     /// Reads one descriptor: codec id, parameter length, parameters (which must fill it).
     pub fn read(c: &mut Cursor<'_>) -> Result<Self, Error> {
+        Encoding::read_at(c, 0)
+    }
+
+    /// [`Encoding::read`] inside `depth` byte-array-length descriptors.
+    fn read_at(c: &mut Cursor<'_>, depth: u32) -> Result<Self, Error> {
         let at = c.offset();
         let id = c.itf8("encoding id")?;
         let len = c.itf8("encoding parameter length")?;
@@ -100,9 +110,15 @@ impl Encoding {
                 let (lengths, symbols) = pairs.into_iter().unzip();
                 Encoding::Huffman { symbols, lengths }
             }
+            4 if depth >= NESTING => {
+                return Err(Error::at(
+                    at,
+                    format!("byte array length encodings nested deeper than {NESTING}"),
+                ))
+            }
             4 => Encoding::ByteArrayLen {
-                len: Box::new(Encoding::read_nested(&mut p)?),
-                value: Box::new(Encoding::read_nested(&mut p)?),
+                len: Box::new(Encoding::read_at(&mut p, depth + 1)?),
+                value: Box::new(Encoding::read_at(&mut p, depth + 1)?),
             },
             5 => Encoding::ByteArrayStop {
                 stop: p.u8("byte array stop byte")?,
@@ -140,12 +156,6 @@ impl Encoding {
         }
         Ok(e)
     }
-
-    /// Nested descriptors (byte array length) may not nest again without bound: the
-    /// parameter bytes shrink at each level, so recursion ends with the input.
-    fn read_nested(p: &mut Cursor<'_>) -> Result<Self, Error> {
-        Encoding::read(p)
-    }
 }
 
 /// An ITF8 count followed by that many ITF8 values.
@@ -157,4 +167,33 @@ fn list(p: &mut Cursor<'_>, what: &str) -> Result<Vec<i32>, Error> {
         .filter(|&n| n <= MAX_ALPHABET && n <= p.remaining())
         .ok_or_else(|| Error::at(at, format!("{what} count {n} exceeds the input")))?;
     (0..n).map(|_| p.itf8(what)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Encoding;
+    use crate::num::Cursor;
+
+    /// A byte-array-length descriptor whose length and value are both `inner` (parameters
+    /// under 128 bytes, so each length is one ITF8 byte).
+    fn wrap(inner: &[u8]) -> Vec<u8> {
+        let params = [inner, inner].concat();
+        [&[4, params.len() as u8][..], &params].concat()
+    }
+
+    #[test]
+    fn byte_array_lengths_nest_only_a_few_deep() {
+        // The null encoding (id 0, no parameters) at the bottom: five levels fit in 126 bytes.
+        let mut d = vec![0, 0];
+        for depth in 1..=5 {
+            d = wrap(&d);
+            match Encoding::read(&mut Cursor::new(&d, 0)) {
+                Ok(_) => assert!(depth <= 4, "depth {depth} accepted"),
+                Err(e) => {
+                    assert_eq!(depth, 5, "depth {depth}: {e}");
+                    assert!(e.to_string().contains("nested deeper than 4"), "{e}");
+                }
+            }
+        }
+    }
 }

@@ -75,12 +75,14 @@ impl SamHeader {
         }
     }
 
-    /// The length `@SQ LN` gives reference `id`, or 0.
+    /// The length `@SQ LN` gives reference `id`, or 0; at most htslib's `HTS_POS_MAX`, so a
+    /// hostile `LN` leaves room for the position arithmetic done against it.
     pub fn reference_len(&self, id: i32) -> i64 {
+        const HTS_POS_MAX: u64 = 0x7fff_ffff_7fff_ffff;
         usize::try_from(id)
             .ok()
             .and_then(|i| self.references.get(i))
-            .map_or(0, |r| r.1 as i64)
+            .map_or(0, |r| r.1.min(HTS_POS_MAX) as i64)
     }
 
     /// A tag of the `@SQ` line of reference `name` (`M5`, `UR`).
@@ -110,5 +112,22 @@ impl SamHeader {
             .ok()
             .and_then(|i| self.references.get(i))
             .map(|r| r.0.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SamHeader;
+
+    #[test]
+    fn hostile_lengths_are_capped() {
+        let h = SamHeader::from_text(
+            b"@SQ\tSN:a\tLN:9223372036854775808\n@SQ\tSN:b\tLN:100\n@SQ\tSN:c\tLN:x\n".to_vec(),
+        );
+        assert_eq!(h.reference_len(0), 0x7fff_ffff_7fff_ffff);
+        assert_eq!(h.reference_len(1), 100);
+        assert_eq!(h.reference_len(2), 0);
+        assert_eq!(h.reference_len(3), 0);
+        assert_eq!(h.reference_len(-1), 0);
     }
 }

@@ -161,9 +161,10 @@ pub fn name_unnamed<'a>(
             recs[rec].name.extend_from_slice(stored_name(m));
             continue;
         }
+        // The counter is the file's own LTF8: wrapping keeps a hostile one from overflowing.
         let number = match mate {
-            Some(m) if m < rec => record_counter + m as i64 + 1,
-            _ => record_counter + rec as i64 + 1,
+            Some(m) if m < rec => record_counter.wrapping_add(m as i64 + 1),
+            _ => record_counter.wrapping_add(rec as i64 + 1),
         };
         recs[rec].name = format!("{prefix}:{number}").into_bytes();
     }

@@ -142,7 +142,12 @@ impl Encoding {
                         return Err(Error::at(s.core.base, "subexponential prefix too long"));
                     }
                 }
-                let n = if i == 0 { *k } else { i + k - 1 };
+                // Widened: `k` is the file's own ITF8, and `i + k - 1` may pass i32::MAX.
+                let n = if i == 0 {
+                    i64::from(*k)
+                } else {
+                    i64::from(i) + i64::from(*k) - 1
+                };
                 let n = u32::try_from(n)
                     .ok()
                     .filter(|&n| n <= 31)
@@ -319,5 +324,12 @@ mod tests {
         let mut s = streams(&[0b0111_0010, 0b0000_0000], &[]);
         assert_eq!(se.int(&mut s).unwrap(), 3);
         assert_eq!(se.int(&mut s).unwrap(), 5);
+        // A hostile k: prefix 1 then 0 would make width i + k - 1 overflow i32.
+        let se = Encoding::Subexp {
+            offset: 0,
+            k: i32::MAX,
+        };
+        let mut s = streams(&[0b1000_0000], &[]);
+        assert!(se.int(&mut s).is_err());
     }
 }

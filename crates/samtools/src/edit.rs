@@ -182,7 +182,8 @@ impl Edit for Record {
         }
         for k in 1..new.len() {
             if new[k] & 0xf == new[k - 1] & 0xf {
-                new[k] += new[k - 1] >> 4 << 4;
+                // htslib adds these as uint32_t, so two huge lengths wrap there too.
+                new[k] = new[k].wrapping_add(new[k - 1] >> 4 << 4);
                 new[k - 1] &= 0xf;
             }
         }

@@ -7,7 +7,9 @@ use std::io::Read;
 
 use super::bytes::Bytes;
 use super::range::{Contexts, Model, RangeDecoder};
-use super::transform::{interleave, stripe_len, unpack, CAT, NO_SIZE, PACK, RLE, STRIPE};
+use super::transform::{
+    interleave, stripe_len, unpack, CAT, NO_SIZE, PACK, RLE, STRIPE, STRIPE_DEPTH,
+};
 
 const ORDER: u8 = 0x03;
 /// bzip2 in place of the arithmetic coder.
@@ -20,7 +22,7 @@ const RUN_CONTEXTS: usize = 258;
 
 /// Decodes a whole arithmetic-coded stream into `raw_size` bytes.
 pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
-    let out = stream(data, raw_size)?;
+    let out = stream(data, raw_size, 0)?;
     if out.len() != raw_size {
         return Err(format!(
             "arith stream decodes to {} bytes, the block declares {raw_size}",
@@ -30,12 +32,16 @@ pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// One stream, bounded by `expected` (the caller's size, and its size when NO_SIZE is set).
-fn stream(data: &[u8], expected: usize) -> Result<Vec<u8>, String> {
+/// One stream, bounded by `expected` (the caller's size, and its size when NO_SIZE is set);
+/// `depth` counts the stripes around it.
+fn stream(data: &[u8], expected: usize, depth: u32) -> Result<Vec<u8>, String> {
     let mut b = Bytes::new(data);
     let flags = b.next()?;
     if flags & STRIPE != 0 {
-        return stripe(data, b, expected);
+        if depth >= STRIPE_DEPTH {
+            return Err(format!("arith stripes nested deeper than {STRIPE_DEPTH}"));
+        }
+        return stripe(data, b, expected, depth + 1);
     }
     let size = if flags & NO_SIZE != 0 {
         expected
@@ -92,7 +98,7 @@ fn stream(data: &[u8], expected: usize) -> Result<Vec<u8>, String> {
 }
 
 /// Striped data: the size, the number of streams and their stored lengths, then each stream.
-fn stripe(data: &[u8], mut b: Bytes<'_>, expected: usize) -> Result<Vec<u8>, String> {
+fn stripe(data: &[u8], mut b: Bytes<'_>, expected: usize, depth: u32) -> Result<Vec<u8>, String> {
     let size = b.uint7()?;
     if size > expected {
         return Err(format!("arith stripe size {size} exceeds {expected}"));
@@ -114,7 +120,7 @@ fn stripe(data: &[u8], mut b: Bytes<'_>, expected: usize) -> Result<Vec<u8>, Str
     for (j, l) in lens.iter().enumerate() {
         let want = stripe_len(size, n, j);
         // Each stream may run on past its stated length, up to the last one's end.
-        let part = stream(&data[at..end], want)?;
+        let part = stream(&data[at..end], want, depth)?;
         if part.len() != want {
             return Err(format!(
                 "arith stripe {j}: {} bytes, {want} expected",
@@ -214,6 +220,16 @@ mod tests {
         for cut in 0..s.len() {
             assert!(decode(&s[..cut], 5).is_err(), "cut {cut}");
         }
+        // Stripes of one stream inside each other: a few levels decode, more are refused.
+        let nested = |depth: usize| {
+            let mut s = vec![0x30, b'a', b'b', b'c'];
+            for _ in 0..depth {
+                s = [vec![0x08, 3, 1, s.len() as u8], s].concat();
+            }
+            s
+        };
+        assert_eq!(decode(&nested(4), 3).unwrap(), b"abc");
+        assert!(decode(&nested(5), 3).is_err());
     }
 
     #[test]

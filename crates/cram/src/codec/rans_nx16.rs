@@ -4,7 +4,9 @@
 
 use super::bytes::Bytes;
 use super::slots::Slots;
-use super::transform::{interleave, stripe_len, unpack, CAT, NO_SIZE, PACK, RLE, STRIPE};
+use super::transform::{
+    interleave, stripe_len, unpack, CAT, NO_SIZE, PACK, RLE, STRIPE, STRIPE_DEPTH,
+};
 
 /// Flags of the stream's first byte besides the ones the arithmetic coder shares.
 const ORDER1: u8 = 0x01;
@@ -18,7 +20,7 @@ const ORDER0_BITS: u32 = 12;
 /// Decodes a whole rANS Nx16 stream into `raw_size` bytes.
 pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
     let mut b = Bytes::new(data);
-    let out = stream(&mut b, raw_size)?;
+    let out = stream(&mut b, raw_size, 0)?;
     if out.len() != raw_size {
         return Err(format!(
             "rANS Nx16 stream decodes to {} bytes, the block declares {raw_size}",
@@ -29,8 +31,8 @@ pub fn decode(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
 }
 
 /// One stream: flags, size (unless the caller knows it), transforms, then the entropy coder.
-/// `expected` bounds every size the stream declares.
-fn stream(b: &mut Bytes<'_>, expected: usize) -> Result<Vec<u8>, String> {
+/// `expected` bounds every size the stream declares; `depth` counts the stripes around it.
+fn stream(b: &mut Bytes<'_>, expected: usize, depth: u32) -> Result<Vec<u8>, String> {
     let flags = b.next()?;
     let size = if flags & NO_SIZE != 0 {
         expected
@@ -43,7 +45,12 @@ fn stream(b: &mut Bytes<'_>, expected: usize) -> Result<Vec<u8>, String> {
         ));
     }
     if flags & STRIPE != 0 {
-        return stripe(b, size);
+        if depth >= STRIPE_DEPTH {
+            return Err(format!(
+                "rANS Nx16 stripes nested deeper than {STRIPE_DEPTH}"
+            ));
+        }
+        return stripe(b, size, depth + 1);
     }
     let mut len = size;
     let pack = if flags & PACK != 0 {
@@ -99,7 +106,7 @@ fn stream(b: &mut Bytes<'_>, expected: usize) -> Result<Vec<u8>, String> {
 }
 
 /// Striped data: `n` sub-streams, the j-th holding bytes j, j+n, j+2n, ...
-fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
+fn stripe(b: &mut Bytes<'_>, size: usize, depth: u32) -> Result<Vec<u8>, String> {
     let n = usize::from(b.next()?);
     if n == 0 {
         return Err("rANS Nx16 stripe of 0 streams".to_string());
@@ -110,7 +117,7 @@ fn stripe(b: &mut Bytes<'_>, size: usize) -> Result<Vec<u8>, String> {
     let mut parts = Vec::with_capacity(n);
     for j in 0..n {
         let len = stripe_len(size, n, j);
-        let sub = stream(b, len)?;
+        let sub = stream(b, len, depth)?;
         if sub.len() != len {
             return Err(format!(
                 "rANS Nx16 stripe {j}: {} bytes, {len} expected",
@@ -348,5 +355,20 @@ mod tests {
         for cut in 0..s.len() {
             assert!(decode(&s[..cut], 5).is_err());
         }
+    }
+
+    #[test]
+    fn stripes_nest_only_a_few_deep() {
+        // A stored "abc" (CAT, no size) wrapped in `depth` stripes of one stream each.
+        let nested = |depth: usize| {
+            let mut s = vec![0x30, b'a', b'b', b'c'];
+            for _ in 0..depth {
+                s = [vec![0x08, 3, 1, s.len() as u8], s].concat();
+            }
+            s
+        };
+        assert_eq!(decode(&nested(1), 3).unwrap(), b"abc");
+        assert_eq!(decode(&nested(4), 3).unwrap(), b"abc");
+        assert!(decode(&nested(5), 3).is_err());
     }
 }

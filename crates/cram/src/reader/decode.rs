@@ -237,7 +237,7 @@ impl Context {
                 .header
                 .reference_len(r.reference_id)
                 .max(i64::from(sh.span))
-                + stored_bytes;
+                .saturating_add(stored_bytes);
             if i64::from(r.read_length) > most {
                 return Err(Error::at(
                     at,

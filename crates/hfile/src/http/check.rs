@@ -133,6 +133,10 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
         (Some(f), Some(l)) if l >= f => (f, l),
         _ => return Err(format!("206 with Content-Range '{header}'")),
     };
+    // One past the last byte; a last byte of 2^64-1 names no object anyone can hold.
+    let after = last
+        .checked_add(1)
+        .ok_or_else(|| format!("Content-Range '{header}' ends past any object size"))?;
     if let Some(total) = total {
         if last >= total {
             return Err(format!("Content-Range '{header}' ends past its total"));
@@ -146,7 +150,7 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
     // Short of what was asked only at the end of the object. Where the server does not tell
     // the size (`bytes A-B/*`), a short span is taken as it comes: the reader asks again from
     // where it ends, and only a 416 there is the end.
-    let clamped = total.is_none_or(|t| last + 1 == t);
+    let clamped = total.is_none_or(|t| after == t);
     match (asked.start, asked.suffix) {
         (Some(start), _) => {
             if first != start {
@@ -155,7 +159,7 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
                 ));
             }
             match asked.end {
-                Some(end) if last + 1 > end || (last + 1 < end && !clamped) => {
+                Some(end) if after > end || (after < end && !clamped) => {
                     return Err(format!(
                         "Content-Range '{header}' does not match the requested bytes {start}-{}",
                         end - 1
@@ -172,7 +176,7 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
         (None, Some(n)) => {
             // A suffix: the last n bytes (or the whole object if smaller). A server that does
             // not tell the size (`bytes A-B/*`) still resolved the suffix to the object's end.
-            if !clamped || last + 1 - first != n.min(last + 1) {
+            if !clamped || after - first != n.min(after) {
                 return Err(format!(
                     "Content-Range '{header}' is not the last {n} bytes of the object"
                 ));
@@ -182,7 +186,7 @@ fn check_partial(content_range: Option<&str>, asked: &Asked) -> Result<Verdict, 
     }
     Ok(Verdict::Data {
         first,
-        len: last + 1 - first,
+        len: after - first,
         total,
     })
 }
@@ -248,6 +252,8 @@ mod tests {
             "bytes 10-25/100",
             "bytes 10-15/100",
             "bytes 10-9/100",
+            // A last byte at 2^64-1 has no byte after it (the fuzzer's kind of input).
+            "bytes 10-18446744073709551615/*",
         ] {
             assert!(
                 check(206, Some(bad), None, &asked(10, Some(20))).is_err(),

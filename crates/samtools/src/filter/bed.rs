@@ -85,6 +85,11 @@ impl Intervals {
         let mut idx: Vec<i32> = Vec::new();
         for (i, &(beg, end)) in self.list.iter().enumerate() {
             let (wb, we) = ((beg >> LIDX_SHIFT).max(0), (end >> LIDX_SHIFT).max(0));
+            // An end past i64::MAX reads as negative (samtools keeps it in a signed
+            // `hts_pos_t` too): such an interval overlaps nothing and has no windows.
+            if wb > we {
+                continue;
+            }
             if we >= MAX_WINDOWS {
                 self.idx = None;
                 return;

@@ -33,6 +33,10 @@ fn reads_bed_lines() {
     // A zero-width query overlaps only strictly inside an interval (samtools -P's mate test).
     assert!(b.overlaps(b"chr1", 15, 15));
     assert!(!b.overlaps(b"chr1", 10, 10));
+    // `-1` reads as 2^64-1 (sscanf's %lu), a negative end once signed: it overlaps nothing.
+    let b = t("chr1\t16384\t-1\nchr1\t100\t200\n");
+    assert!(!b.overlaps(b"chr1", 20000, 30000));
+    assert!(b.overlaps(b"chr1", 150, 160));
 }
 
 #[test]

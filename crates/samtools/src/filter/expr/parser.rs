@@ -13,6 +13,8 @@ use std::fmt;
 
 use super::lexer::{number, string, ws};
 
+mod nesting;
+
 /// A syntax error: where (0-based byte offset into the expression) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
@@ -276,6 +278,7 @@ fn starts(s: &[u8], at: usize, word: &[u8]) -> bool {
 }
 
 fn expression(s: &[u8], i: usize) -> Parsed<Expr> {
+    let _level = nesting::Level::enter(i)?;
     let (first, mut end) = eq_expr(s, i)?;
     let mut rest = Vec::new();
     loop {
@@ -412,8 +415,14 @@ fn unary_expr(s: &[u8], i: usize) -> Parsed<Unary> {
     match s.get(j) {
         Some(b'+') => simple_expr(s, j + 1).map(|(x, e)| (Unary::Plus(x), e)),
         Some(b'-') => simple_expr(s, j + 1).map(|(x, e)| (Unary::Minus(x), e)),
-        Some(b'!') => unary_expr(s, j + 1).map(|(x, e)| (Unary::Not(Box::new(x)), e)),
-        Some(b'~') => unary_expr(s, j + 1).map(|(x, e)| (Unary::BitNot(Box::new(x)), e)),
+        Some(b'!') => {
+            let _level = nesting::Level::enter(j)?;
+            unary_expr(s, j + 1).map(|(x, e)| (Unary::Not(Box::new(x)), e))
+        }
+        Some(b'~') => {
+            let _level = nesting::Level::enter(j)?;
+            unary_expr(s, j + 1).map(|(x, e)| (Unary::BitNot(Box::new(x)), e))
+        }
         _ => simple_expr(s, j).map(|(x, e)| (Unary::Simple(x), e)),
     }
 }

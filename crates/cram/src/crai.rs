@@ -208,11 +208,12 @@ mod tests {
             Some([500..600].to_vec())
         );
         assert_eq!(containers_for(&entries, &r(7, 1, 10), 600), None);
-        // A hostile start of i64::MIN ends before anything (its end does not wrap round).
-        let hostile = [entry(0, i64::MIN, 0, 100), entry(0, 10, 100, 200)];
+        // A later container's hostile start of i64::MIN ends before anything (its end does not
+        // wrap round to the top), so it is passed over.
+        let hostile = [entry(0, 10, 100, 100), entry(0, i64::MIN, 0, 200)];
         assert_eq!(
             containers_for(&hostile, &r(0, 5, 50), 600),
-            Some([200..600].to_vec())
+            Some([100..200].to_vec())
         );
     }
 }

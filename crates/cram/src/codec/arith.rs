@@ -228,8 +228,8 @@ mod tests {
             }
             s
         };
-        assert_eq!(decode(&nested(4), 3).unwrap(), b"abc");
-        assert!(decode(&nested(5), 3).is_err());
+        assert_eq!(decode(&nested(2), 3).unwrap(), b"abc");
+        assert!(decode(&nested(3), 3).is_err());
     }
 
     #[test]

@@ -368,7 +368,7 @@ mod tests {
             s
         };
         assert_eq!(decode(&nested(1), 3).unwrap(), b"abc");
-        assert_eq!(decode(&nested(4), 3).unwrap(), b"abc");
-        assert!(decode(&nested(5), 3).is_err());
+        assert_eq!(decode(&nested(2), 3).unwrap(), b"abc");
+        assert!(decode(&nested(3), 3).is_err());
     }
 }

@@ -5,9 +5,9 @@
 // The flags of a stream's first byte that both coders give the same meaning.
 pub(super) const STRIPE: u8 = 0x08;
 /// How deep stripes may nest. htscodecs writes one level (its sub-streams are never striped);
-/// a few more are tolerated, and the bound keeps a file of stripes inside stripes from
-/// recursing until the stack runs out.
-pub(super) const STRIPE_DEPTH: u32 = 4;
+/// one more is tolerated. The bound keeps stripes inside stripes from recursing until the
+/// stack runs out, and a block from declaring more than 255^2 sub-streams to decode.
+pub(super) const STRIPE_DEPTH: u32 = 2;
 pub(super) const NO_SIZE: u8 = 0x10;
 pub(super) const CAT: u8 = 0x20;
 pub(super) const RLE: u8 = 0x40;

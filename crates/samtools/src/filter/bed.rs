@@ -398,17 +398,20 @@ pub fn parse_reg(s: &[u8]) -> Option<ParsedRegion> {
             end: INT_MAX,
         });
     };
+    // htslib's "to the end" (`HTS_POS_MAX`); an end given as this number means the same.
+    const HTS_POS_MAX: i64 = 0x7fff_ffff_7fff_ffff;
     let (b, after) = parse_decimal(&s[colon + 1..]);
-    let beg = b.saturating_sub(1).max(0);
+    // Wrapping as htslib's `- 1` does: i64::MIN becomes i64::MAX, past any end.
+    let beg = b.wrapping_sub(1).max(0);
     let end = match after.first() {
-        None => i64::MAX,
+        None => HTS_POS_MAX,
         Some(b'-') => parse_decimal(&after[1..]).0,
         Some(_) => return None,
     };
     if beg >= end || beg > INT_MAX {
         return None;
     }
-    let end = if end == i64::MAX {
+    let end = if end == HTS_POS_MAX {
         INT_MAX
     } else if end > INT_MAX {
         return None;

@@ -67,7 +67,10 @@ fn region_strings() {
     // Hostile numbers wrap or vanish as in htslib, quickly and without a panic.
     assert_eq!(parse_reg(b"chr1:1e-2147483648-5"), reg(4, 0, 5));
     assert_eq!(parse_reg(b"chr1:1-1e999999999"), None);
-    assert_eq!(parse_reg(b"chr1:-9223372036854775808-5"), reg(4, 0, 5));
+    assert_eq!(parse_reg(b"chr1:-9223372036854775808-5"), None);
+    // Only htslib's own "to the end" marker stands for the end; a larger end is too large.
+    assert_eq!(parse_reg(b"chr1:5-9223372034707292159"), reg(4, 4, INT_MAX));
+    assert_eq!(parse_reg(b"chr1:5-9223372036854775807"), None);
 }
 
 #[test]

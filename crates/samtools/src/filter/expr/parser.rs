@@ -307,6 +307,8 @@ fn eq_expr(s: &[u8], i: usize) -> Parsed<Eq> {
         (Some(b'!'), Some(b'~')) => EqOp::NoMatch,
         _ => return Ok((Eq { lhs, rhs: None }, end)),
     };
+    // Right to left, so each link of a chain is a level of recursion.
+    let _level = nesting::Level::enter(j)?;
     let (rhs, e) = eq_expr(s, j + 2)?;
     Ok((
         Eq {
@@ -327,6 +329,7 @@ fn cmp_expr(s: &[u8], i: usize) -> Parsed<Cmp> {
         (Some(b'<'), _) => (CmpOp::Lt, 1),
         _ => return Ok((Cmp { lhs, rhs: None }, end)),
     };
+    let _level = nesting::Level::enter(j)?;
     let (rhs, e) = cmp_expr(s, j + len)?;
     Ok((
         Cmp {

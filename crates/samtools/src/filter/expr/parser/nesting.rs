@@ -1,6 +1,7 @@
 //! A bound on how deep an expression nests. The parser, the evaluator and the tree's own drop
-//! all recurse once per level of parentheses, `!`/`~` or function call, so a command line of
-//! ten thousand `(` would otherwise overflow the stack (a crash, not an error). Written
+//! all recurse once per level of parentheses, `!`/`~`, function call or link of an `==` or `<`
+//! chain (those associate to the right), so a command line of ten thousand `(` would otherwise
+//! overflow the stack (a crash, not an error). Written
 //! expressions nest a handful of levels; the bound is far above that and far below the stack.
 
 use std::cell::Cell;
@@ -12,7 +13,7 @@ pub(super) const MAX_DEPTH: u32 = 64;
 
 thread_local! {
     /// The levels the parser on this thread is inside; kept here rather than passed through
-    /// every precedence level's function, as only two of them open a level.
+    /// every precedence level's function, as only four of them open a level.
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 

@@ -72,16 +72,22 @@ fn shapes() {
 fn nesting_is_bounded() {
     let deep =
         |n: usize, open: &str, close: &str| format!("{}1{}", open.repeat(n), close.repeat(n));
-    // The deepest accepted: the whole expression is one level, each `(` another.
+    // The deepest accepted: the whole expression is one level, each `(`, `!`, call or link of
+    // a right-associative chain another.
     assert!(parse(deep(63, "(", ")").as_bytes()).is_ok());
     assert!(parse(deep(63, "!", "").as_bytes()).is_ok());
-    assert!(parse(deep(31, "sqrt(", ")").as_bytes()).is_ok());
+    assert!(parse(deep(63, "1==", "").as_bytes()).is_ok());
+    assert!(parse(deep(63, "1<", "").as_bytes()).is_ok());
+    assert!(parse(deep(63, "sqrt(", ")").as_bytes()).is_ok());
+    assert!(parse(deep(64, "sqrt(", ")").as_bytes()).is_err());
     // Past it an error, however deep, never a stack overflow; the level count is undone after
     // each parse, so the next one starts from zero.
     for n in [64, 10_000, 100_000] {
         let e = err(&deep(n, "(", ")"));
         assert_eq!(e.message, "expression nested more than 64 deep");
-        assert!(err(&deep(n, "~", "")).message.contains("nested more than"));
+        for open in ["~", "1!=", "1>="] {
+            assert!(err(&deep(n, open, "")).message.contains("nested more than"));
+        }
     }
     assert!(parse(deep(63, "(", ")").as_bytes()).is_ok());
 }

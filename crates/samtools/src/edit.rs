@@ -273,5 +273,17 @@ mod tests {
         .record();
         assert!(!r.remove_backward_ops());
         assert!(r.flags().is_unmapped());
+        // Two maximal M merge past u32's length field and wrap, as htslib's uint32_t sum does.
+        let max = (1 << 28) - 1;
+        let mut r = Rec {
+            cigar: vec![(max, 0), (max, 0), (1, 9)],
+            seq: Vec::new(),
+            qual: Vec::new(),
+            ..Rec::default()
+        }
+        .record();
+        assert!(r.remove_backward_ops());
+        let ops: Vec<(u32, u8)> = r.cigar().iter().map(|o| (o.len(), o.letter())).collect();
+        assert_eq!(ops, vec![(max - 1, b'M')]);
     }
 }

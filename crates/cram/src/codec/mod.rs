@@ -23,11 +23,7 @@ pub fn decode(method: Method, data: &[u8], raw_size: usize) -> Result<Vec<u8>, S
         Method::Raw => Ok(data.to_vec()),
         Method::Gzip => gzip(data, raw_size),
         Method::Bzip2 => read_all(bzip2::read::MultiBzDecoder::new(data), raw_size, "bzip2"),
-        Method::Lzma => read_all(
-            liblzma::read::XzDecoder::new_multi_decoder(data),
-            raw_size,
-            "xz",
-        ),
+        Method::Lzma => xz(data, raw_size),
         Method::Rans4x8 => rans4x8::decode(data, raw_size),
         Method::RansNx16 => rans_nx16::decode(data, raw_size),
         Method::Arith => arith::decode(data, raw_size),
@@ -52,6 +48,21 @@ fn gzip(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
     read_all(flate2::read::MultiGzDecoder::new(data), raw_size, "gzip")
 }
 
+/// An xz block as htslib's `lzma_mem_inflate` reads it: one `.xz` stream (not the older
+/// `.lzma` format, whose header may ask for a 4 GiB dictionary), within the memory the
+/// decoder of xz's strongest preset needs (`lzma_easy_decoder_memusage(9)`, 64 MiB and a
+/// little), so a hostile header cannot make the decoder allocate more.
+fn xz(data: &[u8], raw_size: usize) -> Result<Vec<u8>, String> {
+    const MEMLIMIT: u64 = 67_174_456;
+    let stream = liblzma::stream::Stream::new_stream_decoder(MEMLIMIT, 0)
+        .map_err(|e| format!("xz stream: {e}"))?;
+    read_all(
+        liblzma::read::XzDecoder::new_stream(data, stream),
+        raw_size,
+        "xz",
+    )
+}
+
 /// Reads a decoder to its end, refusing output beyond `raw_size`.
 fn read_all(r: impl Read, raw_size: usize, what: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(raw_size);
@@ -65,4 +76,40 @@ fn read_all(r: impl Read, raw_size: usize, what: &str) -> Result<Vec<u8>, String
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+    use crate::block::Method;
+
+    #[test]
+    fn xz_as_htslib_reads_it() {
+        // `lzma.compress(b"hello, cram", format=FORMAT_XZ)`.
+        let xz = [
+            253, 55, 122, 88, 90, 0, 0, 1, 105, 34, 222, 54, 2, 0, 33, 1, 22, 0, 0, 0, 116, 47,
+            229, 163, 1, 0, 10, 104, 101, 108, 108, 111, 44, 32, 99, 114, 97, 109, 0, 0, 116, 187,
+            31, 118, 0, 1, 31, 11, 61, 98, 14, 122, 144, 66, 153, 13, 1, 0, 0, 0, 0, 1, 89, 90,
+        ];
+        assert_eq!(decode(Method::Lzma, &xz, 11).unwrap(), b"hello, cram");
+        assert!(decode(Method::Lzma, &xz, 10).is_err(), "more than declared");
+        // The same as an old `.lzma` file: htslib's stream decoder refuses the format.
+        let alone = [
+            93, 0, 0, 128, 0, 255, 255, 255, 255, 255, 255, 255, 255, 0, 52, 25, 73, 238, 141, 239,
+            140, 105, 38, 185, 84, 110, 84, 2, 156, 255, 253, 156, 48, 0,
+        ];
+        assert!(decode(Method::Lzma, &alone, 11).is_err());
+        // The fuzzer's find: an `.lzma` header asking for a dictionary of 4 GiB, which the
+        // automatic decoder allocated. Now an error, allocating nothing of the kind.
+        let mut hostile = vec![161, 49];
+        hostile.resize(100, 255);
+        assert!(decode(Method::Lzma, &hostile, 0).is_err());
+        // The `.xz` above with its block header (and that header's CRC) rewritten to ask for a
+        // 4 GiB dictionary: past htslib's memory limit, so refused before allocating it.
+        let mut big = xz;
+        big[16] = 40;
+        big[20..24].copy_from_slice(&[230, 160, 17, 179]);
+        let e = decode(Method::Lzma, &big, 11).unwrap_err();
+        assert!(e.contains("xz stream"), "{e}");
+    }
 }

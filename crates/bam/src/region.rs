@@ -551,6 +551,7 @@ mod tests {
         assert_eq!(parse_decimal(b"5e-999999999"), (0, 12));
         // The fuzzer's find: the exponent's digits wrap to i32::MIN before the sign applies.
         assert_eq!(parse_decimal(b"1e-2147483648"), (0, 13));
+        // Other exponents past i32 wrap as C's int does (this one to 938855437, then negated).
         assert_eq!(parse_decimal(b"1e-28888888888333"), (0, 17));
     }
 }

@@ -58,7 +58,8 @@ pub fn decimal(s: &[u8], commas: bool) -> Decimal {
         }
         _ => false,
     };
-    let (mut n, mut digits, mut decimals, mut e) = (0i64, 0u32, 0i64, 0i64);
+    // The exponent and the count of decimals are C `int`s in htslib, and wrap as those do.
+    let (mut n, mut digits, mut decimals, mut e) = (0i64, 0u32, 0i32, 0i32);
     let push = |n: i64, b: u8| n.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
     while let Some(&b) = s.get(i) {
         if b.is_ascii_digit() {
@@ -74,7 +75,7 @@ pub fn decimal(s: &[u8], commas: bool) -> Decimal {
         while let Some(&b) = s.get(i).filter(|b| b.is_ascii_digit()) {
             n = push(n, b);
             digits += 1;
-            decimals += 1;
+            decimals = decimals.wrapping_add(1);
             i += 1;
         }
     }
@@ -93,7 +94,7 @@ pub fn decimal(s: &[u8], commas: bool) -> Decimal {
                 _ => false,
             };
             while let Some(&b) = s.get(i).filter(|b| b.is_ascii_digit()) {
-                e = push(e, b);
+                e = e.wrapping_mul(10).wrapping_add(i32::from(b - b'0'));
                 i += 1;
             }
             if eneg {
@@ -304,5 +305,8 @@ mod tests {
         assert_eq!(read(b"2M", true), (2_000_000, 2));
         assert_eq!(read(b"1.25k", true), (1250, 5));
         assert_eq!(read(b"1.9", true), (1, 3));
+        // An exponent past C's int wraps as htslib's does: 4294967297 is 1 there.
+        assert_eq!(read(b"1e4294967297", true), (10, 12));
+        assert_eq!(read(b"1e-2147483648", true), (0, 13));
     }
 }

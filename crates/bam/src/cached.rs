@@ -105,12 +105,10 @@ impl Cached {
         self.entry.as_ref().map(|v| v.size)
     }
 
-    /// The first bytes kept so far: the entry's, grown by the reads that continued them.
-    pub fn prefix(&self) -> Vec<u8> {
-        self.prefix
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// The first bytes kept so far (the entry's, grown by the reads that continued them), moved
+    /// out and leaving none: for an entry only checked from now on, so they need no copy.
+    pub fn take_prefix(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.prefix.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Checks that the object is the one the entry described, from a response on its way or a

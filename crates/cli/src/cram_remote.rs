@@ -179,7 +179,9 @@ impl RemoteParts {
         let cap = self.cap(INDEX_CAP);
         let mut opened = Cached::open(name, &self.transport, self.cache.clone(), cap);
         if let Ok((cached, file)) = opened {
-            let bytes = cached.prefix();
+            // Taken, not copied: a whole index is only probed after this, and a partial or
+            // absent entry has nothing worth keeping.
+            let bytes = cached.take_prefix();
             match cached.cached_size() {
                 Some(size) if size == bytes.len() as u64 => {
                     self.check_with(cached, file);
@@ -243,11 +245,12 @@ pub struct Opening(Option<(Cached, Seen)>);
 /// path, before a URL's query string.
 pub fn index_name(file: &str, index: Option<&str>) -> String {
     index.map_or_else(
-        || match file.split_once('?') {
-            Some((path, query)) if hfile::scheme_of(file).is_some() => {
-                format!("{path}.crai?{query}")
+        || {
+            if hfile::scheme_of(file).is_some() {
+                cram::remote::beside(file, ".crai")
+            } else {
+                format!("{file}.crai")
             }
-            _ => format!("{file}.crai"),
         },
         str::to_string,
     )

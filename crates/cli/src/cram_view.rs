@@ -441,14 +441,15 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         .map_err(Failure::Message)?;
     let transport = transport(args);
     // `-M` reads the index for its BED lines too.
-    let queries =
-        !regions.is_empty() || (args.select.multi_region && args.header != HeaderMode::Only);
+    let multi = args.select.multi_region && args.header != HeaderMode::Only;
+    let queries = !regions.is_empty() || multi;
     let mut fetched = RemoteParts::start(file, index, queries, args.no_cache, &transport);
     // A failure before the cached parts were shown current may come of their being stale.
     let asked = Asked {
         file,
         index,
         regions,
+        multi,
         selection,
     };
     view_with(args, command_line, asked, &transport, &mut fetched).map_err(|f| fetched.stale(f))
@@ -460,6 +461,8 @@ struct Asked<'a> {
     /// `-X`'s index.
     index: Option<&'a str>,
     regions: &'a [String],
+    /// `-M` with more than the header: one pass over the index's containers for every region.
+    multi: bool,
     selection: samtools::filter::Selection,
 }
 
@@ -475,6 +478,7 @@ fn view_with(
         file,
         index,
         regions,
+        multi,
         mut selection,
     } = asked;
     let plan = output::plan(args, args.output.as_deref());
@@ -485,7 +489,7 @@ fn view_with(
     let header = sink::header(args, &input, command_line)?;
     let (passes, keep, entries) = {
         let mut read_index = |name: &str| fetched.read_index(name);
-        if args.select.multi_region && args.header != HeaderMode::Only {
+        if multi {
             let (_, entries) = cram_regions::read_index(file, index, &mut read_index)?;
             let (pass, keep) = cram_multi::passes(
                 args,

@@ -241,11 +241,12 @@ impl Queue {
     /// Starts the writer thread on the file, if it has not started; without a thread (none
     /// can be started) the file is written here from then on.
     fn start(&mut self) {
-        if !matches!(self.stage, Stage::Waiting(_)) {
-            return;
-        }
-        let Stage::Waiting(file) = std::mem::replace(&mut self.stage, Stage::Stopped) else {
-            return;
+        let file = match std::mem::replace(&mut self.stage, Stage::Stopped) {
+            Stage::Waiting(file) => file,
+            other => {
+                self.stage = other;
+                return;
+            }
         };
         let (pieces, incoming) = crossbeam_channel::bounded::<Vec<u8>>(QUEUED_PIECES);
         let (give_back, spare) = crossbeam_channel::bounded::<Vec<u8>>(QUEUED_PIECES + 2);

@@ -10,7 +10,7 @@ use bam::{Interval, Position};
 
 use super::expr::lexer::{is_c_space, sign};
 
-/// htslib's `HTS_POS_MAX`, the end of an open-ended region before it is clamped.
+/// C's `INT_MAX`, where `hts_parse_reg` clamps an open-ended region's end.
 const INT_MAX: i64 = i32::MAX as i64;
 
 /// A BED file could not be read.
@@ -399,19 +399,19 @@ pub fn parse_reg(s: &[u8]) -> Option<ParsedRegion> {
         });
     };
     // htslib's "to the end" (`HTS_POS_MAX`); an end given as this number means the same.
-    const HTS_POS_MAX: i64 = 0x7fff_ffff_7fff_ffff;
+    let hts_pos_max = Position::MAX.get() as i64;
     let (b, after) = parse_decimal(&s[colon + 1..]);
     // Wrapping as htslib's `- 1` does: i64::MIN becomes i64::MAX, past any end.
     let beg = b.wrapping_sub(1).max(0);
     let end = match after.first() {
-        None => HTS_POS_MAX,
+        None => hts_pos_max,
         Some(b'-') => parse_decimal(&after[1..]).0,
         Some(_) => return None,
     };
     if beg >= end || beg > INT_MAX {
         return None;
     }
-    let end = if end == HTS_POS_MAX {
+    let end = if end == hts_pos_max {
         INT_MAX
     } else if end > INT_MAX {
         return None;

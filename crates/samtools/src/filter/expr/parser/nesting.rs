@@ -1,8 +1,8 @@
 //! A bound on how deep an expression nests. The parser, the evaluator and the tree's own drop
 //! all recurse once per level of parentheses, `!`/`~`, function call or link of an `==` or `<`
 //! chain (those associate to the right), so a command line of ten thousand `(` would otherwise
-//! overflow the stack (a crash, not an error). Written
-//! expressions nest a handful of levels; the bound is far above that and far below the stack.
+//! overflow the stack (a crash, not an error). Written expressions nest a handful of levels;
+//! the bound is far above that and far below the stack.
 
 use std::cell::Cell;
 

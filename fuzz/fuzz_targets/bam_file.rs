@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
             // adds any.
             let count = |b: &[u8], c: u8| b.iter().filter(|&&x| x == c).count();
             let ref_name =
-                |tid: Option<bam::RefId>| tid.and_then(|t| header.ref_name(t)).unwrap_or_default();
+                |tid: Option<region::RefId>| tid.and_then(|t| header.ref_name(t)).unwrap_or_default();
             let own = |c: u8| {
                 let qual = record
                     .qual()

@@ -3,7 +3,8 @@
 //! query returns lies on the reference asked for and overlaps the region.
 #![no_main]
 
-use bam::{OpenOptions, Position, Reader, RefId, Target};
+use bam::{OpenOptions, Reader};
+use region::{Position, RefId, Region};
 use libfuzzer_sys::fuzz_target;
 
 const BAM: &str = concat!(
@@ -41,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let (tid, beg, end) = (RefId::new(tid), Position::new(beg), Position::new(end));
-        let Ok(mut query) = reader.query(Target::Ref { tid, beg, end }) else {
+        let Ok(mut query) = reader.query(Region::Ref { tid, beg, end }) else {
             continue;
         };
         for _ in 0..3000 {

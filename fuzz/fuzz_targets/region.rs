@@ -5,7 +5,7 @@
 #![no_main]
 
 use bam::header::{Header, Reference};
-use bam::region::{parse_region, Target};
+use region::{parse_region, Region};
 use libfuzzer_sys::fuzz_target;
 
 const NAMES: [&str; 8] = [
@@ -46,11 +46,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     match parse_region(region, &header) {
-        Ok(Target::Ref { tid, beg, end }) => {
+        Ok(Region::Ref { tid, beg, end }) => {
             assert!(tid.get() < n_refs, "{region}: tid {tid} of {n_refs}");
             assert!(beg <= end, "{region}: {beg} > {end}");
         }
-        Ok(Target::Unplaced | Target::All) => {}
+        Ok(Region::Unplaced | Region::All) => {}
         Err(e) => {
             assert_eq!(e.region(), region);
             for message in [
@@ -78,10 +78,10 @@ fuzz_target!(|data: &[u8]| {
         // A name given twice (a line of the input repeating it) resolves to its first entry.
         assert_eq!(
             parse_region(&braced, &header),
-            Ok(Target::Ref {
-                tid: bam::RefId::new(tid),
-                beg: bam::Position::new(a - 1),
-                end: bam::Position::new(b)
+            Ok(Region::Ref {
+                tid: region::RefId::new(tid),
+                beg: region::Position::new(a - 1),
+                end: region::Position::new(b)
             }),
             "{braced}"
         );

@@ -8,7 +8,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use bam::bgzf::{self, VirtualOffset};
-use bam::{parse_region, OpenOptions, Reader, Target};
+use bam::{OpenOptions, Reader};
+use region::{parse_region, Region};
 
 pub struct Minimum {
     bam: PathBuf,
@@ -108,7 +109,7 @@ impl Minimum {
         let mut ranges = Vec::new();
         let mut last_tid = None;
         for r in regions {
-            let Ok(target @ Target::Ref { tid, .. }) = parse_region(r, self.reader.header()) else {
+            let Ok(target @ Region::Ref { tid, .. }) = parse_region(r, self.reader.header()) else {
                 continue;
             };
             last_tid = last_tid.max(Some(tid));

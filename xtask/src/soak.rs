@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use bam::{OpenOptions, Reader, Target};
+use bam::{OpenOptions, Reader};
+use region::Region;
 use testkit::{Chaos, Fault, Server};
 
 use crate::{flag_value, root};
@@ -481,10 +482,10 @@ impl Worker {
 
     /// A random region: a reference of the header, a start anywhere in it, a length from a
     /// base pair to the whole reference; now and then the unplaced reads.
-    fn pick(&mut self, header: &bam::Header) -> (Target, String) {
+    fn pick(&mut self, header: &bam::Header) -> (Region, String) {
         let refs = header.refs();
         if refs.is_empty() || self.rng.below(40) == 0 {
-            return (Target::Unplaced, "*".to_string());
+            return (Region::Unplaced, "*".to_string());
         }
         let tid = self.rng.below(refs.len() as u64) as usize;
         let len = u64::from(refs[tid].len).max(1);
@@ -499,10 +500,10 @@ impl Worker {
         let end = (beg + span).min(len).max(beg + 1);
         let name = String::from_utf8_lossy(&refs[tid].name).into_owned();
         (
-            Target::Ref {
-                tid: bam::RefId::new(tid),
-                beg: bam::Position::new(beg),
-                end: bam::Position::new(end),
+            Region::Ref {
+                tid: region::RefId::new(tid),
+                beg: region::Position::new(beg),
+                end: region::Position::new(end),
             },
             format!("{name}:{}-{end}", beg + 1),
         )
@@ -510,7 +511,7 @@ impl Worker {
 }
 
 /// The SAM text of a query's records.
-fn answer(reader: &mut Reader, target: Target) -> Result<Vec<u8>, String> {
+fn answer(reader: &mut Reader, target: Region) -> Result<Vec<u8>, String> {
     let mut query = reader.query(target).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     while let Some(record) = query.next_record().map_err(|e| e.to_string())? {

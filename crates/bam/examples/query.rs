@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use bam::{parse_region, OpenOptions, Reader};
+use bam::{OpenOptions, Reader};
+use region::parse_region;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

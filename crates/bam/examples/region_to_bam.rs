@@ -6,7 +6,8 @@
 //! this program from its first `use` on (`tests/readme.rs` keeps the two the same).
 
 use bam::index::build::Scheme;
-use bam::{parse_region, OpenOptions, OutputFormat, Reader, Writer, WriterOptions};
+use bam::{OpenOptions, OutputFormat, Reader, Writer, WriterOptions};
+use region::parse_region;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -13,11 +13,11 @@
 use crate::cigar;
 use crate::flags::Flags;
 use crate::lengths::{check_fixed, FIXED};
-use crate::position::{Position, RefId};
 use crate::record::RecordRef;
 use crate::record_reader::RecordReader;
 use crate::Result;
 use bgzf::Source;
+use region::{Position, RefId};
 
 /// Where a record lies: what a region query looks at to place it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

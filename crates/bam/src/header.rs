@@ -1,7 +1,7 @@
 //! The BAM header: magic, SAM header text and the binary reference list, read and tidied the way
 //! htslib 1.16 does (`bam_hdr_read` followed by `sam_hdr_sanitise`).
 
-use crate::position::RefId;
+use region::RefId;
 use std::collections::HashSet;
 use std::io::{self, Read};
 use std::sync::OnceLock;
@@ -220,6 +220,22 @@ impl Header {
     /// Possibly truncated`.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+}
+
+/// Region strings resolve against the header as htslib's `sam_hdr_name2tid` resolves them
+/// ([`Header::tid`]), with the reference list htslib holds ([`Header::targets`]).
+impl region::Names for Header {
+    fn tid(&self, name: &[u8]) -> Option<RefId> {
+        Header::tid(self, name)
+    }
+
+    fn count(&self) -> usize {
+        self.targets().len()
+    }
+
+    fn name(&self, tid: RefId) -> Option<&[u8]> {
+        self.ref_name(tid)
     }
 }
 

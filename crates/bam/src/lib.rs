@@ -4,12 +4,13 @@
 //! built on the way.
 //!
 //! ```no_run
-//! use bam::{Reader, OpenOptions, Position, Regions, Target};
+//! use bam::{Reader, OpenOptions, Regions};
+//! use region::{Position, Region};
 //! let mut reader = Reader::open("https://example.org/x.bam", &OpenOptions::default())?;
 //! reader.select_index(None)?; // x.bam.csi, x.csi, x.bam.bai, x.bai
 //! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
 //! let (beg, end) = (Position::new(10_000), Position::new(20_000));
-//! let target = Target::Ref { tid, beg, end };
+//! let target = Region::Ref { tid, beg, end };
 //! let mut query = reader.query(Regions::Targets(vec![target]))?;
 //! let mut line = Vec::new();
 //! while let Some(record) = query.next_record()? {
@@ -51,13 +52,10 @@ mod lengths;
 mod location;
 mod opened;
 pub mod pg;
-mod position;
 mod query;
 mod reader;
 pub mod record;
 mod record_reader;
-pub mod region;
-mod region_set;
 pub mod sam;
 pub mod writer;
 
@@ -71,13 +69,10 @@ pub use flags::Flags;
 pub use header::{Header, Reference};
 pub use index_source::IndexHint;
 pub use location::{split_index, FileAndIndex, INDEX_DELIMITER};
-pub use position::{Interval, Position, RefId};
 pub use query::{FetchPlan, Query, Regions};
 pub use reader::{Confirmed, OpenOptions, Reader};
 pub use record::{Record, RecordRef, StoredCoordinates};
 pub use record_reader::RecordReader;
-pub use region::{parse_region, RegionError, Target};
-pub use region_set::{RefIntervals, RegionSet};
 pub use sam::{write_sam, SamWriteError, SamWriter};
 pub use writer::{Finished, OutputFormat, Writer, WriterOptions};
 

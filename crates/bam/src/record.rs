@@ -13,7 +13,7 @@ mod set;
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;
 use crate::flags::Flags;
-use crate::position::{Position, RefId};
+use region::{Position, RefId};
 
 /// Bytes of the fixed fields, from `refID` to `tlen`.
 const FIXED: usize = 32;

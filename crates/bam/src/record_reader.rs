@@ -51,7 +51,7 @@ const RECORD_READ_STEP: usize = 1 << 20;
 /// let bytes = std::fs::read("x.bam")?;
 /// let index = bam::index::read("x.bam.bai")?;
 /// let mut reader = bam::RecordReader::with_name(std::io::Cursor::new(bytes), "x.bam")?;
-/// let target = bam::parse_region("chr1:10,001-20,000", reader.header())?;
+/// let target = region::parse_region("chr1:10,001-20,000", reader.header())?;
 /// let mut query = reader.query(&index, target)?;
 /// while let Some(record) = query.next_record_ref()? {
 ///     println!("{:?}", record.pos());

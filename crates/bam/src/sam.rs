@@ -8,8 +8,8 @@ pub use writer::{SamWriteError, SamWriter, DEFAULT_WRITE_SIZE};
 
 use crate::error::RecordError;
 use crate::header::Header;
-use crate::position::RefId;
 use crate::record::Record;
+use region::RefId;
 
 /// The 16 base codes of BAM's 4-bit sequence encoding.
 const BASES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";

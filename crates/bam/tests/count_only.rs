@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use bam::{Interval, Position, Reader, RefId, RegionSet, Regions, Target};
+use bam::{Reader, Regions};
+use region::{Interval, Position, RefId, Region, RegionSet};
 use testkit::builders::{bgzf, bgzf_block, bgzf_split, BamBuilder, Rec};
 
 /// Counting the records read in full; the first error ends it.
@@ -160,7 +161,7 @@ fn region_queries() -> Vec<Regions> {
         beg: Position::new(beg),
         end: Position::new(end),
     };
-    let target = |tid: usize, beg: u64, end: u64| Target::Ref {
+    let target = |tid: usize, beg: u64, end: u64| Region::Ref {
         tid: RefId::from(tid),
         beg: Position::new(beg),
         end: Position::new(end),
@@ -172,7 +173,7 @@ fn region_queries() -> Vec<Regions> {
     overlapping.add(RefId::from(1), at(0, 500));
     vec![
         Regions::from(target(0, 0, 1000)),
-        Regions::Targets(vec![target(0, 5, 12), Target::All]),
+        Regions::Targets(vec![target(0, 5, 12), Region::All]),
         Regions::Multi(multi),
         Regions::Overlapping(overlapping),
     ]

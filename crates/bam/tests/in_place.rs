@@ -314,9 +314,9 @@ fn query_both(path: &Path, regions: &[&str]) -> [Vec<(Vec<u8>, Vec<u8>)>; 2] {
         let mut r = open(path, 0);
         r.load_index(None).unwrap();
         let header = r.header().clone();
-        let targets: Vec<bam::Target> = regions
+        let targets: Vec<region::Region> = regions
             .iter()
-            .map(|s| bam::parse_region(s, &header).unwrap())
+            .map(|s| region::parse_region(s, &header).unwrap())
             .collect();
         let mut q = r.query(targets).unwrap();
         loop {

@@ -35,7 +35,7 @@ fn the_names_after_the_first_found_are_not_opened() {
         let counted = (|| {
             let mut reader = bam::Reader::open(&bam, &bam::OpenOptions::default())?;
             reader.select_index(None)?;
-            let target = bam::parse_region("sm1:10000-20000", reader.header()).map_err(|e| {
+            let target = region::parse_region("sm1:10000-20000", reader.header()).map_err(|e| {
                 bam::Error::Query {
                     name: bam.clone(),
                     reason: e.to_string(),

@@ -7,10 +7,9 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use bam::region::NamedIntervals;
-use bam::{
-    parse_region, Header, Interval, Position, Query, Reader, RecordReader, RegionSet, Regions,
-};
+use bam::{Header, Query, Reader, RecordReader, Regions};
+use region::NamedIntervals;
+use region::{parse_region, Interval, Position, RegionSet};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/conformance/data")
@@ -150,7 +149,7 @@ fn a_plain_file_reads_in_file_order_without_an_index() {
 }
 
 /// ce1000.bam and a query on its reference 1 (`CHROMOSOME_II`).
-fn ce1000_at_ref_1() -> (RecordReader<Cursor<Vec<u8>>>, bam::Target) {
+fn ce1000_at_ref_1() -> (RecordReader<Cursor<Vec<u8>>>, region::Region) {
     let bytes = std::fs::read(data().join("ce1000.bam")).expect("the fixture");
     let reader = RecordReader::with_name(Cursor::new(bytes), "ce1000.bam").expect("a BAM");
     let target = parse_region("CHROMOSOME_II", reader.header()).expect("a reference");

@@ -2,7 +2,8 @@
 //! answers queries as the original's does, whether compressed on one thread or several.
 
 use bam::index::build::Scheme;
-use bam::{parse_region, OpenOptions, OutputFormat, Reader, Record, Writer, WriterOptions};
+use bam::{OpenOptions, OutputFormat, Reader, Record, Writer, WriterOptions};
+use region::parse_region;
 
 fn data(name: &str) -> String {
     testkit::corpus_dir()

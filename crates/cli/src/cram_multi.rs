@@ -7,9 +7,9 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use bam::RegionSet;
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
+use region::RegionSet;
 use samtools::filter::Selection;
 use samtools::pairs::{collect_mates, Mates, SecondPass};
 

@@ -2,9 +2,10 @@
 //! another as samtools reads them: each from the container the index names, its records
 //! filtered as htslib's CRAM reader filters them (`cram::reader::Range`).
 
-use bam::{parse_region, Header, Target};
+use bam::Header;
 use cram::crai::CraiEntry;
 use cram::reader::Range;
+use region::{parse_region, Region};
 
 use crate::view::Failure;
 
@@ -76,16 +77,16 @@ pub fn plan(
     let mut passes = Vec::new();
     for region in regions {
         let range = match parse_region(region, header) {
-            Ok(Target::All) => {
+            Ok(Region::All) => {
                 passes.push(Pass::Whole);
                 continue;
             }
-            Ok(Target::Unplaced) => Range {
+            Ok(Region::Unplaced) => Range {
                 ref_id: -1,
                 start: 0,
                 end: i64::MAX,
             },
-            Ok(Target::Ref { tid, beg, end }) => Range {
+            Ok(Region::Ref { tid, beg, end }) => Range {
                 ref_id: tid.get() as i32,
                 start: beg.get() as i64 + 1,
                 end: i64::try_from(end.get()).unwrap_or(i64::MAX),

@@ -124,7 +124,7 @@ fn cram_stats(file: &str) -> ExitCode {
             for a in &records {
                 counter
                     .add(
-                        bam::RefId::from_stored(a.ref_id),
+                        region::RefId::from_stored(a.ref_id),
                         bam::Flags::from_bits(a.flags),
                     )
                     .map_err(|e| match e {

@@ -3,7 +3,8 @@
 //! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
 //! on a remote file), as samtools chooses in `main_samview`.
 
-use bam::{parse_region, Error, Header, Query, Reader, RefId, RegionSet, Regions};
+use bam::{Error, Header, Query, Reader, Regions};
+use region::{parse_region, RefId, RegionSet};
 use samtools::filter::bed::Targets;
 use samtools::filter::Selection;
 
@@ -250,7 +251,7 @@ fn query_regions<'r>(reader: &'r mut Reader, regions: &[String]) -> Result<Query
     let query = reader.query(Regions::Targets(targets))?;
     for (i, name) in names.iter().enumerate() {
         if query.is_invalid(i) {
-            eprintln!("{}", bam::region::invalid_region_warning(name));
+            eprintln!("{}", region::invalid_region_warning(name));
         }
     }
     Ok(query)

@@ -335,7 +335,8 @@ fn big_bam(dir: &Path, n: usize) -> PathBuf {
 /// rather than read with a request of their own.
 #[test]
 fn multi_region_reads_stay_inside_the_plan() {
-    use bam::{RegionSet, Regions};
+    use bam::Regions;
+    use region::RegionSet;
     use samtools::filter::bed::Targets;
 
     let dir = std::env::temp_dir().join(format!("hts-remote-multi-{}", std::process::id()));

@@ -141,9 +141,9 @@ fn planned_spans() -> Vec<(u64, u64)> {
     let options = bam::OpenOptions::default();
     let mut reader = bam::Reader::open(&local("rand.bam"), &options).unwrap();
     reader.load_index(Some(&local("rand.bam.bai"))).unwrap();
-    let targets: Vec<bam::Target> = FIVE_REGIONS
+    let targets: Vec<region::Region> = FIVE_REGIONS
         .iter()
-        .map(|r| bam::parse_region(r, reader.header()).unwrap())
+        .map(|r| region::parse_region(r, reader.header()).unwrap())
         .collect();
     let size = std::fs::metadata(local("rand.bam")).unwrap().len();
     let query = reader.query(targets).unwrap();

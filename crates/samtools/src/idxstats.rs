@@ -5,7 +5,8 @@
 use std::io::{self, Write};
 
 use bam::index::ReadCounts;
-use bam::{Confirmed, Error, Flags, Header, Reader, RefId};
+use bam::{Confirmed, Error, Flags, Header, Reader};
+use region::RefId;
 
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]

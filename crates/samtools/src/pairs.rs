@@ -8,7 +8,8 @@ use std::collections::HashSet;
 
 use crate::filter::bed::Targets;
 use crate::filter::Selection;
-use bam::{Header, Interval, Position, Query, Reader, Record, RefId, RegionSet, Regions, Result};
+use bam::{Header, Query, Reader, Record, Regions, Result};
+use region::{Interval, Position, RefId, RegionSet};
 
 /// Runs the first pass of `-P` on `reader` and starts the second: a query of the records of
 /// the regions and the records named as mates, in file order. Apply the selection to each

@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use bam::Regions;
 use bam::{OpenOptions, Reader};
-use bam::{RegionSet, Regions};
+use region::RegionSet;
 use samtools::filter::bed::Targets;
 use samtools::filter::expr::Expression;
 use samtools::filter::Selection;

@@ -86,7 +86,8 @@ fn idxstats_reads_no_record() {
 
 #[test]
 fn multi_region_bed_is_one_plan_over_http() {
-    use bam::{RegionSet, Regions};
+    use bam::Regions;
+    use region::RegionSet;
     use samtools::filter::bed::Targets;
 
     let bed = testkit::workspace_root().join("fixtures/conformance-extra/lists/many.bed");

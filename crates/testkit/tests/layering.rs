@@ -77,7 +77,14 @@ fn an_upward_path_in_source_is_caught() {
     let v = check(&root).unwrap();
     assert_eq!(v.len(), 1, "{v:?}");
     assert_eq!((v[0].krate.as_str(), v[0].names.as_str()), ("index", "cli"));
-    assert_eq!(v[0].line, 4);
+    // After `pub fn f` and one `use` line for each crate below `index`.
+    let below = LAYERS
+        .iter()
+        .find(|l| l.name == "index")
+        .unwrap()
+        .below
+        .len();
+    assert_eq!(v[0].line, 2 + below);
     let _ = fs::remove_dir_all(&root);
 }
 

@@ -16,8 +16,8 @@ use index::plan::{self, Plan};
 use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::count_check::Step;
 use crate::record_reader::RecordReader;
-use crate::region_set::RegionSet;
 use crate::{Error, Result};
+use region::RegionSet;
 
 /// htslib's multi-region iterator's reading state.
 pub(super) struct Walk {

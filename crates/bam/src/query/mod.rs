@@ -22,9 +22,8 @@ use index::{Index, Wanted};
 use crate::count_check::{Counted, Held};
 use crate::record::{Record, RecordRef};
 use crate::record_reader::RecordReader;
-use crate::region::Target;
-use crate::region_set::RegionSet;
 use crate::{Header, Result};
+use region::{Region, RegionSet};
 
 /// How a query's chunks become requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,7 +45,7 @@ pub enum Regions {
     File,
     /// Each target in turn, as given, each its records in file order (samtools' order for
     /// `samtools view FILE REGION...`); a target given twice is read twice.
-    Targets(Vec<Target>),
+    Targets(Vec<Region>),
     /// htslib's multi-region iterator (`samtools view -M`, `--region-file`, `-P`): records
     /// overlapping the regions, once, in file order, as htslib returns them.
     Multi(RegionSet),
@@ -54,15 +53,15 @@ pub enum Regions {
     Overlapping(RegionSet),
 }
 
-impl From<Target> for Regions {
+impl From<Region> for Regions {
     /// One target: [`Regions::Targets`] of it alone.
-    fn from(target: Target) -> Regions {
+    fn from(target: Region) -> Regions {
         Regions::Targets(vec![target])
     }
 }
 
-impl From<Vec<Target>> for Regions {
-    fn from(targets: Vec<Target>) -> Regions {
+impl From<Vec<Region>> for Regions {
+    fn from(targets: Vec<Region>) -> Regions {
         Regions::Targets(targets)
     }
 }
@@ -151,12 +150,13 @@ type Keep<'r> = Box<dyn FnMut(&RecordRef<'_>) -> bool + 'r>;
 /// # Examples
 ///
 /// ```no_run
-/// use bam::{OpenOptions, Position, Reader, Target};
+/// use bam::{OpenOptions, Reader};
+/// use region::{Position, Region};
 /// let mut reader = Reader::open("x.bam", &OpenOptions::default())?;
 /// reader.select_index(None)?;
 /// let tid = reader.header().tid("chr1").expect("chr1 is in the header");
 /// let (beg, end) = (Position::new(10_000), Position::new(20_000));
-/// for record in reader.query(Target::Ref { tid, beg, end })? {
+/// for record in reader.query(Region::Ref { tid, beg, end })? {
 ///     println!("{:?}", record?.pos());
 /// }
 /// # Ok::<(), bam::Error>(())

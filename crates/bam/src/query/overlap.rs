@@ -10,10 +10,10 @@ use index::Chunk;
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::count_check::Step;
-use crate::position::{Position, RefId};
 use crate::record_reader::RecordReader;
-use crate::region_set::{RefIntervals, RegionSet};
 use crate::Result;
+use region::{Position, RefId};
+use region::{RefIntervals, RegionSet};
 
 /// Where the walk is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,7 +242,7 @@ impl Walk {
             };
             let (place, overlaps) = (
                 (r.ref_id, r.pos),
-                self.regions.overlaps_at(r.ref_id, r.pos, r.end),
+                self.regions.overlaps_span(r.ref_id, r.pos, r.end),
             );
             self.position = reader.virtual_offset();
             self.last = Some(place);

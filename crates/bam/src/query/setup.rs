@@ -87,7 +87,8 @@ impl<S: Source> RecordReader<S> {
     /// # Examples
     ///
     /// ```no_run
-    /// use bam::{parse_region, RecordReader, Regions};
+    /// use bam::{RecordReader, Regions};
+    /// use region::parse_region;
     /// let index = bam::index::read("x.bam.bai")?;
     /// let mut reader = RecordReader::new(std::fs::File::open("x.bam")?)?;
     /// let header = reader.header();

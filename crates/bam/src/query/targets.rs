@@ -3,16 +3,15 @@
 //! A target asked twice is read twice. This is htslib's `hts_itr_next` once per target.
 
 use bgzf::{Source, VirtualOffset};
-use index::plan::{Plan, Region};
+use index::plan::{self, Plan};
 use index::{Chunk, Wanted};
 
 use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::count_check::{Span, Step};
-use crate::position::{Position, RefId};
 use crate::query::FetchPlan;
 use crate::record_reader::RecordReader;
-use crate::region::Target;
 use crate::Result;
+use region::{Position, RefId, Region};
 
 /// Where one target stands.
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,7 +25,7 @@ struct Cursor {
 
 /// The reading state of a query of targets.
 pub(super) struct Walk {
-    targets: Vec<Target>,
+    targets: Vec<Region>,
     /// For each target, its region in the plan (`Ref` targets only).
     region_of: Vec<Option<usize>>,
     /// For `*` and `.`: where reading starts.
@@ -37,11 +36,11 @@ pub(super) struct Walk {
 
 /// The regions the plan is made of (the `Ref` targets, in order), and the index's references
 /// they need (`*` and `.` need every reference's pseudo-bin).
-pub(super) fn needs(targets: &[Target]) -> (Wanted, Vec<Region>) {
-    let regions: Vec<Region> = targets
+pub(super) fn needs(targets: &[Region]) -> (Wanted, Vec<plan::Region>) {
+    let regions: Vec<plan::Region> = targets
         .iter()
         .filter_map(|t| match *t {
-            Target::Ref { tid, beg, end } => Some(Region {
+            Region::Ref { tid, beg, end } => Some(plan::Region {
                 tid: tid.get(),
                 beg: beg.get(),
                 end: end.get(),
@@ -49,7 +48,7 @@ pub(super) fn needs(targets: &[Target]) -> (Wanted, Vec<Region>) {
             _ => None,
         })
         .collect();
-    let whole = targets.iter().any(|t| !matches!(t, Target::Ref { .. }));
+    let whole = targets.iter().any(|t| !matches!(t, Region::Ref { .. }));
     let wanted = if whole {
         Wanted::all()
     } else {
@@ -59,18 +58,18 @@ pub(super) fn needs(targets: &[Target]) -> (Wanted, Vec<Region>) {
 }
 
 /// The walk over `targets`, along `plan` (of the `Ref` targets, in order).
-pub(super) fn start(targets: Vec<Target>, plan: Plan, cx: &Context<'_>) -> Start {
+pub(super) fn start(targets: Vec<Region>, plan: Plan, cx: &Context<'_>) -> Start {
     let mut next_region = 0;
     let mut region_of = Vec::with_capacity(targets.len());
     let mut starts = Vec::with_capacity(targets.len());
     for t in &targets {
         let (region, start) = match *t {
-            Target::Ref { .. } => {
+            Region::Ref { .. } => {
                 next_region += 1;
                 (Some(next_region - 1), None)
             }
-            Target::Unplaced => (None, cx.index.unplaced_start().map(|s| cx.or_first(s))),
-            Target::All => (None, Some(cx.first_record)),
+            Region::Unplaced => (None, cx.index.unplaced_start().map(|s| cx.or_first(s))),
+            Region::All => (None, Some(cx.first_record)),
         };
         region_of.push(region);
         starts.push(start);
@@ -113,10 +112,10 @@ impl Walk {
     ) -> Result<bool> {
         while self.current < self.targets.len() {
             let found = match self.targets[self.current] {
-                Target::Ref { tid, beg, end } => {
+                Region::Ref { tid, beg, end } => {
                     self.next_in_region::<St, S>(reader, plan, tid, beg, end)?
                 }
-                Target::Unplaced | Target::All => self.next_from_start::<St, S>(reader)?,
+                Region::Unplaced | Region::All => self.next_from_start::<St, S>(reader)?,
             };
             if found {
                 return Ok(true);

@@ -5,13 +5,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
-use bam::region::{NamedIntervals, RegionList};
-use bam::{Interval, Position};
+use region::{parse_reg, Interval, NamedIntervals, ParsedRegion, Position, RegionList};
 
 use super::expr::lexer::{is_c_space, sign};
-
-/// C's `INT_MAX`, where `hts_parse_reg` clamps an open-ended region's end.
-const INT_MAX: i64 = i32::MAX as i64;
 
 /// A BED file could not be read.
 #[derive(Debug)]
@@ -274,7 +270,7 @@ impl Targets {
         for r in regions {
             let (name, beg, end) = match parse_reg(r.as_bytes()) {
                 Some(p) => (&r.as_bytes()[..p.name_len], p.beg, p.end),
-                None => (r.as_bytes(), 0, INT_MAX),
+                None => (r.as_bytes(), 0, ParsedRegion::OPEN_END),
             };
             parsed
                 .by_name
@@ -388,54 +384,6 @@ fn scan_two_u64(s: &[u8]) -> (u32, u64, u64) {
     (2, vals[0], vals[1])
 }
 
-/// `hts_parse_reg`: the length of the name (up to the last `:`), and the 0-based half-open
-/// range clamped to `int`; `None` when the text after the colon is not a valid range.
-pub fn parse_reg(s: &[u8]) -> Option<ParsedRegion> {
-    let Some(colon) = s.iter().rposition(|&b| b == b':') else {
-        return Some(ParsedRegion {
-            name_len: s.len(),
-            beg: 0,
-            end: INT_MAX,
-        });
-    };
-    // htslib's "to the end" (`HTS_POS_MAX`); an end given as this number means the same.
-    let hts_pos_max = Position::MAX.get() as i64;
-    let (b, after) = parse_decimal(&s[colon + 1..]);
-    // Wrapping as htslib's `- 1` does: i64::MIN becomes i64::MAX, past any end.
-    let beg = b.wrapping_sub(1).max(0);
-    let end = match after.first() {
-        None => hts_pos_max,
-        Some(b'-') => parse_decimal(&after[1..]).0,
-        Some(_) => return None,
-    };
-    if beg >= end || beg > INT_MAX {
-        return None;
-    }
-    let end = if end == hts_pos_max {
-        INT_MAX
-    } else if end > INT_MAX {
-        return None;
-    } else {
-        end
-    };
-    Some(ParsedRegion {
-        name_len: colon,
-        beg,
-        end,
-    })
-}
-
-/// A region string as [`parse_reg`] reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParsedRegion {
-    /// The length of the name (up to the last `:`).
-    pub name_len: usize,
-    /// The 0-based start.
-    pub beg: i64,
-    /// The end, exclusive, clamped to `int`.
-    pub end: i64,
-}
-
 /// The targets `-L` and the command-line regions make together ([`Targets::merge_regions`]).
 #[derive(Debug, Clone)]
 pub struct MergedTargets {
@@ -444,13 +392,6 @@ pub struct MergedTargets {
     /// True when a BED was cut down to the regions: only the references they touched are
     /// iterated ([`Targets::region_list`] with `filtered_only`).
     pub filtered: bool,
-}
-
-/// `hts_parse_decimal` with thousands separators (`1,000`, `1.5k`, `2M`, `3e3`): the value and
-/// the text after it (all of `s` when there are no digits).
-fn parse_decimal(s: &[u8]) -> (i64, &[u8]) {
-    let (n, used) = bam::region::parse_decimal(s);
-    (n, &s[used..])
 }
 
 #[cfg(test)]

@@ -10,10 +10,6 @@ fn named(name: &[u8], intervals: &[(u64, u64)]) -> NamedIntervals {
     }
 }
 
-fn reg(name_len: usize, beg: i64, end: i64) -> Option<ParsedRegion> {
-    Some(ParsedRegion { name_len, beg, end })
-}
-
 fn t(text: &str) -> Targets {
     Targets::parse("t.bed", text.as_bytes()).unwrap()
 }
@@ -54,26 +50,6 @@ fn errors_name_the_line() {
 }
 
 #[test]
-fn region_strings() {
-    assert_eq!(parse_reg(b"chr1"), reg(4, 0, INT_MAX));
-    assert_eq!(parse_reg(b"chr1:100-200"), reg(4, 99, 200));
-    assert_eq!(parse_reg(b"chr1:1,000-2k"), reg(4, 999, 2000));
-    assert_eq!(parse_reg(b"chr1:1.5k"), reg(4, 1499, INT_MAX));
-    assert_eq!(parse_reg(b"chr1:0-5"), reg(4, 0, 5));
-    assert_eq!(parse_reg(b"chr1:200-100"), None);
-    assert_eq!(parse_reg(b"chr1:x"), None);
-    assert_eq!(parse_reg(b"HLA:1:2-3"), reg(5, 1, 3));
-    assert_eq!(parse_reg(b"chr1:"), reg(4, 0, INT_MAX));
-    // Hostile numbers wrap or vanish as in htslib, quickly and without a panic.
-    assert_eq!(parse_reg(b"chr1:1e-2147483648-5"), reg(4, 0, 5));
-    assert_eq!(parse_reg(b"chr1:1-1e999999999"), None);
-    assert_eq!(parse_reg(b"chr1:-9223372036854775808-5"), None);
-    // Only htslib's own "to the end" marker stands for the end; a larger end is too large.
-    assert_eq!(parse_reg(b"chr1:5-9223372034707292159"), reg(4, 4, INT_MAX));
-    assert_eq!(parse_reg(b"chr1:5-9223372036854775807"), None);
-}
-
-#[test]
 fn regions_merge_and_intersect() {
     let regs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let MergedTargets {
@@ -89,7 +65,7 @@ fn regions_merge_and_intersect() {
         // chr1:100-200 and 150-300 merge; 301-400 touches them and joins too.
         vec![
             named(b"chr1", &[(99, 400)]),
-            named(b"chr2", &[(0, INT_MAX as u64)])
+            named(b"chr2", &[(0, ParsedRegion::OPEN_END as u64)])
         ]
     );
     let bed = t("chr1\t0\t120\nchr1\t180\t250\nchr3\t0\t10\n");

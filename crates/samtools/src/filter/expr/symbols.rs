@@ -5,7 +5,7 @@ use super::parser::Symbol;
 use super::{EvalError, Evaluator};
 use bam::cigar::{Op, SOFT_CLIP};
 use bam::sam::push_i64;
-use bam::RefId;
+use region::RefId;
 
 /// Operation code of `H` (hard clip).
 const HARD_CLIP: u8 = 5;

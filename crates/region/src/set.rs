@@ -1,13 +1,24 @@
 //! The regions of a multi-region query (`samtools view -M`, `--region-file`, `-L` through the
-//! index, `-P`): intervals by reference id, sorted and merged as samtools merges them, plus
-//! htslib's two special regions.
+//! index, `-P`): by name as read ([`RegionList`]), then by reference id, sorted and merged as
+//! samtools merges them, plus htslib's two special regions ([`RegionSet`]).
 
 use std::collections::BTreeMap;
 
+use crate::names::Names;
 use crate::position::{Interval, Position, RefId};
-use crate::record::Record;
-use crate::region::RegionList;
-use crate::Header;
+
+/// Reference names with their 0-based half-open intervals, sorted and merged: regions by name,
+/// before they are resolved against a list of names ([`RegionSet::resolve`]).
+pub type RegionList = Vec<NamedIntervals>;
+
+/// One reference's intervals, by name (an entry of a [`RegionList`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NamedIntervals {
+    /// The reference name (`.` and `*` for htslib's special regions).
+    pub name: Vec<u8>,
+    /// 0-based half-open intervals.
+    pub intervals: Vec<Interval>,
+}
 
 /// Regions by reference id, each list sorted and merged, plus htslib's two special regions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -29,16 +40,20 @@ pub struct RefIntervals<'a> {
 }
 
 impl RegionSet {
-    /// Resolves named interval lists against the header (`sam_hdr_name2tid`, so `AN:` names
-    /// work). `.` and `*` are the special regions; an unknown name is skipped with htslib's
-    /// warning, given to `warn`.
-    pub fn resolve(list: &RegionList, header: &Header, mut warn: impl FnMut(String)) -> RegionSet {
+    /// Resolves named interval lists against `names` (a header's `sam_hdr_name2tid`, so `AN:`
+    /// names work). `.` and `*` are the special regions; an unknown name is skipped with
+    /// htslib's warning, given to `warn`.
+    pub fn resolve<N: Names + ?Sized>(
+        list: &RegionList,
+        names: &N,
+        mut warn: impl FnMut(String),
+    ) -> RegionSet {
         let mut set = RegionSet::default();
         for named in list {
             match named.name.as_slice() {
                 b"." => set.all = true,
                 b"*" => set.unplaced = true,
-                name => match header.tid(name) {
+                name => match names.tid(name) {
                     Some(tid) => set.by_tid.entry(tid).or_default().extend(&named.intervals),
                     None => warn(format!(
                         "[W::hts_itr_regions] Region '{}' specifies an unknown reference name. Continue anyway",
@@ -77,26 +92,10 @@ impl RegionSet {
         self.overlaps_span(Some(tid), Some(interval.beg), interval.end)
     }
 
-    /// True when the record `r` (placed, from its position to its end) overlaps a region.
+    /// True when a record at `[beg, end)` on `tid` overlaps a region; a record without a
+    /// reference overlaps none, one without a position starts before every region.
     #[inline]
-    pub fn overlaps_record<D: AsRef<[u8]>>(&self, r: &Record<D>) -> bool {
-        self.overlaps_span(r.ref_id(), r.pos(), r.end_pos())
-    }
-
-    /// Where a record lies (reference, start, end) overlaps a region.
-    #[inline]
-    pub(crate) fn overlaps_at(
-        &self,
-        tid: Option<RefId>,
-        beg: Option<Position>,
-        end: Position,
-    ) -> bool {
-        self.overlaps_span(tid, beg, end)
-    }
-
-    /// `[beg, end)` on `tid`; a record without a position starts before every region.
-    #[inline]
-    fn overlaps_span(&self, tid: Option<RefId>, beg: Option<Position>, end: Position) -> bool {
+    pub fn overlaps_span(&self, tid: Option<RefId>, beg: Option<Position>, end: Position) -> bool {
         let Some(v) = tid.and_then(|t| self.by_tid.get(&t)) else {
             return false;
         };
@@ -158,5 +157,35 @@ mod tests {
         assert!(!s.overlaps_span(None, Some(Position::new(150)), Position::new(151)));
         assert!(s.overlaps_span(Some(t1), None, Position::new(101)));
         assert!(!s.overlaps_span(Some(t1), None, Position::new(100)));
+    }
+
+    #[test]
+    fn resolving_names() {
+        let names: &[&str] = &["chr1", "chr2"];
+        let list = vec![
+            NamedIntervals {
+                name: b"chr2".to_vec(),
+                intervals: vec![iv(5, 10), iv(0, 6)],
+            },
+            NamedIntervals {
+                name: b"chrX".to_vec(),
+                intervals: vec![iv(0, 1)],
+            },
+            NamedIntervals {
+                name: b"*".to_vec(),
+                intervals: vec![],
+            },
+        ];
+        let mut warned = Vec::new();
+        let set = RegionSet::resolve(&list, names, |w| warned.push(w));
+        assert!(set.unplaced && !set.all);
+        let refs: Vec<_> = set.iter().collect();
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].tid, RefId::new(1));
+        assert_eq!(refs[0].intervals, &[iv(0, 10)]);
+        assert_eq!(
+            warned,
+            ["[W::hts_itr_regions] Region 'chrX' specifies an unknown reference name. Continue anyway"]
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
-use region::RegionSet;
+use region::{Region, RegionSet};
 use samtools::filter::Selection;
 use samtools::pairs::{collect_mates, Mates, SecondPass};
 
@@ -48,24 +48,17 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
         })
         .collect();
     let mut containers: Vec<Range<u64>> = Vec::new();
-    let mut ranges: Vec<cram::reader::Range> = regions
+    let mut ranges: Vec<cram::reader::Range> = set
         .iter()
-        .flat_map(|(tid, v)| {
-            v.iter()
-                .filter(|(b, e)| e >= b)
-                .map(|&(beg, end)| cram::reader::Range {
-                    ref_id: i32::try_from(*tid).unwrap_or(i32::MAX),
-                    start: beg + 1,
-                    end,
-                })
+        .flat_map(|r| {
+            r.intervals
+                .iter()
+                .filter(|i| i.end >= i.beg)
+                .filter_map(move |&i| cram::reader::Range::from_region(&Region::of(r.tid, i)))
         })
         .collect();
     if set.unplaced {
-        ranges.push(cram::reader::Range {
-            ref_id: -1,
-            start: 0,
-            end: i64::MAX,
-        });
+        ranges.extend(cram::reader::Range::from_region(&Region::Unplaced));
     }
     for range in &ranges {
         match cram::crai::containers_for(entries, range, data_end) {

@@ -5,7 +5,7 @@
 use bam::Header;
 use cram::crai::CraiEntry;
 use cram::reader::Range;
-use region::{parse_region, Region};
+use region::parse_region;
 
 use crate::view::Failure;
 
@@ -76,21 +76,13 @@ pub fn plan(
     }
     let mut passes = Vec::new();
     for region in regions {
-        let range = match parse_region(region, header) {
-            Ok(Region::All) => {
+        let range = match parse_region(region, header).map(|r| Range::from_region(&r)) {
+            Ok(Some(range)) => range,
+            Ok(None) => {
+                // `.`: the whole file.
                 passes.push(Pass::Whole);
                 continue;
             }
-            Ok(Region::Unplaced) => Range {
-                ref_id: -1,
-                start: 0,
-                end: i64::MAX,
-            },
-            Ok(Region::Ref { tid, beg, end }) => Range {
-                ref_id: tid.get() as i32,
-                start: beg.get() as i64 + 1,
-                end: i64::try_from(end.get()).unwrap_or(i64::MAX),
-            },
             Err(e) => {
                 if let Some(message) = e.htslib_message() {
                     eprintln!("{message}");

@@ -278,14 +278,14 @@ fn write_regions(
     }
     let meta = reader.meta().clone();
     for region in regions {
-        let target = match tabix::region::parse(&meta, region) {
+        let target = match tabix::resolve(&meta, region) {
             Ok(t) => t,
             Err(why) => {
                 eprintln!("[E::hts_parse_region] {why}");
                 continue;
             }
         };
-        let mut q = reader.query_target(target);
+        let mut q = reader.query_region(target);
         let mut found = false;
         while let Some((l, beg, end)) = q.next_record().map_err(Failure::Read)? {
             if let Some(t) = targets {

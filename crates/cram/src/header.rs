@@ -78,11 +78,10 @@ impl SamHeader {
     /// The length `@SQ LN` gives reference `id`, or 0; at most htslib's `HTS_POS_MAX`, so a
     /// hostile `LN` leaves room for the position arithmetic done against it.
     pub fn reference_len(&self, id: i32) -> i64 {
-        const HTS_POS_MAX: u64 = 0x7fff_ffff_7fff_ffff;
         usize::try_from(id)
             .ok()
             .and_then(|i| self.references.get(i))
-            .map_or(0, |r| r.1.min(HTS_POS_MAX) as i64)
+            .map_or(0, |r| r.1.min(region::Position::MAX.get()) as i64)
     }
 
     /// A tag of the `@SQ` line of reference `name` (`M5`, `UR`).

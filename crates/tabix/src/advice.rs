@@ -7,7 +7,7 @@ use std::ops::Range;
 use hfile::{HFile, Hints};
 use index::Index;
 
-use crate::region::{self, Region, Target};
+use region::Region;
 
 /// The regions of a query and the byte ranges found for them so far.
 pub(crate) struct Spans<'a> {
@@ -42,8 +42,8 @@ impl<'a> Spans<'a> {
             let meta = index.tabix().ok().flatten();
             regions
                 .iter()
-                .map(|r| match meta.as_ref().map(|m| region::parse(m, r)) {
-                    Some(Ok(Some(Target::Region(reg)))) => Some(reg),
+                .map(|r| match meta.as_ref().map(|m| crate::resolve(m, r)) {
+                    Some(Ok(Some(reg @ Region::Ref { .. }))) => Some(reg),
                     _ => None,
                 })
                 .collect()
@@ -51,13 +51,13 @@ impl<'a> Spans<'a> {
         let starts = index.block_starts_of(tid);
         let mut added = false;
         for (i, reg) in parsed.iter().enumerate() {
-            let Some(reg) = reg.filter(|r| r.tid == tid) else {
+            let Some(Region::Ref { beg, end, .. }) =
+                reg.filter(|r| matches!(r, Region::Ref { tid: t, .. } if t.get() == tid))
+            else {
                 continue;
             };
-            let chunks = u64::try_from(reg.beg)
-                .ok()
-                .zip(u64::try_from(reg.end).ok())
-                .and_then(|(beg, end)| index.query_checked(tid, beg, end))
+            let chunks = index
+                .query_checked(tid, beg.get(), end.get())
                 .unwrap_or_default();
             // A run of chunks that follow one another is read without a seek: one range,
             // ending where the block holding its end ends (or a block's most past it).

@@ -9,7 +9,6 @@ use std::io::{Cursor, Read};
 use hfile::{HFile, Hints, OpenOptions};
 use index::{Index, Loader, Outcome, Wanted};
 
-use crate::region::{self, Target};
 use crate::Error;
 
 /// The first request for an index asks for this much for each sequence the regions name (the
@@ -56,9 +55,9 @@ impl Keep {
         };
         let mut tids = Vec::new();
         for r in regions {
-            match region::parse(&meta, r) {
-                Ok(Some(Target::Region(reg))) => tids.push(reg.tid),
-                Ok(Some(Target::Start | Target::Unplaced)) => return Wanted::all(),
+            match crate::resolve(&meta, r) {
+                Ok(Some(region::Region::Ref { tid, .. })) => tids.push(tid.get()),
+                Ok(Some(region::Region::All | region::Region::Unplaced)) => return Wanted::all(),
                 Ok(None) | Err(_) => {}
             }
         }

@@ -20,13 +20,14 @@ mod error;
 mod index_load;
 pub mod interval;
 mod lines;
-pub mod region;
 pub mod region_list;
+mod resolve;
 
 use bgzf::VirtualOffset;
 use hfile::{HFile, Hints, OpenOptions};
 use index::tbi::Meta;
 use index::{Chunk, Index};
+use region::Region;
 
 pub use error::Error;
 pub use index_load::Keep;
@@ -35,8 +36,8 @@ pub use index_load::Keep;
 const FIRST_READ: u64 = 65_536;
 use lines::Mode;
 pub use lines::{Query, Record};
-pub use region::{Region, Target};
 pub use region_list::RegionList;
+pub use resolve::resolve;
 
 /// An open tabix-indexed file: its data, its index and the index's column meta.
 ///
@@ -193,28 +194,23 @@ impl Reader {
         Ok(out)
     }
 
-    /// The lines overlapping `region` (a region string, see [`region::parse`]); a name the
+    /// The lines overlapping `region` (a region string, see [`resolve`]); a name the
     /// index does not hold gives no lines, as in tabix.
     ///
     /// # Errors
     /// The region string is not one htslib accepts ([`Error::Region`]); reading errors come
     /// from the query's lines.
     pub fn query(&mut self, region: &str) -> Result<Query<'_>, Error> {
-        let target = region::parse(&self.meta, region).map_err(|why| Error::Region {
+        let target = resolve(&self.meta, region).map_err(|why| Error::Region {
             region: region.to_string(),
             why,
         })?;
-        Ok(self.query_target(target))
+        Ok(self.query_region(target))
     }
 
-    /// The lines of an already resolved region (`None`: no lines).
-    pub fn query_region(&mut self, region: Option<Region>) -> Query<'_> {
-        self.query_target(region.map(Target::Region))
-    }
-
-    /// The lines of a parsed region string (`None`: no lines): a region's, or every line from
-    /// where htslib starts for `.` and `*` to the end of the file.
-    pub fn query_target(&mut self, target: Option<Target>) -> Query<'_> {
+    /// The lines of an already resolved region (`None`: no lines): a region's, or every line
+    /// from where htslib starts for `.` and `*` to the end of the file.
+    pub fn query_region(&mut self, target: Option<Region>) -> Query<'_> {
         let rest = |start: Option<VirtualOffset>| {
             start.map(|start| Chunk {
                 start,
@@ -222,18 +218,15 @@ impl Reader {
             })
         };
         let (mode, chunks) = match target {
-            Some(Target::Region(r)) => {
-                let chunks = u64::try_from(r.beg)
-                    .ok()
-                    .zip(u64::try_from(r.end).ok())
-                    .and_then(|(beg, end)| self.index.query_checked(r.tid, beg, end));
-                (Mode::Region(r), chunks.unwrap_or_default())
+            Some(Region::Ref { tid, beg, end }) => {
+                let chunks = self.index.query_checked(tid.get(), beg.get(), end.get());
+                (Mode::region(tid, beg, end), chunks.unwrap_or_default())
             }
-            Some(Target::Start) => (
+            Some(Region::All) => (
                 Mode::Rest,
                 Vec::from_iter(rest(self.index.first_record_start())),
             ),
-            Some(Target::Unplaced) => (
+            Some(Region::Unplaced) => (
                 Mode::Rest,
                 Vec::from_iter(rest(self.index.unplaced_start())),
             ),

@@ -7,7 +7,9 @@ use bgzf::VirtualOffset;
 use hfile::HFile;
 use index::Chunk;
 
-use crate::{interval, Error, Reader, Region};
+use region::{Position, RefId};
+
+use crate::{interval, Error, Reader};
 
 /// A line and its 0-based half-open interval.
 pub type Record<'l> = (&'l [u8], i64, i64);
@@ -17,11 +19,24 @@ pub type Record<'l> = (&'l [u8], i64, i64);
 pub(crate) enum Mode {
     /// Nothing (an unknown name, an empty range).
     Nothing,
-    /// The lines of the chunks that overlap the region.
-    Region(Region),
+    /// The lines of the chunks that overlap the region: sequence `tid`, 0-based half-open
+    /// `[beg, end)` (signed, as the lines' intervals are).
+    Region { tid: usize, beg: i64, end: i64 },
     /// Every line from the one chunk's start to the end of the file; a start of 0 reads on
     /// from where the data is, as htslib skips its seek for offset 0.
     Rest,
+}
+
+impl Mode {
+    /// The lines of region `[beg, end)` of sequence `tid`.
+    pub(crate) fn region(tid: RefId, beg: Position, end: Position) -> Mode {
+        let signed = |p: Position| i64::try_from(p.get()).unwrap_or(i64::MAX);
+        Mode::Region {
+            tid: tid.get(),
+            beg: signed(beg),
+            end: signed(end),
+        }
+    }
 }
 
 /// The longest line read (bgzf_getline has no bound; this keeps a file without newlines from
@@ -142,7 +157,12 @@ impl<'a> Query<'a> {
                 });
             };
             let (beg, end) = (iv.beg, iv.end);
-            let Mode::Region(region) = self.mode else {
+            let Mode::Region {
+                tid,
+                beg: region_beg,
+                end: region_end,
+            } = self.mode
+            else {
                 // htslib's `get_tid` fails for a name the index does not hold.
                 // (The last name found is kept: lines come grouped by sequence.)
                 let known = (!self.known.is_empty() && self.known.as_slice() == iv.name)
@@ -159,12 +179,12 @@ impl<'a> Query<'a> {
                 self.known.extend_from_slice(iv.name);
                 return Ok(Some((&self.reader.line, beg, end)));
             };
-            let same = r.meta.names.get(region.tid).map(String::as_bytes) == Some(iv.name);
-            if !same || beg >= region.end {
+            let same = r.meta.names.get(tid).map(String::as_bytes) == Some(iv.name);
+            if !same || beg >= region_end {
                 self.done = true;
                 break;
             }
-            if end > region.beg && region.end > beg {
+            if end > region_beg && region_end > beg {
                 return Ok(Some((&self.reader.line, beg, end)));
             }
         }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use crate::region::{decimal, is_space, Decimal};
+use region::{parse_decimal, Decimal, ParseFlags};
 
 /// The largest coordinate a region file holds (`REGIDX_MAX`, 0-based).
 const MAX_COOR: i64 = 1 << 35;
@@ -228,13 +228,14 @@ fn parse_line(format: Format, line: &[u8]) -> Result<Parsed<'_>, String> {
         return Ok(Some((name, 0, MAX_COOR)));
     }
     let after = &s[name_len + 1..];
-    let Decimal { value: beg, used } = decimal(after, false);
+    let Decimal { value: beg, used } = parse_decimal(after, ParseFlags::NONE);
     if used == 0 {
         return Err(fail(""));
     }
     let rest = &after[used..];
     if format == Format::Bed {
-        let Decimal { value: end, used } = decimal(rest.get(1..).unwrap_or(&[]), false);
+        let Decimal { value: end, used } =
+            parse_decimal(rest.get(1..).unwrap_or(&[]), ParseFlags::NONE);
         if used == 0 {
             return Err(fail(""));
         }
@@ -249,7 +250,7 @@ fn parse_line(format: Format, line: &[u8]) -> Result<Parsed<'_>, String> {
         beg
     } else {
         let after = &rest[1..];
-        let Decimal { value: end, used } = decimal(after, false);
+        let Decimal { value: end, used } = parse_decimal(after, ParseFlags::NONE);
         if used == 0 || after.get(used).is_some_and(|&b| !is_space(b)) {
             beg
         } else if end == 0 {
@@ -259,6 +260,11 @@ fn parse_line(format: Format, line: &[u8]) -> Result<Parsed<'_>, String> {
         }
     };
     Ok(Some((name, beg, end)))
+}
+
+/// C's `isspace` in the C locale.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 #[cfg(test)]

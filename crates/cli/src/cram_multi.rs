@@ -1,15 +1,15 @@
 //! `-M`, `--region-file` and `-P` on CRAM: htslib's multi-region iterator over a CRAM
 //! (`hts_itr_multi_cram`, `hts_itr_multi_next`). The containers of every interval come from
 //! the `.crai` (as a single region's do), each read once, in file order; a record is kept when
-//! it overlaps an interval not yet passed (the iterator's `curr_intv` walk); `*` adds the
-//! unplaced reads at the end, `.` reads every record.
+//! it overlaps an interval not yet passed (the iterator's `curr_intv` walk, shared with BAM's:
+//! [`region::MultiCursor`]); `*` adds the unplaced reads at the end, `.` reads every record.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
-use region::{Region, RegionSet};
+use region::{MultiCursor, Region, RegionSet};
 use samtools::filter::Selection;
 use samtools::pairs::{collect_mates, Mates, SecondPass};
 
@@ -25,28 +25,17 @@ pub struct Multi {
     pub filter: Filter,
 }
 
-/// The iterator's walk over the regions: `reg_list` and its `curr_*` fields.
+/// The iterator's walk over the regions (`reg_list` and its `curr_*` fields), and its special
+/// regions.
 pub struct Filter {
-    regions: Vec<(usize, Vec<(i64, i64)>)>,
+    cursor: MultiCursor,
     unplaced: bool,
     all: bool,
-    curr_tid: i32,
-    curr_reg: usize,
-    curr_intv: usize,
 }
 
 /// The pass for `set` over a CRAM whose index holds `entries` (`data_end`: where its EOF
 /// container begins).
 pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
-    // htslib's signed `hts_pos_t` intervals.
-    let regions: Vec<(usize, Vec<(i64, i64)>)> = set
-        .iter()
-        .map(|r| {
-            let signed = r.intervals.iter();
-            let signed = signed.map(|i| (i.beg.get() as i64, i.end.get() as i64));
-            (r.tid.get(), signed.collect())
-        })
-        .collect();
     let mut containers: Vec<Range<u64>> = Vec::new();
     let mut ranges: Vec<cram::reader::Range> = set
         .iter()
@@ -74,16 +63,12 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
     }
     containers.sort_by_key(|c| (c.start, c.end));
     containers.dedup();
-    let first = regions.first().map_or(0, |(t, _)| *t);
     Multi {
         containers: (!set.all).then_some(containers),
         filter: Filter {
-            curr_tid: i32::try_from(first).unwrap_or(i32::MAX),
-            regions,
+            cursor: MultiCursor::at_first_region(set),
             unplaced: set.unplaced,
             all: set.all,
-            curr_reg: 0,
-            curr_intv: 0,
         },
     }
 }
@@ -107,33 +92,7 @@ impl Filter {
         if tid < 0 {
             return self.unplaced;
         }
-        if tid != self.curr_tid {
-            let Ok(found) = self
-                .regions
-                .binary_search_by_key(&i64::from(tid), |(t, _)| *t as i64)
-            else {
-                return false;
-            };
-            self.curr_reg = found;
-            self.curr_tid = tid;
-            self.curr_intv = 0;
-        }
-        let Some((_, intervals)) = self.regions.get(self.curr_reg) else {
-            return false;
-        };
-        for (i, &(ib, ie)) in intervals.iter().enumerate().skip(self.curr_intv) {
-            if end > ib && ie > beg {
-                self.curr_intv = i;
-                return true;
-            }
-            if beg > ie {
-                self.curr_intv = i + 1;
-            }
-            if end < ib {
-                break;
-            }
-        }
-        false
+        self.cursor.keeps(tid, beg, end)
     }
 }
 

@@ -3,7 +3,8 @@
 //! interval, `.` or `*`) resolved against a list of names ([`Names`], which the BAM and CRAM
 //! headers and a tabix index's sequences implement); htslib's region grammar and decimal rules
 //! ([`parse_region`], [`parse_decimal`], [`parse_reg`]) with the messages htslib and samtools
-//! print ([`RegionError`]); and region sets merged as samtools merges them ([`RegionSet`]).
+//! print ([`RegionError`]); region sets merged as samtools merges them ([`RegionSet`]); and
+//! where htslib's multi-region iterator stands among them ([`MultiCursor`]).
 //!
 //! The crate depends on no other crate of the workspace: the formats (`bam`, `cram`, `tabix`)
 //! and the commands above them all speak it.
@@ -26,6 +27,7 @@
 
 mod decimal;
 mod grammar;
+mod multi;
 mod names;
 mod position;
 mod reg;
@@ -36,6 +38,7 @@ pub use decimal::{parse_decimal, Decimal};
 pub use grammar::{
     invalid_region_warning, parse_region, parse_region_with, ParseFlags, RegionError,
 };
+pub use multi::{MultiCursor, RegList};
 pub use names::Names;
 pub use position::{Interval, Position, RefId};
 pub use reg::{parse_reg, ParsedRegion};

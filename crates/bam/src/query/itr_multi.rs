@@ -2,10 +2,9 @@
 //! `hts_itr_multi_next`), which `samtools view -M`, `--region-file` and `-P` use: the chunks
 //! of every interval, tagged with it and read in file order; a chunk is skipped once the
 //! iterator has passed the interval it was listed for, and a record is returned when it
-//! overlaps an interval not yet passed. This is not quite "every record overlapping a region":
-//! how far the iterator has got depends on the records it has read, so with many intervals it
-//! can pass over records that overlap a later one. samtools prints what this iterator returns,
-//! so hts does the same ([`crate::Regions::Overlapping`] returns every overlapping record).
+//! overlaps an interval not yet passed ([`region::MultiCursor`], which the CRAM iterator
+//! shares). samtools prints what this iterator returns, so hts does the same
+//! ([`crate::Regions::Overlapping`] returns every overlapping record).
 //!
 //! All chunks are planned as one query; their spans are advised in file order.
 
@@ -17,12 +16,12 @@ use super::{Advice, Context, Start, Walk as AnyWalk};
 use crate::count_check::Step;
 use crate::record_reader::RecordReader;
 use crate::{Error, Result};
-use region::RegionSet;
+use region::{MultiCursor, RegionSet};
 
 /// htslib's multi-region iterator's reading state.
 pub(super) struct Walk {
-    /// The regions as htslib's `reg_list`: reference ids in order, each with its intervals.
-    regions: Vec<(usize, Vec<(i64, i64)>)>,
+    /// The regions as htslib's `reg_list`, and where the iterator stands among them.
+    cursor: MultiCursor,
     chunks: Vec<TaggedChunk>,
     state: State,
 }
@@ -34,9 +33,6 @@ struct State {
     i: Option<usize>,
     /// Virtual offset after the last record read (0: nothing read yet).
     curr_off: u64,
-    curr_tid: i32,
-    curr_reg: usize,
-    curr_intv: usize,
     /// Where the unplaced reads start, for a `*` region.
     nocoor: Option<VirtualOffset>,
     /// Reading every record from here on (`.`, or after the first unplaced read).
@@ -48,19 +44,9 @@ struct State {
 /// spans are advised in file order. Fails as htslib does for an interval of length 0.
 pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
     let mut state = State::default();
-    // htslib's signed `hts_pos_t` arithmetic, which the index's interval lists keep.
-    let list: Vec<(usize, Vec<(i64, i64)>)> = regions
-        .iter()
-        .map(|r| {
-            let signed = r.intervals.iter().map(|i| {
-                let (beg, end) = (i.beg.get(), i.end.get());
-                (beg as i64, end as i64)
-            });
-            (r.tid.get(), signed.collect())
-        })
-        .collect();
+    let cursor = MultiCursor::new(regions);
     let mut chunks = Vec::new();
-    for (tid, intervals) in &list {
+    for (tid, intervals) in cursor.regions() {
         cx.index
             .multi_chunks(*tid, intervals, &mut chunks)
             .map_err(|e| Error::Query {
@@ -84,7 +70,7 @@ pub(super) fn start(regions: &RegionSet, cx: &Context<'_>) -> Result<Start> {
     let plain: Vec<index::Chunk> = chunks.iter().map(|c| c.chunk).collect();
     let plan = plan::plan_chunks(&plain, cx.starts, cx.size, &cx.options);
     let walk = Walk {
-        regions: list,
+        cursor,
         chunks,
         state,
     };
@@ -118,9 +104,9 @@ impl Walk {
         }
         loop {
             let s = &self.state;
+            let cursor = &self.cursor;
             let passed = |c: &TaggedChunk| {
-                s.curr_off >= c.chunk.end.raw()
-                    || (c.tid as i32 == s.curr_tid && c.interval < s.curr_intv)
+                s.curr_off >= c.chunk.end.raw() || cursor.passed(c.tid, c.interval)
             };
             let jump = s.curr_off == 0
                 || s.i
@@ -151,31 +137,8 @@ impl Walk {
             let beg = r.pos.map_or(-1, |p| p.get() as i64);
             let end = r.end.get() as i64;
             self.state.curr_off = reader.virtual_offset().raw();
-            if tid != self.state.curr_tid {
-                let Ok(found) = self
-                    .regions
-                    .binary_search_by_key(&i64::from(tid), |(t, _)| *t as i64)
-                else {
-                    continue;
-                };
-                self.state.curr_reg = found;
-                self.state.curr_tid = tid;
-                self.state.curr_intv = 0;
-            }
-            let Some((_, intervals)) = self.regions.get(self.state.curr_reg) else {
-                continue;
-            };
-            for (i, &(ib, ie)) in intervals.iter().enumerate().skip(self.state.curr_intv) {
-                if end > ib && ie > beg {
-                    self.state.curr_intv = i;
-                    return Ok(true);
-                }
-                if beg > ie {
-                    self.state.curr_intv = i + 1;
-                }
-                if end < ib {
-                    break;
-                }
+            if self.cursor.keeps(tid, beg, end) {
+                return Ok(true);
             }
         }
     }

@@ -22,7 +22,7 @@ impl std::io::Seek for Bytes {
     }
 }
 
-impl bgzf::Hints for Bytes {}
+impl hfile::Hints for Bytes {}
 impl bgzf::Source for Bytes {}
 
 fuzz_target!(|data: &[u8]| {

@@ -7,8 +7,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use bam::bgzf::{self, VirtualOffset};
 use bam::{OpenOptions, Reader};
+use bgzf::VirtualOffset;
 use region::{parse_region, Region};
 
 pub struct Minimum {

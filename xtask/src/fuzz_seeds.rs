@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 
-use bam::bgzf;
-use bam::hfile::HFile;
+use hfile::HFile;
 
 use crate::root;
 

@@ -105,7 +105,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         ..Chaos::transient("/conformance/data/", settings.every, settings.seed)
     });
     let base = server.url("conformance/data");
-    bam::hfile::reset_transfer_stats();
+    hfile::reset_transfer_stats();
 
     let begin = Instant::now();
     let hwm_start = vm("VmHWM");
@@ -235,7 +235,7 @@ fn report(settings: &Settings, totals: &Totals, w: &Watched, elapsed: f64, hwm_s
         seed,
         ..
     } = *settings;
-    let stats = bam::hfile::transfer_stats();
+    let stats = hfile::transfer_stats();
     let hwm_end = vm("VmHWM");
     let q = totals.queries.load(Ordering::Relaxed);
     println!(
@@ -381,7 +381,7 @@ impl Worker {
         let mut problems = Vec::new();
         let options = OpenOptions {
             no_cache: true,
-            transport: bam::hfile::OpenOptions {
+            transport: hfile::OpenOptions {
                 // A stalled body is given up (and retried) after 2 s rather than 30.
                 low_speed_time: Duration::from_secs(2),
                 ..Default::default()

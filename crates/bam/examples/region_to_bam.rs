@@ -5,8 +5,8 @@
 //! (writes OUT.bam and OUT.bam.bai; the input's index is found next to it). The README shows
 //! this program from its first `use` on (`tests/readme.rs` keeps the two the same).
 
-use bam::index::build::Scheme;
 use bam::{OpenOptions, OutputFormat, Reader, Writer, WriterOptions};
+use index::build::Scheme;
 use region::parse_region;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -32,7 +32,8 @@
 //! quickcheck) are in the `samtools` crate above this one.
 //!
 //! Layers below: [`index`] (chunks and spans), [`bgzf`] (blocks and bounded seeks), [`hfile`]
-//! (byte sources). They are re-exported so an application needs only this crate.
+//! (byte sources), and the `region` crate's positions and regions. They are not re-exported:
+//! an application that names one of their items depends on that crate itself.
 
 #![warn(missing_docs)]
 
@@ -58,10 +59,6 @@ pub mod record;
 mod record_reader;
 pub mod sam;
 pub mod writer;
-
-pub use bgzf;
-pub use hfile;
-pub use index;
 
 pub use encode::EncodeError;
 pub use error::{Error, HeaderError, RecordError};

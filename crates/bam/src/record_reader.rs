@@ -49,7 +49,7 @@ const RECORD_READ_STEP: usize = 1 << 20;
 ///
 /// ```no_run
 /// let bytes = std::fs::read("x.bam")?;
-/// let index = bam::index::read("x.bam.bai")?;
+/// let index = index::read("x.bam.bai")?;
 /// let mut reader = bam::RecordReader::with_name(std::io::Cursor::new(bytes), "x.bam")?;
 /// let target = region::parse_region("chr1:10,001-20,000", reader.header())?;
 /// let mut query = reader.query(&index, target)?;

@@ -81,7 +81,7 @@ fn queries(header: &Header) -> Vec<Regions> {
 fn compare(bam: &Path, index: &Path) -> usize {
     let name = bam.display().to_string();
     let bytes = std::fs::read(bam).expect("the fixture");
-    let loaded = bam::index::read(index).expect("a valid index");
+    let loaded = index::read(index).expect("a valid index");
     let Ok(mut generic) = RecordReader::with_name(Cursor::new(bytes), &name) else {
         return 0;
     };
@@ -161,8 +161,8 @@ fn an_index_without_the_reference_loaded_is_refused() {
     let (mut reader, target) = ce1000_at_ref_1();
     // Reference 0 alone loaded: a query on reference 1 cannot be answered.
     let bytes = std::fs::read(data().join("ce1000.bam.bai")).unwrap();
-    let partial = bam::index::Loader::new("ce1000.bam.bai")
-        .wanted(bam::index::Wanted::refs([0]))
+    let partial = index::Loader::new("ce1000.bam.bai")
+        .wanted(index::Wanted::refs([0]))
         .read(&bytes[..])
         .expect("a valid index")
         .index;
@@ -175,7 +175,7 @@ fn an_index_without_the_reference_loaded_is_refused() {
 fn a_reference_beyond_the_index_is_an_invalid_target() {
     let (mut reader, target) = ce1000_at_ref_1();
     // hdronly.bam's index knows two references; ce1000's third is beyond it.
-    let other = bam::index::read(data().join("hdronly.bam.bai")).unwrap();
+    let other = index::read(data().join("hdronly.bam.bai")).unwrap();
     let third = parse_region("CHROMOSOME_III", reader.header()).unwrap();
     let mut query = reader.query(&other, vec![target, third]).expect("a query");
     assert!(!query.is_invalid(0) && query.is_invalid(1));

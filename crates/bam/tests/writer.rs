@@ -1,8 +1,8 @@
 //! The writer round trip: what it writes reads back as the same records, with an index that
 //! answers queries as the original's does, whether compressed on one thread or several.
 
-use bam::index::build::Scheme;
 use bam::{OpenOptions, OutputFormat, Reader, Record, Writer, WriterOptions};
+use index::build::Scheme;
 use region::parse_region;
 
 fn data(name: &str) -> String {

@@ -85,7 +85,7 @@ impl<R> Seek for Forward<R> {
     }
 }
 
-impl<R> crate::Hints for Forward<R> {}
+impl<R> hfile::Hints for Forward<R> {}
 
 impl<R: Read> Source for Forward<R> {}
 

@@ -57,7 +57,7 @@ pub use error::Error;
 pub use limit::{byte_end, BlockStarts};
 pub use raw_block::{Blocks, RawBlock};
 pub use reader::{Format, Reader};
-pub use source::{Hints, Source};
+pub use source::Source;
 pub use virtual_offset::VirtualOffset;
 pub use writer::{BlockPosition, Writer};
 

@@ -343,7 +343,7 @@ impl<S: Source> Reader<S> {
     }
 
     /// Tells the byte source which byte ranges will be read next, in order (see
-    /// [`Hints::advise`](crate::Hints::advise)): a remote source fetches them ahead, several at once.
+    /// [`Hints::advise`](hfile::Hints::advise)): a remote source fetches them ahead, several at once.
     pub fn advise(&mut self, ranges: &[std::ops::Range<u64>]) {
         match &mut self.inner {
             Inner::Bgzf(s) => s.input.src.advise(ranges),

@@ -3,7 +3,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-pub use hfile::Hints;
+use hfile::Hints;
 
 /// A seekable byte source for [`crate::Reader`].
 ///
@@ -19,7 +19,7 @@ pub use hfile::Hints;
 /// impl std::io::Seek for Bytes {
 ///     fn seek(&mut self, p: std::io::SeekFrom) -> std::io::Result<u64> { self.0.seek(p) }
 /// }
-/// impl bgzf::Hints for Bytes {}
+/// impl hfile::Hints for Bytes {}
 /// impl bgzf::Source for Bytes {}
 ///
 /// let mut w = bgzf::Writer::new(Vec::new());

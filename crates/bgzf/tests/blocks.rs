@@ -100,7 +100,7 @@ fn io_errors_of_a_plain_source_name_the_file() {
             Ok(0)
         }
     }
-    impl bgzf::Hints for Failing {}
+    impl hfile::Hints for Failing {}
     impl bgzf::Source for Failing {}
     let e = Reader::with_name(Failing, "burning.bam").unwrap_err();
     let text = e.to_string();

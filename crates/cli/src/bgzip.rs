@@ -9,8 +9,6 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use bam::bgzf;
-
 use crate::bgzip_gzi as gzi;
 use crate::getopt::{self, Spec, Value};
 
@@ -261,12 +259,12 @@ fn create(name: Option<&str>, force: bool) -> Result<Box<dyn Write>, String> {
 }
 
 /// A BGZF file to seek in; standard input only when it is a file (a pipe cannot be read twice).
-fn open_bgzf(file: &str) -> Result<bgzf::Reader<bam::hfile::HFile>, String> {
+fn open_bgzf(file: &str) -> Result<bgzf::Reader<hfile::HFile>, String> {
     let name = if file == "-" { "/dev/stdin" } else { file };
     if file == "-" && !std::fs::metadata(name).is_ok_and(|m| m.is_file()) {
         return Err("standard input must be a file to index or seek in".into());
     }
-    let src = bam::hfile::open(name, &Default::default())
+    let src = hfile::open(name, &Default::default())
         .map_err(|e| format!("Could not open {file}: {e}"))?;
     bgzf::Reader::with_name(src, file).map_err(|e| e.to_string())
 }
@@ -367,7 +365,7 @@ fn decompress(file: &str, s: &Settings) -> Result<(), String> {
 /// of the data is an error when bytes are wanted (htslib's next read fails), one past it
 /// always (htslib asserts).
 fn seek(
-    data: &mut bgzf::Reader<bam::hfile::HFile>,
+    data: &mut bgzf::Reader<hfile::HFile>,
     starts: &[(u64, u64)],
     at: u64,
     wants: bool,

@@ -6,8 +6,7 @@
 
 use std::io::{self, Read, Write};
 
-use bam::bgzf;
-use bam::hfile::HFile;
+use hfile::HFile;
 
 /// The uncompressed size of a block past the end of a `-g` index (`BGZF_MAX_BLOCK_SIZE`;
 /// this writer's blocks hold at most 65280 bytes, so such a tail is cut there instead).

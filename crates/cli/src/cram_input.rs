@@ -4,7 +4,7 @@
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::sync::{Arc, OnceLock};
 
-use bam::hfile::{self, HFile, Hints, ObjectInfo};
+use hfile::{self, HFile, Hints, ObjectInfo};
 
 /// A CRAM's bytes.
 pub enum Input {

@@ -163,7 +163,7 @@ pub fn passes(
                     Err(e) => {
                         return Err(Failure::Message(format!(
                             "{}: {e}",
-                            bam::hfile::redact_text(file)
+                            hfile::redact_text(file)
                         )))
                     }
                 }

@@ -1,8 +1,7 @@
 //! References at URLs for CRAM decoding (`REF_PATH`'s `http(s)://` entries, `-T URL`): the
 //! cram crate's [`cram::remote::Remote`] through hfile, with bounded ranges and a time limit.
 
-use bam::hfile;
-use bam::hfile::Hints;
+use hfile::Hints;
 
 /// How long one reference may take to arrive from a URL unless `HTS_REF_TIMEOUT` says
 /// otherwise (seconds): an MD5 server that hangs (htslib #412) ends in an error naming the
@@ -103,9 +102,9 @@ impl cram::remote::Remote for References {
 
     /// A remote FASTA is read slice by slice for the whole run: only the query's own time
     /// limit bounds it (and hfile's per-request ones).
-    fn open(&self, url: &str) -> Result<Box<dyn bam::bgzf::Source + Send>, String> {
+    fn open(&self, url: &str) -> Result<Box<dyn bgzf::Source + Send>, String> {
         hfile::open(url, &self.transport)
-            .map(|f| Box::new(f) as Box<dyn bam::bgzf::Source + Send>)
+            .map(|f| Box::new(f) as Box<dyn bgzf::Source + Send>)
             .map_err(|e| e.to_string())
     }
 }

@@ -97,8 +97,8 @@ pub fn plan(
             if offset >= file_len {
                 return Err(Failure::Message(format!(
                     "{}: names a container at byte {offset}, past the end of {} ({file_len} bytes)",
-                    bam::hfile::redact_text(&crai_name),
-                    bam::hfile::redact_text(file)
+                    hfile::redact_text(&crai_name),
+                    hfile::redact_text(file)
                 )));
             }
             passes.push(Pass::Range(containers, range));
@@ -143,12 +143,12 @@ pub fn read_index(
     let data = read(&crai_name).map_err(|_| {
         Failure::Message(format!(
             "{}: no index found (looked for {}); region queries need an index",
-            bam::hfile::redact_text(file),
-            bam::hfile::redact_text(&crai_name)
+            hfile::redact_text(file),
+            hfile::redact_text(&crai_name)
         ))
     })?;
     let entries = cram::crai::parse(&data).map_err(|e| {
-        let name = bam::hfile::redact_text(&crai_name);
+        let name = hfile::redact_text(&crai_name);
         Failure::Message(format!("{name}: {}", e.what))
     })?;
     Ok((crai_name, entries))
@@ -159,18 +159,18 @@ pub fn read_index(
 /// at least; [`slices_read`] from the index's lines, `entries`).
 pub fn announce(reader: &mut cram::Reader, file: &str, passes: &[Pass], entries: &[CraiEntry]) {
     reader.advise(&advice(passes));
-    if bam::hfile::scheme_of(file).is_some() {
+    if hfile::scheme_of(file).is_some() {
         reader.read_references_ahead(&slices_read(entries, passes));
     }
 }
 
 /// The spans a remote file fetches for the passes, in the order they are read: the passes'
-/// containers joined as BAM's chunks are ([`bam::index::plan::plan_ranges`], cut only at container
+/// containers joined as BAM's chunks are ([`index::plan::plan_ranges`], cut only at container
 /// starts).
 pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
     let ranges: Vec<std::ops::Range<u64>> = passes.iter().flat_map(Pass::containers).collect();
     let mut starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
     starts.sort_unstable();
     starts.dedup();
-    bam::index::plan::plan_ranges(&ranges, &starts, &Default::default()).read_order()
+    index::plan::plan_ranges(&ranges, &starts, &Default::default()).read_order()
 }

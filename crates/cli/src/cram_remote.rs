@@ -7,7 +7,7 @@
 use std::thread::JoinHandle;
 
 use bam::cached::Cached;
-use bam::hfile::{self, cache::Cache, HFile, ObjectInfo};
+use hfile::{self, cache::Cache, HFile, ObjectInfo};
 
 use crate::cram_input::{Input, Seen};
 use crate::view::Failure;

@@ -19,7 +19,7 @@ pub fn is_cram(path: &str) -> bool {
     if path == "-" {
         return crate::cram_input::stdin_is_cram();
     }
-    if bam::hfile::scheme_of(path).is_some() {
+    if hfile::scheme_of(path).is_some() {
         let path_part = path.split_once('?').map_or(path, |(p, _)| p);
         return path_part.to_ascii_lowercase().ends_with(".cram");
     }
@@ -42,7 +42,7 @@ pub enum Sniffed {
 
 /// [`is_cram`], keeping a local regular file open for the reader that follows.
 pub fn sniff(path: &str) -> Sniffed {
-    if path == "-" || bam::hfile::scheme_of(path).is_some() {
+    if path == "-" || hfile::scheme_of(path).is_some() {
         return if is_cram(path) {
             Sniffed::Cram
         } else {
@@ -54,7 +54,7 @@ pub fn sniff(path: &str) -> Sniffed {
 
 /// A local path's first bytes: CRAM, or the regular file opened and rewound.
 fn sniff_local(path: &str) -> Sniffed {
-    if path == "-" || bam::hfile::scheme_of(path).is_some() {
+    if path == "-" || hfile::scheme_of(path).is_some() {
         return Sniffed::Other(None);
     }
     // Only a regular file is sniffed: reading a pipe's first bytes would take them from the
@@ -108,7 +108,7 @@ pub fn lay_out(a: &cram::Alignment, d: &mut Vec<u8>) -> Result<(), String> {
     } else {
         (&a.cigar, a.cigar.len() as u16)
     };
-    let bin = bam::index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
+    let bin = index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
     d.reserve(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
     d.extend_from_slice(&a.ref_id.to_le_bytes());
     d.extend_from_slice(&(pos as i32).to_le_bytes());
@@ -225,7 +225,7 @@ fn input_option<'a>(args: &'a ViewArgs, key: &str) -> Option<&'a str> {
 fn open_reader(
     args: &ViewArgs,
     file: &str,
-    transport: &bam::hfile::OpenOptions,
+    transport: &hfile::OpenOptions,
     fetched: &mut RemoteParts,
 ) -> Result<cram::Reader, Failure> {
     let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
@@ -245,7 +245,7 @@ fn open_reader(
         }
         _ => None,
     };
-    let shown = bam::hfile::redact_text(file);
+    let shown = hfile::redact_text(file);
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
     let (input, opening) = fetched
@@ -328,7 +328,7 @@ impl Writer<'_> {
 
     /// An error about the file's records, named by the file (a URL's secrets redacted).
     fn failed(&self, e: impl std::fmt::Display) -> Failure {
-        Failure::Message(format!("{}: {e}", bam::hfile::redact_text(self.file)))
+        Failure::Message(format!("{}: {e}", hfile::redact_text(self.file)))
     }
 
     /// One record laid out as BAM by a decoding worker: copied into the record buffer kept
@@ -404,8 +404,8 @@ impl Writer<'_> {
 const CRAM_FETCHERS: usize = 6;
 
 /// The transport options of a remote CRAM: the command line's, [`CRAM_FETCHERS`] unless it says.
-fn transport(args: &ViewArgs) -> bam::hfile::OpenOptions {
-    let mut transport = bam::hfile::OpenOptions {
+fn transport(args: &ViewArgs) -> hfile::OpenOptions {
+    let mut transport = hfile::OpenOptions {
         fetchers: CRAM_FETCHERS,
         ..Default::default()
     };
@@ -471,7 +471,7 @@ fn view_with(
     args: &ViewArgs,
     command_line: &str,
     asked: Asked,
-    transport: &bam::hfile::OpenOptions,
+    transport: &hfile::OpenOptions,
     fetched: &mut RemoteParts,
 ) -> Result<(), Failure> {
     let Asked {
@@ -483,7 +483,7 @@ fn view_with(
     } = asked;
     let plan = output::plan(args, args.output.as_deref());
     let mut reader = open_reader(args, file, transport, fetched)?;
-    let shown = bam::hfile::redact_text(file);
+    let shown = hfile::redact_text(file);
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
     let header = sink::header(args, &input, command_line)?;

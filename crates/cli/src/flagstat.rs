@@ -51,7 +51,7 @@ fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam:
 
 /// A CRAM's records (a local or remote file, or standard input), counted without a reference
 /// (as samtools needs none here).
-fn count_cram(file: &str, transport: &bam::hfile::OpenOptions) -> Result<FlagStat, String> {
+fn count_cram(file: &str, transport: &hfile::OpenOptions) -> Result<FlagStat, String> {
     let f = crate::cram_input::open(file, transport)?;
     let mut reader = cram::Reader::open_source(f, file, None).map_err(|e| e.to_string())?;
     reader.without_bases();

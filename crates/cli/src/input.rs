@@ -47,7 +47,7 @@ fn targets_through_index(args: &ViewArgs, regions: &[String]) -> bool {
         && s.unselected.is_none()
         && !s.unmap
         && regions.is_empty()
-        && bam::hfile::scheme_of(input_name(args)).is_some()
+        && hfile::scheme_of(input_name(args)).is_some()
 }
 
 /// Opens the input (`opened`: the local file, opened already to tell BAM from CRAM); for a
@@ -74,7 +74,7 @@ pub fn open(args: &ViewArgs, opened: Option<std::fs::File>) -> Result<Reader, Fa
     set_transport(args, &mut options.transport);
     match args.fetch_mode.as_deref() {
         Some("open-ended") => {
-            options.transport.range_mode = bam::hfile::RangeMode::Unbounded;
+            options.transport.range_mode = hfile::RangeMode::Unbounded;
             options.fetch_plan = bam::FetchPlan::PerChunk;
         }
         Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
@@ -91,11 +91,11 @@ pub fn open(args: &ViewArgs, opened: Option<std::fs::File>) -> Result<Reader, Fa
 }
 
 /// The transport options of the command line (request headers, time limit, S3, parts).
-pub fn set_transport(args: &ViewArgs, t: &mut bam::hfile::OpenOptions) {
+pub fn set_transport(args: &ViewArgs, t: &mut hfile::OpenOptions) {
     t.headers = args.request_headers.clone();
     t.verbosity = args.verbosity;
     t.deadline = args.deadline;
-    t.s3 = bam::hfile::S3Options {
+    t.s3 = hfile::S3Options {
         endpoint: args.s3_endpoint.clone(),
         requester_pays: args.requester_pays,
     };

@@ -98,7 +98,7 @@ pub extern "C" fn main(
     }
     let code = std::panic::catch_unwind(run).unwrap_or(ExitCode::from(101));
     // No request may still be inside libcurl when the process exits (see hfile::shutdown).
-    bam::hfile::shutdown(std::time::Duration::from_secs(2));
+    hfile::shutdown(std::time::Duration::from_secs(2));
     std::process::exit(status(code))
 }
 

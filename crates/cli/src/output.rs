@@ -3,8 +3,8 @@
 //! `hts_open_format`), the compression level from `-u`/`-1` and `level=N`, when the header is
 //! written, and the index file `--write-index` makes.
 
-use bam::index::build::Scheme;
 use bam::OutputFormat;
+use index::build::Scheme;
 
 use crate::args::{OutFmt, ViewArgs};
 use crate::numbers::{atoi, strtol};

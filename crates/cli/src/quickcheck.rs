@@ -45,7 +45,7 @@ pub fn run(argv: &[String]) -> ExitCode {
     if verbose >= 2 {
         eprintln!("verbosity set to {verbose}");
     }
-    let transport = bam::hfile::OpenOptions::default();
+    let transport = hfile::OpenOptions::default();
     let mut status = 0u32;
     for file in &files {
         let report = if file != "-" && crate::cram_view::is_cram(file) {
@@ -76,7 +76,7 @@ pub fn run(argv: &[String]) -> ExitCode {
 /// end (for a remote file, its last bytes alone).
 fn check_cram(
     location: &str,
-    transport: &bam::hfile::OpenOptions,
+    transport: &hfile::OpenOptions,
     unmapped: bool,
 ) -> quickcheck::Report {
     let mut rep = quickcheck::Report::default();

@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io;
 use std::time::{Duration, Instant};
 
-use bam::index::build::Scheme;
 use bam::pg::Program;
 use bam::{Header, Record, Writer, WriterOptions};
+use index::build::Scheme;
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::outlet::Outlet;

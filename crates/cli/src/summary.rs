@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bam::hfile::TransferStats;
+use hfile::TransferStats;
 
 /// How long the summary waits for requests still running when the output is done (fetched
 /// ahead and not needed, or ending just after their bytes arrived).

@@ -148,7 +148,7 @@ pub fn run(argv: &[String]) -> ExitCode {
         return query(file, &[], &Flags::default(), None, list);
     }
     if !regions.is_empty() || only_header || regions_file.is_some() || targets_file.is_some() {
-        let options = bam::hfile::OpenOptions::default();
+        let options = hfile::OpenOptions::default();
         let mut regs = Vec::new();
         if !only_header {
             if let Some(f) = regions_file {
@@ -207,7 +207,7 @@ fn query(
     targets: Option<&RegionList>,
     list: bool,
 ) -> ExitCode {
-    let options = bam::hfile::OpenOptions::default();
+    let options = hfile::OpenOptions::default();
     // A query loads only the index's part its regions need.
     let keep = if list {
         tabix::Keep::All

@@ -3,7 +3,7 @@
 //! preset picked from the file name (`.gff.gz`, `.bed.gz`, `.sam.gz`, `.vcf.gz`, any case) or a
 //! VCF's first line when no option fixed the columns, and its complaints.
 
-use bam::index::tbi::{Meta, UCSC_FLAG};
+use index::tbi::{Meta, UCSC_FLAG};
 
 /// The configuration the command line gives.
 #[derive(Clone, Debug)]

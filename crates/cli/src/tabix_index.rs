@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use bam::index::build::BuildError;
-use bam::index::tbi::Meta;
+use index::build::BuildError;
+use index::tbi::Meta;
 use tabix::build::BuildFailure;
 
 use crate::tabix_conf::{preset, preset_by_name, Conf};
@@ -12,7 +12,7 @@ use crate::tabix_conf::{preset, preset_by_name, Conf};
 /// The columns tabix uses when no option fixed them: the preset the name picks, else VCF's
 /// when the data starts as a VCF does (`hts_open`'s format detection), else the default
 /// (GFF's columns).
-fn detected(file: &str, data: &mut bam::bgzf::Reader<bam::hfile::HFile>) -> Option<Meta> {
+fn detected(file: &str, data: &mut bgzf::Reader<hfile::HFile>) -> Option<Meta> {
     if let Some(m) = preset_by_name(file) {
         return Some(m);
     }
@@ -23,9 +23,9 @@ fn detected(file: &str, data: &mut bam::bgzf::Reader<bam::hfile::HFile>) -> Opti
 }
 
 pub fn run(file: &str, c: &Conf) -> ExitCode {
-    let opened = bam::hfile::open(file, &Default::default())
+    let opened = hfile::open(file, &Default::default())
         .map_err(|e| e.to_string())
-        .and_then(|f| bam::bgzf::Reader::with_name(f, file).map_err(|e| e.to_string()));
+        .and_then(|f| bgzf::Reader::with_name(f, file).map_err(|e| e.to_string()));
     let mut data = match opened {
         Ok(d) => d,
         Err(e) => {
@@ -37,7 +37,7 @@ pub fn run(file: &str, c: &Conf) -> ExitCode {
     let mut min_shift = c.min_shift;
     if c.detect {
         if let Some(d) = detected(file, &mut data) {
-            if d.preset() == bam::index::tbi::Preset::Vcf && min_shift == 0 && c.csi {
+            if d.preset() == index::tbi::Preset::Vcf && min_shift == 0 && c.csi {
                 min_shift = 14;
             }
             m = d;
@@ -58,9 +58,9 @@ pub fn run(file: &str, c: &Conf) -> ExitCode {
         0
     };
     let kind = match m.preset() {
-        bam::index::tbi::Preset::Vcf => "TBX_VCF",
-        bam::index::tbi::Preset::Sam => "TBX_SAM",
-        bam::index::tbi::Preset::Generic => "TBX_GENERIC",
+        index::tbi::Preset::Vcf => "TBX_VCF",
+        index::tbi::Preset::Sam => "TBX_SAM",
+        index::tbi::Preset::Generic => "TBX_GENERIC",
     };
     let mut bad_line = |line: &[u8]| {
         eprintln!(

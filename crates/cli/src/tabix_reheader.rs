@@ -8,8 +8,6 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::process::ExitCode;
 
-use bam::bgzf;
-
 use crate::tabix_conf::Conf;
 
 /// tabix reads the header file in pieces of this many bytes.
@@ -42,9 +40,9 @@ pub fn run(file: &str, header: &str, conf: &Conf) -> ExitCode {
 }
 
 fn reheader(file: &str, header: &str, meta: u8) -> Result<(), Failure> {
-    let opts = bam::hfile::OpenOptions::default();
+    let opts = hfile::OpenOptions::default();
     let data = |e: &dyn std::fmt::Display| Failure::Data(e.to_string());
-    let src = bam::hfile::open(file, &opts).map_err(|e| data(&e))?;
+    let src = hfile::open(file, &opts).map_err(|e| data(&e))?;
     let mut r = bgzf::Reader::with_name(src, file).map_err(|e| data(&e))?;
     let mut block = r.fill_block().map_err(|e| data(&e))?.to_vec();
     if block.is_empty() {
@@ -98,7 +96,7 @@ fn reheader(file: &str, header: &str, meta: u8) -> Result<(), Failure> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     out.write_all(&head).map_err(Failure::Write)?;
-    let mut raw = bam::hfile::open(file, &opts).map_err(|e| data(&e))?;
+    let mut raw = hfile::open(file, &opts).map_err(|e| data(&e))?;
     raw.seek(SeekFrom::Start(copy_from))
         .map_err(|e| data(&format!("{file}: {e}")))?;
     copy(&mut raw, &mut out, file)?;

@@ -88,7 +88,7 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
     let command_line = command_line(program, argv);
     // The time limit runs from here, over a second reading as well.
     let args = ViewArgs {
-        deadline: args.timeout.map(bam::hfile::Deadline::after),
+        deadline: args.timeout.map(hfile::Deadline::after),
         ..args
     };
     let started = std::time::Instant::now();
@@ -104,7 +104,7 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         view(&fresh, &command_line)
     });
     if args.verbosity >= 1 {
-        let stats = bam::hfile::settled_transfer_stats(summary::SETTLE);
+        let stats = hfile::settled_transfer_stats(summary::SETTLE);
         eprintln!("{}", summary::line(&stats, started.elapsed()));
     }
     match result {
@@ -129,9 +129,9 @@ fn command_line(program: &str, argv: &[String]) -> String {
             Some((o, v)) if o.starts_with("--") => (format!("{o}="), v),
             _ => (String::new(), word.as_str()),
         };
-        format!("{option}{}", bam::hfile::redact_text(value))
+        format!("{option}{}", hfile::redact_text(value))
     }));
-    bam::hfile::redact_text(&words.join(" ").replace('\t', " "))
+    hfile::redact_text(&words.join(" ").replace('\t', " "))
 }
 
 /// Where selected (and unselected) records go: the outputs, or only a count.

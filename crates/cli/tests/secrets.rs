@@ -141,7 +141,7 @@ fn debug_dumps_hide_every_secret() {
         ("x-amz-security-token".into(), TOKEN.into()),
     ];
     assert_clean("bam::OpenOptions", &format!("{options:?}"));
-    let e = bam::hfile::Error::Protocol {
+    let e = hfile::Error::Protocol {
         name: url.clone(),
         offset: 5,
         message: "x".into(),
@@ -149,9 +149,9 @@ fn debug_dumps_hide_every_secret() {
     assert_clean("hfile::Error", &format!("{e:?} {e}"));
     let e = bam::Error::Transport(e);
     assert_clean("bam::Error", &format!("{e:?} {e}"));
-    let b = bam::hfile::HttpBackend::open(&url, &options.transport).unwrap();
+    let b = hfile::HttpBackend::open(&url, &options.transport).unwrap();
     assert_clean("HttpBackend", &format!("{b:?}"));
-    let env = bam::hfile::s3::profile::Env::from_pairs([
+    let env = hfile::s3::profile::Env::from_pairs([
         ("AWS_SECRET_ACCESS_KEY", TOKEN),
         ("AWS_SESSION_TOKEN", SIGNATURE),
     ]);

@@ -78,7 +78,7 @@ fn indexes_equal_tabixs_once_decompressed() {
 }
 
 fn bgzipped(dir: &Path, name: &str, text: &str) {
-    let mut w = bam::bgzf::Writer::new(std::fs::File::create(dir.join(name)).expect("create"));
+    let mut w = bgzf::Writer::new(std::fs::File::create(dir.join(name)).expect("create"));
     std::io::Write::write_all(&mut w, text.as_bytes()).expect("write");
     w.finish().expect("finish");
 }

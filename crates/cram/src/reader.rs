@@ -19,7 +19,7 @@ pub use source::{ReadSeek, Source};
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
 
-use bgzf::Hints;
+use hfile::Hints;
 
 use crate::alignment::Alignment;
 use crate::fasta::Fasta;

@@ -4,8 +4,8 @@
 
 use std::io::{self, Write};
 
-use bam::index::ReadCounts;
 use bam::{Confirmed, Error, Flags, Header, Reader};
+use index::ReadCounts;
 use region::RefId;
 
 /// One row: name, length, mapped, unmapped.

@@ -5,7 +5,11 @@
 //! `region` (the region vocabulary) under `index` and the formats, naming no crate itself.
 //!
 //! Cargo already refuses a dependency cycle, but not a dev-dependency on a crate above, nor a
-//! source file that reaches a crate above through a re-export; this check catches both.
+//! source file that reaches a crate above through a re-export; this check catches both. It
+//! also shuts the back door a re-export opens: no crate re-exports another crate of the
+//! workspace or its items (`pub use hfile;`, `pub use hfile::Hints;`), and no crate reaches one
+//! through another's path (`bam::hfile::HFile`): a crate names each layer it uses itself, and
+//! declares it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,26 +65,47 @@ pub const LAYERS: [Layer; 9] = [
     },
 ];
 
-/// One place where a crate names a crate that is not below it.
+/// How a crate breaks the layering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Breach {
+    /// It names a crate that is not below it.
+    NotBelow,
+    /// It re-exports another crate of the workspace, or items of one: a back door through
+    /// which its users reach a layer without declaring it.
+    ReExport,
+    /// It reaches a crate through this other crate's re-export (`bam::hfile::HFile`).
+    Through(String),
+}
+
+/// One place where a crate breaks the layering.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
+    /// The crate at fault.
     pub krate: String,
+    /// The crate it names, re-exports or reaches through another.
     pub names: String,
     /// The file, and the line (1-based; 0 for a manifest table entry).
     pub file: PathBuf,
     pub line: usize,
+    /// How.
+    pub breach: Breach,
 }
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}: {} names {}, which is not below it",
-            self.file.display(),
-            self.line,
-            self.krate,
-            self.names
-        )
+        let at = format!("{}:{}", self.file.display(), self.line);
+        let (krate, names) = (&self.krate, &self.names);
+        match &self.breach {
+            Breach::NotBelow => write!(f, "{at}: {krate} names {names}, which is not below it"),
+            Breach::ReExport => write!(
+                f,
+                "{at}: {krate} re-exports {names}: its users name {names} themselves"
+            ),
+            Breach::Through(via) => write!(
+                f,
+                "{at}: {krate} reaches {names} through {via}: name {names} directly and declare it"
+            ),
+        }
     }
 }
 
@@ -96,6 +121,12 @@ pub fn check(crates_dir: &Path) -> Result<Vec<Violation>, String> {
             .filter(|n| n != krate && !layer.below.contains(n))
             .collect();
         let above = above.as_slice();
+        // Every other crate of the workspace: none is re-exported nor reached through another.
+        let others: Vec<&str> = LAYERS
+            .iter()
+            .map(|l| l.name)
+            .filter(|n| n != krate)
+            .collect();
         let dir = crates_dir.join(krate);
         let manifest = dir.join("Cargo.toml");
         let text =
@@ -108,17 +139,32 @@ pub fn check(crates_dir: &Path) -> Result<Vec<Violation>, String> {
                     names: dep,
                     file: manifest.clone(),
                     line,
+                    breach: Breach::NotBelow,
                 });
             }
         }
         for file in rust_files(&dir)? {
             let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-            for (line, name) in source_references(&text, above) {
+            let found = source_references(&text, above)
+                .into_iter()
+                .map(|(line, name)| (line, name, Breach::NotBelow))
+                .chain(
+                    re_exports(&text, &others)
+                        .into_iter()
+                        .map(|(line, name)| (line, name, Breach::ReExport)),
+                )
+                .chain(
+                    reached_through(&text, &others)
+                        .into_iter()
+                        .map(|(line, name, via)| (line, name, Breach::Through(via))),
+                );
+            for (line, names, breach) in found {
                 out.push(Violation {
                     krate: krate.to_string(),
-                    names: name,
+                    names,
                     file: file.clone(),
                     line,
+                    breach,
                 });
             }
         }
@@ -168,6 +214,78 @@ pub fn source_references(source: &str, crates: &[&str]) -> Vec<(usize, String)> 
             if names_crate(&line, name) {
                 out.push((i + 1, name.to_string()));
             }
+        }
+    }
+    out
+}
+
+/// Lines of Rust `source` that re-export one of `crates` or an item of one (`pub use bam;`,
+/// `pub use bam::Reader;`), comments and string literals aside. `pub(crate) use` stays inside.
+pub fn re_exports(source: &str, crates: &[&str]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, raw) in source.lines().enumerate() {
+        let line = strip_comment_and_strings(raw);
+        let Some(rest) = line.trim_start().strip_prefix("pub use ") else {
+            continue;
+        };
+        let rest = rest.trim_start().trim_start_matches("::");
+        for name in crates {
+            let Some(after) = rest.strip_prefix(name) else {
+                continue;
+            };
+            if after.starts_with("::") || after.trim_start().starts_with([';', ' ']) {
+                out.push((i + 1, name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Lines of Rust `source` that reach one of `crates` through another of them (`bam::hfile::x`,
+/// `use bam::{hfile, Reader}`): the name, and the crate it is reached through.
+pub fn reached_through(source: &str, crates: &[&str]) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for (i, raw) in source.lines().enumerate() {
+        let line = strip_comment_and_strings(raw);
+        for via in crates {
+            for after in path_tails(&line, via) {
+                // `via::name...` or `via::{.., name, ..}` (on one line).
+                let segment = match after.strip_prefix('{') {
+                    Some(group) => group.split('}').next().unwrap_or_default(),
+                    None => after,
+                };
+                let words = segment
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty());
+                let named: Vec<&str> = if after.starts_with('{') {
+                    words.collect()
+                } else {
+                    words.take(1).collect()
+                };
+                for name in crates.iter().filter(|n| n != &via && named.contains(n)) {
+                    out.push((i + 1, name.to_string(), via.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What follows `name::` wherever `line` uses `name` as the first segment of a path.
+fn path_tails<'l>(line: &'l str, name: &str) -> Vec<&'l str> {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = line[from..].find(name) {
+        let at = from + found;
+        let end = at + name.len();
+        from = end;
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
+            continue;
+        }
+        if let Some(tail) = line[end..].strip_prefix("::") {
+            out.push(tail);
         }
     }
     out
@@ -276,5 +394,32 @@ mod tests {
             .map(|(l, _)| l)
             .collect();
         assert_eq!(found, vec![1, 4, 5, 8]);
+    }
+
+    #[test]
+    fn back_doors() {
+        let all = ["hfile", "bgzf", "bam"];
+        let src = "pub use hfile;\n\
+                   pub use hfile::Hints;\n\
+                   pub(crate) use bgzf::Reader;\n\
+                   pub use crate::x;\n\
+                   // pub use bam;\n\
+                   pub use hfilex::y;\n";
+        let lines: Vec<usize> = re_exports(src, &all).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(lines, vec![1, 2]);
+        let src = "use bam::hfile::HFile;\n\
+                   use bam::{hfile, Reader};\n\
+                   let x = bam::Reader::open;\n\
+                   let y = bam::index_name::f;\n\
+                   use bam::{Header, Reader};\n\
+                   let z = self::bam::hfile::x;\n";
+        let found = reached_through(src, &all);
+        assert_eq!(
+            found,
+            vec![
+                (1, "hfile".to_string(), "bam".to_string()),
+                (2, "hfile".to_string(), "bam".to_string())
+            ]
+        );
     }
 }

@@ -183,3 +183,44 @@ fn cram_and_tabix_sit_beside_bam() {
         assert_eq!(found, pairs(&[("bam", beside)]), "{beside}");
     }
 }
+
+#[test]
+fn a_back_door_through_a_re_export_is_caught() {
+    use testkit::layering::Breach;
+    // bam re-exports hfile, and the CLI (which may name both) reaches hfile through it.
+    let root = scratch("backdoor");
+    plant(&root, "", "pub use hfile;\n", "bam");
+    fs::write(
+        root.join("cli/src/door.rs"),
+        "fn g() { let _ = bam::hfile::f; }\nuse bam::{hfile, f};\n",
+    )
+    .unwrap();
+    let mut v = check(&root).unwrap();
+    v.sort_by(|a, b| (&a.krate, a.line).cmp(&(&b.krate, b.line)));
+    let found: Vec<(&str, &str, &Breach)> = v
+        .iter()
+        .map(|v| (v.krate.as_str(), v.names.as_str(), &v.breach))
+        .collect();
+    let through = Breach::Through("bam".to_string());
+    assert_eq!(
+        found,
+        vec![
+            ("bam", "hfile", &Breach::ReExport),
+            ("cli", "hfile", &through),
+            ("cli", "hfile", &through),
+        ]
+    );
+    assert!(
+        v[0].to_string().contains("bam re-exports hfile"),
+        "{}",
+        v[0]
+    );
+    let _ = fs::remove_dir_all(&root);
+}
+
+#[test]
+fn re_exported_items_of_a_layer_below_are_caught() {
+    // bgzf handing out hfile's trait lets cram use hfile without declaring it.
+    let found = violations("bgzf", "", "pub use hfile::Hints;\n");
+    assert_eq!(found, pairs(&[("bgzf", "hfile")]));
+}

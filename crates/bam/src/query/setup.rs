@@ -89,7 +89,7 @@ impl<S: Source> RecordReader<S> {
     /// ```no_run
     /// use bam::{RecordReader, Regions};
     /// use region::parse_region;
-    /// let index = bam::index::read("x.bam.bai")?;
+    /// let index = index::read("x.bam.bai")?;
     /// let mut reader = RecordReader::new(std::fs::File::open("x.bam")?)?;
     /// let header = reader.header();
     /// let targets = vec![parse_region("chr1:1-1000", header)?, parse_region("*", header)?];

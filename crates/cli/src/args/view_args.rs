@@ -61,7 +61,7 @@ pub struct ViewArgs {
     /// `--timeout SECS` (else `HTS_TIMEOUT`): the time the whole query may take.
     pub timeout: Option<std::time::Duration>,
     /// When that time is up (set when the run starts).
-    pub deadline: Option<bam::hfile::Deadline>,
+    pub deadline: Option<hfile::Deadline>,
     /// `--s3-endpoint URL`: an S3-compatible endpoint for `s3://` locations.
     pub s3_endpoint: Option<String>,
     /// `--requester-pays`: the reader pays for `s3://` requests.

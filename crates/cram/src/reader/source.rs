@@ -2,7 +2,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use bgzf::Hints;
+use hfile::Hints;
 
 use crate::Error;
 

@@ -278,7 +278,7 @@ impl fmt::Display for Error {
             Error::NoIndex { name } => write!(
                 f,
                 "{name}: no index found (looked for {}); region queries need an index",
-                crate::index_name::candidates(name).join(", ")
+                hfile::derived_names(name, &crate::index_source::INDEX_EXTENSIONS).join(", ")
             ),
             Error::IndexPastEnd { name, offset, size } => write!(
                 f,

@@ -64,14 +64,16 @@ impl std::fmt::Debug for IndexHint {
     }
 }
 
+/// A BAM's index extensions in the order htslib 1.16 tries them (`hts_idx_check_local`,
+/// `idx_filename`): each appended, then in place of the last extension: `x.bam.csi`, `x.csi`,
+/// `x.bam.bai`, `x.bai` (the last is how Picard and htsjdk name indexes).
+pub(crate) const INDEX_EXTENSIONS: [&str; 2] = [".csi", ".bai"];
+
 /// The names an index of `location` may have, in the order samtools tries them
-/// ([`crate::index_name::candidates`]). None for a pre-signed URL: its signature covers the
-/// path, so no other name can be made from it, and a signed URL is never altered.
+/// ([`hfile::index_candidates`]). None for a pre-signed URL: its signature covers the path, so
+/// no other name can be made from it, and a signed URL is never altered.
 pub(crate) fn candidates(location: &str) -> Vec<String> {
-    if hfile::is_presigned(location) {
-        return Vec::new();
-    }
-    crate::index_name::candidates(location)
+    hfile::index_candidates(location, &INDEX_EXTENSIONS)
 }
 
 /// Index files opened (and, if remote, their first bytes requested) ahead of use.

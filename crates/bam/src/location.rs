@@ -1,51 +1,17 @@
 //! What a user names as a BAM location: a path or URL, optionally followed by `##idx##` and the
 //! location of its index (htslib's syntax for an index whose name cannot be derived, as with
-//! pre-signed URLs).
+//! pre-signed URLs; [`hfile::split_index`]).
 
 use std::sync::Arc;
 
 use hfile::cache::Cache;
+use hfile::split_index;
 use index::{Index, Wanted};
 
 use crate::header::Header;
 use crate::index_source::{first_request, IndexSource, Pending};
 use crate::reader::OpenOptions;
 use crate::{IndexHint, Result};
-
-/// htslib's delimiter between a file and its index (`HTS_IDX_DELIM`).
-pub const INDEX_DELIMITER: &str = "##idx##";
-
-/// A location split at `##idx##` ([`split_index`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileAndIndex<'a> {
-    /// The file.
-    pub file: &'a str,
-    /// The index named after the delimiter, if any.
-    pub index: Option<&'a str>,
-}
-
-/// Splits `FILE##idx##INDEX` into the file and the index, each used verbatim; a location without
-/// the delimiter is the file alone.
-///
-/// ```
-/// use bam::split_index;
-/// let split = split_index("https://h/x.bam?X-Amz-Signature=a##idx##https://h/x.bam.bai?X-Amz-Signature=b");
-/// assert_eq!(split.file, "https://h/x.bam?X-Amz-Signature=a");
-/// assert_eq!(split.index, Some("https://h/x.bam.bai?X-Amz-Signature=b"));
-/// assert_eq!(split_index("x.bam").index, None);
-/// ```
-pub fn split_index(location: &str) -> FileAndIndex<'_> {
-    match location.split_once(INDEX_DELIMITER) {
-        Some((file, index)) => FileAndIndex {
-            file,
-            index: Some(index),
-        },
-        None => FileAndIndex {
-            file: location,
-            index: None,
-        },
-    }
-}
 
 /// The index to use: one named with `##idx##` takes the place of a derived one; one given on
 /// its own (`-X`) wins over both; a read that needs none stays without.
@@ -57,7 +23,7 @@ pub(crate) fn index_hint(hint: &IndexHint, from_location: Option<&str>) -> Index
 }
 
 /// The index locator: which index a reader uses (one named with `-X`, with `##idx##`, or found
-/// by samtools' search order, [`crate::index_name::candidates`]), the candidates' first
+/// by samtools' search order, [`crate::index_source::INDEX_EXTENSIONS`]), the candidates' first
 /// requests started at the open, and the index as far as it is loaded.
 pub(crate) struct Locator {
     /// The BAM's location as given (before any `##idx##`), for deriving index names.
@@ -170,23 +136,6 @@ impl Locator {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_once_at_the_first_delimiter() {
-        let split = |s| {
-            let FileAndIndex { file, index } = split_index(s);
-            (file, index)
-        };
-        assert_eq!(split("a.bam##idx##"), ("a.bam", Some("")));
-        assert_eq!(
-            split("a.bam##idx##b.bai##idx##c"),
-            ("a.bam", Some("b.bai##idx##c"))
-        );
-        assert_eq!(
-            split("s3://b/a.bam##idx##s3://b/i.csi"),
-            ("s3://b/a.bam", Some("s3://b/i.csi"))
-        );
-    }
 
     #[test]
     fn the_named_index_replaces_a_derived_one_only() {

@@ -114,7 +114,7 @@ impl Confirmed<'_> {
 impl Reader {
     /// Opens a local path or URL (or `-`, standard input, or a named pipe: read in order, no
     /// index) and reads its header. Input that is not BAM is refused with [`Error::NotBam`], naming what it is.
-    /// `FILE##idx##INDEX` names the index too (see [`crate::split_index`]).
+    /// `FILE##idx##INDEX` names the index too (see [`hfile::split_index`]).
     ///
     /// # Examples
     ///
@@ -216,7 +216,7 @@ impl Reader {
     }
 
     /// Loads the whole index: `explicit` if given, else the first of
-    /// [`crate::index_name::candidates`] that exists (`x.bam.csi`, `x.csi`, `x.bam.bai`,
+    /// [`hfile::index_candidates`] that exists (`x.bam.csi`, `x.csi`, `x.bam.bai`,
     /// `x.bai`, as htslib looks; for a URL the suffix goes before any query string).
     pub fn load_index(&mut self, explicit: Option<&str>) -> Result<()> {
         self.select_index(explicit)?;

@@ -139,7 +139,13 @@ pub fn read_index(
     index: Option<&str>,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<(String, Vec<cram::crai::CraiEntry>), Failure> {
-    let crai_name = crate::cram_remote::index_name(file, index);
+    let crai_name = crate::cram_remote::index_name(file, index).ok_or_else(|| {
+        Failure::Message(format!(
+            "{}: the index of a pre-signed URL cannot be derived from it (its signature covers \
+             the path): give the index's own URL with -X",
+            hfile::redact_text(file)
+        ))
+    })?;
     let data = read(&crai_name).map_err(|_| {
         Failure::Message(format!(
             "{}: no index found (looked for {}); region queries need an index",

@@ -70,8 +70,7 @@ impl RemoteParts {
             index: None,
             storing: Vec::new(),
         };
-        if remote && queries {
-            let name = index_name(file, index);
+        if let Some(name) = index_name(file, index).filter(|_| remote && queries) {
             let early = r.ask_index(&name);
             r.index = Some((name, early));
         }
@@ -241,17 +240,32 @@ impl Drop for RemoteParts {
 /// input): what [`RemoteParts::keep_opening`] keeps of it.
 pub struct Opening(Option<(Cached, Seen)>);
 
-/// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
-/// path, before a URL's query string.
-pub fn index_name(file: &str, index: Option<&str>) -> String {
-    index.map_or_else(
-        || {
-            if hfile::scheme_of(file).is_some() {
-                cram::remote::beside(file, ".crai")
-            } else {
-                format!("{file}.crai")
-            }
-        },
-        str::to_string,
-    )
+/// The index a region query reads: `-X`'s, else the first name htslib derives
+/// ([`hfile::index_candidates`]: the file's name with `.crai` added to its path, before a
+/// URL's query string and fragment). `None` for a pre-signed URL without `-X`: no name is
+/// derived from one.
+pub fn index_name(file: &str, index: Option<&str>) -> Option<String> {
+    match index {
+        Some(index) => Some(index.to_string()),
+        None => hfile::index_candidates(file, &[".crai"]).into_iter().next(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::index_name;
+
+    #[test]
+    fn crai_names_follow_htslib() {
+        let name = |f| index_name(f, None);
+        assert_eq!(name("x.cram").as_deref(), Some("x.cram.crai"));
+        assert_eq!(
+            name("https://h/x.cram?v=1#f").as_deref(),
+            Some("https://h/x.cram.crai?v=1#f")
+        );
+        // A signed URL is never altered: -X names its index.
+        assert_eq!(name("https://h/x.cram?X-Amz-Signature=s"), None);
+        let given = index_name("https://h/x.cram?X-Amz-Signature=s", Some("i.crai"));
+        assert_eq!(given.as_deref(), Some("i.crai"));
+    }
 }

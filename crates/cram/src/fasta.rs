@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::{Read, SeekFrom};
 use std::path::Path;
 
-use crate::remote::{self, Remote};
+use crate::remote::Remote;
 use crate::Error;
 
 /// One sequence's `.fai` line.
@@ -98,13 +98,13 @@ impl Fasta {
                 .map_err(|e| format!("{}: {e}", redact(u)))?
                 .ok_or_else(|| format!("{}: not found", redact(u)))
         };
-        let fai_url = remote::beside(url, ".fai");
+        let fai_url = hfile::add_extension(url, ".fai");
         let entries =
             parse_fai(&fetch(&fai_url, None)?).map_err(|e| format!("{}: {e}", redact(&fai_url)))?;
         let magic = fetch(url, Some(0..2))?;
         let src = remote.open(url).map_err(|e| format!("{shown}: {e}"))?;
         let body = if magic == [0x1f, 0x8b] {
-            let gzi_url = remote::beside(url, ".gzi");
+            let gzi_url = hfile::add_extension(url, ".gzi");
             Body::bgzf(src, &fetch(&gzi_url, None)?)
                 .map_err(|e| format!("{}: {e}", redact(&gzi_url)))?
         } else {

@@ -16,15 +16,6 @@ pub trait Remote {
     fn open(&self, url: &str) -> Result<Box<dyn bgzf::Source + Send>, String>;
 }
 
-/// `url` with `suffix` added to its path, before any query string (`ref.fa?sig` ->
-/// `ref.fa.fai?sig`).
-pub fn beside(url: &str, suffix: &str) -> String {
-    match url.split_once('?') {
-        Some((path, query)) => format!("{path}{suffix}?{query}"),
-        None => format!("{url}{suffix}"),
-    }
-}
-
 /// Whether `location` is a URL (`scheme://...`) rather than a local path.
 pub fn is_url(location: &str) -> bool {
     location.split_once("://").is_some_and(|(scheme, _)| {

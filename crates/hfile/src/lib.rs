@@ -34,6 +34,7 @@ mod handle;
 mod hints;
 pub mod hook;
 mod http;
+mod index_name;
 mod memory;
 mod named;
 mod prefix;
@@ -53,6 +54,9 @@ pub use hook::RequestHook;
 #[doc(hidden)]
 pub use http::replay as http_replay;
 pub use http::{shutdown, HttpBackend};
+pub use index_name::{
+    add_extension, derived_names, index_candidates, split_index, FileAndIndex, INDEX_DELIMITER,
+};
 pub use memory::MemoryBackend;
 pub use prefix::{Prefix, PrefixBackend};
 pub use redact::{is_presigned, redact_header, redact_text, redact_url};

@@ -64,30 +64,21 @@ pub struct Reader {
     line: Vec<u8>,
 }
 
-/// The index names tabix tries for `location`, in its order: `##idx##` names one; else
-/// `.csi` then `.tbi` added (before a URL's `?query` or `#fragment`). None for a pre-signed
-/// URL: its signature covers the path, so no other name can be made from it.
+/// A tabix index's extensions in the order htslib 1.16 tries them (`.csi`, then `.tbi`; each
+/// appended, then in place of the last extension: `x.vcf.gz.csi`, `x.vcf.csi`, `x.vcf.gz.tbi`,
+/// `x.vcf.tbi`).
+pub const INDEX_EXTENSIONS: [&str; 2] = [".csi", ".tbi"];
+
+/// The index names tabix tries for `location`, in its order ([`hfile::index_candidates`] with
+/// [`INDEX_EXTENSIONS`]): `##idx##` names one; none for a pre-signed URL (its signature covers
+/// the path, so no other name can be made from it).
 pub fn index_candidates(location: &str) -> Vec<String> {
-    if let Some((_, idx)) = location.split_once("##idx##") {
-        return vec![idx.to_string()];
-    }
-    if hfile::is_presigned(location) {
-        return Vec::new();
-    }
-    let cut = match hfile::scheme_of(location) {
-        Some(_) => location.find(['?', '#']).unwrap_or(location.len()),
-        None => location.len(),
-    };
-    let (path, rest) = location.split_at(cut);
-    [".csi", ".tbi"]
-        .iter()
-        .map(|ext| format!("{path}{ext}{rest}"))
-        .collect()
+    hfile::index_candidates(location, &INDEX_EXTENSIONS)
 }
 
 /// The data location without a `##idx##` suffix.
 pub fn data_location(location: &str) -> &str {
-    location.split_once("##idx##").map_or(location, |(d, _)| d)
+    hfile::split_index(location).file
 }
 
 impl Reader {

@@ -28,17 +28,7 @@ pub struct Decimal {
 pub fn parse_decimal(s: &[u8], flags: ParseFlags) -> Decimal {
     let commas = flags.contains(ParseFlags::THOUSANDS_SEP);
     let mut i = s.iter().take_while(|&&b| is_space(b)).count();
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let neg = sign(s, &mut i);
     let (mut n, mut digits, mut decimals, mut e) = (0i64, 0u32, 0i32, 0i32);
     let push = |n: i64, b: u8| n.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
     while let Some(&b) = s.get(i) {
@@ -62,17 +52,7 @@ pub fn parse_decimal(s: &[u8], flags: ParseFlags) -> Decimal {
     match s.get(i) {
         Some(b'e' | b'E') => {
             i += 1;
-            let eneg = match s.get(i) {
-                Some(b'-') => {
-                    i += 1;
-                    true
-                }
-                Some(b'+') => {
-                    i += 1;
-                    false
-                }
-                _ => false,
-            };
+            let eneg = sign(s, &mut i);
             while let Some(&b) = s.get(i).filter(|b| b.is_ascii_digit()) {
                 e = e.wrapping_mul(10).wrapping_add(i32::from(b - b'0'));
                 i += 1;
@@ -99,6 +79,17 @@ pub fn parse_decimal(s: &[u8], flags: ParseFlags) -> Decimal {
     Decimal {
         value: if neg { n.wrapping_neg() } else { n },
         used: if digits > 0 { i } else { 0 },
+    }
+}
+
+/// An optional `+` or `-` at `s[*i]`, stepped over: true for `-`.
+fn sign(s: &[u8], i: &mut usize) -> bool {
+    match s.get(*i) {
+        Some(&c @ (b'-' | b'+')) => {
+            *i += 1;
+            c == b'-'
+        }
+        _ => false,
     }
 }
 

@@ -273,48 +273,34 @@ pub fn reached_through(source: &str, crates: &[&str]) -> Vec<(usize, String, Str
 
 /// What follows `name::` wherever `line` uses `name` as the first segment of a path.
 fn path_tails<'l>(line: &'l str, name: &str) -> Vec<&'l str> {
-    let bytes = line.as_bytes();
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(found) = line[from..].find(name) {
-        let at = from + found;
-        let end = at + name.len();
-        from = end;
-        let before = at.checked_sub(1).map(|i| bytes[i]);
-        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
-            continue;
-        }
-        if let Some(tail) = line[end..].strip_prefix("::") {
-            out.push(tail);
-        }
-    }
-    out
+    standalone(line, name)
+        .into_iter()
+        .filter_map(|(_, rest)| rest.strip_prefix("::"))
+        .collect()
 }
 
 /// True when `line` uses `name` as the first segment of a path.
 fn names_crate(line: &str, name: &str) -> bool {
-    let bytes = line.as_bytes();
-    let mut from = 0;
-    while let Some(found) = line[from..].find(name) {
-        let at = from + found;
-        let end = at + name.len();
-        from = end;
-        let before = at.checked_sub(1).map(|i| bytes[i]);
-        // Not the tail of a longer identifier or of a path (`self::bam::` is a module).
-        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
-            continue;
-        }
-        let rest = &line[end..];
+    standalone(line, name).into_iter().any(|(head, rest)| {
         if rest.starts_with("::") {
             return true;
         }
-        let head = line[..at].trim_end();
+        let head = head.trim_end();
         let whole_word = !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
-        if whole_word && (head.ends_with("use") || head.ends_with("extern crate")) {
-            return true;
-        }
-    }
-    false
+        whole_word && (head.ends_with("use") || head.ends_with("extern crate"))
+    })
+}
+
+/// Each place `name` stands in `line` on its own, not the tail of a longer identifier or of a
+/// path (`self::bam::` is a module): what comes before it, and what after.
+fn standalone<'l>(line: &'l str, name: &str) -> Vec<(&'l str, &'l str)> {
+    line.match_indices(name)
+        .filter_map(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| line.as_bytes()[i]);
+            let tail = before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':');
+            (!tail).then(|| (&line[..at], &line[at + name.len()..]))
+        })
+        .collect()
 }
 
 /// `line` without a `//` comment and with the insides of string literals blanked.

@@ -52,7 +52,7 @@ pub use hook::RequestHook;
 /// For the fuzz targets (`fuzz/`): a response replayed through the HTTP checks.
 #[doc(hidden)]
 pub use http::replay as http_replay;
-pub use http::{shutdown, HttpBackend};
+pub use http::{shutdown, throttled, HttpBackend};
 pub use memory::MemoryBackend;
 pub use prefix::{Prefix, PrefixBackend};
 pub use redact::{is_presigned, redact_header, redact_text, redact_url};

@@ -21,6 +21,7 @@ use super::easy::{CurlError, Easy};
 
 use super::collector::Collector;
 use super::request::{self, Job};
+use super::throttle::origin;
 
 /// One thread's mailbox: the job handed to it while it was idle, and the origin its connection
 /// is open to.
@@ -29,15 +30,6 @@ struct Slot {
     job: Mutex<Option<Job>>,
     ready: Condvar,
     origin: Mutex<String>,
-}
-
-/// `scheme://host:port` of a URL: what a kept-alive connection can serve.
-fn origin(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url[after_scheme..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| after_scheme + i);
-    &url[..end]
 }
 
 #[derive(Default)]
@@ -309,17 +301,4 @@ fn run(easy: &mut Result<Easy, CurlError>, job: &Job) -> Result<(), crate::Error
     // The transfer holds the bytes; the handle keeps only the connection.
     *easy.get_mut() = Collector::default();
     outcome
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn origins() {
-        assert_eq!(
-            super::origin("https://h:8443/a/b.bam?x=1"),
-            "https://h:8443"
-        );
-        assert_eq!(super::origin("http://h?x"), "http://h");
-        assert_eq!(super::origin("http://h"), "http://h");
-    }
 }

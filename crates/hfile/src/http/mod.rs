@@ -21,6 +21,7 @@ mod object;
 pub mod replay;
 mod request;
 mod spare;
+mod throttle;
 mod transfer;
 mod whole;
 mod window;
@@ -39,6 +40,7 @@ use crate::{Backend, ObjectInfo, OpenOptions, RangeMode, Result};
 
 pub use connections::shutdown;
 pub(crate) use easy::version as curl_version;
+pub use throttle::throttled;
 
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(HttpBackend::open(location, options)?))

@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+mod client;
 mod deadline;
 mod error;
 mod file;
@@ -43,6 +44,7 @@ pub mod s3;
 mod stats;
 mod stream;
 
+pub use client::{Client, ClientOptions};
 pub use deadline::Deadline;
 pub use error::Error;
 pub use file::FileBackend;

@@ -85,6 +85,8 @@ pub struct HttpBackend {
     read_end: u64,
     /// Set once the server showed that it ignores `Range` ([`whole`]).
     whole: Option<whole::Whole>,
+    /// The bytes this reader holds as counted against its client's shared budget.
+    charged: u64,
 }
 
 impl std::fmt::Debug for HttpBackend {
@@ -117,6 +119,7 @@ impl HttpBackend {
             stats: Arc::default(),
             read_end: 0,
             whole: None,
+            charged: 0,
         })
     }
 
@@ -392,6 +395,9 @@ impl Drop for HttpBackend {
         }
         if let Some(t) = self.whole.as_ref().and_then(whole::Whole::transfer) {
             t.cancel();
+        }
+        if let Some(c) = &self.options.client {
+            c.recharge(self.charged, 0);
         }
         connections::forget_cancelled();
     }

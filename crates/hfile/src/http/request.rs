@@ -118,7 +118,8 @@ pub(crate) fn run(easy: &mut Easy, job: &Job) -> Result<(), Error> {
                 return Err(e);
             }
             Attempt::Retry(message) => {
-                let step = if throttled == Some(Throttle::TooFast) {
+                let too_fast = throttled == Some(Throttle::TooFast);
+                let step = if too_fast {
                     throttles += 1;
                     throttles
                 } else {
@@ -132,15 +133,22 @@ pub(crate) fn run(easy: &mut Easy, job: &Job) -> Result<(), Error> {
                     _ => 0,
                 };
                 let options = &job.options;
+                // A throttled request backs off less steeply (it is not the server failing,
+                // and its time limit still holds); the origin pauses for the first backoff
+                // only, so that the client as a whole resumes at about the server's pace.
+                let steps = if too_fast { 3 } else { 20 };
                 let mut delay = options
                     .retry_backoff
-                    .saturating_mul(1u32 << (step - 1).min(20))
+                    .saturating_mul(1u32 << (step - 1).min(steps))
                     .min(MAX_BACKOFF);
+                let mut pause = options.retry_backoff.min(MAX_BACKOFF);
                 if let Some(secs) = retry_after {
-                    delay = delay.max(Duration::from_secs(secs).min(MAX_BACKOFF));
+                    let asked = Duration::from_secs(secs).min(MAX_BACKOFF);
+                    delay = delay.max(asked);
+                    pause = pause.max(asked);
                 }
                 turn.leave(match throttled {
-                    Some(_) => Ended::Throttled(delay),
+                    Some(_) => Ended::Throttled(pause),
                     None if response.status == 0 => Ended::Other,
                     None => Ended::Answered,
                 });

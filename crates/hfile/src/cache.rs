@@ -344,13 +344,7 @@ impl Cache {
         self.create_dir()?;
         let usage = self.usage()?;
         // Two writers of one object take turns, each merging into what the other left.
-        let _shard = usage
-            .lock_shard(key.hash64())
-            .map_err(|source| CacheError {
-                path: self.dir.join(usage::USAGE_FILE),
-                action: "lock the entry",
-                source,
-            })?;
+        let _shard = self.lock_entry(&usage, &key)?;
         let path = self.entry_path(&key);
         let mut entry = Entry {
             key,
@@ -415,14 +409,12 @@ impl Cache {
             return Ok(false);
         };
         let path = self.entry_path(&key);
+        if fs::symlink_metadata(&path).is_err() {
+            // Nothing to delete (nor, perhaps, a directory to lock in).
+            return Ok(false);
+        }
         let usage = self.usage()?;
-        let _shard = usage
-            .lock_shard(key.hash64())
-            .map_err(|source| CacheError {
-                path: self.dir.join(usage::USAGE_FILE),
-                action: "lock the entry",
-                source,
-            })?;
+        let _shard = self.lock_entry(&usage, &key)?;
         let len = fs::metadata(&path).map_or(0, |m| m.len());
         match fs::remove_file(&path) {
             Ok(()) => {
@@ -447,6 +439,19 @@ impl Cache {
         builder.create(&self.dir).map_err(|source| CacheError {
             path: self.dir.clone(),
             action: "create the cache directory",
+            source,
+        })
+    }
+
+    /// The lock on `key`'s shard of the entries.
+    fn lock_entry<'u>(
+        &self,
+        usage: &'u usage::Usage,
+        key: &Key,
+    ) -> Result<usage::Held<'u>, CacheError> {
+        usage.lock_shard(key.hash64()).map_err(|source| CacheError {
+            path: self.dir.join(usage::USAGE_FILE),
+            action: "lock the entry",
             source,
         })
     }

@@ -4,7 +4,8 @@
 //! A request goes to the idle thread that finished last, whose connection is the most likely to
 //! be open to the same host: requests made one after another share one connection, and only
 //! requests that overlap in time open more. With no thread idle, a new one starts (up to the
-//! most fetchers any reader asked for), else the request waits in a queue: at its front when
+//! most fetchers any reader asked for: all readers of one [`crate::Client`] ask for its
+//! `max_in_flight`), else the request waits in a queue: at its front when
 //! the reader waits for it, at its back when it is fetched ahead. Threads live as long as the
 //! process.
 //!

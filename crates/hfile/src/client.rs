@@ -186,3 +186,36 @@ impl Client {
         Ok(r)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    #[test]
+    fn each_profile_is_resolved_once_per_client() {
+        let client = Client::default();
+        let calls = Cell::new(0);
+        let anonymous = || {
+            calls.set(calls.get() + 1);
+            Ok(crate::s3::Resolved {
+                credentials: None,
+                settings: Default::default(),
+            })
+        };
+        for named in [None, Some("dev"), None, Some("dev"), Some("prod")] {
+            assert!(client.s3_profile(named, anonymous).is_ok());
+        }
+        assert_eq!(calls.get(), 3);
+        // A failure is not remembered: the next reader tries again.
+        let failing = || Err("no such profile".to_string());
+        assert!(client.s3_profile(Some("gone"), failing).is_err());
+        assert!(client.s3_profile(Some("gone"), anonymous).is_ok());
+        assert_eq!(calls.get(), 4);
+        // Another client resolves afresh; a clone is the same client.
+        assert!(Client::default().s3_profile(None, anonymous).is_ok());
+        assert_eq!(calls.get(), 5);
+        assert!(client.clone().same(&client));
+    }
+}

@@ -123,7 +123,7 @@ fn readers_without_a_client_each_have_their_own_budget() {
     // request.
     let plain = {
         let mut f = hfile::open(&server.url("obj0.bin"), &OpenOptions::default()).unwrap();
-        f.advise(&[0..SIZE as u64]);
+        f.advise(std::slice::from_ref(&(0..SIZE as u64)));
         let mut got = Vec::new();
         f.read_to_end(&mut got).unwrap();
         assert!(got == object());
@@ -134,7 +134,7 @@ fn readers_without_a_client_each_have_their_own_budget() {
     assert_eq!(client.max_in_flight(), OpenOptions::default().fetchers);
     assert_eq!(client.byte_budget(), OpenOptions::default().fetch_budget);
     let mut f = client.open(&server.url("obj1.bin")).unwrap();
-    f.advise(&[0..SIZE as u64]);
+    f.advise(std::slice::from_ref(&(0..SIZE as u64)));
     let mut got = Vec::new();
     f.read_to_end(&mut got).unwrap();
     assert!(got == object());

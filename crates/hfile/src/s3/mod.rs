@@ -39,8 +39,8 @@ pub struct S3Options {
 /// What a profile resolved to: the credentials (none: unsigned) and the settings.
 #[derive(Clone)]
 pub(crate) struct Resolved {
-    credentials: Option<Credentials>,
-    settings: Settings,
+    pub(crate) credentials: Option<Credentials>,
+    pub(crate) settings: Settings,
 }
 
 pub(crate) fn open_s3(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {

@@ -7,8 +7,16 @@
 //! temporary file in the same directory and renamed into place, so readers never see a half
 //! written entry and concurrent writers leave one whole entry; every entry is checksummed and
 //! fully verified when read, and a damaged one is deleted with a warning. The directory is kept
-//! under a size cap (default 2 GiB) by evicting the least recently used entries, under a lock
-//! so that concurrent processes cannot push it past the cap together.
+//! under a size cap (default 2 GiB) by evicting the least recently used entries.
+//!
+//! A lookup or a store costs the same with 100,000 entries as with 10: a lookup opens its one
+//! entry; a store locks only its key's shard of the entries (so two writers of one object merge
+//! in turn) and adds what it wrote to a running total in a small state file (`usage`). Only a
+//! store that would take that total past the cap lists the directory, and it evicts down to
+//! 90% of the cap, so listing happens once per tenth of the cap stored (`sweep`). The cap holds
+//! once writers are done; while several write at once it may be passed by the entries being
+//! written during a sweep (and the total, recounted at each sweep, may be off by as much
+//! until the next). [`Cache::work`] counts what a handle did, for tests.
 //!
 //! The cache never decides that an entry is current: [`Entry::check`] compares the validators
 //! stored with those of a response the caller got anyway.
@@ -42,10 +50,12 @@
 mod entry;
 mod key;
 mod settings;
+mod sweep;
+mod usage;
 
 use std::fmt;
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -57,7 +67,6 @@ pub use settings::{parse_size, Settings, DEFAULT_MAX_BYTES};
 
 const ENTRY_EXT: &str = "entry";
 const PART_EXT: &str = "part";
-const LOCK_FILE: &str = ".lock";
 
 /// A failure to write or delete in the cache directory. Reading never fails: an entry that
 /// cannot be read is a miss.
@@ -157,6 +166,25 @@ impl fmt::Display for Refusal {
 
 type Warn = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// The work a cache handle (and its clones) did, counted so that tests can show what a lookup
+/// or a store costs and that it does not grow with the number of entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Files opened (entries, temporary files, the state file).
+    pub files_opened: u64,
+    /// Directory entries read while listing the cache directory (only sweeps list it).
+    pub dir_entries_read: u64,
+    /// Sweeps that listed the directory to evict entries or recount the total.
+    pub sweeps: u64,
+}
+
+#[derive(Default, Debug)]
+struct Counters {
+    files_opened: AtomicU64,
+    dir_entries_read: AtomicU64,
+    sweeps: AtomicU64,
+}
+
 /// A handle on a cache directory. Cheap to clone; any number of handles, in any number of
 /// processes, may use one directory at once.
 #[derive(Clone)]
@@ -164,6 +192,7 @@ pub struct Cache {
     dir: PathBuf,
     max_bytes: u64,
     warn: Warn,
+    work: Arc<Counters>,
 }
 
 impl fmt::Debug for Cache {
@@ -194,6 +223,7 @@ impl Cache {
             dir: dir.into(),
             max_bytes,
             warn: Arc::new(|m| eprintln!("[W::hts_cache] {m}")),
+            work: Arc::default(),
         }
     }
 
@@ -213,6 +243,16 @@ impl Cache {
         self.max_bytes
     }
 
+    /// What this handle and its clones have done so far (see [`Work`]).
+    pub fn work(&self) -> Work {
+        let w = &self.work;
+        Work {
+            files_opened: w.files_opened.load(Ordering::Relaxed),
+            dir_entries_read: w.dir_entries_read.load(Ordering::Relaxed),
+            sweeps: w.sweeps.load(Ordering::Relaxed),
+        }
+    }
+
     fn entry_path(&self, key: &Key) -> PathBuf {
         self.dir.join(format!("{}.{ENTRY_EXT}", key.file_stem()))
     }
@@ -222,26 +262,39 @@ impl Cache {
     pub fn lookup(&self, url: &str) -> Option<Entry> {
         let key = Key::from_url(url)?;
         let path = self.entry_path(&key);
-        let entry = self.read_entry(&path)?;
+        let (entry, file) = self.read_entry(&path)?;
         if entry.key != key {
             // Another key with the same hash: a miss; storing this one will replace it.
             return None;
         }
         // Used now: eviction goes by this time. A failure only makes eviction less fair.
-        if let Ok(f) = File::options().write(true).open(&path) {
-            let _ = f.set_modified(SystemTime::now());
-        }
+        let _ = file.set_modified(SystemTime::now());
         Some(entry)
     }
 
-    /// Reads and verifies an entry file; a damaged one is deleted with a warning.
-    fn read_entry(&self, path: &Path) -> Option<Entry> {
-        let bytes = fs::read(path).ok()?;
+    /// Opens, reads and verifies an entry file (one open: the handle also marks it used); a
+    /// damaged one is deleted with a warning.
+    fn read_entry(&self, path: &Path) -> Option<(Entry, File)> {
+        self.work.files_opened.fetch_add(1, Ordering::Relaxed);
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .or_else(|_| File::open(path))
+            .ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
         match entry::decode(&bytes) {
-            Ok(e) => Some(e),
+            Ok(e) => Some((e, file)),
             Err(why) => {
                 let removed = match fs::remove_file(path) {
-                    Ok(()) => "deleted".to_string(),
+                    Ok(()) => {
+                        // Its bytes leave the total (an unknown total stays unknown).
+                        if let Ok(usage) = self.usage() {
+                            let _ = usage.add(-(bytes.len() as i64));
+                        }
+                        "deleted".to_string()
+                    }
                     Err(e) => format!("could not delete it: {e}"),
                 };
                 (self.warn)(&format!(
@@ -258,7 +311,10 @@ impl Cache {
     /// If the cache already holds the same object (the stored validators pass
     /// [`Entry::check`] against `v`), the new ranges are merged with the old ones (ranges that
     /// touch or overlap are joined: `[0,n)` and `[n,m)` become `[0,m)`); otherwise the entry is
-    /// replaced. Least recently used entries are evicted to keep the directory under its cap.
+    /// replaced. A store costs the same however many entries the cache holds: it locks only the
+    /// entries that share its key's shard and updates a running total; the one store that
+    /// would take the total past the cap evicts least recently used entries first (down to
+    /// 90% of the cap, so that it happens rarely).
     ///
     /// # Errors
     /// [`CacheError`] when the directory cannot be created or written. A refusal (no
@@ -286,14 +342,18 @@ impl Cache {
             }
         }
         self.create_dir()?;
-        let _lock = self.lock()?;
+        let usage = self.usage()?;
+        // Two writers of one object take turns, each merging into what the other left.
+        let _shard = self.lock_entry(&usage, &key)?;
         let path = self.entry_path(&key);
         let mut entry = Entry {
             key,
             validators: v.clone(),
             ranges: Vec::new(),
         };
-        if let Some(old) = self.read_entry(&path) {
+        let mut old_len = 0;
+        if let Some((old, file)) = self.read_entry(&path) {
+            old_len = file.metadata().map_or(0, |m| m.len());
             if old.key == entry.key && old.check(v).is_ok() {
                 // Keep what the new response did not repeat.
                 entry.validators.etag = v.etag.clone().or(old.validators.etag);
@@ -322,8 +382,17 @@ impl Cache {
                 cap: self.max_bytes,
             }));
         }
-        self.make_room(len, &path)?;
+        let grows = len as i64 - old_len as i64;
+        let fits = usage
+            .total()
+            .is_some_and(|t| t.saturating_add_signed(grows) <= self.max_bytes);
+        if !fits {
+            // Over the cap, or the total is unknown (a new directory, a damaged state file):
+            // the one place a store pays for the whole directory.
+            self.sweep(len, &path)?;
+        }
         self.write_atomically(&path, &bytes)?;
+        let _ = usage.add(grows);
         Ok(Stored::Stored {
             file_bytes: len,
             ranges: entry.ranges.iter().map(|r| (r.start, r.end())).collect(),
@@ -340,8 +409,18 @@ impl Cache {
             return Ok(false);
         };
         let path = self.entry_path(&key);
+        if fs::symlink_metadata(&path).is_err() {
+            // Nothing to delete (nor, perhaps, a directory to lock in).
+            return Ok(false);
+        }
+        let usage = self.usage()?;
+        let _shard = self.lock_entry(&usage, &key)?;
+        let len = fs::metadata(&path).map_or(0, |m| m.len());
         match fs::remove_file(&path) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                let _ = usage.add(-(len as i64));
+                Ok(true)
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(source) => Err(CacheError {
                 path,
@@ -349,11 +428,6 @@ impl Cache {
                 source,
             }),
         }
-    }
-
-    /// The bytes the cache's entries take on disk.
-    pub fn used_bytes(&self) -> u64 {
-        self.entries().iter().map(|e| e.len).sum()
     }
 
     fn create_dir(&self) -> Result<(), CacheError> {
@@ -369,80 +443,32 @@ impl Cache {
         })
     }
 
-    /// An exclusive lock on the directory, held while entries are written and evicted, so that
-    /// two processes cannot both decide there is room. Readers take no lock.
-    fn lock(&self) -> Result<File, CacheError> {
-        let path = self.dir.join(LOCK_FILE);
-        let err = |action, source| CacheError {
-            path: path.clone(),
-            action,
+    /// The lock on `key`'s shard of the entries.
+    fn lock_entry<'u>(
+        &self,
+        usage: &'u usage::Usage,
+        key: &Key,
+    ) -> Result<usage::Held<'u>, CacheError> {
+        usage.lock_shard(key.hash64()).map_err(|source| CacheError {
+            path: self.dir.join(usage::USAGE_FILE),
+            action: "lock the entry",
             source,
-        };
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| err("open the lock file", e))?;
-        file.lock().map_err(|e| err("lock the cache", e))?;
-        Ok(file)
-    }
-
-    /// The entry files, with their sizes and last use.
-    fn entries(&self) -> Vec<FileInfo> {
-        let Ok(dir) = fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        dir.filter_map(|d| {
-            let d = d.ok()?;
-            let path = d.path();
-            let ext = path.extension()?.to_str()?.to_string();
-            let meta = d.metadata().ok()?;
-            Some(FileInfo {
-                used: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                len: meta.len(),
-                temporary: ext == PART_EXT,
-                path,
-            })
-            .filter(|f| f.temporary || ext == ENTRY_EXT)
         })
-        .collect()
     }
 
-    /// Under the lock: deletes temporary files left by writers that died (every live writer
-    /// holds the lock) and evicts the least recently used entries until `need` more bytes fit
-    /// under the cap, counting `replacing` (about to be overwritten) as gone.
-    fn make_room(&self, need: u64, replacing: &Path) -> Result<(), CacheError> {
-        let mut files = self.entries();
-        for f in files.iter().filter(|f| f.temporary) {
-            let _ = fs::remove_file(&f.path);
-        }
-        files.retain(|f| !f.temporary && f.path != replacing);
-        let mut used: u64 = files.iter().map(|f| f.len).sum();
-        files.sort_by_key(|f| f.used);
-        for f in files {
-            if used + need <= self.max_bytes {
-                break;
-            }
-            match fs::remove_file(&f.path) {
-                Ok(()) => used -= f.len,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => used -= f.len,
-                Err(source) => {
-                    return Err(CacheError {
-                        path: f.path,
-                        action: "evict entry",
-                        source,
-                    })
-                }
-            }
-        }
-        Ok(())
+    /// The state file, opened afresh (its locks belong to this open).
+    fn usage(&self) -> Result<usage::Usage, CacheError> {
+        self.work.files_opened.fetch_add(1, Ordering::Relaxed);
+        usage::Usage::open(&self.dir).map_err(|source| CacheError {
+            path: self.dir.join(usage::USAGE_FILE),
+            action: "open the cache's state file",
+            source,
+        })
     }
 
     /// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
     fn write_atomically(&self, path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
-        // Unique per writer even without the lock, so that a writer never renames another's
-        // half-written file.
+        // Unique per writer, so that a writer never renames another's half-written file.
         static WRITES: AtomicU64 = AtomicU64::new(0);
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
         let tmp = path.with_extension(format!("{}-{n}.{PART_EXT}", std::process::id()));
@@ -451,6 +477,7 @@ impl Cache {
             action,
             source,
         };
+        self.work.files_opened.fetch_add(1, Ordering::Relaxed);
         let result = (|| {
             let mut f = File::create(&tmp).map_err(|e| err("create", e))?;
             f.write_all(bytes).map_err(|e| err("write", e))?;
@@ -463,11 +490,4 @@ impl Cache {
         // checksum and dropped, which costs one cold run; a sync would cost every run.
         result
     }
-}
-
-struct FileInfo {
-    path: PathBuf,
-    len: u64,
-    used: SystemTime,
-    temporary: bool,
 }

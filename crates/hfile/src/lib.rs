@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+mod client;
 mod deadline;
 mod error;
 mod file;
@@ -44,6 +45,7 @@ pub mod s3;
 mod stats;
 mod stream;
 
+pub use client::{Client, ClientOptions};
 pub use deadline::Deadline;
 pub use error::Error;
 pub use file::FileBackend;
@@ -53,7 +55,7 @@ pub use hook::RequestHook;
 /// For the fuzz targets (`fuzz/`): a response replayed through the HTTP checks.
 #[doc(hidden)]
 pub use http::replay as http_replay;
-pub use http::{shutdown, HttpBackend};
+pub use http::{shutdown, throttled, HttpBackend};
 pub use index_name::{
     add_extension, derived_names, index_candidates, split_index, FileAndIndex, INDEX_DELIMITER,
 };

@@ -75,6 +75,10 @@ pub struct OpenOptions {
     /// whose bandwidth all connections share the bytes needed first are not held back by many
     /// behind them.
     pub read_ahead: u64,
+    /// The [`crate::Client`] whose limits and state this reader shares with others (its byte
+    /// budget over all readers, its resolved S3 profiles); `None`: the reader has its own
+    /// budget. [`crate::Client::options`] sets it.
+    pub client: Option<crate::Client>,
 }
 
 impl Default for OpenOptions {
@@ -100,6 +104,7 @@ impl Default for OpenOptions {
             fetch_budget: 64 * 1024 * 1024,
             part_size: 1024 * 1024,
             read_ahead: 8 * 1024 * 1024,
+            client: None,
         }
     }
 }
@@ -122,6 +127,7 @@ impl fmt::Debug for OpenOptions {
             .field("part_size", &self.part_size)
             .field("read_ahead", &self.read_ahead)
             .field("range_mode", &self.range_mode)
+            .field("client", &self.client)
             .finish_non_exhaustive()
     }
 }

@@ -32,7 +32,9 @@ pub mod tools;
 
 pub use raw::{RawEntry, RawFault, RawServer};
 pub use rng::Rng;
-pub use server::{Chaos, ConnId, Fault, Link, LogEntry, Rule, Server, Summary};
+pub use server::{
+    least_time, Chaos, ConnId, Fault, Link, LogEntry, RateLimit, Refusal, Rule, Server, Summary,
+};
 pub use tls::TlsFront;
 
 use std::path::{Path, PathBuf};

@@ -49,12 +49,17 @@ impl Key {
     /// The base name of the entry's file: a 64-bit FNV-1a hash of the key, in hex. The entry
     /// stores the whole key, so two keys with one hash only ever cost a miss.
     pub(crate) fn file_stem(&self) -> String {
+        format!("{:016x}", self.hash64())
+    }
+
+    /// The 64-bit FNV-1a hash of the key: its file's name, and its lock's shard.
+    pub(crate) fn hash64(&self) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in self.0.bytes() {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
-        format!("{h:016x}")
+        h
     }
 
     pub(crate) fn from_stored(text: String) -> Key {

@@ -54,6 +54,12 @@ impl HttpBackend {
         let fetchers = self.options.fetchers.max(1);
         let budget = self.options.fetch_budget;
         let depth = self.options.read_ahead.max(1);
+        // A client's budget is shared: what its other readers hold counts too.
+        let client = self.options.client.clone();
+        let others = client
+            .as_ref()
+            .map_or(0, |c| c.held_bytes().saturating_sub(self.charged));
+        let shared_budget = client.as_ref().map_or(u64::MAX, |c| c.byte_budget());
         let (mut in_flight, mut held, mut pending) = (0usize, 0u64, 0u64);
         let mut to_start = Vec::new();
         let windows = self.current.iter().chain(self.ahead.iter());
@@ -69,8 +75,8 @@ impl HttpBackend {
                 }
                 None => {
                     let first = held == 0;
-                    if !first && (in_flight >= fetchers || held + len > budget || pending >= depth)
-                    {
+                    let over = held + len > budget || others + held + len > shared_budget;
+                    if !first && (in_flight >= fetchers || over || pending >= depth) {
                         break;
                     }
                     in_flight += 1;
@@ -84,6 +90,10 @@ impl HttpBackend {
         for i in to_start {
             let t = self.submit(&self.ahead[i].range.clone(), Priority::Ahead);
             self.ahead[i].transfer = Some(t);
+        }
+        if let Some(c) = client {
+            c.recharge(self.charged, held);
+            self.charged = held;
         }
     }
 

@@ -4,7 +4,8 @@
 //! A request goes to the idle thread that finished last, whose connection is the most likely to
 //! be open to the same host: requests made one after another share one connection, and only
 //! requests that overlap in time open more. With no thread idle, a new one starts (up to the
-//! most fetchers any reader asked for), else the request waits in a queue: at its front when
+//! most fetchers any reader asked for: all readers of one [`crate::Client`] ask for its
+//! `max_in_flight`), else the request waits in a queue: at its front when
 //! the reader waits for it, at its back when it is fetched ahead. Threads live as long as the
 //! process.
 //!
@@ -21,6 +22,7 @@ use super::easy::{CurlError, Easy};
 
 use super::collector::Collector;
 use super::request::{self, Job};
+use super::throttle::origin;
 
 /// One thread's mailbox: the job handed to it while it was idle, and the origin its connection
 /// is open to.
@@ -29,15 +31,6 @@ struct Slot {
     job: Mutex<Option<Job>>,
     ready: Condvar,
     origin: Mutex<String>,
-}
-
-/// `scheme://host:port` of a URL: what a kept-alive connection can serve.
-fn origin(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url[after_scheme..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| after_scheme + i);
-    &url[..end]
 }
 
 #[derive(Default)]
@@ -309,17 +302,4 @@ fn run(easy: &mut Result<Easy, CurlError>, job: &Job) -> Result<(), crate::Error
     // The transfer holds the bytes; the handle keeps only the connection.
     *easy.get_mut() = Collector::default();
     outcome
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn origins() {
-        assert_eq!(
-            super::origin("https://h:8443/a/b.bam?x=1"),
-            "https://h:8443"
-        );
-        assert_eq!(super::origin("http://h?x"), "http://h");
-        assert_eq!(super::origin("http://h"), "http://h");
-    }
 }

@@ -21,6 +21,7 @@ mod object;
 pub mod replay;
 mod request;
 mod spare;
+mod throttle;
 mod transfer;
 mod whole;
 mod window;
@@ -39,6 +40,7 @@ use crate::{Backend, ObjectInfo, OpenOptions, RangeMode, Result};
 
 pub use connections::shutdown;
 pub(crate) use easy::version as curl_version;
+pub use throttle::throttled;
 
 pub(crate) fn open_http(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(HttpBackend::open(location, options)?))
@@ -83,6 +85,8 @@ pub struct HttpBackend {
     read_end: u64,
     /// Set once the server showed that it ignores `Range` ([`whole`]).
     whole: Option<whole::Whole>,
+    /// The bytes this reader holds as counted against its client's shared budget.
+    charged: u64,
 }
 
 impl std::fmt::Debug for HttpBackend {
@@ -115,6 +119,7 @@ impl HttpBackend {
             stats: Arc::default(),
             read_end: 0,
             whole: None,
+            charged: 0,
         })
     }
 
@@ -390,6 +395,9 @@ impl Drop for HttpBackend {
         }
         if let Some(t) = self.whole.as_ref().and_then(whole::Whole::transfer) {
             t.cancel();
+        }
+        if let Some(c) = &self.options.client {
+            c.recharge(self.charged, 0);
         }
         connections::forget_cancelled();
     }

@@ -8,6 +8,7 @@ use super::check::Asked;
 use super::collector::{Collector, Stop};
 use super::easy::{CurlError, Easy};
 use super::judge::{judge_attempt, Timing};
+use super::throttle::{self, Ended, Throttle};
 use super::transfer::Transfer;
 use crate::deadline;
 use crate::hook::Request;
@@ -67,7 +68,10 @@ pub(super) enum Attempt {
 /// with the outcome.
 pub(crate) fn run(easy: &mut Easy, job: &Job) -> Result<(), Error> {
     let first = Instant::now();
+    // Failures count against `retries`; throttles (the server said the client is too fast)
+    // only against the time limits.
     let mut failures = 0u32;
+    let mut throttles = 0u32;
     loop {
         if job.transfer.is_cancelled() {
             return Err(cancelled(job));
@@ -81,11 +85,47 @@ pub(crate) fn run(easy: &mut Easy, job: &Job) -> Result<(), Error> {
         if let Some(d) = job.options.deadline.filter(|d| d.remaining().is_none()) {
             return Err(remote(job, from, d.to_string()));
         }
-        match attempt(easy, job, kept) {
-            Attempt::Done => return Ok(()),
-            Attempt::Fail(e) => return Err(e),
+        // Every attempt waits for its turn at the origin (a throttled one is paused, and
+        // limited in how many attempts it takes at once); the loop's top says why it gave up.
+        let give_up = || {
+            job.transfer.is_cancelled()
+                || job
+                    .options
+                    .deadline
+                    .is_some_and(|d| d.remaining().is_none())
+        };
+        let Some(turn) = throttle::enter(&job.url, give_up) else {
+            if job.transfer.is_cancelled() {
+                return Err(cancelled(job));
+            }
+            continue;
+        };
+        let outcome = attempt(easy, job, kept);
+        let response = &easy.get_ref().response;
+        let throttled = throttle::classify(response.status, &response.error_body);
+        let retry_after = response.retry_after;
+        match outcome {
+            Attempt::Done => {
+                turn.leave(Ended::Answered);
+                return Ok(());
+            }
+            Attempt::Fail(e) => {
+                turn.leave(if response.status == 0 {
+                    Ended::Other
+                } else {
+                    Ended::Answered
+                });
+                return Err(e);
+            }
             Attempt::Retry(message) => {
-                failures += 1;
+                let too_fast = throttled == Some(Throttle::TooFast);
+                let step = if too_fast {
+                    throttles += 1;
+                    throttles
+                } else {
+                    failures += 1;
+                    failures
+                };
                 // The next attempt resumes after the bytes this one delivered.
                 let from = match job.ask {
                     Ask::Range { start, .. } => start + job.transfer.received(),
@@ -93,18 +133,31 @@ pub(crate) fn run(easy: &mut Easy, job: &Job) -> Result<(), Error> {
                     _ => 0,
                 };
                 let options = &job.options;
+                // A throttled request backs off less steeply (it is not the server failing,
+                // and its time limit still holds); the origin pauses for the first backoff
+                // only, so that the client as a whole resumes at about the server's pace.
+                let steps = if too_fast { 3 } else { 20 };
                 let mut delay = options
                     .retry_backoff
-                    .saturating_mul(1u32 << (failures - 1).min(20))
+                    .saturating_mul(1u32 << (step - 1).min(steps))
                     .min(MAX_BACKOFF);
-                if let Some(secs) = easy.get_ref().response.retry_after {
-                    delay = delay.max(Duration::from_secs(secs).min(MAX_BACKOFF));
+                let mut pause = options.retry_backoff.min(MAX_BACKOFF);
+                if let Some(secs) = retry_after {
+                    let asked = Duration::from_secs(secs).min(MAX_BACKOFF);
+                    delay = delay.max(asked);
+                    pause = pause.max(asked);
                 }
+                turn.leave(match throttled {
+                    Some(_) => Ended::Throttled(pause),
+                    None if response.status == 0 => Ended::Other,
+                    None => Ended::Answered,
+                });
                 if failures > options.retries || first.elapsed() + delay > options.retry_max_time {
+                    let attempts = failures + throttles;
                     return Err(Error::Remote {
                         name: job.name(),
                         offset: from,
-                        message: format!("{message} (gave up after {failures} attempts)"),
+                        message: format!("{message} (gave up after {attempts} attempts)"),
                     });
                 }
                 if let Some(d) = options.deadline {

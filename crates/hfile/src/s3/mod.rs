@@ -36,6 +36,13 @@ pub struct S3Options {
     pub requester_pays: bool,
 }
 
+/// What a profile resolved to: the credentials (none: unsigned) and the settings.
+#[derive(Clone)]
+pub(crate) struct Resolved {
+    pub(crate) credentials: Option<Credentials>,
+    pub(crate) settings: Settings,
+}
+
 pub(crate) fn open_s3(location: &str, options: &OpenOptions) -> Result<Box<dyn Backend>> {
     Ok(Box::new(S3Backend::open(location, options)?))
 }
@@ -71,20 +78,44 @@ impl std::fmt::Debug for S3Backend {
 impl S3Backend {
     /// Resolves credentials and settings from the process environment and the AWS files, and
     /// prepares the first request (nothing is sent yet).
+    /// With a [`crate::Client`] in the options, each profile is resolved once per client.
     pub fn open(location: &str, options: &OpenOptions) -> Result<S3Backend> {
-        S3Backend::open_in(&Env::process(), location, options)
+        S3Backend::open_with(&Env::process(), location, options, true)
     }
 
-    /// As [`S3Backend::open`], with the environment given.
+    /// As [`S3Backend::open`], with the environment given (always resolved afresh).
     pub fn open_in(env: &Env, location: &str, options: &OpenOptions) -> Result<S3Backend> {
+        S3Backend::open_with(env, location, options, false)
+    }
+
+    fn open_with(
+        env: &Env,
+        location: &str,
+        options: &OpenOptions,
+        shared: bool,
+    ) -> Result<S3Backend> {
         let object = ObjectUrl::parse(location).map_err(|m| open_error(location, m))?;
-        let profile_name = credentials::profile_name(env, object.profile.as_deref());
-        let profile = Profile::load(env, &profile_name.name);
-        let credentials =
-            credentials::resolve(env, &profile, profile_name.named, object.profile.is_some())
-                .map_err(|m| open_error(location, m))?;
-        let settings =
-            Settings::resolve(env, &profile, &options.s3).map_err(|m| open_error(location, m))?;
+        let resolve = || {
+            let profile_name = credentials::profile_name(env, object.profile.as_deref());
+            let profile = Profile::load(env, &profile_name.name);
+            let credentials =
+                credentials::resolve(env, &profile, profile_name.named, object.profile.is_some())?;
+            let settings = Settings::resolve(env, &profile, &options.s3)?;
+            Ok(Resolved {
+                credentials,
+                settings,
+            })
+        };
+        // A client resolves each profile once for all its readers (in the process
+        // environment only).
+        let resolved = match &options.client {
+            Some(client) if shared => client.s3_profile(object.profile.as_deref(), resolve),
+            _ => resolve(),
+        };
+        let Resolved {
+            credentials,
+            settings,
+        } = resolved.map_err(|m| open_error(location, m))?;
         let (inner, signer) = connect(location, &object, &settings, &credentials, options, None)?;
         if options.verbosity >= 2 {
             eprintln!(

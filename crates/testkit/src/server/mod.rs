@@ -5,7 +5,9 @@
 //! - counts of connections and bytes written,
 //! - an emulated link ([`Link`]: bandwidth shared by all connections, latency per response and
 //!   per new connection), for the demo and the benchmarks,
-//! - faults ([`Fault`], [`Rule`]) served in place of the real answer to matching requests.
+//! - faults ([`Fault`], [`Rule`]) served in place of the real answer to matching requests,
+//! - a request rate limit ([`RateLimit`]: `503 SlowDown` or `429` above a rate), as an object
+//!   store has.
 //!
 //! ```no_run
 //! let dir = std::path::Path::new("fixtures");
@@ -20,6 +22,7 @@
 
 mod chaos;
 mod faults;
+mod limit;
 mod link;
 mod proxy;
 
@@ -35,6 +38,7 @@ use tokio::sync::Notify;
 
 pub use chaos::Chaos;
 pub use faults::{Fault, Rule};
+pub use limit::{least_time, RateLimit, Refusal};
 pub use link::{ConnId, Link};
 
 use faults::Armed;
@@ -141,6 +145,7 @@ pub(crate) struct Shared {
     root: PathBuf,
     rules: Mutex<Vec<Armed>>,
     chaos: Mutex<Vec<chaos::Armed>>,
+    limiter: Mutex<Option<limit::Limiter>>,
     connections: Connections,
     /// Notified whenever bytes are written on any connection.
     wrote: Notify,
@@ -198,6 +203,7 @@ impl Server {
             root: root.to_path_buf(),
             rules: Mutex::new(Vec::new()),
             chaos: Mutex::new(Vec::new()),
+            limiter: Mutex::new(None),
             connections: Connections::default(),
             wrote: Notify::new(),
         });
@@ -247,6 +253,14 @@ impl Server {
     pub fn add_chaos(&self, chaos: Chaos) {
         if let Ok(mut all) = self.shared.chaos.lock() {
             all.push(chaos::Armed::new(chaos));
+        }
+    }
+
+    /// Refuses requests above `limit`'s rate (before any rule), or stops refusing (`None`).
+    /// Refusals are logged as faults.
+    pub fn set_rate_limit(&self, limit: Option<RateLimit>) {
+        if let Ok(mut l) = self.shared.limiter.lock() {
+            *l = limit.map(limit::Limiter::new);
         }
     }
 
@@ -407,7 +421,12 @@ async fn handle(
     if !shared.link.latency.is_zero() {
         tokio::time::sleep(shared.link.latency).await;
     }
-    let fault = matching_fault(&shared, &path, request.headers());
+    let limited = shared
+        .limiter
+        .lock()
+        .ok()
+        .and_then(|mut l| l.as_mut()?.admit(std::time::Instant::now()));
+    let fault = limited.or_else(|| matching_fault(&shared, &path, request.headers()));
     let mut response = None;
     if let Some(fault) = &fault {
         let root = shared.root.clone();

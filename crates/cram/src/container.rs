@@ -106,3 +106,44 @@ impl ContainerHeader {
         })
     }
 }
+
+/// How far a container's blocks reach past its length, when a writer left bytes out of it:
+/// htsjdk's CRAM 2.1 header container is two bytes short of its block, and samtools 1.16's
+/// `reheader` of a 2.1 file writes 3.0 containers with the 2.1 lengths, without their blocks'
+/// CRC32s (samtools #1866). htslib reads a container's blocks one after another whatever its
+/// length says; this finds where they end, within at most [`slack`] bytes past the length.
+///
+/// `body` is what follows the container's header. `Some(end)`: the blocks end `end` bytes into
+/// it (3.x: each block that ends past the length passes its CRC32, so no byte of the next
+/// container is taken for one); `None`: `body` does not hold them all within the slack, or they
+/// are not blocks (then the length stands, and decoding reports what is wrong).
+pub fn blocks_end(h: &ContainerHeader, body: &[u8], version: Version) -> Option<usize> {
+    let limit = h.length.saturating_add(slack(h)).min(body.len());
+    let mut c = Cursor::new(&body[..limit], 0);
+    for _ in 0..h.blocks {
+        let start = c.position();
+        c.u8("block method").ok()?;
+        c.u8("block content type").ok()?;
+        c.itf8("block content id").ok()?;
+        let size = usize::try_from(c.itf8("block size").ok()?).ok()?;
+        c.itf8("block raw size").ok()?;
+        c.take(size, "block data").ok()?;
+        if version.has_crc() {
+            let covered = c.position();
+            let stored = c.u32_le("block CRC32").ok()?;
+            if covered + 4 > h.length && crc32fast::hash(&body[start..covered]) != stored {
+                return None;
+            }
+        }
+    }
+    Some(c.position())
+}
+
+/// The most a container's blocks may run past its length and still be read: four bytes a
+/// block (the CRC32s a 2.1 length leaves out), and four more (htsjdk's two).
+pub fn slack(h: &ContainerHeader) -> usize {
+    usize::try_from(h.blocks)
+        .unwrap_or(0)
+        .saturating_add(1)
+        .saturating_mul(4)
+}

@@ -207,6 +207,11 @@ impl Reader {
         self.explicit = true;
     }
 
+    /// The reference `-T` gave ([`Reader::open`], [`Reader::set_reference`]), if any.
+    pub fn reference(&self) -> Option<&Fasta> {
+        self.reference.as_ref().filter(|_| self.explicit)
+    }
+
     /// The file's size in bytes.
     pub fn file_len(&self) -> u64 {
         self.file_len
@@ -230,7 +235,7 @@ impl Reader {
     /// The whole file was read and it did not end in the EOF container (htslib warns at
     /// close: the input is probably truncated).
     pub fn ended_without_eof_marker(&self) -> bool {
-        self.at >= self.file_len && !self.eof_marker
+        self.at >= self.file_len && !self.eof_marker && self.version.has_eof_container()
     }
 
     /// Makes records without reading any reference: their bases are wrong (`=` where the

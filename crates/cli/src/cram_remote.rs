@@ -4,6 +4,7 @@
 //! them, shows that neither changed before anything is written (a change: the entry is dropped
 //! and the run starts again without the cache, `Failure::Stale`).
 
+use std::path::Path;
 use std::thread::JoinHandle;
 
 use bam::cached::Cached;
@@ -242,14 +243,23 @@ impl Drop for RemoteParts {
 pub struct Opening(Option<(Cached, Seen)>);
 
 /// The index a region query reads: `-X`'s, else the file's name with `.crai` added to its
-/// path, before a URL's query string.
+/// path, before a URL's query string; for a local file without one, the name with its last
+/// extension replaced by `.crai` when that exists (`x.crai` beside `x.cram`, as htslib's
+/// `hts_idx_check_local` looks for it).
 pub fn index_name(file: &str, index: Option<&str>) -> String {
     index.map_or_else(
         || {
             if hfile::scheme_of(file).is_some() {
-                cram::remote::beside(file, ".crai")
-            } else {
-                format!("{file}.crai")
+                return cram::remote::beside(file, ".crai");
+            }
+            let added = format!("{file}.crai");
+            let replaced = file
+                .rfind('.')
+                .filter(|&dot| dot > 0)
+                .map(|dot| format!("{}.crai", &file[..dot]));
+            match replaced {
+                Some(r) if !Path::new(&added).exists() && Path::new(&r).exists() => r,
+                _ => added,
             }
         },
         str::to_string,

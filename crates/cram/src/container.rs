@@ -147,3 +147,59 @@ pub fn slack(h: &ContainerHeader) -> usize {
         .saturating_add(1)
         .saturating_mul(4)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{blocks_end, ContainerHeader};
+    use crate::Version;
+
+    /// A raw external block holding `data`, with its CRC32 in 3.x.
+    fn block(data: &[u8], crc: bool) -> Vec<u8> {
+        let mut b = vec![0, 4, 1, data.len() as u8, data.len() as u8];
+        b.extend_from_slice(data);
+        if crc {
+            let sum = crc32fast::hash(&b);
+            b.extend_from_slice(&sum.to_le_bytes());
+        }
+        b
+    }
+
+    fn header(length: usize, blocks: i32) -> ContainerHeader {
+        ContainerHeader {
+            length,
+            reference_id: 0,
+            start: 1,
+            span: 1,
+            records: 1,
+            record_counter: 0,
+            bases: 1,
+            blocks,
+            landmarks: vec![0],
+            header_len: 0,
+        }
+    }
+
+    #[test]
+    fn blocks_past_the_length_are_found_within_the_slack() {
+        let v3 = Version { major: 3, minor: 0 };
+        let body = [block(b"abc", true), block(b"defg", true)].concat();
+        // The length as a 2.1 writer counts it: without the two CRC32s.
+        let h = header(body.len() - 8, 2);
+        assert_eq!(blocks_end(&h, &body, v3), Some(body.len()));
+        // A block whose CRC32 fails past the length is not one: the length stands.
+        let mut bad = body.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        assert_eq!(blocks_end(&h, &bad, v3), None);
+        // More than four bytes a block (and four) past the length: not read on.
+        let h = header(body.len() - 13, 2);
+        assert_eq!(blocks_end(&h, &body, v3), None);
+        // 2.1: no CRC32s, htsjdk's header container two bytes short.
+        let v21 = Version { major: 2, minor: 1 };
+        let body = block(b"@HD\tVN:1.6\n", false);
+        assert_eq!(
+            blocks_end(&header(body.len() - 2, 1), &body, v21),
+            Some(body.len())
+        );
+    }
+}

@@ -145,6 +145,17 @@ mod tests {
     use super::SamHeader;
 
     #[test]
+    fn lengths_the_fasta_contradicts_are_taken_from_it() {
+        let h = SamHeader::from_text(b"@SQ\tSN:a\tLN:1000\n@SQ\tSN:b\tLN:4\n".to_vec());
+        let fasta = crate::Fasta::in_memory("ref.fa", b"a", b"ACGTACGT".to_vec());
+        assert_eq!(h.length_mismatches(&fasta), vec![(b"a".to_vec(), 1000, 8)]);
+        let fixed = h.with_lengths_of(&fasta);
+        assert_eq!((fixed.reference_len(0), fixed.reference_len(1)), (8, 4));
+        // The text is kept: samtools prints the header as stored.
+        assert_eq!(fixed.text, h.text);
+    }
+
+    #[test]
     fn hostile_lengths_are_capped() {
         let h = SamHeader::from_text(
             b"@SQ\tSN:a\tLN:9223372036854775808\n@SQ\tSN:b\tLN:100\n@SQ\tSN:c\tLN:x\n".to_vec(),

@@ -352,7 +352,21 @@ fn order1_tables(b: &mut Bytes<'_>, bits: u32) -> Result<Vec<Option<Table>>, Str
 
 #[cfg(test)]
 mod tests {
-    use super::decode;
+    use super::{decode, order1_tables, Bytes};
+
+    #[test]
+    fn an_order_1_run_of_zeros_is_one_byte() {
+        // Symbols 1..=200, each context's table: symbol 1 takes all 4096, then a zero and a
+        // run of 198 more: 198 is one byte (0xc6), which as a uint7 would take the next one.
+        let mut t = vec![1, 2, 198, 0];
+        for _ in 1..=200 {
+            t.extend_from_slice(&[0xa0, 0x00, 0x00, 0xc6]);
+        }
+        let mut b = Bytes::new(&t);
+        let tables = order1_tables(&mut b, 12).unwrap();
+        assert_eq!(b.rest().len(), 0, "every table read whole");
+        assert!(tables[1].is_some() && tables[200].is_some() && tables[201].is_none());
+    }
 
     #[test]
     fn hostile_streams() {

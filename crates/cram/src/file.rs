@@ -87,12 +87,15 @@ impl Version {
         (self.major, self.minor) >= (2, 1)
     }
 
-    /// How many bytes at the end of a file hold its EOF container.
+    /// How many bytes at the end of a file hold its EOF container (none in 2.0: its last
+    /// data container ends the file).
     pub fn eof_len(self) -> usize {
         if self.major >= 3 {
             EOF_3.len()
-        } else {
+        } else if self.has_eof_container() {
             EOF_2_1.len()
+        } else {
+            0
         }
     }
 

@@ -158,7 +158,7 @@ fn run_all(label: &str, location: &dyn Fn(&str) -> String, remote: bool) {
         ran - failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(ran > 2000, "only {ran} cases");
+    assert!(ran > 2000, "only {ran} runs");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! them, shows that neither changed before anything is written (a change: the entry is dropped
 //! and the run starts again without the cache, `Failure::Stale`).
 
+use std::path::Path;
 use std::thread::JoinHandle;
 
 use bam::cached::Cached;
@@ -242,13 +243,20 @@ pub struct Opening(Option<(Cached, Seen)>);
 
 /// The index a region query reads: `-X`'s, else the first name htslib derives
 /// ([`hfile::index_candidates`]: the file's name with `.crai` added to its path, before a
-/// URL's query string and fragment). `None` for a pre-signed URL without `-X`: no name is
-/// derived from one.
+/// URL's query string and fragment); for a local file, the first of those names that exists
+/// (`x.crai` beside `x.cram`, as htslib's `hts_idx_check_local` looks for it). `None` for a
+/// pre-signed URL without `-X`: no name is derived from one.
 pub fn index_name(file: &str, index: Option<&str>) -> Option<String> {
-    match index {
-        Some(index) => Some(index.to_string()),
-        None => hfile::index_candidates(file, &[".crai"]).into_iter().next(),
+    if let Some(index) = index {
+        return Some(index.to_string());
     }
+    let candidates = hfile::index_candidates(file, &[".crai"]);
+    if hfile::scheme_of(file).is_none() {
+        if let Some(found) = candidates.iter().find(|c| Path::new(c.as_str()).exists()) {
+            return Some(found.clone());
+        }
+    }
+    candidates.into_iter().next()
 }
 
 #[cfg(test)]

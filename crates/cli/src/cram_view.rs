@@ -261,6 +261,12 @@ fn open_reader(
             .map_err(Failure::Message)?;
         reader.set_reference(fasta);
     }
+    if let Some(fasta) = reader.reference() {
+        for (name, stated, found) in reader.header().length_mismatches(fasta) {
+            let name = String::from_utf8_lossy(&name);
+            eprintln!("[W::sanitise_SQ_lines] Header @SQ length mismatch for ref {name}, {stated} vs {found}");
+        }
+    }
     reader.set_remote(references);
     let set =
         |key: &str| input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);

@@ -109,6 +109,12 @@ fn check_cram(
             .push(format!("{location} has {n} targets in header.")),
     }
     let version = reader.version();
+    if !version.has_eof_container() {
+        rep.details.push(format!(
+            "{location} cannot be checked for EOF block because its filetype does not contain one."
+        ));
+        return rep;
+    }
     let tail = reader.tail(version.eof_len()).ok().flatten();
     match tail {
         Some(t) if version.is_eof_container(&t) => {

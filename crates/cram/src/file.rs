@@ -46,7 +46,12 @@ impl FileDefinition {
             major: data[4],
             minor: data[5],
         };
-        if !matches!((version.major, version.minor), (2, 1) | (3, 0) | (3, 1)) {
+        // 2.0 is read as 2.1 is (htslib tells them apart only by the EOF container, which
+        // 2.1 brought).
+        if !matches!(
+            (version.major, version.minor),
+            (2, 0) | (2, 1) | (3, 0) | (3, 1)
+        ) {
             return Err(Error::at(
                 4,
                 format!(
@@ -75,12 +80,22 @@ const EOF_2_1: [u8; 30] = [
 ];
 
 impl Version {
-    /// How many bytes at the end of a file hold its EOF container.
+    /// Whether files of this version end in an EOF container: from 2.1 on (htslib's
+    /// `cram_check_EOF` answers 3, "no EOF block in this format", for 2.0, and a 2.0 file that
+    /// ends without one is not called truncated).
+    pub fn has_eof_container(self) -> bool {
+        (self.major, self.minor) >= (2, 1)
+    }
+
+    /// How many bytes at the end of a file hold its EOF container (none in 2.0: its last
+    /// data container ends the file).
     pub fn eof_len(self) -> usize {
         if self.major >= 3 {
             EOF_3.len()
-        } else {
+        } else if self.has_eof_container() {
             EOF_2_1.len()
+        } else {
+            0
         }
     }
 

@@ -105,6 +105,31 @@ impl SamHeader {
         })
     }
 
+    /// The references whose `@SQ LN` the FASTA contradicts: name, the header's length and
+    /// the FASTA's (htslib's `sanitise_SQ_lines`, run when `-T` or a `UR` FASTA is loaded: it
+    /// warns of each, and decodes with the FASTA's length).
+    pub fn length_mismatches(&self, fasta: &crate::Fasta) -> Vec<(Vec<u8>, u64, u64)> {
+        self.references
+            .iter()
+            .filter_map(|(name, len)| {
+                let found = fasta.entry(name)?.length;
+                (found != 0 && found != *len).then(|| (name.clone(), *len, found))
+            })
+            .collect()
+    }
+
+    /// This header with each `@SQ` length the FASTA contradicts taken from the FASTA, as
+    /// htslib decodes (the text is kept: samtools prints the header as stored).
+    pub fn with_lengths_of(&self, fasta: &crate::Fasta) -> SamHeader {
+        let mut h = self.clone();
+        for (name, len) in &mut h.references {
+            if let Some(found) = fasta.entry(name).map(|e| e.length).filter(|&l| l != 0) {
+                *len = found;
+            }
+        }
+        h
+    }
+
     /// The name of reference `id`, if there is one.
     pub fn reference_name(&self, id: i32) -> Option<&[u8]> {
         usize::try_from(id)
@@ -117,6 +142,17 @@ impl SamHeader {
 #[cfg(test)]
 mod tests {
     use super::SamHeader;
+
+    #[test]
+    fn lengths_the_fasta_contradicts_are_taken_from_it() {
+        let h = SamHeader::from_text(b"@SQ\tSN:a\tLN:1000\n@SQ\tSN:b\tLN:4\n".to_vec());
+        let fasta = crate::Fasta::in_memory("ref.fa", b"a", b"ACGTACGT".to_vec());
+        assert_eq!(h.length_mismatches(&fasta), vec![(b"a".to_vec(), 1000, 8)]);
+        let fixed = h.with_lengths_of(&fasta);
+        assert_eq!((fixed.reference_len(0), fixed.reference_len(1)), (8, 4));
+        // The text is kept: samtools prints the header as stored.
+        assert_eq!(fixed.text, h.text);
+    }
 
     #[test]
     fn hostile_lengths_are_capped() {

@@ -207,6 +207,11 @@ impl Reader {
         self.explicit = true;
     }
 
+    /// The reference `-T` gave ([`Reader::open`], [`Reader::set_reference`]), if any.
+    pub fn reference(&self) -> Option<&Fasta> {
+        self.reference.as_ref().filter(|_| self.explicit)
+    }
+
     /// The file's size in bytes.
     pub fn file_len(&self) -> u64 {
         self.file_len
@@ -230,7 +235,7 @@ impl Reader {
     /// The whole file was read and it did not end in the EOF container (htslib warns at
     /// close: the input is probably truncated).
     pub fn ended_without_eof_marker(&self) -> bool {
-        self.at >= self.file_len && !self.eof_marker
+        self.at >= self.file_len && !self.eof_marker && self.version.has_eof_container()
     }
 
     /// Makes records without reading any reference: their bases are wrong (`=` where the
@@ -440,8 +445,9 @@ impl Reader {
                     }
                     let h = ContainerHeader::parse(&buf, self.at, self.version)?;
                     let body_at = self.at + h.header_len as u64;
-                    let body = buf[h.header_len..h.header_len + h.length].to_vec();
-                    self.at = body_at + h.length as u64;
+                    let length = self.blocks_length(&h, &mut buf, left)?;
+                    let body = buf[h.header_len..h.header_len + length].to_vec();
+                    self.at = body_at + length as u64;
                     return Ok(Some((h, body, body_at)));
                 }
                 // A header longer than guessed: read more.
@@ -449,6 +455,33 @@ impl Reader {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// How many bytes of blocks follow the container's header in `buf` (which holds at least
+    /// its length): the length, or where the blocks end when they run past it, read on from
+    /// the file (`container::blocks_end`): in the header container, as htslib reads it, and
+    /// in 3.x, where every block's CRC32 shows it is one.
+    fn blocks_length(
+        &mut self,
+        h: &ContainerHeader,
+        buf: &mut Vec<u8>,
+        left: usize,
+    ) -> Result<usize, Error> {
+        if self.first_container != 0 && !self.version.has_crc() {
+            return Ok(h.length);
+        }
+        let mut end = crate::container::blocks_end(h, &buf[h.header_len..], self.version);
+        let most = (h.header_len + h.length)
+            .saturating_add(crate::container::slack(h))
+            .min(left);
+        if end.is_none() && buf.len() < most {
+            let have = buf.len();
+            buf.resize(most, 0);
+            let n = read_at(self.file.as_mut(), self.at + have as u64, &mut buf[have..])?;
+            buf.truncate(have + n);
+            end = crate::container::blocks_end(h, &buf[h.header_len..], self.version);
+        }
+        Ok(end.filter(|&e| e > h.length).unwrap_or(h.length))
     }
 
     /// The records of the next container holding any; `None` at the end of the file.

@@ -183,6 +183,10 @@ impl Encoding {
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
         match self {
+            // No bytes are read from no block: htslib's external decoder asks for the block
+            // only when it wants bytes from it (a read with no bases, `SEQ *`, may have no
+            // quality block at all).
+            Encoding::External { .. } if n == 0 => {}
             Encoding::External { block } => {
                 out.extend_from_slice(s.external(*block)?.take(n, "external bytes")?);
             }
@@ -211,6 +215,9 @@ impl Encoding {
                 let n = usize::try_from(n)
                     .map_err(|_| Error::at(at, format!("byte array of length {n}")))?;
                 if let Encoding::External { block } = **value {
+                    if n == 0 {
+                        return Ok(());
+                    }
                     out.extend_from_slice(s.external(block)?.take(n, "byte array")?);
                     return Ok(());
                 }

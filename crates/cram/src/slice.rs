@@ -62,6 +62,14 @@ impl SliceHeader {
         reference_md5.copy_from_slice(md5);
         let rest = c.remaining();
         let tags = c.take(rest, "slice tags")?.to_vec();
+        // htslib refuses these (`cram_decode_slice_header`), in unplaced slices too: Picard
+        // writes unmapped slices starting at -1, which samtools cannot read either.
+        if start < 0 || span < 0 {
+            return Err(Error::at(
+                base,
+                format!("slice start {start} or span {span} is negative"),
+            ));
+        }
         if records < 0 || blocks < 0 {
             return Err(Error::at(
                 base,

@@ -52,6 +52,7 @@ fn stream(b: &mut Bytes<'_>, expected: usize, depth: u32) -> Result<Vec<u8>, Str
         }
         return stripe(b, size, depth + 1);
     }
+    let ways = if flags & X32 != 0 { 32 } else { 4 };
     let mut len = size;
     let pack = if flags & PACK != 0 {
         let n = usize::from(b.next()?);
@@ -77,7 +78,7 @@ fn stream(b: &mut Bytes<'_>, expected: usize, depth: u32) -> Result<Vec<u8>, Str
                 "rANS Nx16 run-length literals {literals} exceed {len}"
             ));
         }
-        let meta = rle_meta(b, meta_len, len)?;
+        let meta = rle_meta(b, meta_len, len, ways)?;
         let expanded = len;
         len = literals;
         Some((meta, expanded))
@@ -89,7 +90,6 @@ fn stream(b: &mut Bytes<'_>, expected: usize, depth: u32) -> Result<Vec<u8>, Str
     } else if len == 0 {
         Vec::new()
     } else {
-        let ways = if flags & X32 != 0 { 32 } else { 4 };
         if flags & ORDER1 != 0 {
             order1(b, len, ways)?
         } else {
@@ -129,8 +129,15 @@ fn stripe(b: &mut Bytes<'_>, size: usize, depth: u32) -> Result<Vec<u8>, String>
     Ok(interleave(&parts, size))
 }
 
-/// Run-length metadata: stored (odd length) or order-0 coded; `bound` limits its size.
-fn rle_meta(b: &mut Bytes<'_>, meta_len: usize, bound: usize) -> Result<Vec<u8>, String> {
+/// Run-length metadata: stored (odd length) or order-0 coded with the stream's own number of
+/// states (htscodecs' `rans_dec_func(do_simd, 0)`: 32 in a 32-way stream); `bound` limits its
+/// size.
+fn rle_meta(
+    b: &mut Bytes<'_>,
+    meta_len: usize,
+    bound: usize,
+    ways: usize,
+) -> Result<Vec<u8>, String> {
     let raw = meta_len / 2;
     if raw > 5 * bound + 257 {
         return Err(format!("rANS Nx16 run-length metadata of {raw} bytes"));
@@ -140,7 +147,7 @@ fn rle_meta(b: &mut Bytes<'_>, meta_len: usize, bound: usize) -> Result<Vec<u8>,
     }
     let stored = b.uint7()?;
     let mut inner = Bytes::new(b.take(stored)?);
-    order0(&mut inner, raw, 4)
+    order0(&mut inner, raw, ways)
 }
 
 fn unrun(literals: &[u8], meta: &[u8], expanded: usize) -> Result<Vec<u8>, String> {
@@ -333,7 +340,9 @@ fn order1_tables(b: &mut Bytes<'_>, bits: u32) -> Result<Vec<Option<Table>>, Str
                 return Err(format!("rANS Nx16 frequency {f}"));
             }
             if f == 0 {
-                zeros = b.uint7()?;
+                // The run of zeros after it is one byte (htscodecs' `decode_freq_d`), not
+                // a uint7: a run of 128 or more read as uint7 swallows the next frequency.
+                zeros = usize::from(b.next()?);
             }
         }
         tables[i] = Some(Table::new(freq, bits)?);
@@ -343,7 +352,21 @@ fn order1_tables(b: &mut Bytes<'_>, bits: u32) -> Result<Vec<Option<Table>>, Str
 
 #[cfg(test)]
 mod tests {
-    use super::decode;
+    use super::{decode, order1_tables, Bytes};
+
+    #[test]
+    fn an_order_1_run_of_zeros_is_one_byte() {
+        // Symbols 1..=200, each context's table: symbol 1 takes all 4096, then a zero and a
+        // run of 198 more: 198 is one byte (0xc6), which as a uint7 would take the next one.
+        let mut t = vec![1, 2, 198, 0];
+        for _ in 1..=200 {
+            t.extend_from_slice(&[0xa0, 0x00, 0x00, 0xc6]);
+        }
+        let mut b = Bytes::new(&t);
+        let tables = order1_tables(&mut b, 12).unwrap();
+        assert_eq!(b.rest().len(), 0, "every table read whole");
+        assert!(tables[1].is_some() && tables[200].is_some() && tables[201].is_none());
+    }
 
     #[test]
     fn hostile_streams() {

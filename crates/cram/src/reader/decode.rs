@@ -111,8 +111,14 @@ impl Reader {
         if let Some(c) = &self.context {
             return std::sync::Arc::clone(c);
         }
+        // Decoded with `-T`'s lengths where they contradict `@SQ LN` (htslib's
+        // `sanitise_SQ_lines`): a read past the FASTA's end is not an error.
+        let header = match (&self.reference, self.explicit) {
+            (Some(fasta), true) => self.header.with_lengths_of(fasta),
+            _ => self.header.clone(),
+        };
         let c = std::sync::Arc::new(Context {
-            header: self.header.clone(),
+            header,
             version: self.version,
             prefix: self.prefix.clone(),
             decode_md: self.decode_md,

@@ -1,0 +1,271 @@
+//! The seam between the package and the alignment readers: open a path or URL, give its
+//! header, run a query handing each record to a callback. Everything above (the Python
+//! classes, batches, Arrow) goes through [`Alignments`] and [`Shared`] only, so that when the
+//! `hts` facade lands (BAM and CRAM by content, one options type, a shared client) the change
+//! is here: `bam::Reader` becomes `hts::alignment::Reader`, and CRAM stops being refused.
+
+use std::sync::{Arc, Mutex};
+
+use bam::{Header, RecordRef, Regions, Target};
+
+use crate::Error;
+
+/// How files are opened: pysam's arguments and the transport's.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// The index (pysam's `index_filename`); else the names htslib tries beside the file.
+    pub index: Option<String>,
+    /// A FASTA for CRAM (pysam's `reference_filename`); not used by BAM.
+    pub reference: Option<String>,
+    /// Threads inflating BGZF blocks besides the reading one (pysam's `threads`).
+    pub threads: usize,
+    /// Request headers, S3 endpoint, fetchers, retries and the rest, for remote files.
+    pub transport: hfile::OpenOptions,
+    /// Keep remote headers and index prefixes in the persistent cache (`$XDG_CACHE_HOME/hts`),
+    /// as the command line does; off with `cache=False` or `HTS_CACHE=off`.
+    pub cache: bool,
+}
+
+/// What a query reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every record in file order, unmapped ones included (pysam's `until_eof=True`).
+    File,
+    /// Each target in turn, each its records in file order: what `samtools view FILE
+    /// REGION...` prints for the same regions (pysam's `fetch`, one target a call).
+    Targets(Vec<Target>),
+}
+
+/// One open alignment file.
+pub struct Alignments {
+    location: String,
+    options: Options,
+    reader: bam::Reader,
+    header: Arc<Header>,
+    /// The index has been looked for (once, at the first region query).
+    index_selected: bool,
+    /// Records have been read: a whole-file read must start from a fresh reader.
+    used: bool,
+}
+
+impl Alignments {
+    /// Opens `location` (a path, `https://`, pre-signed, `s3://` or `gs://` URL, optionally
+    /// `FILE##idx##INDEX`) and reads its header.
+    pub fn open(location: &str, options: &Options) -> Result<Alignments, Error> {
+        let reader = open_reader(location, options, options.cache)?;
+        let header = Arc::new(reader.header().clone());
+        Ok(Alignments {
+            location: location.to_string(),
+            options: options.clone(),
+            reader,
+            header,
+            index_selected: false,
+            used: false,
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Arc<Header> {
+        &self.header
+    }
+
+    /// The file's location as messages show it (a URL without its query string).
+    pub fn display_name(&self) -> &str {
+        self.reader.location()
+    }
+
+    /// Reads the records of `scope`, handing each to `each` until it returns `false`.
+    ///
+    /// A header or index taken from the persistent cache is shown current before the first
+    /// record; if it turns out stale, the file is opened again without the cache and the query
+    /// starts over (nothing was handed out yet), as the command line does.
+    pub fn run(
+        &mut self,
+        scope: &Scope,
+        each: &mut dyn FnMut(&RecordRef<'_>) -> bool,
+    ) -> Result<(), Error> {
+        match self.try_run(scope, each) {
+            Err(Failure::Stale) => {
+                self.reopen(false)?;
+                self.try_run(scope, each).map_err(Failure::into_error)
+            }
+            other => other.map_err(Failure::into_error),
+        }
+    }
+
+    fn try_run(
+        &mut self,
+        scope: &Scope,
+        each: &mut dyn FnMut(&RecordRef<'_>) -> bool,
+    ) -> Result<(), Failure> {
+        let regions = match scope {
+            Scope::File => {
+                if self.used {
+                    // Regions::File reads on from where the reader stands.
+                    self.reopen(self.options.cache)?;
+                }
+                Regions::File
+            }
+            Scope::Targets(targets) => {
+                if !self.index_selected {
+                    self.reader.select_index(self.options.index.as_deref())?;
+                    self.index_selected = true;
+                }
+                Regions::Targets(targets.clone())
+            }
+        };
+        self.used = true;
+        let mut query = self.reader.query(regions)?;
+        while let Some(record) = query.next_record_ref()? {
+            if !each(&record) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn reopen(&mut self, cache: bool) -> Result<(), Error> {
+        self.reader = open_reader(&self.location, &self.options, cache)?;
+        self.header = Arc::new(self.reader.header().clone());
+        self.index_selected = false;
+        self.used = false;
+        Ok(())
+    }
+}
+
+/// Why a query stopped: a stale cache entry (read again without it) or an error.
+enum Failure {
+    Stale,
+    Error(Error),
+}
+
+impl Failure {
+    fn into_error(self) -> Error {
+        match self {
+            Failure::Stale => Error::Read("the cached header or index went stale twice".into()),
+            Failure::Error(e) => e,
+        }
+    }
+}
+
+impl From<bam::Error> for Failure {
+    fn from(e: bam::Error) -> Failure {
+        if e.is_changed() {
+            Failure::Stale
+        } else {
+            Failure::Error(e.into())
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Error(e)
+    }
+}
+
+fn open_reader(location: &str, options: &Options, cache: bool) -> Result<bam::Reader, Error> {
+    let hint = match &options.index {
+        Some(at) => bam::IndexHint::At(at.clone()),
+        None => bam::IndexHint::Auto,
+    };
+    let bam_options = bam::OpenOptions {
+        transport: options.transport.clone(),
+        threads: options.threads,
+        index: hint,
+        no_cache: !cache,
+        ..Default::default()
+    };
+    match bam::Reader::open(location, &bam_options) {
+        Ok(reader) => Ok(reader),
+        Err(bam::Error::NotBam { name, format }) if format.starts_with("CRAM") => {
+            Err(Error::Unsupported(format!(
+                "{name}: CRAM is not read by this build of the Python package yet (BAM only \
+                 until the hts facade lands)"
+            )))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A file as an `AlignmentFile` holds it: one reader, lent to one query at a time. A query
+/// started while the reader is lent out opens a reader of its own (pysam's
+/// `multiple_iterators=True`), so two iterators of one file never disturb each other.
+pub struct Shared {
+    location: String,
+    options: Options,
+    header: Arc<Header>,
+    display_name: String,
+    slot: Mutex<Slot>,
+}
+
+struct Slot {
+    idle: Option<Alignments>,
+    closed: bool,
+}
+
+impl Shared {
+    /// Opens the file (see [`Alignments::open`]).
+    pub fn open(location: &str, options: &Options) -> Result<Shared, Error> {
+        let first = Alignments::open(location, options)?;
+        Ok(Shared {
+            location: location.to_string(),
+            options: options.clone(),
+            header: Arc::clone(first.header()),
+            display_name: first.display_name().to_string(),
+            slot: Mutex::new(Slot {
+                idle: Some(first),
+                closed: false,
+            }),
+        })
+    }
+
+    /// The header (of the file as first opened).
+    pub fn header(&self) -> &Arc<Header> {
+        &self.header
+    }
+
+    /// The location as messages show it.
+    pub fn display_name(&self) -> &str {
+        &self.display_name
+    }
+
+    /// The reader for a query: the idle one, or a new one when it is lent out.
+    pub fn lend(&self) -> Result<Alignments, Error> {
+        let idle = {
+            let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.closed {
+                return Err(Error::Closed);
+            }
+            slot.idle.take()
+        };
+        match idle {
+            Some(reader) => Ok(reader),
+            None => Alignments::open(&self.location, &self.options),
+        }
+    }
+
+    /// Takes a reader back after its query (kept if none is idle and the file is open).
+    pub fn give_back(&self, reader: Alignments) {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        if !slot.closed && slot.idle.is_none() {
+            slot.idle = Some(reader);
+        }
+    }
+
+    /// Closes the file: the idle reader is dropped, queries still running end with their
+    /// reader, and new ones are refused.
+    pub fn close(&self) {
+        let idle = {
+            let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+            slot.closed = true;
+            slot.idle.take()
+        };
+        drop(idle);
+    }
+
+    /// Whether [`Shared::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner()).closed
+    }
+}

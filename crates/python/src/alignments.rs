@@ -4,10 +4,11 @@
 //! `hts` facade lands (BAM and CRAM by content, one options type, a shared client) the change
 //! is here: `bam::Reader` becomes `hts::alignment::Reader`, and CRAM stops being refused.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bam::{Header, RecordRef, Regions, Target};
 
+use crate::lending::Lender;
 use crate::Error;
 
 /// How files are opened: pysam's arguments and the transport's.
@@ -35,6 +36,10 @@ pub enum Scope {
     /// REGION...` prints for the same regions (pysam's `fetch`, one target a call).
     Targets(Vec<Target>),
 }
+
+/// What [`Alignments::run`] hands each record to: the header and the record, read in place;
+/// `false` stops the query.
+pub type Each<'a> = dyn FnMut(&Arc<Header>, &RecordRef<'_>) -> bool + 'a;
 
 /// One open alignment file.
 pub struct Alignments {
@@ -74,7 +79,8 @@ impl Alignments {
         self.reader.location()
     }
 
-    /// Reads the records of `scope`, handing each to `each` until it returns `false`.
+    /// Reads the records of `scope`, handing each (with the header it is read with) to `each`
+    /// until it returns `false`.
     ///
     /// A header or index taken from the persistent cache is shown current before the first
     /// record; if it turns out stale, the file is opened again without the cache and the query
@@ -82,7 +88,7 @@ impl Alignments {
     pub fn run(
         &mut self,
         scope: &Scope,
-        each: &mut dyn FnMut(&RecordRef<'_>) -> bool,
+        each: &mut Each<'_>,
     ) -> Result<(), Error> {
         match self.try_run(scope, each) {
             Err(Failure::Stale) => {
@@ -96,7 +102,7 @@ impl Alignments {
     fn try_run(
         &mut self,
         scope: &Scope,
-        each: &mut dyn FnMut(&RecordRef<'_>) -> bool,
+        each: &mut Each<'_>,
     ) -> Result<(), Failure> {
         let regions = match scope {
             Scope::File => {
@@ -115,9 +121,10 @@ impl Alignments {
             }
         };
         self.used = true;
+        let header = Arc::clone(&self.header);
         let mut query = self.reader.query(regions)?;
         while let Some(record) = query.next_record_ref()? {
-            if !each(&record) {
+            if !each(&header, &record) {
                 break;
             }
         }
@@ -188,35 +195,23 @@ fn open_reader(location: &str, options: &Options, cache: bool) -> Result<bam::Re
     }
 }
 
-/// A file as an `AlignmentFile` holds it: one reader, lent to one query at a time. A query
-/// started while the reader is lent out opens a reader of its own (pysam's
-/// `multiple_iterators=True`), so two iterators of one file never disturb each other.
+/// A file as an `AlignmentFile` holds it: its header, and its readers lent to one query at a
+/// time ([`Lender`]).
 pub struct Shared {
-    location: String,
-    options: Options,
     header: Arc<Header>,
     display_name: String,
-    slot: Mutex<Slot>,
-}
-
-struct Slot {
-    idle: Option<Alignments>,
-    closed: bool,
+    readers: Lender<Alignments>,
 }
 
 impl Shared {
     /// Opens the file (see [`Alignments::open`]).
     pub fn open(location: &str, options: &Options) -> Result<Shared, Error> {
         let first = Alignments::open(location, options)?;
+        let (location, options) = (location.to_string(), options.clone());
         Ok(Shared {
-            location: location.to_string(),
-            options: options.clone(),
             header: Arc::clone(first.header()),
             display_name: first.display_name().to_string(),
-            slot: Mutex::new(Slot {
-                idle: Some(first),
-                closed: false,
-            }),
+            readers: Lender::new(first, move || Alignments::open(&location, &options)),
         })
     }
 
@@ -230,42 +225,23 @@ impl Shared {
         &self.display_name
     }
 
-    /// The reader for a query: the idle one, or a new one when it is lent out.
+    /// The reader for a query (see [`Lender::lend`]).
     pub fn lend(&self) -> Result<Alignments, Error> {
-        let idle = {
-            let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.closed {
-                return Err(Error::Closed);
-            }
-            slot.idle.take()
-        };
-        match idle {
-            Some(reader) => Ok(reader),
-            None => Alignments::open(&self.location, &self.options),
-        }
+        self.readers.lend()
     }
 
-    /// Takes a reader back after its query (kept if none is idle and the file is open).
+    /// Takes a reader back after its query.
     pub fn give_back(&self, reader: Alignments) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        if !slot.closed && slot.idle.is_none() {
-            slot.idle = Some(reader);
-        }
+        self.readers.give_back(reader)
     }
 
-    /// Closes the file: the idle reader is dropped, queries still running end with their
-    /// reader, and new ones are refused.
+    /// Closes the file (see [`Lender::close`]).
     pub fn close(&self) {
-        let idle = {
-            let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-            slot.closed = true;
-            slot.idle.take()
-        };
-        drop(idle);
+        self.readers.close()
     }
 
-    /// Whether [`Shared::close`] was called.
+    /// Whether the file was closed.
     pub fn is_closed(&self) -> bool {
-        self.slot.lock().unwrap_or_else(|p| p.into_inner()).closed
+        self.readers.is_closed()
     }
 }

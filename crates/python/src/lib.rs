@@ -19,7 +19,9 @@
 
 pub mod alignments;
 pub mod arrow;
+pub mod batches;
 mod error;
+pub mod lending;
 pub mod tag;
 pub mod producer;
 pub mod region;

@@ -22,10 +22,11 @@ pub struct Records {
     pub records: Vec<Record>,
 }
 
-/// The records of `scope`, in batches, read on a thread of their own.
+/// The records of `scope`, in batches, read on a thread of their own. The reader is lent
+/// here, before the thread starts: a file closed after this call does not stop the query.
 pub fn records(shared: Arc<Shared>, scope: Scope) -> Result<Producer<Records>, Error> {
+    let mut reader = shared.lend()?;
     Producer::spawn("hts-records", move |hand| {
-        let mut reader = shared.lend()?;
         let mut sizer = Sizer::default();
         let mut batch = Vec::with_capacity(Sizer::FIRST);
         let mut header = Arc::clone(reader.header());
@@ -72,8 +73,8 @@ pub fn arrow(
     rows: usize,
 ) -> Result<Producer<RecordBatch>, Error> {
     let rows = rows.max(1);
+    let mut reader = shared.lend()?;
     Producer::spawn("hts-arrow", move |hand| {
-        let mut reader = shared.lend()?;
         let mut batch = layout.batch();
         let mut failed = None;
         let mut gone = false;
@@ -139,8 +140,8 @@ pub fn lines(
     readers: Arc<Lender<Variants>>,
     target: tabix::region::Target,
 ) -> Result<Producer<Vec<String>>, Error> {
+    let mut reader = readers.lend()?;
     Producer::spawn("hts-lines", move |hand| {
-        let mut reader = readers.lend()?;
         let mut sizer = Sizer::default();
         let mut batch = Vec::with_capacity(Sizer::FIRST);
         let mut gone = false;

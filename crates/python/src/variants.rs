@@ -8,6 +8,12 @@ use crate::Error;
 /// One open tabix-indexed file.
 pub struct Variants {
     reader: tabix::Reader,
+    location: String,
+    index: Option<String>,
+    transport: hfile::OpenOptions,
+    /// Lines have been read: a query from the first line (`.`) needs a fresh reader, the
+    /// tabix reader reading on from where it stands.
+    used: bool,
 }
 
 /// What a `TabixFile.fetch` reads: pysam's `reference, start, end` (0-based, half-open) or a
@@ -33,6 +39,10 @@ impl Variants {
     ) -> Result<Variants, Error> {
         Ok(Variants {
             reader: tabix::Reader::open(location, index, transport)?,
+            location: location.to_string(),
+            index: index.map(str::to_string),
+            transport: transport.clone(),
+            used: false,
         })
     }
 
@@ -44,6 +54,7 @@ impl Variants {
     /// The header lines (those starting with the index's comment character), without their
     /// line ends.
     pub fn header(&mut self) -> Result<Vec<Vec<u8>>, Error> {
+        self.used = true;
         Ok(self.reader.header()?)
     }
 
@@ -80,6 +91,10 @@ impl Variants {
 
     /// The lines of `target`, handed to `each` until it returns `false`.
     pub fn run(&mut self, target: Target, each: &mut dyn FnMut(&[u8]) -> bool) -> Result<(), Error> {
+        if self.used && matches!(target, Target::Start | Target::Unplaced) {
+            self.reader = tabix::Reader::open(&self.location, self.index.as_deref(), &self.transport)?;
+        }
+        self.used = true;
         let mut query = self.reader.query_target(Some(target));
         while let Some(line) = query.next_line()? {
             if !each(line) {

@@ -253,10 +253,10 @@ impl Column {
                 Field::Pos => position(stored.pos),
                 Field::Pnext => position(stored.mate_pos),
                 Field::Tlen => Some(record.tlen()),
-                // noodles' alignment end: start + span - 1, 1-based; none at 0.
+                // noodles' alignment end, 1-based: the start for a record covering no
+                // reference base (no CIGAR, insertions only), else start + span - 1.
                 _ => (stored.pos >= 0)
-                    .then(|| i64::from(stored.pos) + record.cigar().reference_len() as i64)
-                    .filter(|&end| end > 0)
+                    .then(|| i64::from(stored.pos) + record.cigar().reference_len().max(1) as i64)
                     .and_then(to_i32),
             }),
             Column::Text(field, b) => match field {

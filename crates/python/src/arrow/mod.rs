@@ -42,7 +42,8 @@ pub enum Field {
     Seq,
     /// The qualities as Phred+33 text (null when missing).
     Qual,
-    /// The last reference base covered, 1-based (the 0-based end, exclusive): the same number.
+    /// The last reference base covered, 1-based (the 0-based end, exclusive: the same number);
+    /// for a record covering no reference base, its start (noodles' `alignment_end`).
     End,
 }
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use bam::{Header, RecordRef, Regions, Target};
+use bam::{Header, RecordError, RecordRef, Regions, Target};
 
 use crate::lending::Lender;
 use crate::Error;
@@ -37,9 +37,11 @@ pub enum Scope {
     Targets(Vec<Target>),
 }
 
-/// What [`Alignments::run`] hands each record to: the header and the record, read in place;
-/// `false` stops the query.
-pub type Each<'a> = dyn FnMut(&Arc<Header>, &RecordRef<'_>) -> bool + 'a;
+/// What [`Alignments::run`] hands each record to: the header and the record, read in place.
+/// `Ok(false)` stops the query; an error about the record (its aux data, as samtools finds it
+/// when it prints the record) ends the query with an error naming the file and the record's
+/// virtual offset.
+pub type Each<'a> = dyn FnMut(&Arc<Header>, &RecordRef<'_>) -> Result<bool, RecordError> + 'a;
 
 /// One open alignment file.
 pub struct Alignments {
@@ -123,12 +125,27 @@ impl Alignments {
         self.used = true;
         let header = Arc::clone(&self.header);
         let mut query = self.reader.query(regions)?;
-        while let Some(record) = query.next_record_ref()? {
-            if !each(&header, &record) {
-                break;
+        loop {
+            let verdict = match query.next_record_ref()? {
+                Some(record) => each(&header, &record),
+                None => return Ok(()),
+            };
+            match verdict {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                // The record is dropped: the reader can say where it was.
+                Err(kind) => {
+                    return Err(Failure::Error(
+                        bam::Error::Record {
+                            name: query.reader().location().to_string(),
+                            offset: query.reader().last_record_offset(),
+                            kind,
+                        }
+                        .into(),
+                    ))
+                }
             }
         }
-        Ok(())
     }
 
     fn reopen(&mut self, cache: bool) -> Result<(), Error> {

@@ -37,6 +37,9 @@ pub fn records(shared: Arc<Shared>, scope: Scope) -> Result<Producer<Records>, E
                 // record: its header is the one.
                 header = Arc::clone(h);
             }
+            // Aux data is checked as samtools checks it before printing a record: a record
+            // whose tags cannot be read ends the query with an error naming it.
+            record.check_aux()?;
             batch.push(record.to_owned_record());
             if sizer.full(batch.len()) {
                 sizer.next_batch();
@@ -46,10 +49,10 @@ pub fn records(shared: Arc<Shared>, scope: Scope) -> Result<Producer<Records>, E
                     records,
                 }) {
                     gone = true;
-                    return false;
+                    return Ok(false);
                 }
             }
-            true
+            Ok(true)
         });
         if result.is_ok() {
             if !gone && !batch.is_empty() {
@@ -79,25 +82,26 @@ pub fn arrow(
         let mut failed = None;
         let mut gone = false;
         let result = reader.run(&scope, &mut |_, record| {
+            record.check_aux()?;
             if let Err(e) = batch.push(record) {
                 failed = Some(e);
-                return false;
+                return Ok(false);
             }
             if batch.len() >= rows {
                 match batch.finish() {
                     Ok(done) => {
                         if !hand.give(done) {
                             gone = true;
-                            return false;
+                            return Ok(false);
                         }
                     }
                     Err(e) => {
                         failed = Some(e);
-                        return false;
+                        return Ok(false);
                     }
                 }
             }
-            true
+            Ok(true)
         });
         if let Some(e) = failed {
             return Err(e);
@@ -129,7 +133,8 @@ pub fn count(shared: &Shared, scope: &Scope, filter: Filter) -> Result<u64, Erro
         if filter == Filter::All || !bad {
             n += 1;
         }
-        true
+        // samtools view -c counts a record whose aux data is corrupt: not checked here.
+        Ok(true)
     })?;
     shared.give_back(reader);
     Ok(n)

@@ -9,6 +9,7 @@ mod bench_local_vcf;
 mod bench_minimum;
 mod bench_modes;
 mod bench_process;
+mod bench_python;
 mod bench_remote;
 mod bench_remote_cram;
 mod bench_remote_runs;

@@ -87,7 +87,7 @@ pub fn arrow(
                 failed = Some(e);
                 return Ok(false);
             }
-            if batch.len() >= rows {
+            if batch.is_full(rows) {
                 match batch.finish() {
                     Ok(done) => {
                         if !hand.give(done) {

@@ -19,7 +19,7 @@ pub struct Layer {
 }
 
 /// The crates, lowest layer first.
-pub const LAYERS: [Layer; 8] = [
+pub const LAYERS: [Layer; 9] = [
     Layer {
         name: "hfile",
         below: &[],
@@ -51,6 +51,11 @@ pub const LAYERS: [Layer; 8] = [
     Layer {
         name: "cli",
         below: &["samtools", "tabix", "cram", "bam", "index", "bgzf", "hfile"],
+    },
+    // The Python package: on the readers (the `hts` facade when it lands), beside the CLI.
+    Layer {
+        name: "python",
+        below: &["tabix", "bam", "index", "bgzf", "hfile"],
     },
 ];
 

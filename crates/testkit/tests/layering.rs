@@ -176,3 +176,17 @@ fn cram_and_tabix_sit_beside_bam() {
         assert_eq!(found, pairs(&[("bam", beside)]), "{beside}");
     }
 }
+
+#[test]
+fn the_python_package_sits_on_the_readers_beside_the_cli() {
+    let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
+    assert!(at("python").below.contains(&"bam"));
+    assert!(at("python").below.contains(&"tabix"));
+    for above in ["cli", "samtools"] {
+        let found = violations("python", "", &format!("use {above}::f as g;\n"));
+        assert_eq!(found, pairs(&[("python", above)]), "{above}");
+    }
+    // No library names it.
+    let found = violations("bam", "python.workspace = true\n", "");
+    assert_eq!(found, pairs(&[("bam", "python")]));
+}

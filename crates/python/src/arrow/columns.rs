@@ -1,6 +1,5 @@
 //! One Arrow builder a column, and how each takes its value from a record.
 
-use std::fmt::Write;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -12,6 +11,7 @@ use arrow_array::{ArrayRef, DictionaryArray};
 use arrow_schema::{DataType, Field as ArrowField};
 use bam::RecordRef;
 
+use super::text::Text;
 use super::Field;
 use crate::tag::{Elements, Value};
 use crate::Error;
@@ -206,7 +206,7 @@ impl TagColumn {
 
 /// A column being built.
 pub(crate) enum Column {
-    Text(Field, StringBuilder),
+    Text(Field, Text),
     Int32(Field, Int32Builder),
     Flag(UInt16Builder),
     Mapq(UInt8Builder),
@@ -219,7 +219,7 @@ impl Column {
     pub(crate) fn new(field: Field) -> Column {
         match field {
             Field::Qname | Field::Cigar | Field::Seq | Field::Qual => {
-                Column::Text(field, StringBuilder::new())
+                Column::Text(field, Text::new())
             }
             Field::Pos | Field::Pnext | Field::Tlen | Field::End => {
                 Column::Int32(field, Int32Builder::new())
@@ -261,32 +261,22 @@ impl Column {
             }),
             Column::Text(field, b) => match field {
                 Field::Qname => match record.name() {
-                    b"*" => b.append_null(),
-                    name => b.append_value(String::from_utf8_lossy(name)),
+                    b"*" => b.push_null(),
+                    name => b.push_bytes(name),
                 },
                 Field::Cigar => {
                     let cigar = record.cigar();
                     if cigar.is_empty() {
-                        b.append_null();
+                        b.push_null();
                     } else {
-                        for op in cigar.iter() {
-                            // A String builder's fmt::Write cannot fail.
-                            let _ = write!(b, "{}{}", op.len(), char::from(op.letter()));
-                        }
-                        b.append_value("");
+                        b.push_cigar(cigar);
                     }
                 }
-                Field::Seq => b.append_value(String::from_utf8_lossy(&record.seq())),
-                _ => {
-                    let qual = record.qual();
-                    if qual.is_empty() || qual[0] == 0xff {
-                        b.append_null();
-                    } else {
-                        scratch.clear();
-                        scratch.extend(qual.iter().map(|q| q.saturating_add(33)));
-                        b.append_value(String::from_utf8_lossy(scratch));
-                    }
-                }
+                Field::Seq => b.push_bases(record.seq_packed(), record.seq_len()),
+                _ => match record.qual() {
+                    [] | [0xff, ..] => b.push_null(),
+                    qual => b.push_qualities(qual),
+                },
             },
             Column::Tag(column) => {
                 let value = crate::tag::find(record.aux(), column.tag).map_err(|at| {
@@ -304,7 +294,7 @@ impl Column {
 
     pub(crate) fn finish(&mut self, names: &ArrayRef) -> Result<ArrayRef, Error> {
         Ok(match self {
-            Column::Text(_, b) => Arc::new(b.finish()),
+            Column::Text(_, b) => b.finish()?,
             Column::Int32(_, b) => Arc::new(b.finish()),
             Column::Flag(b) => Arc::new(b.finish()),
             Column::Mapq(b) => Arc::new(b.finish()),
@@ -319,4 +309,14 @@ impl Column {
 
 fn to_i32(v: i64) -> Option<i32> {
     i32::try_from(v).ok()
+}
+
+impl Column {
+    /// Bytes held by a string column (0 for others).
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Column::Text(_, t) => t.bytes(),
+            _ => 0,
+        }
+    }
 }

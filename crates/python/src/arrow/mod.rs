@@ -4,6 +4,7 @@
 //! Arrow C stream interface.
 
 mod columns;
+mod text;
 
 use std::sync::Arc;
 
@@ -204,6 +205,12 @@ impl Batch {
     /// The rows so far.
     pub fn len(&self) -> usize {
         self.rows
+    }
+
+    /// Whether the batch should be handed over: `rows` rows, or string columns near what
+    /// 32-bit offsets can address (long reads).
+    pub fn is_full(&self, rows: usize) -> bool {
+        self.rows >= rows || self.columns.iter().any(|c| c.bytes() > 1 << 30)
     }
 
     /// Whether no row was added.

@@ -75,12 +75,16 @@ struct Side {
     env: Vec<EnvChange>,
 }
 
-/// A row of the table: what was measured, and both sides' medians.
+/// A row of the table: what was measured, both sides' medians (wall and CPU seconds), and
+/// for a remote query the bytes it needs and their time on the link.
 struct Row {
     what: String,
     hts: f64,
     other: f64,
+    hts_cpu: f64,
+    other_cpu: f64,
     other_name: &'static str,
+    floor: Option<(u64, f64)>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -88,8 +92,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// One cold run: a fresh working directory and cache folder. (wall seconds, stdout)
-fn cold(python: &Path, side: &Side) -> Result<(f64, String), String> {
+/// One cold run: a fresh working directory and cache folder. (wall and CPU seconds, stdout)
+fn cold(python: &Path, side: &Side) -> Result<(f64, f64, String), String> {
     let cwd = fresh_dir("py")?;
     let cache = fresh_dir("py-cache")?;
     let mut env = side.env.clone();
@@ -102,12 +106,18 @@ fn cold(python: &Path, side: &Side) -> Result<(f64, String), String> {
         side.index.clone(),
     ];
     args.extend(side.args.iter().cloned());
+    let cpu = crate::bench_remote_runs::cpu_seconds(libc::RUSAGE_CHILDREN);
     let run = timed(python, &args, &cwd, &env);
+    let cpu = crate::bench_remote_runs::cpu_seconds(libc::RUSAGE_CHILDREN) - cpu;
     for d in [&cwd, &cache] {
         let _ = std::fs::remove_dir_all(d);
     }
     let run = run?;
-    Ok((run.wall, String::from_utf8_lossy(&run.stdout).trim().to_string()))
+    Ok((
+        run.wall,
+        cpu,
+        String::from_utf8_lossy(&run.stdout).trim().to_string(),
+    ))
 }
 
 /// Both sides `runs` times in turn; the medians, after checking their outputs agree.
@@ -119,28 +129,37 @@ fn compare(
     other_name: &'static str,
     runs: usize,
 ) -> Result<Row, String> {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut a, mut b, mut a_cpu, mut b_cpu) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let (wall, out_a) = cold(python, hts)?;
+        let (wall, cpu, out_a) = cold(python, hts)?;
         a.push(wall);
-        let (wall, out_b) = cold(python, other)?;
+        a_cpu.push(cpu);
+        let (wall, cpu, out_b) = cold(python, other)?;
         b.push(wall);
+        b_cpu.push(cpu);
         if out_a != out_b {
-            return Err(format!("{what}: hts printed '{out_a}', {other_name} '{out_b}'"));
+            return Err(format!(
+                "{what}: hts printed '{out_a}', {other_name} '{out_b}'"
+            ));
         }
     }
     let row = Row {
         what,
         hts: median(a),
         other: median(b),
+        hts_cpu: median(a_cpu),
+        other_cpu: median(b_cpu),
         other_name,
+        floor: None,
     };
     println!(
-        "  {:<28} hts {:>7.3} s   {:<7} {:>7.3} s   {:>5.2}x",
+        "  {:<28} hts {:>7.3} s ({:.3} CPU)   {:<7} {:>7.3} s ({:.3} CPU)   {:>5.2}x",
         row.what,
         row.hts,
+        row.hts_cpu,
         row.other_name,
         row.other,
+        row.other_cpu,
         row.other / row.hts
     );
     Ok(row)
@@ -181,25 +200,29 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .unwrap_or(3);
     let venv = venv_with_wheel(Build::Release)?;
     let python = venv.join("bin/python");
-    testkit::tools::run_command(
-        std::process::Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check", S3FS]),
-    )?;
+    testkit::tools::run_command(std::process::Command::new(venv.join("bin/pip")).args([
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        S3FS,
+    ]))?;
     let cases = crate::bench_data::cases(Some("r1,r5,r10,chr22"))?;
+    let mut minimum = crate::bench_minimum::Minimum::new(&bam)?;
     let load = crate::bench_local::load_average();
     println!("load average before: {load}");
     let started = std::time::Instant::now();
     let mut rows = Vec::new();
     let bai = format!("{file}.bai");
     let local = |name: &str| dir.join(name).display().to_string();
-    let side = |script, lib, (url, index): &(String, String), env: &[EnvChange], rest: Vec<String>| Side {
-        script,
-        lib,
-        url: url.clone(),
-        index: index.clone(),
-        args: rest,
-        env: env.to_vec(),
-    };
+    let side =
+        |script, lib, (url, index): &(String, String), env: &[EnvChange], rest: Vec<String>| Side {
+            script,
+            lib,
+            url: url.clone(),
+            index: index.clone(),
+            args: rest,
+            env: env.to_vec(),
+        };
     for profile in ["ec2", "s3"] {
         let link = Link::profile(profile).ok_or("profile")?;
         let server;
@@ -234,35 +257,81 @@ pub fn run(args: &[String]) -> Result<(), String> {
         };
         for (case, regions) in &cases {
             let hts = side(QUERY, "hts", &place.hts, &place.hts_env, regions.clone());
-            let pysam = side(QUERY, "pysam", &place.other, &place.other_env, regions.clone());
-            rows.push(compare(&python, format!("{profile} {case}"), &hts, &pysam, "pysam", runs)?);
+            let pysam = side(
+                QUERY,
+                "pysam",
+                &place.other,
+                &place.other_env,
+                regions.clone(),
+            );
+            let mut row = compare(
+                &python,
+                format!("{profile} {case}"),
+                &hts,
+                &pysam,
+                "pysam",
+                runs,
+            )?;
+            // The bytes the query needs at the link's bandwidth (all connections together).
+            let needed = minimum.of(regions)?.bytes;
+            row.floor = link.bandwidth.map(|rate| (needed, needed as f64 / rate));
+            rows.push(row);
         }
         if profile == "s3" {
             let chr22 = vec!["22".to_string()];
             let hts = side(ARROW, "hts", &place.hts, &place.hts_env, chr22.clone());
             // s3fs takes the same s3:// names and the AWS_* variables of the stack.
             let oxbow = side(ARROW, "oxbow", &place.hts, &place.hts_env, chr22);
-            rows.push(compare(&python, "s3 chr22 to Arrow".into(), &hts, &oxbow, "oxbow", runs)?);
+            rows.push(compare(
+                &python,
+                "s3 chr22 to Arrow".into(),
+                &hts,
+                &oxbow,
+                "oxbow",
+                runs,
+            )?);
         }
     }
     let files = (local(&file), local(&bai));
     let chr22 = vec!["22".to_string()];
     let hts = side(QUERY, "hts", &files, &[], chr22.clone());
     let pysam = side(QUERY, "pysam", &files, &[], chr22.clone());
-    rows.push(compare(&python, "local chr22 iterated".into(), &hts, &pysam, "pysam", runs)?);
+    rows.push(compare(
+        &python,
+        "local chr22 iterated".into(),
+        &hts,
+        &pysam,
+        "pysam",
+        runs,
+    )?);
     let hts = side(ARROW, "hts", &files, &[], chr22.clone());
     let oxbow = side(ARROW, "oxbow", &files, &[], chr22);
-    rows.push(compare(&python, "local chr22 to Arrow".into(), &hts, &oxbow, "oxbow", runs)?);
+    rows.push(compare(
+        &python,
+        "local chr22 to Arrow".into(),
+        &hts,
+        &oxbow,
+        "oxbow",
+        runs,
+    )?);
     let (peak_hts, peak_oxbow) = (peak_mib(&python, &hts)?, peak_mib(&python, &oxbow)?);
-    println!("\n| case | hts (s) | other (s) | other / hts |\n|---|---:|---:|---:|");
+    println!(
+        "\n| case | hts | other | other / hts | CPU: hts | other | needed bytes, at the link's rate |\n\
+         |---|---:|---:|---:|---:|---:|---:|"
+    );
     for r in &rows {
+        let floor = r.floor.map_or(String::new(), |(bytes, secs)| {
+            format!("{:.1} MB, {secs:.3} s", bytes as f64 / 1e6)
+        });
         println!(
-            "| {} | {:.3} | {} {:.3} | {:.2}x |",
+            "| {} | {:.3} s | {} {:.3} s | {:.2}x | {:.3} s | {:.3} s | {floor} |",
             r.what,
             r.hts,
             r.other_name,
             r.other,
-            r.other / r.hts
+            r.other / r.hts,
+            r.hts_cpu,
+            r.other_cpu
         );
     }
     println!(
@@ -279,4 +348,3 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
     Ok(())
 }
-

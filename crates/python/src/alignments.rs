@@ -53,6 +53,8 @@ pub struct Alignments {
     index_selected: bool,
     /// Records have been read: a whole-file read must start from a fresh reader.
     used: bool,
+    /// Threads inflating besides the reading one.
+    threads: usize,
 }
 
 impl Alignments {
@@ -68,12 +70,21 @@ impl Alignments {
             header,
             index_selected: false,
             used: false,
+            threads: options.threads,
         })
     }
 
     /// The header.
     pub fn header(&self) -> &Arc<Header> {
         &self.header
+    }
+
+    /// Inflates on at least `threads` threads besides the reading one from now on.
+    pub fn use_threads(&mut self, threads: usize) {
+        if threads > self.threads {
+            self.reader.set_threads(threads);
+            self.threads = threads;
+        }
     }
 
     /// The file's location as messages show it (a URL without its query string).
@@ -87,11 +98,7 @@ impl Alignments {
     /// A header or index taken from the persistent cache is shown current before the first
     /// record; if it turns out stale, the file is opened again without the cache and the query
     /// starts over (nothing was handed out yet), as the command line does.
-    pub fn run(
-        &mut self,
-        scope: &Scope,
-        each: &mut Each<'_>,
-    ) -> Result<(), Error> {
+    pub fn run(&mut self, scope: &Scope, each: &mut Each<'_>) -> Result<(), Error> {
         match self.try_run(scope, each) {
             Err(Failure::Stale) => {
                 self.reopen(false)?;
@@ -101,11 +108,7 @@ impl Alignments {
         }
     }
 
-    fn try_run(
-        &mut self,
-        scope: &Scope,
-        each: &mut Each<'_>,
-    ) -> Result<(), Failure> {
+    fn try_run(&mut self, scope: &Scope, each: &mut Each<'_>) -> Result<(), Failure> {
         let regions = match scope {
             Scope::File => {
                 if self.used {
@@ -153,6 +156,8 @@ impl Alignments {
         self.header = Arc::new(self.reader.header().clone());
         self.index_selected = false;
         self.used = false;
+        let threads = std::mem::replace(&mut self.threads, self.options.threads);
+        self.use_threads(threads);
         Ok(())
     }
 }

@@ -68,15 +68,17 @@ pub fn records(shared: Arc<Shared>, scope: Scope) -> Result<Producer<Records>, E
 }
 
 /// The records of `scope` as Arrow record batches of up to `rows` rows, built on a thread of
-/// their own.
+/// their own while at least `threads` more inflate blocks.
 pub fn arrow(
     shared: Arc<Shared>,
     scope: Scope,
     layout: Arc<Layout>,
     rows: usize,
+    threads: usize,
 ) -> Result<Producer<RecordBatch>, Error> {
     let rows = rows.max(1);
     let mut reader = shared.lend()?;
+    reader.use_threads(threads);
     Producer::spawn("hts-arrow", move |hand| {
         let mut batch = layout.batch();
         let mut failed = None;

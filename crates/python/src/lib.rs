@@ -22,12 +22,14 @@ pub mod arrow;
 pub mod batches;
 mod error;
 pub mod lending;
-pub mod tag;
 pub mod producer;
 pub mod region;
+pub mod tag;
 pub mod variants;
 
+// pysam's methods take many keyword arguments, each a parameter of the Rust function.
 #[cfg(feature = "python")]
+#[allow(clippy::too_many_arguments)]
 mod py;
 
 pub use error::Error;

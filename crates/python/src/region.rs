@@ -51,9 +51,7 @@ pub fn scope(args: &FetchArgs, header: &Header) -> Result<Scope, Error> {
             .map(RefId::new)
             .ok_or_else(|| Error::Argument(format!("tid {tid} out of range")))?,
         (None, None) if args.start.is_some() || args.stop.is_some() => {
-            return Err(Error::Argument(
-                "start and stop need a contig".to_string(),
-            ))
+            return Err(Error::Argument("start and stop need a contig".to_string()))
         }
         (None, None) if args.until_eof => return Ok(Scope::File),
         (None, None) => {
@@ -235,7 +233,11 @@ mod tests {
         ];
         assert_eq!(
             targets(&specs, &h),
-            Ok(vec![at(1, 0, 10), at(0, 0, Position::MAX.get()), Target::Unplaced])
+            Ok(vec![
+                at(1, 0, 10),
+                at(0, 0, Position::MAX.get()),
+                Target::Unplaced
+            ])
         );
     }
 }

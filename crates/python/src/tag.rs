@@ -48,8 +48,14 @@ impl<'a> Value<'a> {
             b'H' => Value::Hex(v),
             b'c' => Value::Int(i64::from(*v.first()? as i8), b'c'),
             b'C' => Value::Int(i64::from(*v.first()?), b'C'),
-            b's' => Value::Int(i64::from(i16::from_le_bytes([*v.first()?, *v.get(1)?])), b's'),
-            b'S' => Value::Int(i64::from(u16::from_le_bytes([*v.first()?, *v.get(1)?])), b'S'),
+            b's' => Value::Int(
+                i64::from(i16::from_le_bytes([*v.first()?, *v.get(1)?])),
+                b's',
+            ),
+            b'S' => Value::Int(
+                i64::from(u16::from_le_bytes([*v.first()?, *v.get(1)?])),
+                b'S',
+            ),
             b'i' => Value::Int(i64::from(i32::from_le_bytes(word(v)?)), b'i'),
             b'I' => Value::Int(i64::from(u32::from_le_bytes(word(v)?)), b'I'),
             b'f' => Value::Float(f32::from_le_bytes(word(v)?)),

@@ -90,9 +90,14 @@ impl Variants {
     }
 
     /// The lines of `target`, handed to `each` until it returns `false`.
-    pub fn run(&mut self, target: Target, each: &mut dyn FnMut(&[u8]) -> bool) -> Result<(), Error> {
+    pub fn run(
+        &mut self,
+        target: Target,
+        each: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<(), Error> {
         if self.used && matches!(target, Target::Start | Target::Unplaced) {
-            self.reader = tabix::Reader::open(&self.location, self.index.as_deref(), &self.transport)?;
+            self.reader =
+                tabix::Reader::open(&self.location, self.index.as_deref(), &self.transport)?;
         }
         self.used = true;
         let mut query = self.reader.query_target(Some(target));

@@ -22,6 +22,7 @@ use crate::Error;
 pub struct AlignmentFile {
     shared: Arc<Shared>,
     filename: String,
+    threads: usize,
 }
 
 impl AlignmentFile {
@@ -118,6 +119,7 @@ impl AlignmentFile {
         Ok(AlignmentFile {
             shared: Arc::new(shared),
             filename: location,
+            threads,
         })
     }
 
@@ -173,7 +175,11 @@ impl AlignmentFile {
 
     /// The name of reference `tid`.
     fn get_reference_name(&self, tid: i64) -> Option<String> {
-        let r = self.shared.header().refs().get(usize::try_from(tid).ok()?)?;
+        let r = self
+            .shared
+            .header()
+            .refs()
+            .get(usize::try_from(tid).ok()?)?;
         Some(String::from_utf8_lossy(&r.name).into_owned())
     }
 
@@ -213,7 +219,11 @@ impl AlignmentFile {
     /// together), region by region in the order given, as `samtools view FILE REGION...`
     /// prints them. Each region is a string in samtools' syntax or a `(contig, start, stop)`
     /// tuple.
-    fn fetch_many(&self, py: Python<'_>, regions: &Bound<'_, PyAny>) -> PyResult<AlignmentIterator> {
+    fn fetch_many(
+        &self,
+        py: Python<'_>,
+        regions: &Bound<'_, PyAny>,
+    ) -> PyResult<AlignmentIterator> {
         let specs = region_specs(regions)?;
         let targets = region::targets(&specs, self.open_shared()?.header())?;
         self.records(py, Scope::Targets(targets))
@@ -277,9 +287,11 @@ impl AlignmentFile {
     /// or a sequence as `fetch_many` takes; `columns`: oxbow's names (`qname flag rname pos
     /// mapq cigar rnext pnext tlen seq qual end`; default all); `tags`: tag columns, each a
     /// name (the value as SAM text) or `(name, type)` as oxbow's `tag_defs`; `coords`: "11"
-    /// (1-based `pos`, oxbow's default) or "01".
+    /// (1-based `pos`, oxbow's default) or "01"; `threads`: threads inflating blocks while the
+    /// query's thread builds the columns (default: the file's `threads`, at least 1: a bulk
+    /// read keeps two cores busy).
     #[pyo3(signature = (regions = None, columns = None, tags = None, coords = "11",
-        batch_size = 65536))]
+        batch_size = 65536, threads = None))]
     fn to_arrow(
         &self,
         py: Python<'_>,
@@ -288,7 +300,9 @@ impl AlignmentFile {
         tags: Option<&Bound<'_, PyAny>>,
         coords: &str,
         batch_size: usize,
+        threads: Option<usize>,
     ) -> PyResult<ArrowStream> {
+        let threads = threads.unwrap_or(self.threads.max(1));
         let shared = Arc::clone(self.open_shared()?);
         let header = shared.header();
         let scope = match regions {
@@ -311,7 +325,8 @@ impl AlignmentFile {
         let layout = Arc::new(Layout::new(columns.as_deref(), &tag_defs, coords, header)?);
         let schema = layout.schema();
         let start = move || {
-            batches::arrow(Arc::clone(&shared), scope.clone(), Arc::clone(&layout), batch_size)
+            let (scope, layout) = (scope.clone(), Arc::clone(&layout));
+            batches::arrow(Arc::clone(&shared), scope, layout, batch_size, threads)
         };
         let first = py.detach(&start)?;
         Ok(ArrowStream::new(schema, first, Box::new(start)))
@@ -343,8 +358,11 @@ impl AlignmentFile {
             "<hts.AlignmentFile '{}' ({} references){}>",
             self.shared.display_name(),
             self.shared.header().refs().len(),
-            if self.shared.is_closed() { ", closed" } else { "" }
+            if self.shared.is_closed() {
+                ", closed"
+            } else {
+                ""
+            }
         )
     }
 }
-

@@ -97,6 +97,10 @@ impl ArrowStream {
     /// The column names.
     #[getter]
     fn column_names(&self) -> Vec<String> {
-        self.schema.fields().iter().map(|f| f.name().clone()).collect()
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
     }
 }

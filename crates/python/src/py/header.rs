@@ -96,9 +96,9 @@ impl AlignmentHeader {
             }
             let x = PyDict::new(py);
             for (i, field) in fields.iter().enumerate().skip(1) {
-                let (key, value) = field.split_once(':').ok_or_else(|| {
-                    PyValueError::new_err("malformatted header: no ':' in field")
-                })?;
+                let (key, value) = field
+                    .split_once(':')
+                    .ok_or_else(|| PyValueError::new_err("malformatted header: no ':' in field"))?;
                 if key == "CL" {
                     let rest = fields[i..].join("\t");
                     let (key, value) = rest.split_once(':').unwrap_or((key, value));

@@ -325,7 +325,11 @@ impl AlignedSegment {
 
     /// Every tag as `(tag, value)` pairs (or `(tag, value, type)`), in the record's order.
     #[pyo3(signature = (with_value_type = false))]
-    fn get_tags<'py>(&self, py: Python<'py>, with_value_type: bool) -> PyResult<Bound<'py, PyList>> {
+    fn get_tags<'py>(
+        &self,
+        py: Python<'py>,
+        with_value_type: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for field in bam::aux::fields(self.record.aux()) {
             let field = field.map_err(|at| self.corrupt_aux(at))?;

@@ -75,6 +75,20 @@ struct Side {
     env: Vec<EnvChange>,
 }
 
+impl Side {
+    /// The interpreter's arguments: the script and its own.
+    fn command_line(&self) -> Vec<String> {
+        let mut args = vec![
+            "-c".to_string(),
+            self.script.to_string(),
+            self.lib.to_string(),
+        ];
+        args.extend([self.url.clone(), self.index.clone()]);
+        args.extend(self.args.iter().cloned());
+        args
+    }
+}
+
 /// A row of the table: what was measured, both sides' medians (wall and CPU seconds), and
 /// for a remote query the bytes it needs and their time on the link.
 struct Row {
@@ -98,14 +112,7 @@ fn cold(python: &Path, side: &Side) -> Result<(f64, f64, String), String> {
     let cache = fresh_dir("py-cache")?;
     let mut env = side.env.clone();
     env.push(("XDG_CACHE_HOME".into(), Some(cache.display().to_string())));
-    let mut args = vec![
-        "-c".to_string(),
-        side.script.to_string(),
-        side.lib.to_string(),
-        side.url.clone(),
-        side.index.clone(),
-    ];
-    args.extend(side.args.iter().cloned());
+    let args = side.command_line();
     let cpu = crate::bench_remote_runs::cpu_seconds(libc::RUSAGE_CHILDREN);
     let run = timed(python, &args, &cwd, &env);
     let cpu = crate::bench_remote_runs::cpu_seconds(libc::RUSAGE_CHILDREN) - cpu;
@@ -167,14 +174,7 @@ fn compare(
 
 /// The peak resident memory in MiB of one cold run, under GNU time.
 fn peak_mib(python: &Path, side: &Side) -> Result<f64, String> {
-    let mut args = vec![
-        "-c".to_string(),
-        side.script.to_string(),
-        side.lib.to_string(),
-        side.url.clone(),
-        side.index.clone(),
-    ];
-    args.extend(side.args.iter().cloned());
+    let args = side.command_line();
     let kib = crate::bench_remote_runs::peak_rss(python, &args, &side.env)?;
     Ok(kib as f64 / 1024.0)
 }

@@ -86,7 +86,8 @@ impl Sizer {
     #[inline]
     pub fn full(&self, len: usize) -> bool {
         // The clock is read every 16 records: time matters only when records come slowly.
-        len >= self.size || (len.is_multiple_of(16) && len > 0 && self.started.elapsed() >= Sizer::WAIT)
+        len >= self.size
+            || (len.is_multiple_of(16) && len > 0 && self.started.elapsed() >= Sizer::WAIT)
     }
 
     /// Starts the next batch, larger than the last.

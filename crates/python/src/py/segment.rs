@@ -12,7 +12,8 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use super::HtsError;
 use crate::tag::{self, Elements, Value};
 
-/// One alignment record (pysam's `AlignedSegment`, read-only).
+/// One alignment record (pysam's `AlignedSegment`, read-only). The `is_*` properties of the
+/// flag are added by the package's Python half (`hts/__init__.py`), from one table.
 #[pyclass(module = "hts._hts", name = "AlignedSegment", frozen)]
 pub struct AlignedSegment {
     record: Record,
@@ -107,86 +108,6 @@ impl AlignedSegment {
         self.record.flags().bits()
     }
 
-    #[getter]
-    fn is_paired(&self) -> bool {
-        self.flag_set(0x1)
-    }
-
-    #[getter]
-    fn is_proper_pair(&self) -> bool {
-        self.flag_set(0x2)
-    }
-
-    #[getter]
-    fn is_unmapped(&self) -> bool {
-        self.flag_set(0x4)
-    }
-
-    #[getter]
-    fn is_mapped(&self) -> bool {
-        !self.flag_set(0x4)
-    }
-
-    #[getter]
-    fn mate_is_unmapped(&self) -> bool {
-        self.flag_set(0x8)
-    }
-
-    #[getter]
-    fn mate_is_mapped(&self) -> bool {
-        !self.flag_set(0x8)
-    }
-
-    #[getter]
-    fn is_reverse(&self) -> bool {
-        self.flag_set(0x10)
-    }
-
-    #[getter]
-    fn is_forward(&self) -> bool {
-        !self.flag_set(0x10)
-    }
-
-    #[getter]
-    fn mate_is_reverse(&self) -> bool {
-        self.flag_set(0x20)
-    }
-
-    #[getter]
-    fn mate_is_forward(&self) -> bool {
-        !self.flag_set(0x20)
-    }
-
-    #[getter]
-    fn is_read1(&self) -> bool {
-        self.flag_set(0x40)
-    }
-
-    #[getter]
-    fn is_read2(&self) -> bool {
-        self.flag_set(0x80)
-    }
-
-    #[getter]
-    fn is_secondary(&self) -> bool {
-        self.flag_set(0x100)
-    }
-
-    #[getter]
-    fn is_qcfail(&self) -> bool {
-        self.flag_set(0x200)
-    }
-
-    #[getter]
-    fn is_duplicate(&self) -> bool {
-        self.flag_set(0x400)
-    }
-
-    #[getter]
-    fn is_supplementary(&self) -> bool {
-        self.flag_set(0x800)
-    }
-
     /// The reference's number (-1: none).
     #[getter]
     fn reference_id(&self) -> i32 {
@@ -273,16 +194,16 @@ impl AlignedSegment {
         self.record.seq_len()
     }
 
-    /// The mate's reference number (-1: none).
-    #[getter]
-    fn next_reference_id(&self) -> i32 {
-        self.record.stored_coordinates().mate_ref_id
-    }
-
     /// The mate's reference name (None: none).
     #[getter]
     fn next_reference_name(&self) -> Option<String> {
         self.ref_name(self.record.stored_coordinates().mate_ref_id)
+    }
+
+    /// The mate's reference number (-1: none).
+    #[getter]
+    fn next_reference_id(&self) -> i32 {
+        self.record.stored_coordinates().mate_ref_id
     }
 
     /// The mate's 0-based position (-1: none).

@@ -83,8 +83,12 @@ pub fn arrow(
         let mut batch = layout.batch();
         let mut failed = None;
         let mut gone = false;
+        // Aux data is read (and so checked, as samtools checks it) only for tag columns.
+        let tags = layout.has_tags();
         let result = reader.run(&scope, &mut |_, record| {
-            record.check_aux()?;
+            if tags {
+                record.check_aux()?;
+            }
             if let Err(e) = batch.push(record) {
                 failed = Some(e);
                 return Ok(false);

@@ -160,6 +160,11 @@ impl Layout {
         })
     }
 
+    /// Whether the layout has tag columns (which read the records' aux data).
+    pub fn has_tags(&self) -> bool {
+        !self.tags.is_empty()
+    }
+
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)

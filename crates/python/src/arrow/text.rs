@@ -12,6 +12,17 @@ use crate::Error;
 /// The bases of BAM's 4-bit codes.
 const BASES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
 
+/// The two bases of each packed byte.
+const PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [BASES[i >> 4], BASES[i & 15]];
+        i += 1;
+    }
+    t
+};
+
 /// A string column being built.
 pub(crate) struct Text {
     values: Vec<u8>,
@@ -62,8 +73,7 @@ impl Text {
     pub(crate) fn push_bases(&mut self, packed: &[u8], len: usize) {
         self.values.reserve(len);
         for &pair in packed.iter().take(len / 2) {
-            self.values.push(BASES[usize::from(pair >> 4)]);
-            self.values.push(BASES[usize::from(pair & 15)]);
+            self.values.extend_from_slice(&PAIRS[usize::from(pair)]);
         }
         if len % 2 == 1 {
             if let Some(&pair) = packed.get(len / 2) {

@@ -19,7 +19,7 @@ pub const HELP: &str = "\
 cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [--pairs N]
                          [--fetchers-sweep] [--variants 'NAME:OPTS;...'] [--json FILE]
                          [--transports http,s3] [--format bam|vcf|cram] [--size MB] [--request-log]
-                         [--peak-rss] [--old-hts PATH] [--cpu]
+                         [--peak-rss] [--old-hts PATH] [--cpu] [--python]
   Serves the benchmark BAM (cargo xtask bench-data makes it) through an emulated link on
   127.0.0.1 and runs each query with htslib's request pattern (hts --fetch-mode open-ended),
   PR #1998's (--fetch-mode per-chunk), hts as it is (cold: an empty cache; warm: run again with
@@ -57,7 +57,10 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 vcf-chr22. Every hts run is checked to leave its working directory empty.
   --format cram the benchmark CRAM (cargo xtask bench-data --cram) instead: `hts view -@ 2 -T
                 REF -X URL URL.crai REGION...` against `samtools view -T REF -X ...` (1.16),
-                the same local reference FASTA for both; hts-s3 and samtools-s3 as for BAM.";
+                the same local reference FASTA for both; hts-s3 and samtools-s3 as for BAM.
+  --python      the Python package instead (xtask/src/bench_python.rs): hts vs pysam 0.24.1
+                on r1, r5, r10, chr22 (ec2, s3), chr22 iterated locally, chr22 to Arrow vs
+                oxbow 0.8.2 (local, s3) with peak memory; whole Python processes, cold.";
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -430,6 +433,9 @@ fn options(args: &[String], format: Format) -> Result<Options, String> {
 }
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--python") {
+        return crate::bench_python::run(args);
+    }
     let format = match crate::flag_value(args, "--format").unwrap_or("bam") {
         "bam" => Format::Bam,
         "vcf" => Format::Vcf,

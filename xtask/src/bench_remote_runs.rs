@@ -22,7 +22,7 @@ pub(crate) struct Endpoint<'a> {
 }
 
 /// CPU seconds used so far by this process (`RUSAGE_SELF`) or its waited-for children.
-fn cpu_seconds(who: libc::c_int) -> f64 {
+pub(crate) fn cpu_seconds(who: libc::c_int) -> f64 {
     // SAFETY: getrusage writes only into the struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(who, &mut usage) } != 0 {

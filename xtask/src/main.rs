@@ -9,6 +9,7 @@ mod bench_local_vcf;
 mod bench_minimum;
 mod bench_modes;
 mod bench_process;
+mod bench_python;
 mod bench_remote;
 mod bench_remote_cram;
 mod bench_remote_runs;
@@ -21,6 +22,7 @@ mod conformance;
 mod fuzz;
 mod fuzz_seeds;
 mod noodles_count;
+mod python;
 mod s3;
 mod setup;
 mod soak;
@@ -47,6 +49,7 @@ cargo xtask <command> [--help]
   s3-serve       serve the conformance corpus from s3s-fs until killed
   fuzz           run each fuzz target of fuzz/ (cargo-fuzz, nightly) for a fixed time
   soak           many threads querying random regions over HTTP with faults, checked locally
+  python-test    the Python package: its wheel built into the test venv, pytest against pysam
 `cargo xtask <command> --help` tells a command's options.";
 
 /// A command: its help text and what it does with its arguments.
@@ -116,6 +119,11 @@ const COMMANDS: &[Cmd] = &[
         name: "fuzz",
         help: fuzz::HELP,
         run: fuzz::cmd,
+    },
+    Cmd {
+        name: "python-test",
+        help: python::HELP,
+        run: python::cmd,
     },
     Cmd {
         name: "soak",

@@ -11,8 +11,9 @@ cargo xtask test
   and boto3, and the Snakemake cohort workflow over 20 served BAMs, each tool installed by
   testkit on first use); doc tests; the fuzz targets type-checked; cargo doc with warnings as
   errors; cargo publish
-  --workspace --dry-run --no-verify (the libraries package); and the conformance corpus over
-  nginx (a release build). First installs what the tests need and a fresh Debian
+  --workspace --dry-run --no-verify (the libraries package); the conformance corpus over
+  nginx (a release build); and the Python package (cargo xtask python-test: clippy on its
+  bindings, its wheel built with maturin, pytest against pysam 0.24.1). First installs what the tests need and a fresh Debian
   machine lacks (samtools, nginx-light, python3-venv) with apt when run as root; otherwise
   stops at once with the apt-get command to run.";
 
@@ -50,6 +51,27 @@ pub fn cmd(_args: &[String]) -> Result<(), String> {
     step(
         "doc tests",
         cargo_with(&["test", "--workspace", "--doc"], &[]),
+    );
+    // The Python bindings are behind the `python` feature (off in the workspace, so no test
+    // binary links libpython): linted here with it on, then built and tested by maturin and
+    // pytest below.
+    step(
+        "cargo clippy (python bindings)",
+        cargo_with(
+            &[
+                "clippy",
+                "-p",
+                "hts-python",
+                "--features",
+                "python",
+                "--all-targets",
+                "--quiet",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        ),
     );
     // The fuzz targets compile against the libraries as they are now (they run on nightly in
     // `cargo xtask fuzz`; a type check needs only stable), so an API change cannot leave them
@@ -98,6 +120,7 @@ pub fn cmd(_args: &[String]) -> Result<(), String> {
         ng.check_bounded()
     });
     step("conformance nginx", result);
+    step("python package (pytest)", crate::python::test(&[]));
     if failures.is_empty() {
         println!("==> all tests passed");
         Ok(())

@@ -198,6 +198,14 @@ impl Reader {
         self.records.location()
     }
 
+    /// Inflates BGZF blocks on `threads` threads besides the reading one from now on (as
+    /// [`OpenOptions::threads`] does from the start; 0 leaves the reader as it is). For a
+    /// caller that chooses per query: the Python package's bulk reads (`to_arrow`) inflate on
+    /// a thread of their own while the query's thread builds columns.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.records.set_threads(threads);
+    }
+
     /// The virtual offset of the last record read (of the first, before any), so that a
     /// problem found later (corrupt aux data met while printing) can say where the record is.
     pub fn last_record_offset(&self) -> VirtualOffset {

@@ -24,7 +24,7 @@ pub struct Layer {
 }
 
 /// The crates, lowest layer first.
-pub const LAYERS: [Layer; 9] = [
+pub const LAYERS: [Layer; 10] = [
     Layer {
         name: "region",
         below: &[],
@@ -62,6 +62,11 @@ pub const LAYERS: [Layer; 9] = [
         below: &[
             "samtools", "tabix", "cram", "bam", "index", "bgzf", "hfile", "region",
         ],
+    },
+    // The Python package: on the readers (the `hts` facade when it lands), beside the CLI.
+    Layer {
+        name: "python",
+        below: &["tabix", "bam", "index", "bgzf", "hfile", "region"],
     },
 ];
 

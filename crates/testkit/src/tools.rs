@@ -105,3 +105,36 @@ pub fn snakemake() -> Result<PathBuf, String> {
     )?;
     Ok(venv.join("bin/snakemake"))
 }
+
+/// What the Python package's tests need, pinned: pysam is their oracle, maturin builds the
+/// wheel, pyarrow, polars, pandas and DuckDB take its Arrow stream, oxbow names its columns.
+pub const PYTHON_TEST_REQUIREMENTS: &[&str] = &[
+    "pysam==0.24.1",
+    "pytest==9.2.0",
+    "maturin==1.16.0",
+    "pyarrow==26.0.1",
+    "polars==2.1.0",
+    "pandas==3.1.1",
+    "duckdb==2.0.1",
+    "oxbow==0.8.2",
+];
+
+/// The virtual environment of the Python package's tests and benchmark
+/// ([`PYTHON_TEST_REQUIREMENTS`]), installed from PyPI on first use; its folder. The wheel
+/// under test is installed into it by the caller.
+pub fn python_test_venv() -> Result<PathBuf, String> {
+    // The name changes with the requirements, so a new pin makes a new environment.
+    let mut tag = 0u64;
+    for r in PYTHON_TEST_REQUIREMENTS {
+        for b in r.bytes() {
+            tag = tag.wrapping_mul(31).wrapping_add(u64::from(b));
+        }
+    }
+    let check = "import pysam, pytest, maturin, pyarrow, polars, pandas, duckdb, oxbow; \
+                 assert pysam.__version__ == '0.24.1'";
+    python_venv(
+        &format!("python-tests-{:08x}", tag & 0xffff_ffff),
+        PYTHON_TEST_REQUIREMENTS,
+        check,
+    )
+}

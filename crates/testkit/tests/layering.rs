@@ -224,3 +224,17 @@ fn re_exported_items_of_a_layer_below_are_caught() {
     let found = violations("bgzf", "", "pub use hfile::Hints;\n");
     assert_eq!(found, pairs(&[("bgzf", "hfile")]));
 }
+
+#[test]
+fn the_python_package_sits_on_the_readers_beside_the_cli() {
+    let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
+    assert!(at("python").below.contains(&"bam"));
+    assert!(at("python").below.contains(&"tabix"));
+    for above in ["cli", "samtools"] {
+        let found = violations("python", "", &format!("use {above}::f as g;\n"));
+        assert_eq!(found, pairs(&[("python", above)]), "{above}");
+    }
+    // No library names it.
+    let found = violations("bam", "python.workspace = true\n", "");
+    assert_eq!(found, pairs(&[("bam", "python")]));
+}

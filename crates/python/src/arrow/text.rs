@@ -1,0 +1,162 @@
+//! A string column written straight into its value buffer: a read's bases, qualities, CIGAR
+//! and name go into one growing buffer with no allocation a record (Arrow's string builder
+//! takes a `&str`, which would cost each a conversion or a copy first).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, StringArray};
+use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+
+use crate::Error;
+
+/// The bases of BAM's 4-bit codes.
+const BASES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
+
+/// The two bases of each packed byte.
+const PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [BASES[i >> 4], BASES[i & 15]];
+        i += 1;
+    }
+    t
+};
+
+/// A string column being built.
+pub(crate) struct Text {
+    values: Vec<u8>,
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+}
+
+impl Text {
+    pub(crate) fn new() -> Text {
+        Text {
+            values: Vec::new(),
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+        }
+    }
+
+    /// Bytes held so far (a batch is cut before an offset could pass `i32::MAX`).
+    pub(crate) fn bytes(&self) -> usize {
+        self.values.len()
+    }
+
+    pub(crate) fn push_null(&mut self) {
+        self.offsets.push(self.offsets[self.offsets.len() - 1]);
+        self.nulls.append_null();
+    }
+
+    /// Ends the value written since the last one.
+    fn end(&mut self) {
+        // The batch is cut long before (Batch::is_full); saturating keeps a bug from wrapping.
+        self.offsets
+            .push(i32::try_from(self.values.len()).unwrap_or(i32::MAX));
+        self.nulls.append_non_null();
+    }
+
+    /// Text from a file: kept as it is when it is UTF-8, else with U+FFFD for the bytes that
+    /// are not (a read name is free bytes in BAM).
+    pub(crate) fn push_bytes(&mut self, b: &[u8]) {
+        match std::str::from_utf8(b) {
+            Ok(_) => self.values.extend_from_slice(b),
+            Err(_) => self
+                .values
+                .extend_from_slice(String::from_utf8_lossy(b).as_bytes()),
+        }
+        self.end();
+    }
+
+    /// `len` bases from BAM's packed 4-bit codes.
+    pub(crate) fn push_bases(&mut self, packed: &[u8], len: usize) {
+        self.values.reserve(len);
+        for &pair in packed.iter().take(len / 2) {
+            self.values.extend_from_slice(&PAIRS[usize::from(pair)]);
+        }
+        if len % 2 == 1 {
+            if let Some(&pair) = packed.get(len / 2) {
+                self.values.push(BASES[usize::from(pair >> 4)]);
+            }
+        }
+        self.end();
+    }
+
+    /// Phred qualities as text (+33); a quality past 93 (printable no more) as U+FFFD.
+    pub(crate) fn push_qualities(&mut self, qual: &[u8]) {
+        if qual.iter().all(|&q| q <= 93) {
+            self.values.extend(qual.iter().map(|q| q + 33));
+        } else {
+            for &q in qual {
+                match q {
+                    0..=93 => self.values.push(q + 33),
+                    _ => self.values.extend_from_slice("\u{fffd}".as_bytes()),
+                }
+            }
+        }
+        self.end();
+    }
+
+    /// A CIGAR as text.
+    pub(crate) fn push_cigar(&mut self, cigar: bam::cigar::Cigar<'_>) {
+        for op in cigar.iter() {
+            push_decimal(&mut self.values, op.len());
+            self.values.push(op.letter());
+        }
+        self.end();
+    }
+
+    /// The column so far; the builder starts again empty.
+    pub(crate) fn finish(&mut self) -> Result<ArrayRef, Error> {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let values = std::mem::take(&mut self.values);
+        let array = StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(values),
+            self.nulls.finish(),
+        )
+        .map_err(|e| Error::Read(format!("cannot make an Arrow string column: {e}")))?;
+        Ok(Arc::new(array))
+    }
+}
+
+fn push_decimal(out: &mut Vec<u8>, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Array;
+
+    #[test]
+    fn values_nulls_and_odd_lengths() {
+        let mut t = Text::new();
+        t.push_bases(&[0x12, 0x48, 0xf0], 5);
+        t.push_null();
+        t.push_qualities(&[0, 40, 93]);
+        t.push_bytes(b"r\xff1");
+        let cigar = [(100u32 << 4), (5 << 4) | 1];
+        let bytes: Vec<u8> = cigar.iter().flat_map(|c| c.to_le_bytes()).collect();
+        t.push_cigar(bam::cigar::Cigar::new(&bytes));
+        let array = t.finish().unwrap();
+        let s = array.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(s.value(0), "ACGTN");
+        assert!(s.is_null(1));
+        assert_eq!(s.value(2), "!I~");
+        assert_eq!(s.value(3), "r\u{fffd}1");
+        assert_eq!(s.value(4), "100M5I");
+        assert_eq!(t.bytes(), 0);
+    }
+}

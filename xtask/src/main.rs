@@ -20,6 +20,11 @@ mod cohort_demo;
 mod conformance;
 mod fuzz;
 mod fuzz_seeds;
+mod mutate;
+mod mutate_crai;
+mod mutate_cram;
+mod mutate_run;
+mod mutate_tabix;
 mod noodles_count;
 mod s3;
 mod setup;
@@ -46,6 +51,8 @@ cargo xtask <command> [--help]
                  totals of s3://, pre-signed and plain HTTP
   s3-serve       serve the conformance corpus from s3s-fs until killed
   fuzz           run each fuzz target of fuzz/ (cargo-fuzz, nightly) for a fixed time
+  mutate         damaged CRAM and tabix fixtures through hts and samtools/tabix: no record
+                 lost with exit 0, no panic, no hang, every error naming the file
   soak           many threads querying random regions over HTTP with faults, checked locally
 `cargo xtask <command> --help` tells a command's options.";
 
@@ -116,6 +123,11 @@ const COMMANDS: &[Cmd] = &[
         name: "fuzz",
         help: fuzz::HELP,
         run: fuzz::cmd,
+    },
+    Cmd {
+        name: "mutate",
+        help: mutate::HELP,
+        run: mutate::cmd,
     },
     Cmd {
         name: "soak",

@@ -26,25 +26,46 @@ pub struct CraiEntry {
 /// Longest index text accepted (a line per slice: a whole genome's takes a few MB).
 const MAX_TEXT: u64 = 1 << 30;
 
-/// Reads a `.crai` (gzipped, or plain text as some tools write it).
+/// Reads a `.crai` (gzipped, or plain text as some tools write it). A file of fewer than two
+/// bytes is no index (htslib refuses it too); a line that is not six numbers is an error
+/// naming its byte in the inflated text.
 pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
+    if data.len() < 2 {
+        return Err(Error::at(
+            0,
+            format!("an index of {} bytes is empty", data.len()),
+        ));
+    }
     let mut text = Vec::new();
     if data.starts_with(&[0x1f, 0x8b]) {
         // The text is about three times the gzip: one allocation, not a doubling series.
         text.reserve(data.len().saturating_mul(4).min(MAX_TEXT as usize));
-        flate2::read::MultiGzDecoder::new(data)
-            .take(MAX_TEXT)
-            .read_to_end(&mut text)
-            .map_err(|e| Error::at(0, format!("index does not decompress: {e}")))?;
+        let mut gz = flate2::bufread::MultiGzDecoder::new(data);
+        if let Err(e) = (&mut gz).take(MAX_TEXT).read_to_end(&mut text) {
+            // Where the inflating stopped: the damage is there or just before.
+            let at = data.len() - gz.get_ref().len();
+            return Err(Error::at(
+                at as u64,
+                format!("index does not decompress: {e}"),
+            ));
+        }
     } else {
         text = data.to_vec();
     }
     let mut out = Vec::new();
+    let mut at = 0;
     for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line_at = at as u64;
+        at += line.len() + 1;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let bad = || Error::at(0, format!("index line {} is not six numbers", n + 1));
+        let bad = || {
+            Error::at(
+                line_at,
+                format!("line {} of the inflated index is not six numbers", n + 1),
+            )
+        };
         // Six numbers between ASCII whitespace, read in place (the index is on a remote
         // query's way to its first container).
         let mut f = [0i64; 6];
@@ -99,11 +120,31 @@ pub fn start_of(entries: &[CraiEntry], ref_id: i32, pos: i64) -> Option<u64> {
         .min()
 }
 
+/// Whether a container's header agrees with the index's lines for it: each line of the
+/// container's reference (any, for a container of several), and each line's span within the
+/// container's for a placed one. Every CRAM and `.crai` that samtools, htsjdk and the
+/// hts-specs test data hold agree so; a stale or damaged index does not.
+pub fn agrees(lines: &[CraiEntry], h: &crate::ContainerHeader) -> bool {
+    let (start, span) = (i64::from(h.start), i64::from(h.span));
+    lines.iter().all(|e| match h.reference_id {
+        crate::slice::MULTI_REF => true,
+        r if r < 0 => e.ref_id == r,
+        r => {
+            e.ref_id == r
+                && e.start >= start
+                && e.span >= 0
+                && e.start.saturating_add(e.span) <= start.saturating_add(span)
+        }
+    })
+}
+
 /// The containers a region query reads, as byte ranges in file order: from the one
-/// [`start_of`] names, every container the reader would decode for `range` (htslib's
-/// `CRAM_OPT_RANGE` rules, [`crate::reader::Range`]), up to the first that ends it (of another
-/// single reference, or starting past the range's end). Containers it would skip unread are
-/// left out. Each runs from its offset to the next container's; the last in the file to
+/// [`start_of`] names (read whatever the index says of its start, as htslib's
+/// `cram_first_slice` and multi-region iterator read it), every container the reader would
+/// decode for `range` (htslib's `CRAM_OPT_RANGE` rules, [`crate::reader::Range`]), up to the
+/// first that ends it (of another single reference, or starting past the range's end), as
+/// the index tells them. Containers it would skip unread are left out. The reader takes these as a plan only: it reads on by
+/// the containers' own headers ([`crate::Reader::read_ranges`]). Each runs from its offset to the next container's; the last in the file to
 /// `data_end` (where the EOF container begins). `None` when the index has no slice of the
 /// reference.
 pub fn containers_for(
@@ -136,10 +177,33 @@ pub fn containers_for(
         {
             continue;
         }
-        if one.ref_id != range.ref_id || (placed && lo > range.end) {
+        if one.ref_id != range.ref_id || (placed && lo > range.end && offset != first) {
             break;
         }
         out.push(offset..end);
+    }
+    Some(out)
+}
+
+/// [`containers_for`] for a region read on by the containers' headers
+/// ([`crate::Reader::read_ranges`]): a first container the index says starts past the range
+/// is planned as its header alone (an empty range at its offset, which the reader reads
+/// [`crate::reader::HEADER_PEEK`] bytes of): its header decides, as htslib's reading of it
+/// does, and a container the index is right about costs a few bytes.
+pub fn plan_for_range(
+    entries: &[CraiEntry],
+    range: &crate::reader::Range,
+    data_end: u64,
+) -> Option<Vec<std::ops::Range<u64>>> {
+    let mut out = containers_for(entries, range, data_end)?;
+    if let Some(first) = out.first_mut() {
+        let past = entries
+            .iter()
+            .filter(|e| e.container == first.start)
+            .all(|e| range.ref_id >= 0 && e.ref_id == range.ref_id && e.start > range.end);
+        if past {
+            first.end = first.start;
+        }
     }
     Some(out)
 }

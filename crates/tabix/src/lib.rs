@@ -143,6 +143,23 @@ impl Reader {
             .ok_or_else(|| Error::NotTabix {
                 name: index.name().to_string(),
             })?;
+        if meta.names.len() != index.n_refs() {
+            // tabix reads on with names given to the wrong references (a region then reads as
+            // no such sequence, or fails on the first line): the name table is damaged.
+            let table = match index.kind() {
+                index::Kind::Csi => 16 + index::tbi::FIXED_LEN,
+                _ => 8 + index::tbi::FIXED_LEN,
+            };
+            return Err(Error::Mismatch {
+                name: index.name().to_string(),
+                at: format!("byte {table} of the inflated index"),
+                what: format!(
+                    "the name table names {} sequences for {} references",
+                    meta.names.len(),
+                    index.n_refs()
+                ),
+            });
+        }
         let file = data_file.map_err(Error::Open)?;
         let mut data = bgzf::Reader::with_name(file, data_name)?;
         let size = data.size()?;

@@ -145,6 +145,9 @@ pub(crate) fn run(
 pub(crate) enum Class {
     /// Same exit and, on success, the same output as samtools/tabix.
     Identical,
+    /// Both exit 0 with the same output, missing records of the undamaged file: hts loses
+    /// what samtools/tabix loses, no more.
+    SameLoss,
     /// Both fail.
     BothFail,
     /// hts prints the undamaged file's output where samtools/tabix fails or prints less.
@@ -165,8 +168,9 @@ pub(crate) enum Class {
 }
 
 impl Class {
-    pub(crate) const ALL: [Class; 9] = [
+    pub(crate) const ALL: [Class; 10] = [
         Class::Identical,
+        Class::SameLoss,
         Class::BothFail,
         Class::Recovers,
         Class::Differs,
@@ -188,6 +192,7 @@ impl Class {
     pub(crate) fn label(self) -> &'static str {
         match self {
             Class::Identical => "identical",
+            Class::SameLoss => "same loss",
             Class::BothFail => "both fail",
             Class::Recovers => "hts whole",
             Class::Differs => "differs",
@@ -222,7 +227,10 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) 
         };
     }
     if tool.ok() && hts.stdout == tool.stdout {
-        return Class::Identical;
+        return match missing(undamaged, &hts.stdout).is_empty() {
+            true => Class::Identical,
+            false => Class::SameLoss,
+        };
     }
     let tool_ok = tool.tool_ok();
     if hts.stdout == undamaged {
@@ -230,13 +238,7 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) 
     }
     // Lines of the undamaged output hts lacks; of those, the ones the tool found, when it
     // succeeded (what it could not find is no loss of hts's).
-    let mut missing = lines(undamaged);
-    for l in hts.stdout.split_inclusive(|&b| b == b'\n') {
-        if let Some(n) = missing.get_mut(l) {
-            *n = n.saturating_sub(1);
-        }
-    }
-    missing.retain(|_, n| *n > 0);
+    let mut missing = missing(undamaged, &hts.stdout);
     if tool_ok {
         let found = lines(&tool.stdout);
         missing.retain(|l, _| found.contains_key(l));
@@ -246,6 +248,18 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) 
     } else {
         Class::Lost
     }
+}
+
+/// The lines of `whole` that `got` lacks (each as often as it lacks it).
+fn missing<'a>(whole: &'a [u8], got: &[u8]) -> HashMap<&'a [u8], usize> {
+    let mut out = lines(whole);
+    for l in got.split_inclusive(|&b| b == b'\n') {
+        if let Some(n) = out.get_mut(l) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    out.retain(|_, n| *n > 0);
+    out
 }
 
 /// The lines of `text` (with their newlines) and how often each occurs.
@@ -275,8 +289,13 @@ mod tests {
         let c = |h: &Run, t: &Run| classify(h, t, whole.as_bytes(), &["x.cram"]);
         assert_eq!(
             c(&run(0, "a\nb\n", ""), &run(0, "a\nb\n", "")),
-            Class::Identical
+            Class::SameLoss
         );
+        assert_eq!(c(&run(0, whole, ""), &run(0, whole, "")), Class::Identical);
+        let logged = run(0, "a\n", "[E::x] bad");
+        assert_eq!(c(&run(0, "a\n", ""), &logged), Class::SameLoss);
+        assert_eq!(c(&run(0, "", ""), &logged), Class::Lost);
+        assert_eq!(c(&run(1, "", "x.cram: bad"), &logged), Class::BothFail);
         assert_eq!(c(&run(0, "a\nb\n", ""), &run(1, "", "bad")), Class::Lost);
         assert_eq!(c(&run(0, "a\n", ""), &run(0, "a\nb\n", "")), Class::Lost);
         assert_eq!(

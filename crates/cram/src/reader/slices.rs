@@ -96,8 +96,8 @@ impl<'a> Slices<'a> {
         Err(Error::at(
             self.at,
             format!(
-                "the container's header counts {} records in {} blocks; its {slices} slices \
-                 (one a landmark) hold {records} records in {blocks} blocks",
+                "the container's header counts {} records in {} blocks; the {slices} slices its \
+                 landmarks name hold {records} records in {blocks} blocks",
                 self.records, self.blocks
             ),
         ))

@@ -176,7 +176,7 @@ fn view_both(dir: &Path, before: &[&str], after: &[&str], also: &[&str]) {
         let samtools = || {
             let out = testkit::command("samtools")
                 .current_dir(dir)
-                .args(&args("x.cram"))
+                .args(args("x.cram"))
                 .output()
                 .unwrap();
             let clean = !String::from_utf8_lossy(&out.stderr).contains("[E::");

@@ -281,6 +281,7 @@ struct Campaign {
 
 pub fn cmd(args: &[String]) -> Result<(), String> {
     let settings = Settings::parse(args)?;
+    crate::setup::ensure(&[crate::setup::SAMTOOLS, crate::setup::TABIX])?;
     let hts = match flag_value(args, "--hts") {
         Some(p) => PathBuf::from(p),
         None => crate::release_hts()?,

@@ -246,6 +246,51 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // lists of one container each
+    fn a_first_container_the_index_puts_past_the_range_is_planned_as_its_header() {
+        let entries = [
+            entry(0, 1, 100, 100),
+            entry(0, 300, 100, 300),
+            entry(1, 1, 9, 400),
+        ];
+        let r = |ref_id, start, end| Range { ref_id, start, end };
+        // In the gap between two containers: the second's header decides.
+        assert_eq!(
+            plan_for_range(&entries, &r(0, 150, 250), 600),
+            Some(vec![300..300])
+        );
+        // Overlapping: read whole, as containers_for says.
+        assert_eq!(
+            plan_for_range(&entries, &r(0, 150, 350), 600),
+            Some(vec![300..400])
+        );
+    }
+
+    #[test]
+    fn a_header_agrees_with_lines_of_its_reference_within_its_span() {
+        let h = |reference_id, start, span| crate::ContainerHeader {
+            length: 0,
+            reference_id,
+            start,
+            span,
+            records: 1,
+            record_counter: 0,
+            bases: 0,
+            blocks: 1,
+            landmarks: vec![0],
+            header_len: 0,
+        };
+        let lines = [entry(0, 59, 2392, 579), entry(0, 2275, 2060, 579)];
+        assert!(agrees(&lines, &h(0, 59, 5690)));
+        assert!(!agrees(&lines, &h(0, 60, 5690)), "a line starts before it");
+        assert!(!agrees(&lines, &h(0, 59, 4000)), "a line ends after it");
+        assert!(!agrees(&lines, &h(1, 59, 5690)), "another reference");
+        assert!(agrees(&lines, &h(crate::slice::MULTI_REF, 0, 0)));
+        assert!(agrees(&[entry(-1, 0, 1, 9)], &h(-1, 0, 1)));
+        assert!(!agrees(&[entry(0, 0, 1, 9)], &h(-1, 0, 1)));
+    }
+
+    #[test]
     // The answers are lists of byte ranges; a list of one is meant.
     #[allow(clippy::single_range_in_vec_init)]
     fn a_range_needs_its_containers_and_no_others() {
@@ -274,6 +319,12 @@ mod tests {
         assert_eq!(containers_for(&entries, &r(7, 1, 10), 600), None);
         // A later container's hostile start of i64::MIN ends before anything (its end does not
         // wrap round to the top), so it is passed over.
+        // The first container is read whatever its line says of its start (htslib reads it):
+        // a region in the gap before it still reads it, alone.
+        assert_eq!(
+            containers_for(&entries, &r(0, 200, 250), 600),
+            Some(vec![300..400])
+        );
         let hostile = [entry(0, 10, 100, 100), entry(0, i64::MIN, 0, 200)];
         assert_eq!(
             containers_for(&hostile, &r(0, 5, 50), 600),

@@ -257,3 +257,32 @@ impl Reader {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_record_laid_out_knows_its_slice() {
+        let layout: Layout = Arc::new(|a: &Alignment, d: &mut Vec<u8>| {
+            if a.name == b"bad" {
+                return Err("no".to_string());
+            }
+            d.extend_from_slice(&a.name);
+            Ok(())
+        });
+        let mut laid = LaidOut::default();
+        for (name, slice) in [("a", 100), ("b", 100), ("c", 900), ("bad", 900)] {
+            let a = Alignment {
+                name: name.as_bytes().to_vec(),
+                slice,
+                ..Alignment::default()
+            };
+            laid.push(&a, &layout);
+        }
+        assert_eq!(laid.records().count(), 3);
+        let slices: Vec<u64> = (0..3).map(|i| laid.slice_of(i)).collect();
+        assert_eq!(slices, [100, 100, 900]);
+        assert_eq!(laid.error(), Some("a record of the slice at byte 900: no"));
+    }
+}

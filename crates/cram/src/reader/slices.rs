@@ -103,3 +103,34 @@ impl<'a> Slices<'a> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(records: i64, blocks: i64, seen: (i64, i64, i64)) -> Result<(), Error> {
+        let s = Slices {
+            c: Cursor::new(&[], 0),
+            left: 0,
+            version: Version { major: 3, minor: 0 },
+            at: 579,
+            records,
+            blocks,
+            seen,
+        };
+        s.check_counts()
+    }
+
+    #[test]
+    fn a_container_counts_what_its_slices_hold() {
+        // Two slices of 30 records in 10 and 20 blocks, with the compression header: 33 blocks.
+        let seen = (60, 33, 2);
+        assert!(read(60, 33, seen).is_ok());
+        // htsjdk counts the slices' own blocks alone (not the compression and slice headers).
+        assert!(read(60, 30, seen).is_ok());
+        let e = read(90, 33, seen).unwrap_err();
+        assert_eq!(e.offset, 579);
+        assert!(e.what.contains("90 records"), "{e}");
+        assert!(read(60, 31, seen).is_err());
+    }
+}

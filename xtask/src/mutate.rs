@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use testkit::Rng;
 
-use crate::mutate_run::{classify, run, Class, Run};
+use crate::mutate_run::{classify, run, Class, Key, Run};
 use crate::{flag_value, root};
 
 pub const HELP: &str = "\
@@ -30,7 +30,8 @@ cargo xtask mutate [--seconds N] [--count N] [--seed S] [--only cram|tabix] [--m
   timeout and `ulimit -v`, and is classed: identical; both fail; hts whole (hts prints the
   undamaged output where the tool does not); differs; hts fails where the tool succeeds;
   NAMELESS (an error line without the file's name); LOST (hts exits 0 with records of the
-  undamaged file missing that the tool found or failed on); PANIC; HANG.
+  undamaged file missing that the tool found or failed on: a SAM record known by its name and
+  flags, a text line whole); PANIC; HANG.
   Mutant I of seed S is the same on every run: --mutant I runs it alone and prints each command.
   --kind and --fixture keep to one mutation class and one fixture file.
   Runs N seconds (default 60) or N mutants, J at a time (default 2). --keep writes the mutants
@@ -467,7 +468,9 @@ impl Campaign {
             }
             let hts = run_hts(&self.hts, f.format, &case.args, dir)?;
             let tool = run_tool(f.format, &case.args, dir)?;
-            let class = classify(&hts, &tool, &self.undamaged[fi][ci], &[f.file]);
+            // A SAM line is known by its name and flags; a line of text as a whole.
+            let key = Key(if f.format == Format::Cram { 2 } else { 0 });
+            let class = classify(&hts, &tool, &self.undamaged[fi][ci], &[f.file], key);
             if self.settings.mutant.is_some() {
                 println!(
                     "{:?} -> {} (hts {:?}: {}; {} {:?}: {})",

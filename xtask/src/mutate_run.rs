@@ -205,9 +205,29 @@ impl Class {
     }
 }
 
+/// How a record of the output is known: by its first `n` tab-separated fields (a SAM line by
+/// its name and flags: a record whose damaged data decodes to other values is there, not
+/// lost), or, with 0, by the whole line.
+#[derive(Clone, Copy)]
+pub(crate) struct Key(pub(crate) usize);
+
+impl Key {
+    fn of<'a>(self, line: &'a [u8]) -> &'a [u8] {
+        if self.0 == 0 {
+            return line;
+        }
+        let mut tabs = line.iter().enumerate().filter(|(_, &b)| b == b'\t');
+        match tabs.nth(self.0 - 1) {
+            Some((i, _)) => &line[..i],
+            None => line,
+        }
+    }
+}
+
 /// Classifies hts's run against the tool's on the same mutant; `undamaged` is the tool's
-/// output on the undamaged input, `names` the file names an error line may name.
-pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) -> Class {
+/// output on the undamaged input, `names` the file names an error line may name, `key` how a
+/// record is known.
+pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str], key: Key) -> Class {
     let panicked = String::from_utf8_lossy(&hts.stderr).contains("panicked");
     match hts.exit {
         Exit::Timeout => return Class::Hang,
@@ -227,7 +247,7 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) 
         };
     }
     if tool.ok() && hts.stdout == tool.stdout {
-        return match missing(undamaged, &hts.stdout).is_empty() {
+        return match missing(undamaged, &hts.stdout, key).is_empty() {
             true => Class::Identical,
             false => Class::SameLoss,
         };
@@ -238,9 +258,9 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) 
     }
     // Lines of the undamaged output hts lacks; of those, the ones the tool found, when it
     // succeeded (what it could not find is no loss of hts's).
-    let mut missing = missing(undamaged, &hts.stdout);
+    let mut missing = missing(undamaged, &hts.stdout, key);
     if tool_ok {
-        let found = lines(&tool.stdout);
+        let found = lines(&tool.stdout, key);
         missing.retain(|l, _| found.contains_key(l));
     }
     if missing.is_empty() {
@@ -250,11 +270,11 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str]) 
     }
 }
 
-/// The lines of `whole` that `got` lacks (each as often as it lacks it).
-fn missing<'a>(whole: &'a [u8], got: &[u8]) -> HashMap<&'a [u8], usize> {
-    let mut out = lines(whole);
+/// The records of `whole` that `got` lacks (each as often as it lacks it), by `key`.
+fn missing<'a>(whole: &'a [u8], got: &[u8], key: Key) -> HashMap<&'a [u8], usize> {
+    let mut out = lines(whole, key);
     for l in got.split_inclusive(|&b| b == b'\n') {
-        if let Some(n) = out.get_mut(l) {
+        if let Some(n) = out.get_mut(key.of(l)) {
             *n = n.saturating_sub(1);
         }
     }
@@ -262,11 +282,11 @@ fn missing<'a>(whole: &'a [u8], got: &[u8]) -> HashMap<&'a [u8], usize> {
     out
 }
 
-/// The lines of `text` (with their newlines) and how often each occurs.
-fn lines(text: &[u8]) -> HashMap<&[u8], usize> {
+/// The records of `text` by `key` and how often each occurs.
+fn lines(text: &[u8], key: Key) -> HashMap<&[u8], usize> {
     let mut out = HashMap::new();
     for l in text.split_inclusive(|&b| b == b'\n') {
-        *out.entry(l).or_insert(0) += 1;
+        *out.entry(key.of(l)).or_insert(0) += 1;
     }
     out
 }
@@ -286,7 +306,7 @@ mod tests {
     #[test]
     fn runs_are_classed_against_the_tool_and_the_undamaged_output() {
         let whole = "a\nb\nc\n";
-        let c = |h: &Run, t: &Run| classify(h, t, whole.as_bytes(), &["x.cram"]);
+        let c = |h: &Run, t: &Run| classify(h, t, whole.as_bytes(), &["x.cram"], Key(0));
         assert_eq!(
             c(&run(0, "a\nb\n", ""), &run(0, "a\nb\n", "")),
             Class::SameLoss
@@ -316,6 +336,15 @@ mod tests {
             Class::Nameless
         );
         assert_eq!(c(&run(101, "", ""), &run(1, "", "")), Class::Panic);
+        // Known by name and flags, a record whose other fields changed is there.
+        let sam = "r1\t0\tc\t5\nr2\t16\tc\t9\n";
+        let keyed = |h: &str, t: &Run| classify(&run(0, h, ""), t, sam.as_bytes(), &[], Key(2));
+        let failed = run(1, "", "");
+        assert_eq!(
+            keyed("r1\t0\tc\t6\nr2\t16\tc\t9\n", &failed),
+            Class::Differs
+        );
+        assert_eq!(keyed("r1\t0\tc\t5\n", &failed), Class::Lost);
         let hung = Run {
             exit: Exit::Timeout,
             ..run(0, "", "")

@@ -80,7 +80,15 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
         }
     }
     containers.sort_by_key(|c| (c.start, c.end));
-    containers.dedup();
+    // One byte range each, overlaps joined (the unplaced reads' range runs to the end).
+    let mut joined: Vec<Range<u64>> = Vec::with_capacity(containers.len());
+    for c in containers {
+        match joined.last_mut() {
+            Some(last) if c.start < last.end => last.end = last.end.max(c.end),
+            _ => joined.push(c),
+        }
+    }
+    let containers = joined;
     let first = regions.first().map_or(0, |(t, _)| *t);
     Multi {
         containers: (!set.all).then_some(containers),

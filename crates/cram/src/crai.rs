@@ -96,28 +96,26 @@ pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
     Ok(out)
 }
 
-/// The container a query of `ref_id` from 1-based `pos` starts reading at: the first slice of
-/// that reference (in file order) that ends at or after `pos`, else its last one; `None` when
-/// the index has no slice of the reference (the query finds nothing). `ref_id` -1 is the
-/// unplaced reads.
+/// The container a query of `ref_id` from 1-based `pos` starts reading at: the first (in file
+/// order) of that reference's slices that ends at or after `pos` (a slice starting earlier may
+/// reach further: in a sorted file the first in file order is the earliest that overlaps), else
+/// its last one; `None` when the index has no slice of the reference (the query finds
+/// nothing). `ref_id` -1 is the unplaced reads. Taken in file order, a damaged line of a later
+/// container cannot hide an earlier one that the query needs.
 pub fn start_of(entries: &[CraiEntry], ref_id: i32, pos: i64) -> Option<u64> {
-    let mut of_ref: Vec<&CraiEntry> = entries.iter().filter(|e| e.ref_id == ref_id).collect();
-    of_ref.sort_by_key(|e| (e.start, e.container, e.slice));
+    let of_ref = || entries.iter().filter(|e| e.ref_id == ref_id);
     if ref_id < 0 {
-        return of_ref.iter().map(|e| e.container).min();
+        return of_ref().map(|e| e.container).min();
     }
-    let last = of_ref.last()?;
-    let first = of_ref
-        .iter()
-        .find(|e| e.start.saturating_add(e.span) > pos)
-        .unwrap_or(last);
-    // A slice starting earlier may reach further: start at the earliest that overlaps.
-    of_ref
-        .iter()
-        .filter(|e| e.start <= first.start && e.start.saturating_add(e.span) > pos)
+    let overlapping = of_ref()
+        .filter(|e| e.start.saturating_add(e.span) > pos)
         .map(|e| e.container)
-        .chain(std::iter::once(first.container))
-        .min()
+        .min();
+    overlapping.or_else(|| {
+        of_ref()
+            .max_by_key(|e| (e.start, e.container, e.slice))
+            .map(|e| e.container)
+    })
 }
 
 /// Whether a container's header agrees with the index's lines for it: each line of the
@@ -153,12 +151,22 @@ pub fn containers_for(
     data_end: u64,
 ) -> Option<Vec<std::ops::Range<u64>>> {
     let first = start_of(entries, range.ref_id, range.start)?;
+    if range.ref_id < 0 {
+        // The unplaced reads come last: from the first of them to the end, as htslib's
+        // multi-region iterator reads them (a region's reading ends by the headers anyway).
+        return Some(vec![first..data_end.max(first)]);
+    }
     let mut offsets: Vec<u64> = entries.iter().map(|e| e.container).collect();
     offsets.sort_unstable();
     offsets.dedup();
     let mut out = Vec::new();
     for (i, &offset) in offsets.iter().enumerate().skip_while(|(_, &o)| o < first) {
         let end = offsets.get(i + 1).copied().unwrap_or(data_end).max(offset);
+        if offset == first {
+            // Read whatever its lines say: its header decides (`cram_first_slice`).
+            out.push(offset..end);
+            continue;
+        }
         let mut of = entries.iter().filter(|e| e.container == offset);
         let Some(one) = of.next() else { continue };
         let (mut lo, mut hi, mut multi) = (one.start, one.start.saturating_add(one.span), false);
@@ -177,7 +185,7 @@ pub fn containers_for(
         {
             continue;
         }
-        if one.ref_id != range.ref_id || (placed && lo > range.end && offset != first) {
+        if one.ref_id != range.ref_id || (placed && lo > range.end) {
             break;
         }
         out.push(offset..end);
@@ -186,10 +194,11 @@ pub fn containers_for(
 }
 
 /// [`containers_for`] for a region read on by the containers' headers
-/// ([`crate::Reader::read_ranges`]): a first container the index says starts past the range
-/// is planned as its header alone (an empty range at its offset, which the reader reads
-/// [`crate::reader::HEADER_PEEK`] bytes of): its header decides, as htslib's reading of it
-/// does, and a container the index is right about costs a few bytes.
+/// ([`crate::Reader::read_ranges`]): a first container the index says holds nothing of the
+/// range (it starts past it, or ends before it) is planned as its header alone (an empty range
+/// at its offset, which the reader reads [`crate::reader::HEADER_PEEK`] bytes of): its header
+/// decides, as htslib's reading of it does, and a container the index is right about costs a
+/// few bytes.
 pub fn plan_for_range(
     entries: &[CraiEntry],
     range: &crate::reader::Range,
@@ -200,7 +209,11 @@ pub fn plan_for_range(
         let past = entries
             .iter()
             .filter(|e| e.container == first.start)
-            .all(|e| range.ref_id >= 0 && e.ref_id == range.ref_id && e.start > range.end);
+            .all(|e| {
+                let last = e.start.saturating_add(e.span).saturating_sub(1);
+                let apart = e.start > range.end || last < range.start;
+                range.ref_id >= 0 && e.ref_id == range.ref_id && apart
+            });
         if past {
             first.end = first.start;
         }
@@ -263,6 +276,11 @@ mod tests {
         assert_eq!(
             plan_for_range(&entries, &r(0, 150, 350), 600),
             Some(vec![300..400])
+        );
+        // Past the reference's last line: its container's header decides.
+        assert_eq!(
+            plan_for_range(&entries, &r(0, 500, 600), 600),
+            Some(vec![300..300])
         );
     }
 

@@ -6,7 +6,7 @@
 //! container loses nothing. The multi-region iterator's containers
 //! ([`Reader::read_planned`]): every container within the planned byte ranges, as
 //! `hts_itr_multi_cram` reads them. A container the index led to is checked against the
-//! index's lines for it.
+//! index's lines for it: a disagreement is an error.
 
 use super::*;
 use crate::crai::CraiEntry;
@@ -129,7 +129,7 @@ impl Reader {
             }
             self.eof_marker = false;
             if let Some(lines) = &lines {
-                check_led(lines, &h, range.as_ref(), at)?;
+                check_led(lines, &h, at)?;
             }
             match fate(range, &h) {
                 Fate::End => self.range_done = true,
@@ -235,25 +235,12 @@ fn fate(range: Option<Range>, h: &ContainerHeader) -> Fate {
     Fate::Keep
 }
 
-/// A container the index led to, checked against the index's lines for it. A disagreement
-/// (a stale or damaged index) is an error, unless the container lies before `range` on its
-/// reference: reading on from it then meets every container of the range, as htslib would.
-fn check_led(
-    lines: &[CraiEntry],
-    h: &ContainerHeader,
-    range: Option<&Range>,
-    at: u64,
-) -> Result<(), Error> {
+/// A container the index led to, checked against the index's lines for it: a disagreement (a
+/// stale or damaged index) is an error. (Reading on from the container would be htslib's way,
+/// but whether containers before it hold records of the range, only an index that is right
+/// about them could say.)
+fn check_led(lines: &[CraiEntry], h: &ContainerHeader, at: u64) -> Result<(), Error> {
     if crate::crai::agrees(lines, h) {
-        return Ok(());
-    }
-    let before = range.is_some_and(|r| {
-        r.ref_id >= 0
-            && h.reference_id >= 0
-            && (h.reference_id < r.ref_id
-                || (h.reference_id == r.ref_id && i64::from(h.start) <= r.start))
-    });
-    if before {
         return Ok(());
     }
     let e = &lines[0];

@@ -154,7 +154,7 @@ pub fn containers_for(
     if range.ref_id < 0 {
         // The unplaced reads come last: from the first of them to the end, as htslib's
         // multi-region iterator reads them (a region's reading ends by the headers anyway).
-        return Some(vec![first..data_end.max(first)]);
+        return Some(std::iter::once(first..data_end.max(first)).collect());
     }
     let mut offsets: Vec<u64> = entries.iter().map(|e| e.container).collect();
     offsets.sort_unstable();

@@ -212,7 +212,7 @@ impl Class {
 pub(crate) struct Key(pub(crate) usize);
 
 impl Key {
-    fn of<'a>(self, line: &'a [u8]) -> &'a [u8] {
+    fn of(self, line: &[u8]) -> &[u8] {
         if self.0 == 0 {
             return line;
         }

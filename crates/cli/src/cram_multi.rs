@@ -36,8 +36,9 @@ pub struct Filter {
 }
 
 /// The pass for `set` over a CRAM whose index holds `entries` (`data_end`: where its EOF
-/// container begins).
-pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
+/// container begins); an error when the index's lines reaching a region are out of order
+/// (`cram::crai::check_order`).
+pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Result<Multi, cram::Error> {
     // htslib's signed `hts_pos_t` intervals.
     let regions: Vec<(usize, Vec<(i64, i64)>)> = set
         .iter()
@@ -68,6 +69,7 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
         });
     }
     for range in &ranges {
+        cram::crai::check_order(entries, range)?;
         match cram::crai::containers_for(entries, range, data_end) {
             Some(c) => containers.extend(c),
             None if range.ref_id >= 0 => eprintln!(
@@ -90,7 +92,7 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
     }
     let containers = joined;
     let first = regions.first().map_or(0, |(t, _)| *t);
-    Multi {
+    Ok(Multi {
         containers: (!set.all).then_some(containers),
         filter: Filter {
             curr_tid: i32::try_from(first).unwrap_or(i32::MAX),
@@ -100,7 +102,7 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
             curr_reg: 0,
             curr_intv: 0,
         },
-    }
+    })
 }
 
 /// Where a record lies as BAM gives it: reference id, 0-based start and the end `bam_endpos`
@@ -194,7 +196,9 @@ pub fn passes(
     };
     refuse(unknown);
     let data_end = reader.data_end();
-    let mut multi = plan(entries, &set, data_end);
+    let shown = bam::hfile::redact_text(args.positional.first().map_or("-", String::as_str));
+    let failed = |e: cram::Error| Failure::Message(format!("{shown}: {e}"));
+    let mut multi = plan(entries, &set, data_end).map_err(failed)?;
     let mut mates = None;
     if args.select.fetch_pairs {
         let pass = as_pass(multi.containers.take());
@@ -236,7 +240,7 @@ pub fn passes(
             mates: found,
         } = collect_mates(next, header, &targets, base, selection)?;
         refuse(unknown + special);
-        multi = plan(entries, &second, data_end);
+        multi = plan(entries, &second, data_end).map_err(failed)?;
         mates = Some(found);
     }
     let pass = as_pass(multi.containers);

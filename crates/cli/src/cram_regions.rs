@@ -123,6 +123,10 @@ pub fn plan(
                 continue;
             }
         };
+        cram::crai::check_order(&entries, &range).map_err(|e| {
+            let name = bam::hfile::redact_text(&crai_name);
+            Failure::Message(format!("{name}: {e}"))
+        })?;
         // A reference the index has nothing for: the region finds nothing.
         if let Some(containers) = cram::crai::plan_for_range(&entries, &range, data_end) {
             let offset = containers.first().map_or(0, |c| c.start);

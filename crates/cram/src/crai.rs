@@ -96,26 +96,62 @@ pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
     Ok(out)
 }
 
-/// The container a query of `ref_id` from 1-based `pos` starts reading at: the first (in file
-/// order) of that reference's slices that ends at or after `pos` (a slice starting earlier may
-/// reach further: in a sorted file the first in file order is the earliest that overlaps), else
-/// its last one; `None` when the index has no slice of the reference (the query finds
-/// nothing). `ref_id` -1 is the unplaced reads. Taken in file order, a damaged line of a later
-/// container cannot hide an earlier one that the query needs.
-pub fn start_of(entries: &[CraiEntry], ref_id: i32, pos: i64) -> Option<u64> {
-    let of_ref = || entries.iter().filter(|e| e.ref_id == ref_id);
-    if ref_id < 0 {
+/// The container a query of `range` starts reading at: the first in file order of those
+/// whose lines of its reference overlap it (in a sorted file the earliest that overlaps: a
+/// slice starting earlier may reach further); with none, the first slice of the reference (by
+/// its start) that ends at or after the range's start, else its last one. `None` when the
+/// index has no slice of the reference (the query finds nothing); reference -1 is the unplaced
+/// reads, from their first container. Neither a damaged line of a later container nor
+/// containers out of order can hide the one a query needs from it.
+pub fn start_of(entries: &[CraiEntry], range: &crate::reader::Range) -> Option<u64> {
+    let of_ref = || entries.iter().filter(|e| e.ref_id == range.ref_id);
+    if range.ref_id < 0 {
         return of_ref().map(|e| e.container).min();
     }
+    let ends_after = |e: &&CraiEntry| e.start.saturating_add(e.span) > range.start;
     let overlapping = of_ref()
-        .filter(|e| e.start.saturating_add(e.span) > pos)
+        .filter(ends_after)
+        .filter(|e| e.start <= range.end)
         .map(|e| e.container)
         .min();
     overlapping.or_else(|| {
-        of_ref()
-            .max_by_key(|e| (e.start, e.container, e.slice))
+        // In a gap, or past the reference's last slice: that slice's header decides.
+        let next = of_ref()
+            .filter(ends_after)
+            .min_by_key(|e| (e.start, e.container));
+        next.or_else(|| of_ref().max_by_key(|e| (e.start, e.container, e.slice)))
             .map(|e| e.container)
     })
+}
+
+/// Checks that the index's lines of `range`'s reference that overlap it come in file order by
+/// their starts, as the slices of a sorted file do. Out of order, the index (a line edited or
+/// stale) or the file (containers moved) is damaged, and no choice of a first container is
+/// sure to find the range's records: an error naming the container whose line is out of
+/// place.
+pub fn check_order(entries: &[CraiEntry], range: &crate::reader::Range) -> Result<(), Error> {
+    if range.ref_id < 0 {
+        return Ok(());
+    }
+    let mut lines: Vec<&CraiEntry> = entries
+        .iter()
+        .filter(|e| e.ref_id == range.ref_id)
+        .filter(|e| e.start.saturating_add(e.span) > range.start && e.start <= range.end)
+        .collect();
+    lines.sort_by_key(|e| (e.container, e.slice));
+    for pair in lines.windows(2) {
+        if pair[1].start < pair[0].start {
+            return Err(Error::at(
+                pair[1].container,
+                format!(
+                    "the index's line for the container here starts at {}, before the line \
+                     before it ({}): the index or the file is out of order",
+                    pair[1].start, pair[0].start
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a container's header agrees with the index's lines for it: each line of the
@@ -150,7 +186,7 @@ pub fn containers_for(
     range: &crate::reader::Range,
     data_end: u64,
 ) -> Option<Vec<std::ops::Range<u64>>> {
-    let first = start_of(entries, range.ref_id, range.start)?;
+    let first = start_of(entries, range)?;
     if range.ref_id < 0 {
         // The unplaced reads come last: from the first of them to the end, as htslib's
         // multi-region iterator reads them (a region's reading ends by the headers anyway).
@@ -282,6 +318,21 @@ mod tests {
             plan_for_range(&entries, &r(0, 500, 600), 600),
             Some(vec![300..300])
         );
+    }
+
+    #[test]
+    fn lines_reaching_a_range_come_in_file_order() {
+        let r = |start, end| Range {
+            ref_id: 0,
+            start,
+            end,
+        };
+        let sorted = [entry(0, 3, 100, 100), entry(0, 83, 100, 200)];
+        assert!(check_order(&sorted, &r(90, 100)).is_ok());
+        let swapped = [entry(0, 83, 100, 100), entry(0, 3, 100, 200)];
+        assert_eq!(check_order(&swapped, &r(90, 100)).unwrap_err().offset, 200);
+        // Only the lines that reach the range count.
+        assert!(check_order(&swapped, &r(150, 170)).is_ok());
     }
 
     #[test]

@@ -346,10 +346,13 @@ impl Context {
         Ok(Self::link(r, a, index))
     }
 
-    /// A record's BAM flags, its reference and its position checked as htslib checks them.
+    /// A record's BAM flags, its reference and its position checked as htslib checks them
+    /// (flags past 0xfff are outside its table of them: the slice fails).
     fn checked_flags(&self, r: &Record, at: u64) -> Result<u16, Error> {
         let flags = u16::try_from(r.bam_flags)
-            .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
+            .ok()
+            .filter(|&f| f < 0x1000)
+            .ok_or_else(|| Error::at(at, format!("BAM flags {} past 0xfff", r.bam_flags)))?;
         let nref = self.header.references.len() as i32;
         if r.reference_id < -1 || r.reference_id >= nref {
             return Err(Error::at(

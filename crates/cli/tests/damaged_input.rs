@@ -293,8 +293,30 @@ fn containers_moved_under_a_stale_crai_lose_nothing() {
             let mut doubled = data[..c[i].end].to_vec();
             doubled.extend_from_slice(a);
             doubled.extend_from_slice(&data[c[i].end..]);
-            for (kind, damaged) in [("swapped", swapped), ("doubled", doubled)] {
-                write_cram(&dir, fixture, &damaged, None);
+            // Swapped again, the index's offsets moved with them (a file out of order under an
+            // index that fits it).
+            let crai = crai_lines(&cram_fixture(&format!("{fixture}.crai")));
+            let (a_at, b_at) = (c[i].start.to_string(), c[i + 1].start.to_string());
+            let b_new = (c[i].start + b.len()).to_string();
+            let moved: Vec<String> = crai
+                .iter()
+                .map(|l| {
+                    let mut f: Vec<String> = l.split('\t').map(String::from).collect();
+                    if f[3] == a_at {
+                        f[3] = b_new.clone();
+                    } else if f[3] == b_at {
+                        f[3] = a_at.clone();
+                    }
+                    f.join("\t")
+                })
+                .collect();
+            let reindexed = crai_of(&moved);
+            for (kind, damaged, index) in [
+                ("swapped", swapped.clone(), None),
+                ("swapped, reindexed", swapped, Some(&reindexed[..])),
+                ("doubled", doubled, None),
+            ] {
+                write_cram(&dir, fixture, &damaged, index);
                 for (before, after) in regions {
                     // Shown when a case fails.
                     eprintln!("{fixture}: container {i} {kind}: {before:?} {after:?}");
@@ -305,17 +327,17 @@ fn containers_moved_under_a_stale_crai_lose_nothing() {
     }
 }
 
-/// `aux-3.0.cram` with bit 3 of byte 3036 flipped and the CRC32 of its block (at 3025) made
-/// again: a record's tags no longer hold together.
-fn corrupt_tags() -> Vec<u8> {
-    let mut data = cram_fixture("aux-3.0.cram");
-    data[3036] ^= 1 << 3;
-    let mut c = Cursor::new(&data[3025..], 3025);
+/// A fixture with one bit of a block's data flipped and the block's CRC32 made again: data
+/// that no check of the framing can tell from the real thing.
+fn flipped(fixture: &str, byte: usize, bit: u8, block: usize) -> Vec<u8> {
+    let mut data = cram_fixture(fixture);
+    data[byte] ^= 1 << bit;
+    let mut c = Cursor::new(&data[block..], block as u64);
     let _ = (c.u8("method"), c.u8("type"), c.itf8("id"));
     let size = c.itf8("size").unwrap() as usize;
     let _ = c.itf8("raw size");
-    let end = 3025 + c.position() + size;
-    let crc = crc32(&data[3025..end]);
+    let end = block + c.position() + size;
+    let crc = crc32(&data[block..end]);
     data[end..end + 4].copy_from_slice(&crc.to_le_bytes());
     data
 }
@@ -335,10 +357,26 @@ fn damaged_cram_errors_name_the_file_and_the_byte() {
     let out = hts_in(&dir, &["view", "-T", &reference(), "x.cram", "ref1"]);
     cram_shared::one_error_line(&out, &["x.cram.crai", "does not decompress", "at byte"]);
 
-    std::fs::write(dir.join("tags.cram"), corrupt_tags()).unwrap();
+    // A record's tags no longer hold together: "standard output: cannot write a record as
+    // SAM" named neither the input nor where.
+    std::fs::write(
+        dir.join("tags.cram"),
+        flipped("aux-3.0.cram", 3036, 3, 3025),
+    )
+    .unwrap();
     for threads in ["0", "2"] {
         let out = hts_in(&dir, &["view", "-@", threads, "tags.cram"]);
         cram_shared::one_error_line(&out, &["tags.cram", "slice at byte 2193", "aux"]);
+    }
+    // Flags past 0xfff (htslib fails the slice; they were printed).
+    let flags = flipped("aligned-3.0-multi.cram", 16985, 7, 16957);
+    std::fs::write(dir.join("flags.cram"), flags).unwrap();
+    for threads in ["0", "2"] {
+        let out = hts_in(
+            &dir,
+            &["view", "-@", threads, "-T", &reference(), "flags.cram"],
+        );
+        cram_shared::one_error_line(&out, &["flags.cram", "flags", "at byte"]);
     }
 }
 

@@ -83,6 +83,13 @@ pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
             return Err(bad());
         }
         let [r, s, sp, c, sl, sz] = f;
+        if r < -1 {
+            // htslib refuses the whole index ("Malformed index file").
+            return Err(Error::at(
+                line_at,
+                format!("line {} of the inflated index names reference {r}", n + 1),
+            ));
+        }
         let u = |v: i64| u64::try_from(v).map_err(|_| bad());
         out.push(CraiEntry {
             ref_id: i32::try_from(r).map_err(|_| bad())?,
@@ -285,6 +292,7 @@ mod tests {
             b"0 1 2 3 4 5 6\n",
             b"0 1 2 3 4 x\n",
             b"0 1 2 3 4 -5\n",
+            b"-2 0 0 26 0 10\n",
         ] {
             assert!(
                 super::parse(bad).is_err(),

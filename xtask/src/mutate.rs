@@ -27,8 +27,10 @@ cargo xtask mutate [--seconds N] [--count N] [--seed S] [--only cram|tabix] [--m
   offsets moved), lines moved into other sequences' blocks, TBI/CSI name tables, column meta,
   reference counts and offsets edited. Each mutant runs through hts and samtools/tabix on the
   same commands (whole file and regions; CRAM at -@ 0 and -@ 2), each process bounded by a
-  timeout and `ulimit -v`, and is classed: identical; both fail; hts whole (hts prints the
-  undamaged output where the tool does not); differs; hts fails where the tool succeeds;
+  timeout and `ulimit -v`, and is classed: identical; same loss (both exit 0 missing the same
+  records); both fail; hts whole (hts prints the undamaged output where the tool does not);
+  differs; refuses (hts fails where the tool exits 0 with other output than the undamaged
+  file's); hts fails (where the tool prints the undamaged output: a regression to look at);
   NAMELESS (an error line without the file's name); LOST (hts exits 0 with records of the
   undamaged file missing that the tool found or failed on: a SAM record known by its name and
   flags, a text line whole); PANIC; HANG.

@@ -154,7 +154,10 @@ pub(crate) enum Class {
     Recovers,
     /// Both succeed with different output, but hts lacks nothing samtools/tabix found.
     Differs,
-    /// hts fails where samtools/tabix succeeds (a regression to look at).
+    /// hts fails where samtools/tabix exits 0 having printed something else than the undamaged
+    /// output (it misreads the damage; hts refuses it).
+    Refuses,
+    /// hts fails where samtools/tabix prints the undamaged output (a regression to look at).
     HtsFails,
     /// hts fails with an error line that does not name the input file.
     Nameless,
@@ -168,12 +171,13 @@ pub(crate) enum Class {
 }
 
 impl Class {
-    pub(crate) const ALL: [Class; 10] = [
+    pub(crate) const ALL: [Class; 11] = [
         Class::Identical,
         Class::SameLoss,
         Class::BothFail,
         Class::Recovers,
         Class::Differs,
+        Class::Refuses,
         Class::HtsFails,
         Class::Nameless,
         Class::Lost,
@@ -196,6 +200,7 @@ impl Class {
             Class::BothFail => "both fail",
             Class::Recovers => "hts whole",
             Class::Differs => "differs",
+            Class::Refuses => "refuses",
             Class::HtsFails => "hts fails",
             Class::Nameless => "NAMELESS",
             Class::Lost => "LOST",
@@ -240,10 +245,10 @@ pub(crate) fn classify(hts: &Run, tool: &Run, undamaged: &[u8], names: &[&str], 
         if !names.iter().any(|n| line.contains(n)) {
             return Class::Nameless;
         }
-        return if tool.tool_ok() {
-            Class::HtsFails
-        } else {
-            Class::BothFail
+        return match (tool.tool_ok(), tool.stdout == undamaged) {
+            (true, true) => Class::HtsFails,
+            (true, false) => Class::Refuses,
+            _ => Class::BothFail,
         };
     }
     if tool.ok() && hts.stdout == tool.stdout {
@@ -327,10 +332,9 @@ mod tests {
             c(&run(1, "", "x.cram: bad at byte 9"), &run(1, "", "")),
             Class::BothFail
         );
-        assert_eq!(
-            c(&run(1, "", "x.cram: bad"), &run(0, "a\n", "")),
-            Class::HtsFails
-        );
+        let bad = run(1, "", "x.cram: bad");
+        assert_eq!(c(&bad, &run(0, "a\n", "")), Class::Refuses);
+        assert_eq!(c(&bad, &run(0, whole, "")), Class::HtsFails);
         assert_eq!(
             c(&run(1, "", "bad block"), &run(1, "", "")),
             Class::Nameless

@@ -143,23 +143,6 @@ impl Reader {
             .ok_or_else(|| Error::NotTabix {
                 name: index.name().to_string(),
             })?;
-        if meta.names.len() != index.n_refs() {
-            // tabix reads on with names given to the wrong references (a region then reads as
-            // no such sequence, or fails on the first line): the name table is damaged.
-            let table = match index.kind() {
-                index::Kind::Csi => 16 + index::tbi::FIXED_LEN,
-                _ => 8 + index::tbi::FIXED_LEN,
-            };
-            return Err(Error::Mismatch {
-                name: index.name().to_string(),
-                at: format!("byte {table} of the inflated index"),
-                what: format!(
-                    "the name table names {} sequences for {} references",
-                    meta.names.len(),
-                    index.n_refs()
-                ),
-            });
-        }
         let file = data_file.map_err(Error::Open)?;
         let mut data = bgzf::Reader::with_name(file, data_name)?;
         let size = data.size()?;
@@ -230,8 +213,35 @@ impl Reader {
     }
 
     /// The lines of a parsed region string (`None`: no lines): a region's, or every line from
-    /// where htslib starts for `.` and `*` to the end of the file.
+    /// where htslib starts for `.` and `*` to the end of the file. An index whose name table does
+    /// not match its reference count fails the queries it could answer wrongly: a name it holds
+    /// no reference for, and (with fewer names than references) a name it does not hold; tabix
+    /// answers both with nothing.
     pub fn query_target(&mut self, target: Option<Target>) -> Query<'_> {
+        let (names, refs) = (self.meta.names.len(), self.index.n_refs());
+        let damaged = match &target {
+            Some(Target::Region(r)) if r.tid >= refs => Some(format!(
+                "the name table names {names} sequences for {refs} references: {} has none",
+                self.meta.names.get(r.tid).map_or("", String::as_str)
+            )),
+            None if names < refs => Some(format!(
+                "the region names none of the {names} sequences of the name table, which the \
+                 index's {refs} references outnumber"
+            )),
+            _ => None,
+        };
+        let failed = damaged.map(|what| {
+            // The name table follows the magic and `n_ref` (TBI) or the CSI's scheme.
+            let table = match self.index.kind() {
+                index::Kind::Csi => 16 + index::tbi::FIXED_LEN,
+                _ => 8 + index::tbi::FIXED_LEN,
+            };
+            Error::Mismatch {
+                name: self.index.name().to_string(),
+                at: format!("byte {table} of the inflated index"),
+                what,
+            }
+        });
         let rest = |start: Option<VirtualOffset>| {
             start.map(|start| Chunk {
                 start,
@@ -256,6 +266,8 @@ impl Reader {
             ),
             None => (Mode::Nothing, Vec::new()),
         };
-        Query::new(self, mode, chunks)
+        let mut q = Query::new(self, mode, chunks);
+        q.failed = failed;
+        q
     }
 }

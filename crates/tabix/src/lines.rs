@@ -75,8 +75,10 @@ pub struct Query<'a> {
     done: bool,
     /// The last sequence name seen known in [`Mode::Rest`].
     known: Vec<u8>,
-    /// The start of the last line read of a region (lines come sorted by it).
+    /// The start of the last line read of a region that reaches it (lines come sorted by it).
     last_beg: i64,
+    /// The error the query gives at once (an index that cannot answer it).
+    pub(crate) failed: Option<Error>,
 }
 
 impl<'a> Query<'a> {
@@ -91,6 +93,7 @@ impl<'a> Query<'a> {
             done,
             known: Vec::new(),
             last_beg: i64::MIN,
+            failed: None,
         }
     }
 
@@ -108,6 +111,10 @@ impl<'a> Query<'a> {
     /// # Errors
     /// The data cannot be read, or a line in the region cannot be parsed.
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        if let Some(e) = self.failed.take() {
+            self.done = true;
+            return Err(e);
+        }
         while !self.done {
             if self.at.is_none() || self.curr >= self.chunks[self.at.unwrap_or(0)].end {
                 let next = self.at.map_or(0, |i| i + 1);
@@ -183,15 +190,19 @@ impl<'a> Query<'a> {
                 };
                 return Err(mismatch(what));
             }
-            if beg < self.last_beg {
-                return Err(mismatch(format!(
-                    "a line starting at {} follows one starting at {}: the data is not sorted \
-                     as its index says",
-                    beg + 1,
-                    self.last_beg + 1
-                )));
+            // Out of order among the lines that reach the region, a line may end it before
+            // others that overlap it (those wholly before it are passed over anyway).
+            if end > region.beg {
+                if beg < self.last_beg {
+                    return Err(mismatch(format!(
+                        "a line starting at {} follows one starting at {}: the data is not \
+                         sorted as its index says",
+                        beg + 1,
+                        self.last_beg + 1
+                    )));
+                }
+                self.last_beg = beg;
             }
-            self.last_beg = beg;
             if self.curr > chunk_end && line_at < chunk_end {
                 return Err(mismatch(format!(
                     "a line runs past the end of the index's chunk ({chunk_end}): the index does \

@@ -468,6 +468,20 @@ fn an_index_whose_names_or_columns_do_not_fit_is_an_error() {
     });
     std::fs::write(dir.join("x.vcf.gz.csi"), csi).unwrap();
     tabix_both(&dir, "small.csi.vcf.gz", ".csi", &["chr1"], "x.vcf.gz.csi");
+    // The CSI's aux length 64 bytes longer: the sequences read from the wrong place, chr1's
+    // lines lost with exit 0 (the damage shows only past chr2, where a whole load ends).
+    let csi = edit_index("small.csi.vcf.gz.csi", |b| {
+        let l_aux = i32::from_le_bytes(b[12..16].try_into().unwrap());
+        b[12..16].copy_from_slice(&(l_aux + 64).to_le_bytes());
+    });
+    std::fs::write(dir.join("x.vcf.gz.csi"), csi).unwrap();
+    tabix_both(
+        &dir,
+        "small.csi.vcf.gz",
+        ".csi",
+        &["chr1:250-350", "chr2"],
+        "x.vcf.gz.csi",
+    );
     std::fs::remove_file(dir.join("x.vcf.gz.csi")).unwrap();
     // The TBI's sequence column moved to the third (the ID, "."): answered with nothing.
     let tbi = edit_index("small.vcf.gz.tbi", |b| {

@@ -103,59 +103,75 @@ pub fn parse(data: &[u8]) -> Result<Vec<CraiEntry>, Error> {
     Ok(out)
 }
 
-/// The container a query of `range` starts reading at: the first in file order of those
-/// whose lines of its reference overlap it (in a sorted file the earliest that overlaps: a
-/// slice starting earlier may reach further); with none, the first slice of the reference (by
-/// its start) that ends at or after the range's start, else its last one. `None` when the
-/// index has no slice of the reference (the query finds nothing); reference -1 is the unplaced
-/// reads, from their first container. Neither a damaged line of a later container nor
-/// containers out of order can hide the one a query needs from it.
+/// The lines of `range`'s reference that end at or after its start, and of those the ones
+/// that start by its end (that overlap it).
+fn reaching<'a>(
+    entries: &'a [CraiEntry],
+    range: &crate::reader::Range,
+) -> (Vec<&'a CraiEntry>, Vec<&'a CraiEntry>) {
+    let after: Vec<&CraiEntry> = entries
+        .iter()
+        .filter(|e| e.ref_id == range.ref_id && e.start.saturating_add(e.span) > range.start)
+        .collect();
+    let overlapping = after
+        .iter()
+        .copied()
+        .filter(|e| e.start <= range.end)
+        .collect();
+    (after, overlapping)
+}
+
+/// The container a query of `range` starts reading at: the first in file order of those whose
+/// lines of its reference overlap it (in a sorted file the earliest that overlaps: a slice
+/// starting earlier may reach further); with none, the first in file order that ends at or
+/// after the range's start (its header then decides), else the reference's last. `None` when
+/// the index has no slice of the reference (the query finds nothing); reference -1 is the
+/// unplaced reads, from their first container. [`check_order`] says whether the lines let
+/// this choice be trusted.
 pub fn start_of(entries: &[CraiEntry], range: &crate::reader::Range) -> Option<u64> {
     let of_ref = || entries.iter().filter(|e| e.ref_id == range.ref_id);
     if range.ref_id < 0 {
         return of_ref().map(|e| e.container).min();
     }
-    let ends_after = |e: &&CraiEntry| e.start.saturating_add(e.span) > range.start;
-    let overlapping = of_ref()
-        .filter(ends_after)
-        .filter(|e| e.start <= range.end)
-        .map(|e| e.container)
-        .min();
-    overlapping.or_else(|| {
-        // In a gap, or past the reference's last slice: that slice's header decides.
-        let next = of_ref()
-            .filter(ends_after)
-            .min_by_key(|e| (e.start, e.container));
-        next.or_else(|| of_ref().max_by_key(|e| (e.start, e.container, e.slice)))
+    let (after, overlapping) = reaching(entries, range);
+    let first = |lines: &[&CraiEntry]| lines.iter().map(|e| e.container).min();
+    first(&overlapping).or_else(|| first(&after)).or_else(|| {
+        of_ref()
+            .max_by_key(|e| (e.start, e.container, e.slice))
             .map(|e| e.container)
     })
 }
 
-/// Checks that the index's lines of `range`'s reference that overlap it come in file order by
-/// their starts, as the slices of a sorted file do. Out of order, the index (a line edited or
-/// stale) or the file (containers moved) is damaged, and no choice of a first container is
-/// sure to find the range's records: an error naming the container whose line is out of
-/// place.
+/// Checks that the index's lines let [`start_of`]'s choice be trusted, as they do in a sorted
+/// file: the lines overlapping `range` come in file order by their starts, and no container
+/// before the first of them holds a line that ends past the range's start. Otherwise the index
+/// (a line edited or stale) or the file (containers moved) is damaged, and no choice of a first
+/// container is sure to find the range's records: an error naming the container whose line is
+/// out of place.
 pub fn check_order(entries: &[CraiEntry], range: &crate::reader::Range) -> Result<(), Error> {
     if range.ref_id < 0 {
         return Ok(());
     }
-    let mut lines: Vec<&CraiEntry> = entries
-        .iter()
-        .filter(|e| e.ref_id == range.ref_id)
-        .filter(|e| e.start.saturating_add(e.span) > range.start && e.start <= range.end)
-        .collect();
-    lines.sort_by_key(|e| (e.container, e.slice));
-    for pair in lines.windows(2) {
+    let (after, mut overlapping) = reaching(entries, range);
+    overlapping.sort_by_key(|e| (e.container, e.slice));
+    let out_of_place = |e: &CraiEntry, before: i64| {
+        Error::at(
+            e.container,
+            format!(
+                "the index's line for the container here starts at {}, out of order with the \
+                 line at {before}: the index or the file is out of order",
+                e.start
+            ),
+        )
+    };
+    for pair in overlapping.windows(2) {
         if pair[1].start < pair[0].start {
-            return Err(Error::at(
-                pair[1].container,
-                format!(
-                    "the index's line for the container here starts at {}, before the line \
-                     before it ({}): the index or the file is out of order",
-                    pair[1].start, pair[0].start
-                ),
-            ));
+            return Err(out_of_place(pair[1], pair[0].start));
+        }
+    }
+    if let Some(first) = overlapping.first() {
+        if let Some(e) = after.iter().find(|e| e.container < first.container) {
+            return Err(out_of_place(e, first.start));
         }
     }
     Ok(())
@@ -341,6 +357,12 @@ mod tests {
         assert_eq!(check_order(&swapped, &r(90, 100)).unwrap_err().offset, 200);
         // Only the lines that reach the range count.
         assert!(check_order(&swapped, &r(150, 170)).is_ok());
+        // A container before the first that overlaps, starting past the range: moved.
+        assert_eq!(check_order(&swapped, &r(10, 20)).unwrap_err().offset, 100);
+        // In a gap, the first container in file order ending past the range's start: its
+        // header decides (a start edited past the range hides nothing).
+        let edited = [entry(0, 2001, 159, 100), entry(0, 1222, 337, 200)];
+        assert_eq!(start_of(&edited, &r(1, 1010)), Some(100));
     }
 
     #[test]

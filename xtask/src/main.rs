@@ -23,6 +23,7 @@ mod fuzz_seeds;
 mod mutate;
 mod mutate_crai;
 mod mutate_cram;
+mod mutate_fixtures;
 mod mutate_run;
 mod mutate_tabix;
 mod noodles_count;

@@ -21,6 +21,12 @@ mod cohort_demo;
 mod conformance;
 mod fuzz;
 mod fuzz_seeds;
+mod mutate;
+mod mutate_crai;
+mod mutate_cram;
+mod mutate_fixtures;
+mod mutate_run;
+mod mutate_tabix;
 mod noodles_count;
 mod python;
 mod s3;
@@ -48,6 +54,8 @@ cargo xtask <command> [--help]
                  totals of s3://, pre-signed and plain HTTP
   s3-serve       serve the conformance corpus from s3s-fs until killed
   fuzz           run each fuzz target of fuzz/ (cargo-fuzz, nightly) for a fixed time
+  mutate         damaged CRAM and tabix fixtures through hts and samtools/tabix: no record
+                 lost with exit 0, no panic, no hang, every error naming the file
   soak           many threads querying random regions over HTTP with faults, checked locally
   python-test    the Python package: its wheel built into the test venv, pytest against pysam
 `cargo xtask <command> --help` tells a command's options.";
@@ -124,6 +132,11 @@ const COMMANDS: &[Cmd] = &[
         name: "python-test",
         help: python::HELP,
         run: python::cmd,
+    },
+    Cmd {
+        name: "mutate",
+        help: mutate::HELP,
+        run: mutate::cmd,
     },
     Cmd {
         name: "soak",

@@ -292,7 +292,10 @@ impl fmt::Display for Error {
             Error::Unwritable { name, what, reason } => {
                 write!(f, "{name}: cannot write {what}: {reason}")
             }
-            Error::NotBam { name, format } => write!(f, "{name}: hts reads BAM; this is {format}"),
+            Error::NotBam { name, format } => write!(
+                f,
+                "{name}: hts reads BAM and CRAM; this is {format} (by its bytes from byte 0)"
+            ),
             Error::Query { name, reason } => write!(f, "{name}: {reason}"),
             Error::IndexNotGiven { name } => write!(
                 f,

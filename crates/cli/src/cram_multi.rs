@@ -34,8 +34,9 @@ pub struct Filter {
 }
 
 /// The pass for `set` over a CRAM whose index holds `entries` (`data_end`: where its EOF
-/// container begins).
-pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
+/// container begins); an error when the index's lines reaching a region are out of order
+/// (`cram::crai::check_order`).
+pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Result<Multi, cram::Error> {
     let mut containers: Vec<Range<u64>> = Vec::new();
     let mut ranges: Vec<cram::reader::Range> = set
         .iter()
@@ -50,6 +51,7 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
         ranges.extend(cram::reader::Range::from_region(&Region::Unplaced));
     }
     for range in &ranges {
+        cram::crai::check_order(entries, range)?;
         match cram::crai::containers_for(entries, range, data_end) {
             Some(c) => containers.extend(c),
             None if range.ref_id >= 0 => eprintln!(
@@ -62,15 +64,23 @@ pub fn plan(entries: &[CraiEntry], set: &RegionSet, data_end: u64) -> Multi {
         }
     }
     containers.sort_by_key(|c| (c.start, c.end));
-    containers.dedup();
-    Multi {
+    // One byte range each, overlaps joined (the unplaced reads' range runs to the end).
+    let mut joined: Vec<Range<u64>> = Vec::with_capacity(containers.len());
+    for c in containers {
+        match joined.last_mut() {
+            Some(last) if c.start < last.end => last.end = last.end.max(c.end),
+            _ => joined.push(c),
+        }
+    }
+    let containers = joined;
+    Ok(Multi {
         containers: (!set.all).then_some(containers),
         filter: Filter {
             cursor: MultiCursor::at_first_region(set),
             unplaced: set.unplaced,
             all: set.all,
         },
-    }
+    })
 }
 
 /// Where a record lies as BAM gives it: reference id, 0-based start and the end `bam_endpos`
@@ -138,7 +148,9 @@ pub fn passes(
     };
     refuse(unknown);
     let data_end = reader.data_end();
-    let mut multi = plan(entries, &set, data_end);
+    let shown = hfile::redact_text(args.positional.first().map_or("-", String::as_str));
+    let failed = |e: cram::Error| Failure::Message(format!("{shown}: {e}"));
+    let mut multi = plan(entries, &set, data_end).map_err(failed)?;
     let mut mates = None;
     if args.select.fetch_pairs {
         let pass = as_pass(multi.containers.take());
@@ -180,7 +192,7 @@ pub fn passes(
             mates: found,
         } = collect_mates(next, header, &targets, base, selection)?;
         refuse(unknown + special);
-        multi = plan(entries, &second, data_end);
+        multi = plan(entries, &second, data_end).map_err(failed)?;
         mates = Some(found);
     }
     let pass = as_pass(multi.containers);

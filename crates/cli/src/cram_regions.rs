@@ -31,6 +31,31 @@ impl Pass {
         }
     }
 
+    /// The bytes the pass reads: its containers and, for a region, the first
+    /// [`cram::reader::HEADER_PEEK`] bytes of each container its reading meets past them or
+    /// between them (the one that ends the region, one the index says it skips), whose
+    /// headers the reader judges the region by.
+    fn bytes(&self) -> Vec<std::ops::Range<u64>> {
+        let peeks = |containers: &[std::ops::Range<u64>]| {
+            let mut out = Vec::with_capacity(containers.len() + 1);
+            for (i, c) in containers.iter().enumerate() {
+                if !c.is_empty() {
+                    out.push(c.clone());
+                }
+                let next = containers.get(i + 1).map(|n| n.start);
+                if next.is_none_or(|n| n > c.end) {
+                    out.push(c.end..c.end + cram::reader::HEADER_PEEK);
+                }
+            }
+            out
+        };
+        match self {
+            Pass::Range(containers, _) => peeks(containers),
+            Pass::Ranges(ranges) => ranges.iter().flat_map(|(c, _)| peeks(c)).collect(),
+            Pass::Planned(_) | Pass::Whole => self.containers(),
+        }
+    }
+
     /// Sets `reader` to read this pass from its start.
     pub fn start(&self, reader: &mut cram::Reader) {
         match self {
@@ -91,8 +116,12 @@ pub fn plan(
                 continue;
             }
         };
+        cram::crai::check_order(&entries, &range).map_err(|e| {
+            let name = hfile::redact_text(&crai_name);
+            Failure::Message(format!("{name}: {e}"))
+        })?;
         // A reference the index has nothing for: the region finds nothing.
-        if let Some(containers) = cram::crai::containers_for(&entries, &range, data_end) {
+        if let Some(containers) = cram::crai::plan_for_range(&entries, &range, data_end) {
             let offset = containers.first().map_or(0, |c| c.start);
             if offset >= file_len {
                 return Err(Failure::Message(format!(
@@ -155,7 +184,7 @@ pub fn read_index(
     })?;
     let entries = cram::crai::parse(&data).map_err(|e| {
         let name = hfile::redact_text(&crai_name);
-        Failure::Message(format!("{name}: {}", e.what))
+        Failure::Message(format!("{name}: {e}"))
     })?;
     Ok((crai_name, entries))
 }
@@ -164,6 +193,8 @@ pub fn read_index(
 /// for a remote file, the slices whose reference bases are read while they come (a round trip
 /// at least; [`slices_read`] from the index's lines, `entries`).
 pub fn announce(reader: &mut cram::Reader, file: &str, passes: &[Pass], entries: &[CraiEntry]) {
+    // Each container the index leads to is checked against its lines.
+    reader.set_index(entries);
     reader.advise(&advice(passes));
     if hfile::scheme_of(file).is_some() {
         reader.read_references_ahead(&slices_read(entries, passes));
@@ -174,7 +205,7 @@ pub fn announce(reader: &mut cram::Reader, file: &str, passes: &[Pass], entries:
 /// containers joined as BAM's chunks are ([`index::plan::plan_ranges`], cut only at container
 /// starts).
 pub fn advice(passes: &[Pass]) -> Vec<std::ops::Range<u64>> {
-    let ranges: Vec<std::ops::Range<u64>> = passes.iter().flat_map(Pass::containers).collect();
+    let ranges: Vec<std::ops::Range<u64>> = passes.iter().flat_map(Pass::bytes).collect();
     let mut starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
     starts.sort_unstable();
     starts.dedup();

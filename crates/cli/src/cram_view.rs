@@ -312,8 +312,8 @@ impl Writer<'_> {
             pass.start(reader);
             if laid {
                 while let Some(records) = reader.next_laid_out().map_err(|e| self.failed(e))? {
-                    for bytes in records.records() {
-                        self.laid(bytes)?;
+                    for (i, bytes) in records.records().enumerate() {
+                        self.laid(bytes, records.slice_of(i))?;
                     }
                     if let Some(e) = records.error() {
                         return Err(self.failed(e));
@@ -337,15 +337,20 @@ impl Writer<'_> {
         Failure::Message(format!("{}: {e}", hfile::redact_text(self.file)))
     }
 
-    /// One record laid out as BAM by a decoding worker: copied into the record buffer kept
-    /// for it, then selected and written.
-    fn laid(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+    /// An error about a record of the slice at byte `slice`.
+    fn bad_record(&self, slice: u64, e: impl std::fmt::Display) -> Failure {
+        self.failed(format!("a record of the slice at byte {slice}: {e}"))
+    }
+
+    /// One record laid out as BAM by a decoding worker (from the slice at byte `slice`):
+    /// copied into the record buffer kept for it, then selected and written.
+    fn laid(&mut self, bytes: &[u8], slice: u64) -> Result<(), Failure> {
         let mut buf = std::mem::take(&mut self.spare);
         buf.clear();
         buf.extend_from_slice(bytes);
         let n_ref = self.header.refs().len();
-        let r = Record::decode(buf, n_ref).map_err(|e| self.failed(e))?;
-        self.selected(r)
+        let r = Record::decode(buf, n_ref).map_err(|e| self.bad_record(slice, e))?;
+        self.selected(r, slice)
     }
 
     /// One record: the multi-region iterator's check first (on the CRAM record: one it drops
@@ -355,16 +360,19 @@ impl Writer<'_> {
             return Ok(());
         }
         let n_ref = self.header.refs().len();
-        let r = to_bam_in(a, n_ref, std::mem::take(&mut self.spare)).map_err(|e| self.failed(e))?;
+        let spare = std::mem::take(&mut self.spare);
+        let r = to_bam_in(a, n_ref, spare).map_err(|e| self.bad_record(a.slice, e))?;
         if self.keep.as_ref().is_some_and(|k| !k.mate_kept(&r)) {
             self.spare = r.into_data();
             return Ok(());
         }
-        self.selected(r)
+        self.selected(r, a.slice)
     }
 
-    /// A record as BAM: the selection, then the output it goes to.
-    fn selected(&mut self, mut r: Record) -> Result<(), Failure> {
+    /// A record as BAM (from the slice at byte `slice`): the selection, then the output it
+    /// goes to. A record the output cannot take (its tags corrupt) is an error about the
+    /// input, where it came from.
+    fn selected(&mut self, mut r: Record, slice: u64) -> Result<(), Failure> {
         let args = self.args;
         let fate = select::process(
             &args.select,
@@ -383,7 +391,12 @@ impl Writer<'_> {
             Fate::Dropped => None,
         };
         if let Some(out) = out {
-            out.write(&r)?;
+            let at = bgzf::VirtualOffset::new(0, 0);
+            out.write(&r)
+                .map_err(|e| match e.about_record(self.file, at) {
+                    bam::Error::Record { kind, .. } => self.bad_record(slice, kind),
+                    e => Failure::from(e),
+                })?;
         }
         self.spare = r.into_data();
         Ok(())
@@ -492,7 +505,7 @@ fn view_with(
     let shown = hfile::redact_text(file);
     let input =
         bam_header(reader.header()).map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-    let header = sink::header(args, &input, command_line)?;
+    let header = sink::header(args, &input, command_line, file)?;
     let (passes, keep, entries) = {
         let mut read_index = |name: &str| fetched.read_index(name);
         if multi {

@@ -36,7 +36,13 @@ pub fn edits_header(args: &ViewArgs) -> bool {
 /// The header records are selected with and written with: the input's, without the `@RG`
 /// lines of other groups (`-r`/`-R`), then with hts's `@PG` line when records are written
 /// (not with `-c` or `--no-PG`), as samtools edits its header before it opens the outputs.
-pub fn header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Header, Failure> {
+/// `name` is the input's, for the error of a header whose text cannot take the line.
+pub fn header(
+    args: &ViewArgs,
+    input: &Header,
+    command_line: &str,
+    name: &str,
+) -> Result<Header, Failure> {
     let edited = match &args.select.read_groups {
         Some(groups) => samtools::filter::readgroup::keep_read_groups(input, groups),
         None => input.clone(),
@@ -50,8 +56,8 @@ pub fn header(args: &ViewArgs, input: &Header, command_line: &str) -> Result<Hea
         command_line,
     };
     edited.with_program(&program).map_err(|e| {
-        eprintln!("{e}");
-        Failure::Message("failed to add PG line to the header".to_string())
+        let name = hfile::redact_text(name);
+        Failure::Message(format!("{name}: failed to add PG line to the header: {e}"))
     })
 }
 

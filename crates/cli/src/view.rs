@@ -183,7 +183,8 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if sink::edits_header(args) || input::looks_up_names(args) {
         let _ = reader.header().text_error();
     }
-    let header = sink::header(args, reader.header(), command_line)?;
+    let name = args.positional.first().map_or("-", String::as_str);
+    let header = sink::header(args, reader.header(), command_line, name)?;
     let mut records = input::plan(args, &mut reader, &header, &mut selection)?;
     if !records.has_eof_marker()? {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");

@@ -93,7 +93,7 @@ fn inputs_that_are_not_bam_are_named() {
         assert!(out.stdout.is_empty());
         let err = text(&out.stderr);
         assert!(
-            err.contains("hts reads BAM; ") && err.contains(format),
+            err.contains("hts reads BAM and CRAM; ") && err.contains(format),
             "{file}: {err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -166,7 +166,8 @@ fn sam_on_standard_input_is_named_too() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("-: hts reads BAM; this is SAM"));
+    assert!(text(&out.stderr)
+        .contains("-: hts reads BAM and CRAM; this is SAM (by its bytes from byte 0)"));
 }
 
 #[test]

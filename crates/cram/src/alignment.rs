@@ -32,6 +32,8 @@ pub struct Alignment {
     pub qual: Vec<u8>,
     /// Tags in BAM's binary layout.
     pub aux: Vec<u8>,
+    /// The offset of the slice it was read from (the byte an error about it names).
+    pub slice: u64,
 }
 
 impl Alignment {
@@ -44,6 +46,7 @@ impl Alignment {
         (self.name_stored, self.flags, self.ref_id) = (false, 0, 0);
         (self.pos, self.end, self.mapq) = (0, 0, 0);
         (self.mate_ref_id, self.mate_pos, self.tlen) = (-1, 0, 0);
+        self.slice = 0;
     }
 }
 
@@ -68,6 +71,7 @@ mod tests {
             seq: b"ACGT".to_vec(),
             qual: vec![30; 4],
             aux: b"NMC\x01".to_vec(),
+            slice: 26,
         };
         let room = a.seq.capacity();
         a.clear();

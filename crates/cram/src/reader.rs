@@ -6,15 +6,18 @@ mod ahead;
 mod decode;
 mod laid;
 mod refs;
+mod slices;
 mod source;
 pub(crate) mod spare;
 mod threads;
+mod walk;
 
 pub use ahead::MAX_SLICES as REFERENCES_AHEAD;
 pub use laid::{LaidOut, Layout};
 use laid::{Laying, Made};
 use source::{read_at, Plain};
 pub use source::{ReadSeek, Source};
+pub use walk::HEADER_PEEK;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
@@ -96,6 +99,9 @@ pub struct Reader {
     range_done: bool,
     /// Offset of the first container after the header's.
     first_container: u64,
+    /// A container's blocks ran past its length (read leniently, as htslib reads them): from
+    /// then on no container is skipped by its length alone.
+    long_blocks: bool,
     /// Records are wanted without their bases (flags, positions, mates): no reference is
     /// read, as htslib reads none when `SAM_SEQ` is not among the required fields.
     without_bases: bool,
@@ -115,6 +121,12 @@ pub struct Reader {
     laying: Option<laid::Laying>,
     /// Reference bases read before their slices came ([`Reader::read_references_ahead`]).
     ahead: ahead::Spans,
+    /// The `.crai`'s lines by container offset ([`Reader::set_index`]).
+    index: BTreeMap<u64, Vec<crate::crai::CraiEntry>>,
+    /// The next container read is the first of a planned range (the index led there).
+    fresh: bool,
+    /// `limit` is the end of a planned byte range (not a header's peek past the plan).
+    in_plan: bool,
 }
 
 /// A region as htslib's CRAM reader filters records by it: reference `ref_id` (-1: the
@@ -179,6 +191,7 @@ impl Reader {
             range: None,
             range_done: false,
             first_container: 0,
+            long_blocks: false,
             without_bases: false,
             decode_md: true,
             ignore_md5: false,
@@ -187,11 +200,15 @@ impl Reader {
             pool: None,
             laying: None,
             ahead: ahead::Spans::default(),
+            index: BTreeMap::new(),
+            fresh: false,
+            in_plan: false,
         };
-        let (h, body, body_at) = r
-            .container()?
+        let (_, body) = r
+            .container(&|_| false)?
             .ok_or_else(|| Error::at(FileDefinition::LEN as u64, "no header container"))?;
-        let _ = h;
+        let (body, body_at) =
+            body.ok_or_else(|| Error::at(FileDefinition::LEN as u64, "no header container"))?;
         r.header = SamHeader::read(&body, body_at, r.version)?;
         r.first_container = r.at;
         r.file.set_readahead_limit(None);
@@ -284,15 +301,20 @@ impl Reader {
         self.range_done = false;
     }
 
-    /// Reads `range` from exactly these containers (their byte ranges, from
-    /// [`crate::crai::containers_for`]), and nothing after them.
+    /// Reads `range` from the first of these containers (their byte ranges, from
+    /// [`crate::crai::containers_for`]) on, as [`Reader::read_ranges`] does.
     pub fn read_containers(&mut self, containers: Vec<std::ops::Range<u64>>, range: Range) {
         self.read_ranges(vec![(containers, range)]);
     }
 
     /// Reads each range from its containers ([`crate::crai::containers_for`]'s), one range
-    /// after another, as [`Reader::read_containers`] for each in turn would, and yields
-    /// their records in that order. With workers, the containers of the later ranges are
+    /// after another, and yields their records in that order. A range is read as htslib
+    /// reads one from `cram_seek_to_refpos`: from its first container on, each container's
+    /// own header deciding whether it is skipped, read, or ends the range, so that an index
+    /// wrong about the later containers loses nothing; the containers given bound each read
+    /// and are what a remote file was told to fetch ([`Reader::advise`]), with the first
+    /// [`HEADER_PEEK`] bytes past the last, where the reading usually meets the container
+    /// that ends the range. With workers, the containers of the later ranges are
     /// read and decoded while the earlier ones are taken: a query of several regions keeps
     /// every thread busy, where one range at a time leaves them idle between ranges.
     pub fn read_ranges(&mut self, ranges: Vec<(Vec<std::ops::Range<u64>>, Range)>) {
@@ -312,12 +334,15 @@ impl Reader {
         self.planned = Some(containers.into());
         self.range = Some(range);
         self.range_done = false;
+        self.fresh = true;
         self.pass += 1;
         true
     }
 
-    /// Reads every record of exactly these containers, in the order given, unfiltered (the
-    /// caller filters them: htslib's multi-region iterator).
+    /// Reads every record of the containers in these byte ranges, in the order given,
+    /// unfiltered (the caller filters them: htslib's multi-region iterator, which reads
+    /// where the index says and no further). A range holding more containers than the
+    /// index named yields them all.
     pub fn read_planned(&mut self, containers: Vec<std::ops::Range<u64>>) {
         // Containers queued for an earlier plan (`-P`'s first pass) are not this one's.
         self.drop_queued();
@@ -325,6 +350,7 @@ impl Reader {
         self.planned = Some(containers.into());
         self.range = None;
         self.range_done = false;
+        self.fresh = true;
     }
 
     /// Tells the byte source which ranges will be read, in order ([`Hints::advise`]).
@@ -356,27 +382,6 @@ impl Reader {
             .max(self.first_container)
     }
 
-    /// What the range makes of a container: htslib skips one that cannot hold its records
-    /// unread, and ends the range at one of another single reference.
-    fn container_fate(&self, h: &ContainerHeader) -> Fate {
-        let Some(r) = self.range else {
-            return Fate::Keep;
-        };
-        if h.reference_id == crate::slice::MULTI_REF {
-            return Fate::Keep;
-        }
-        let end = i64::from(h.start) + i64::from(h.span) - 1;
-        if h.reference_id < r.ref_id
-            || (r.ref_id >= 0 && h.reference_id == r.ref_id && end < r.start)
-        {
-            return Fate::Skip;
-        }
-        if h.reference_id != r.ref_id {
-            return Fate::End;
-        }
-        Fate::Keep
-    }
-
     /// htslib's `cram_get_seq` filter: keep, skip, or end the range at this record.
     fn record_fate(r: &Range, ref_id: i32, pos: i64, end: i64) -> Fate {
         if r.ref_id == -1 && ref_id != -1 {
@@ -392,96 +397,6 @@ impl Reader {
             return Fate::Skip;
         }
         Fate::Keep
-    }
-
-    /// The next container: its header, its body and the body's offset; `None` at the end.
-    fn container(&mut self) -> Result<Option<(ContainerHeader, Vec<u8>, u64)>, Error> {
-        if self.at >= self.file_len {
-            return Ok(None);
-        }
-        let mut left = usize::try_from(self.file_len - self.at).unwrap_or(usize::MAX);
-        // The first read stays within the container when its end is known; a longer header
-        // or body is read on exactly.
-        let bound = usize::try_from(self.limit.saturating_sub(self.at)).unwrap_or(usize::MAX);
-        let mut want = left.min(HEADER_GUESS).min(bound.max(1));
-        loop {
-            let mut buf = vec![0u8; want];
-            let n = read_at(self.file.as_mut(), self.at, &mut buf)?;
-            buf.truncate(n);
-            if n == 0 && self.stream {
-                self.file_len = self.at;
-                return Ok(None);
-            }
-            if n < want {
-                // The end is in sight (a stream's, or a file that shrank): nothing more to
-                // read for a longer header.
-                left = n;
-            }
-            match ContainerHeader::parse_header(&buf, self.at, self.version) {
-                Ok(h) => {
-                    // Then exactly the rest of the container (no more than the file holds:
-                    // a length past its end is refused by the full parse below).
-                    let total = h.header_len.saturating_add(h.length).min(left);
-                    if total > buf.len() {
-                        if self.limit != u64::MAX {
-                            // Exact reads (opening, planned containers): a remote file is
-                            // asked for the container's bytes and none past them.
-                            self.file.set_readahead_limit(Some(self.at + total as u64));
-                        }
-                        // In steps, so that a length a stream does not hold costs no more
-                        // memory than its bytes.
-                        let mut have = buf.len();
-                        while have < total {
-                            let step = (total - have).min(READ_STEP);
-                            buf.resize(have + step, 0);
-                            let at = self.at + have as u64;
-                            let n = read_at(self.file.as_mut(), at, &mut buf[have..])?;
-                            buf.truncate(have + n);
-                            have += n;
-                            if n < step {
-                                break;
-                            }
-                        }
-                    }
-                    let h = ContainerHeader::parse(&buf, self.at, self.version)?;
-                    let body_at = self.at + h.header_len as u64;
-                    let length = self.blocks_length(&h, &mut buf, left)?;
-                    let body = buf[h.header_len..h.header_len + length].to_vec();
-                    self.at = body_at + length as u64;
-                    return Ok(Some((h, body, body_at)));
-                }
-                // A header longer than guessed: read more.
-                Err(_) if buf.len() == want && want < left => want = (want * 4).min(left),
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// How many bytes of blocks follow the container's header in `buf` (which holds at least
-    /// its length): the length, or where the blocks end when they run past it, read on from
-    /// the file (`container::blocks_end`): in the header container, as htslib reads it, and
-    /// in 3.x, where every block's CRC32 shows it is one.
-    fn blocks_length(
-        &mut self,
-        h: &ContainerHeader,
-        buf: &mut Vec<u8>,
-        left: usize,
-    ) -> Result<usize, Error> {
-        if self.first_container != 0 && !self.version.has_crc() {
-            return Ok(h.length);
-        }
-        let mut end = crate::container::blocks_end(h, &buf[h.header_len..], self.version);
-        let most = (h.header_len + h.length)
-            .saturating_add(crate::container::slack(h))
-            .min(left);
-        if end.is_none() && buf.len() < most {
-            let have = buf.len();
-            buf.resize(most, 0);
-            let n = read_at(self.file.as_mut(), self.at + have as u64, &mut buf[have..])?;
-            buf.truncate(have + n);
-            end = crate::container::blocks_end(h, &buf[h.header_len..], self.version);
-        }
-        Ok(end.filter(|&e| e > h.length).unwrap_or(h.length))
     }
 
     /// The records of the next container holding any; `None` at the end of the file.
@@ -503,69 +418,23 @@ impl Reader {
     }
 
     /// Whether the next container to read starts where the last one read ended: a remote
-    /// file's bytes for it then come after that one's, over the same request.
+    /// file's bytes for it then come after that one's, over the same request. A region read
+    /// past its planned containers reads a header's few bytes next (usually the container
+    /// that ends it), which hold nothing back.
     fn next_follows(&self) -> bool {
         let Some(queue) = &self.planned else {
             return true;
         };
+        if self.in_plan && self.at < self.limit {
+            return true;
+        }
+        if queue.is_empty() && self.range.is_some() && !self.range_done {
+            return false;
+        }
         let next = queue
             .front()
             .or_else(|| self.later.front().and_then(|(c, _)| c.first()));
         next.is_some_and(|c| c.start == self.at)
-    }
-
-    /// The next container whose records are wanted, as stored: its header, its body and the
-    /// body's offset; `None` at the end of the file or of the range.
-    fn next_stored(&mut self) -> Result<Option<(ContainerHeader, Vec<u8>, u64)>, Error> {
-        loop {
-            // A range read to its end, or whose containers are all read: the next one.
-            let range_over = self.range_done || self.planned.as_ref().is_some_and(|q| q.is_empty());
-            if self.planned.is_some() && range_over && !self.next_range() {
-                return Ok(None);
-            }
-            if let Some(queue) = self.planned.as_mut() {
-                let Some(next) = queue.pop_front() else {
-                    // A range with no container (a region between two): the next range, as a
-                    // pass of its own would have read it.
-                    continue;
-                };
-                self.at = next.start;
-                self.limit = next.end;
-                self.file.set_readahead_limit(Some(next.end));
-            }
-            let Some((h, body, body_at)) = self.container()? else {
-                if self.planned.is_some() && !self.later.is_empty() {
-                    // The rest of this range lies past the end: it ends, as its own pass
-                    // would have, and the next range is read.
-                    self.range_done = true;
-                    continue;
-                }
-                return Ok(None);
-            };
-            if h.records == 0 && h.landmarks.is_empty() {
-                // A stream's EOF container is known as its last only when nothing follows.
-                if self.at >= self.file_len || self.stream {
-                    self.eof_marker = true;
-                }
-                continue;
-            }
-            self.eof_marker = false;
-            if self.range_done {
-                return Ok(None);
-            }
-            match self.container_fate(&h) {
-                Fate::End => {
-                    self.range_done = true;
-                    if self.later.is_empty() {
-                        return Ok(None);
-                    }
-                    continue;
-                }
-                Fate::Skip => continue,
-                Fate::Keep => {}
-            }
-            return Ok(Some((h, body, body_at)));
-        }
     }
 }
 

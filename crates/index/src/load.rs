@@ -50,6 +50,8 @@ pub struct Loader {
     wanted: Wanted,
     len: Option<u64>,
     limit: u64,
+    /// The references not wanted are walked to the end too.
+    to_the_end: bool,
 }
 
 /// An index loaded from a stream, and how much of the stream it took.
@@ -105,7 +107,17 @@ impl Loader {
             wanted: Wanted::all(),
             len: None,
             limit: MAX_DECOMPRESSED,
+            to_the_end: false,
         }
+    }
+
+    /// With [`Loader::wanted`], still reads the rest of the index to its end (the references
+    /// not wanted parsed and dropped, then `n_no_coor`), so that damage past the last wanted
+    /// reference is the error a whole load would give, as htslib, which loads every index
+    /// whole, gives it: for a local index, whose bytes cost nothing to read.
+    pub fn to_the_end(mut self) -> Loader {
+        self.to_the_end = true;
+        self
     }
 
     /// Keeps only these references and stops reading after the last of them.
@@ -215,7 +227,7 @@ impl Loader {
         }
         let stream = Stream::new(name, sniffed, input, self.limit);
         let mut w = Walker::new(name, stream, prefix, self.len, self.limit);
-        let index = w.index(&self.wanted, each)?;
+        let index = w.index(&self.wanted, self.to_the_end, each)?;
         let (consumed, consumed_input) = w.consumed();
         Ok(Loaded {
             index,

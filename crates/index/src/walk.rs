@@ -89,11 +89,13 @@ impl<'a, R: Read> Walker<'a, R> {
         (self.s.pos(), self.s.consumed_input())
     }
 
-    /// Reads the index, keeping the references `wanted` and stopping after the last of them;
-    /// `each` sees the index so far after each wanted reference is in (with its id).
+    /// Reads the index, keeping the references `wanted` and stopping after the last of them
+    /// (unless `to_the_end`); `each` sees the index so far after each wanted reference is in
+    /// (with its id).
     pub(crate) fn index(
         &mut self,
         wanted: &Wanted,
+        to_the_end: bool,
         each: &mut dyn FnMut(usize, &Index),
     ) -> Result<Index, Stop> {
         let mut magic = [0u8; 4];
@@ -160,6 +162,7 @@ impl<'a, R: Read> Walker<'a, R> {
         // Stop after the last reference wanted; read the tail only for the whole index.
         let end = match wanted.tids() {
             None => n_ref,
+            Some(_) if to_the_end => n_ref,
             Some(tids) => tids
                 .iter()
                 .rev()
@@ -177,7 +180,7 @@ impl<'a, R: Read> Walker<'a, R> {
                 self.skip_reference(kind)?;
             }
         }
-        if wanted.is_all() {
+        if wanted.is_all() || to_the_end {
             self.part = Part::Tail;
             index.n_no_coor = self.tail()?;
         }

@@ -35,6 +35,17 @@ pub enum Error {
         /// htslib's complaint.
         why: String,
     },
+    /// The data does not fit its index: a line of another sequence, or out of order, inside
+    /// the index's chunks for a region; a line running past a chunk's end; an index whose
+    /// name table does not match its reference count.
+    Mismatch {
+        /// The data file (or the index, for its name table).
+        name: String,
+        /// Where: the line's virtual offset, or the index's byte.
+        at: String,
+        /// What does not fit.
+        what: String,
+    },
     /// A line longer than the bound (1 GiB) has no newline.
     LineTooLong {
         /// The data file.
@@ -58,6 +69,7 @@ impl fmt::Display for Error {
                  columns: {line:?}"
             ),
             Error::Region { region, why } => write!(f, "region {region:?}: {why}"),
+            Error::Mismatch { name, at, what } => write!(f, "{name}: {what} at {at}"),
             Error::LineTooLong { name, offset } => {
                 write!(
                     f,

@@ -133,8 +133,13 @@ fn load(
             };
             let seen = std::mem::take(&mut tee.seen);
             let wanted = keep.wanted(&header);
-            with_len(Loader::new(name).wanted(wanted))
-                .read_with(Cursor::new(seen).chain(&mut file), each)
+            let mut loader = with_len(Loader::new(name).wanted(wanted));
+            if hfile::scheme_of(name).is_none() {
+                // A local index is read to its end (its bytes cost nothing): damage past the
+                // sequences kept fails the query as it fails tabix's whole load.
+                loader = loader.to_the_end();
+            }
+            loader.read_with(Cursor::new(seen).chain(&mut file), each)
         }
     };
     // Reading stopped after the last sequence wanted: the rest of the file is not fetched.

@@ -200,8 +200,35 @@ impl Reader {
     }
 
     /// The lines of an already resolved region (`None`: no lines): a region's, or every line
-    /// from where htslib starts for `.` and `*` to the end of the file.
+    /// from where htslib starts for `.` and `*` to the end of the file. An index whose name
+    /// table does not match its reference count fails the queries it could answer wrongly: a
+    /// name it holds no reference for, and (with fewer names than references) a name it does
+    /// not hold; tabix answers both with nothing.
     pub fn query_region(&mut self, target: Option<Region>) -> Query<'_> {
+        let (names, refs) = (self.meta.names.len(), self.index.n_refs());
+        let damaged = match &target {
+            Some(Region::Ref { tid, .. }) if tid.get() >= refs => Some(format!(
+                "the name table names {names} sequences for {refs} references: {} has none",
+                self.meta.names.get(tid.get()).map_or("", String::as_str)
+            )),
+            None if names < refs => Some(format!(
+                "the region names none of the {names} sequences of the name table, which the \
+                 index's {refs} references outnumber"
+            )),
+            _ => None,
+        };
+        let failed = damaged.map(|what| {
+            // The name table follows the magic and `n_ref` (TBI) or the CSI's scheme.
+            let table = match self.index.kind() {
+                index::Kind::Csi => 16 + index::tbi::FIXED_LEN,
+                _ => 8 + index::tbi::FIXED_LEN,
+            };
+            Error::Mismatch {
+                name: self.index.name().to_string(),
+                at: format!("byte {table} of the inflated index"),
+                what,
+            }
+        });
         let rest = |start: Option<VirtualOffset>| {
             start.map(|start| Chunk {
                 start,
@@ -223,6 +250,8 @@ impl Reader {
             ),
             None => (Mode::Nothing, Vec::new()),
         };
-        Query::new(self, mode, chunks)
+        let mut q = Query::new(self, mode, chunks);
+        q.failed = failed;
+        q
     }
 }

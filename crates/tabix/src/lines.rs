@@ -90,6 +90,10 @@ pub struct Query<'a> {
     done: bool,
     /// The last sequence name seen known in [`Mode::Rest`].
     known: Vec<u8>,
+    /// The start of the last line read of a region that reaches it (lines come sorted by it).
+    last_beg: i64,
+    /// The error the query gives at once (an index that cannot answer it).
+    pub(crate) failed: Option<Error>,
 }
 
 impl<'a> Query<'a> {
@@ -103,6 +107,8 @@ impl<'a> Query<'a> {
             curr: VirtualOffset::new(0, 0),
             done,
             known: Vec::new(),
+            last_beg: i64::MIN,
+            failed: None,
         }
     }
 
@@ -120,6 +126,10 @@ impl<'a> Query<'a> {
     /// # Errors
     /// The data cannot be read, or a line in the region cannot be parsed.
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        if let Some(e) = self.failed.take() {
+            self.done = true;
+            return Err(e);
+        }
         while !self.done {
             if self.at.is_none() || self.curr >= self.chunks[self.at.unwrap_or(0)].end {
                 let next = self.at.map_or(0, |i| i + 1);
@@ -179,8 +189,47 @@ impl<'a> Query<'a> {
                 self.known.extend_from_slice(iv.name);
                 return Ok(Some((&self.reader.line, beg, end)));
             };
-            let same = r.meta.names.get(tid).map(String::as_bytes) == Some(iv.name);
-            if !same || beg >= region_end {
+            let chunk_end = self.chunks[self.at.unwrap_or(0)].end;
+            let mismatch = |what: String| Error::Mismatch {
+                name: r.data.name().to_string(),
+                at: format!("virtual offset {line_at}"),
+                what,
+            };
+            if r.meta.names.get(tid).map(String::as_bytes) != Some(iv.name) {
+                let seq = String::from_utf8_lossy(iv.name);
+                // tabix fails on a name its index does not hold ("Reading failed"), and ends
+                // the region at another sequence's line; in the index's chunks for a region
+                // there is none in a file the index fits, so both are errors here.
+                let what = match r.meta.names.iter().any(|n| n.as_bytes() == iv.name) {
+                    true => format!(
+                        "a line of {seq} lies in the index's chunks for {}: the index does \
+                         not fit the data",
+                        r.meta.names[tid]
+                    ),
+                    false => format!("a line names {seq}, a sequence the index does not hold"),
+                };
+                return Err(mismatch(what));
+            }
+            // Out of order among the lines that reach the region, a line may end it before
+            // others that overlap it (those wholly before it are passed over anyway).
+            if end > region_beg {
+                if beg < self.last_beg {
+                    return Err(mismatch(format!(
+                        "a line starting at {} follows one starting at {}: the data is not \
+                         sorted as its index says",
+                        beg + 1,
+                        self.last_beg + 1
+                    )));
+                }
+                self.last_beg = beg;
+            }
+            if self.curr > chunk_end && line_at < chunk_end {
+                return Err(mismatch(format!(
+                    "a line runs past the end of the index's chunk ({chunk_end}): the index does \
+                     not fit the data"
+                )));
+            }
+            if beg >= region_end {
                 self.done = true;
                 break;
             }

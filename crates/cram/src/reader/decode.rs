@@ -2,6 +2,7 @@
 //! against the reference, mates. What needs the reader (its byte source, the FASTA) is done by
 //! the [`Reader`]; the rest by a [`Context`], which decoding workers share.
 
+pub(super) use super::slices::Slices;
 use super::spare;
 use super::*;
 use crate::record::{FeatureKind, Stored};
@@ -47,47 +48,6 @@ pub(super) struct Context {
     pub(super) version: Version,
     pub(super) prefix: String,
     pub(super) decode_md: bool,
-}
-
-/// The slices of a container body, read in order: the compression header, then each slice's
-/// header and blocks.
-pub(super) struct Slices<'a> {
-    c: Cursor<'a>,
-    left: usize,
-    version: Version,
-}
-
-impl<'a> Slices<'a> {
-    pub(super) fn new(
-        h: &ContainerHeader,
-        body: &'a [u8],
-        body_at: u64,
-        version: Version,
-    ) -> Result<(CompressionHeader, Slices<'a>), Error> {
-        let mut c = Cursor::new(body, body_at);
-        let b = Block::read(&mut c, version)?;
-        let ch = CompressionHeader::parse(&b.decode()?, b.offset)?;
-        let left = h.landmarks.len();
-        Ok((ch, Slices { c, left, version }))
-    }
-
-    /// The next slice: its header, its blocks (not decoded) and the header block's offset.
-    pub(super) fn next_slice(
-        &mut self,
-    ) -> Result<Option<(SliceHeader, Vec<Block<'a>>, u64)>, Error> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
-        let b = Block::read(&mut self.c, self.version)?;
-        let at = b.offset;
-        let sh = SliceHeader::parse(&b.decode()?, b.offset, self.version)?;
-        let mut blocks = Vec::new();
-        for _ in 0..sh.blocks {
-            blocks.push(Block::read(&mut self.c, self.version)?);
-        }
-        Ok(Some((sh, blocks, at)))
-    }
 }
 
 /// Decodes a slice's blocks.
@@ -384,6 +344,7 @@ impl Context {
         let r = record.1;
         let (flags, (ref_id, pos, end)) = self.placement(record, with_ref, at)?;
         a.clear();
+        a.slice = at;
         // Its name is not copied: only a kept record's is written, and naming takes a
         // mate's from `stored`.
         a.name_stored = !r.name.is_empty();
@@ -391,10 +352,13 @@ impl Context {
         Ok(Self::link(r, a, index))
     }
 
-    /// A record's BAM flags, its reference and its position checked as htslib checks them.
+    /// A record's BAM flags, its reference and its position checked as htslib checks them
+    /// (flags past 0xfff are outside its table of them: the slice fails).
     fn checked_flags(&self, r: &Record, at: u64) -> Result<u16, Error> {
         let flags = u16::try_from(r.bam_flags)
-            .map_err(|_| Error::at(at, format!("BAM flags {}", r.bam_flags)))?;
+            .ok()
+            .filter(|&f| f < 0x1000)
+            .ok_or_else(|| Error::at(at, format!("BAM flags {} past 0xfff", r.bam_flags)))?;
         let nref = self.header.references.len() as i32;
         if r.reference_id < -1 || r.reference_id >= nref {
             return Err(Error::at(
@@ -453,6 +417,7 @@ impl Context {
         }
         let len = usize::try_from(r.read_length).unwrap_or(0);
         a.clear();
+        a.slice = at;
         a.name.extend_from_slice(stored.name(r));
         a.name_stored = !r.name.is_empty();
         (a.flags, a.ref_id) = (flags, r.reference_id);

@@ -29,6 +29,10 @@ const KEPT_BYTES: usize = 64 << 20;
 pub struct LaidOut {
     data: Vec<u8>,
     error: Option<String>,
+    /// Where each slice's records begin: the number of the first, and the slice's offset.
+    slices: Vec<(usize, u64)>,
+    /// Records laid out.
+    count: usize,
 }
 
 impl LaidOut {
@@ -48,19 +52,29 @@ impl LaidOut {
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }
+
+    /// The offset of the slice record `i` (in [`LaidOut::records`]' order) was read from.
+    pub fn slice_of(&self, i: usize) -> u64 {
+        let k = self.slices.partition_point(|&(first, _)| first <= i);
+        k.checked_sub(1).map_or(0, |k| self.slices[k].1)
+    }
 }
 
 impl LaidOut {
     /// Lays out one record after the others, or keeps the error that stops the layout.
     fn push(&mut self, a: &Alignment, layout: &Layout) {
+        if self.slices.last().is_none_or(|&(_, s)| s != a.slice) {
+            self.slices.push((self.count, a.slice));
+        }
         let data = &mut self.data;
         let start = data.len();
         data.extend_from_slice(&[0; 4]);
         if let Err(e) = layout(a, data) {
             data.truncate(start);
-            self.error = Some(e);
+            self.error = Some(format!("a record of the slice at byte {}: {e}", a.slice));
             return;
         }
+        self.count += 1;
         let len = u32::try_from(data.len() - start - 4).unwrap_or(u32::MAX);
         data[start..start + 4].copy_from_slice(&len.to_le_bytes());
     }
@@ -85,7 +99,7 @@ impl Made {
             Some(l) => Made::Laid {
                 laid: LaidOut {
                     data: l.buffer(),
-                    error: None,
+                    ..LaidOut::default()
                 },
                 layout: Arc::clone(&l.layout),
                 one: Box::default(),
@@ -176,7 +190,7 @@ impl Laying {
     pub(super) fn lay_out(&self, recs: Vec<Alignment>) -> LaidOut {
         let mut laid = LaidOut {
             data: self.buffer(),
-            error: None,
+            ..LaidOut::default()
         };
         for a in &recs {
             laid.push(a, &self.layout);
@@ -241,5 +255,34 @@ impl Reader {
         if let Some(l) = &self.laying {
             l.give_back(laid);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_record_laid_out_knows_its_slice() {
+        let layout: Layout = Arc::new(|a: &Alignment, d: &mut Vec<u8>| {
+            if a.name == b"bad" {
+                return Err("no".to_string());
+            }
+            d.extend_from_slice(&a.name);
+            Ok(())
+        });
+        let mut laid = LaidOut::default();
+        for (name, slice) in [("a", 100), ("b", 100), ("c", 900), ("bad", 900)] {
+            let a = Alignment {
+                name: name.as_bytes().to_vec(),
+                slice,
+                ..Alignment::default()
+            };
+            laid.push(&a, &layout);
+        }
+        assert_eq!(laid.records().count(), 3);
+        let slices: Vec<u64> = (0..3).map(|i| laid.slice_of(i)).collect();
+        assert_eq!(slices, [100, 100, 900]);
+        assert_eq!(laid.error(), Some("a record of the slice at byte 900: no"));
     }
 }

@@ -138,3 +138,17 @@ pub fn python_test_venv() -> Result<PathBuf, String> {
         check,
     )
 }
+
+/// The third-party CRAM corpus' registry half (fixtures/cram-thirdparty/REGISTRY.tsv: test
+/// files of htsjdk, Picard, htslib, samtools and seven more projects, from Debian's source
+/// archives and PyPI's sdists), laid out by `collect.py` in `tools_dir()/cram-thirdparty` on
+/// first use: some 250 MB downloaded once, each archive and file checked against its SHA-256;
+/// later calls find the layout's stamp and return at once. Needs samtools (it indexes the CRAMs
+/// shipped without an index). Its folder.
+pub fn cram_thirdparty() -> Result<PathBuf, String> {
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|p| p.into_inner());
+    let dest = tools_dir().join("cram-thirdparty");
+    let script = crate::workspace_root().join("fixtures/cram-thirdparty/collect.py");
+    run_command(Command::new("python3").arg(&script).arg(&dest))?;
+    Ok(dest)
+}

@@ -220,7 +220,7 @@ pub fn usage() -> String {
     let mut out = String::from(
         "\nUsage: hts view [options] FILE|- [INDEX] [REGION ...]\n\n\
          FILE may be a local path, an http(s):// URL or another registered scheme, or - for\n\
-         standard input (BAM only; no regions). INDEX (with -X) likewise.\n\
+         standard input (BAM or CRAM; no regions). INDEX (with -X) likewise.\n\
          REGION: chr, chr:beg, chr:beg-end, {name}:beg-end, . (all) or * (unplaced reads).\n\nOptions:\n",
     );
     let name = |o: &ViewOption| {

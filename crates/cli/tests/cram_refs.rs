@@ -325,8 +325,8 @@ fn a_remote_bgzipped_fasta_is_read_block_by_needed_block() {
 
 /// A remote CRAM region query against a remote bgzipped FASTA: every request bounded; of the
 /// CRAM, its opening and the one container the `.crai` names for the region; of the reference,
-/// its indexes and the one BGZF block that holds the slice's bases. The log (printed) is the
-/// README's.
+/// its indexes and the one BGZF block that holds the slice's bases. The log (printed) is the one
+/// in docs/CRAM.md.
 #[test]
 fn a_remote_region_query_fetches_the_reference_only_where_its_slice_needs_it() {
     let server = Server::start(&dir()).unwrap();

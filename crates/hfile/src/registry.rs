@@ -58,7 +58,7 @@ pub struct OpenOptions {
     pub range_mode: RangeMode,
     /// The most data requests in flight at once, each on its own connection (default 8: on the
     /// `s3` bench profile, 35 MB/s a connection and 20 ms a response, 8 beat 6 and 10; see
-    /// README); up to two probes of a few bytes (the EOF marker, a cached index's one byte)
+    /// docs/BENCHMARKS.md); up to two probes of a few bytes (the EOF marker, a cached index's one byte)
     /// may run beside them.
     pub fetchers: usize,
     /// The most bytes held for requests fetched ahead of the reader (default 64 MiB; at least
@@ -67,7 +67,7 @@ pub struct OpenOptions {
     /// Advised ranges longer than this go out as several bounded requests of at most this
     /// many bytes (parts), fetched at once on several connections and read in order: an
     /// object store serves each request at a bounded rate (default 1 MiB: on the `s3` bench
-    /// profile it beat 2 and 4 MiB on chr22, 22:20-25 Mb and 10 regions; see README).
+    /// profile it beat 2 and 4 MiB on chr22, 22:20-25 Mb and 10 regions; see docs/BENCHMARKS.md).
     pub part_size: u64,
     /// The read-ahead depth: a part (or advised range) is started ahead only while fewer than
     /// this many bytes are still to arrive for those before it (default 8 MiB). Enough for

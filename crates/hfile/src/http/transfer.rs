@@ -153,13 +153,7 @@ impl Transfer {
     /// fill the allowance (or until the transfer is cancelled).
     fn make_room<'a>(&'a self, mut s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         loop {
-            let start = s.start.unwrap_or(0);
-            let behind = s.floor.saturating_sub(start).min(s.data.len() as u64) as usize;
-            if behind >= STREAM_DROP || behind == s.data.len() {
-                s.data.drain(..behind);
-                s.dropped += behind as u64;
-                s.start = Some(start + behind as u64);
-            }
+            drop_behind(&mut s);
             let ahead = s
                 .data
                 .len()
@@ -213,6 +207,10 @@ impl Transfer {
         if self.streaming {
             // What lies well behind the reader may go; the connection thread may have room now.
             s.floor = pos.saturating_sub(STREAM_BEHIND);
+            // Dropped here too, not only as bytes arrive: once the whole object is in, no
+            // arrival would ever drop them, and what a read finds held would depend on
+            // whether the transfer had finished.
+            drop_behind(&mut s);
             self.changed.notify_all();
         }
         loop {
@@ -272,6 +270,18 @@ impl Transfer {
                 None => s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner()),
             }
         }
+    }
+}
+
+/// Streamed: drops what lies behind the reader's floor, a megabyte at a time (or all of it;
+/// on a stream's first bytes, this is what sets its start, 0).
+fn drop_behind(s: &mut State) {
+    let start = s.start.unwrap_or(0);
+    let behind = s.floor.saturating_sub(start).min(s.data.len() as u64) as usize;
+    if behind >= STREAM_DROP || behind == s.data.len() {
+        s.data.drain(..behind);
+        s.dropped += behind as u64;
+        s.start = Some(start + behind as u64);
     }
 }
 

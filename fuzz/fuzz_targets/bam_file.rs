@@ -33,8 +33,9 @@ fuzz_target!(|data: &[u8]| {
             // too), and qualities wrap (233 + 33 is a newline), as in samtools; no other field
             // adds any.
             let count = |b: &[u8], c: u8| b.iter().filter(|&&x| x == c).count();
-            let ref_name =
-                |tid: Option<region::RefId>| tid.and_then(|t| header.ref_name(t)).unwrap_or_default();
+            let ref_name = |tid: Option<region::RefId>| {
+                tid.and_then(|t| header.ref_name(t)).unwrap_or_default()
+            };
             let own = |c: u8| {
                 let qual = record
                     .qual()

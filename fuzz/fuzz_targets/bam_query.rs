@@ -4,8 +4,8 @@
 #![no_main]
 
 use bam::{OpenOptions, Reader};
-use region::{Position, RefId, Region};
 use libfuzzer_sys::fuzz_target;
+use region::{Position, RefId, Region};
 
 const BAM: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -5,8 +5,8 @@
 #![no_main]
 
 use bam::header::{Header, Reference};
-use region::{parse_region, Region};
 use libfuzzer_sys::fuzz_target;
+use region::{parse_region, Region};
 
 const NAMES: [&str; 8] = [
     "chr1",

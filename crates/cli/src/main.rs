@@ -11,11 +11,7 @@
 mod args;
 mod bgzip;
 mod bgzip_gzi;
-mod cram_input;
 mod cram_multi;
-mod cram_refs;
-mod cram_regions;
-mod cram_remote;
 mod cram_view;
 mod flagstat;
 mod getopt;

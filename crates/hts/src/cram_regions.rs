@@ -5,9 +5,9 @@
 use bam::Header;
 use cram::crai::CraiEntry;
 use cram::reader::Range;
-use region::parse_region;
+use region::{parse_region, Region};
 
-use crate::view::Failure;
+use crate::Error;
 
 /// One pass over the file.
 pub enum Pass {
@@ -91,7 +91,7 @@ pub fn plan(
     file_len: u64,
     data_end: u64,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-) -> Result<(Vec<Pass>, Vec<CraiEntry>), Failure> {
+) -> Result<(Vec<Pass>, Vec<CraiEntry>), Error> {
     if regions.is_empty() {
         return Ok((vec![Pass::Whole], Vec::new()));
     }
@@ -101,13 +101,8 @@ pub fn plan(
     }
     let mut passes = Vec::new();
     for region in regions {
-        let range = match parse_region(region, header).map(|r| Range::from_region(&r)) {
-            Ok(Some(range)) => range,
-            Ok(None) => {
-                // `.`: the whole file.
-                passes.push(Pass::Whole);
-                continue;
-            }
+        let region = match parse_region(region, header) {
+            Ok(region) => region,
             Err(e) => {
                 if let Some(message) = e.htslib_message() {
                     eprintln!("{message}");
@@ -116,24 +111,61 @@ pub fn plan(
                 continue;
             }
         };
-        cram::crai::check_order(&entries, &range).map_err(|e| {
-            let name = hfile::redact_text(&crai_name);
-            Failure::Message(format!("{name}: {e}"))
-        })?;
-        // A reference the index has nothing for: the region finds nothing.
-        if let Some(containers) = cram::crai::plan_for_range(&entries, &range, data_end) {
-            let offset = containers.first().map_or(0, |c| c.start);
-            if offset >= file_len {
-                return Err(Failure::Message(format!(
-                    "{}: names a container at byte {offset}, past the end of {} ({file_len} bytes)",
-                    hfile::redact_text(&crai_name),
-                    hfile::redact_text(file)
-                )));
-            }
-            passes.push(Pass::Range(containers, range));
-        }
+        let at = Planning {
+            file,
+            crai_name: &crai_name,
+            entries: &entries,
+            file_len,
+            data_end,
+        };
+        passes.extend(at.pass(&region)?);
     }
     Ok((passes, entries))
+}
+
+/// What a region's pass is planned from: the CRAM, its index and their sizes.
+pub struct Planning<'a> {
+    /// The CRAM, as given.
+    pub file: &'a str,
+    /// Its index's name.
+    pub crai_name: &'a str,
+    /// The index's lines.
+    pub entries: &'a [CraiEntry],
+    /// The CRAM's size.
+    pub file_len: u64,
+    /// Where its EOF container begins.
+    pub data_end: u64,
+}
+
+impl Planning<'_> {
+    /// The pass for `region`: the whole file for `.`, none for a reference the index has
+    /// nothing for; an error when the index's lines are out of order or name a container past
+    /// the end of the file.
+    pub fn pass(&self, region: &Region) -> Result<Option<Pass>, Error> {
+        let Some(range) = Range::from_region(region) else {
+            // `.`: the whole file.
+            return Ok(Some(Pass::Whole));
+        };
+        cram::crai::check_order(self.entries, &range)
+            .map_err(|e| Error::cram(self.crai_name, e))?;
+        let Some(containers) = cram::crai::plan_for_range(self.entries, &range, self.data_end)
+        else {
+            return Ok(None);
+        };
+        let offset = containers.first().map_or(0, |c| c.start);
+        if offset >= self.file_len {
+            return Err(Error::cram_at(
+                self.crai_name,
+                offset,
+                format!(
+                    "names a container at byte {offset}, past the end of {} ({} bytes)",
+                    hfile::redact_text(self.file),
+                    self.file_len
+                ),
+            ));
+        }
+        Ok(Some(Pass::Range(containers, range)))
+    }
 }
 
 /// The index's lines of the slices `passes` read, in the order their containers are first
@@ -167,25 +199,24 @@ pub fn read_index(
     file: &str,
     index: Option<&str>,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-) -> Result<(String, Vec<cram::crai::CraiEntry>), Failure> {
-    let crai_name = crate::cram_remote::index_name(file, index).ok_or_else(|| {
-        Failure::Message(format!(
-            "{}: the index of a pre-signed URL cannot be derived from it (its signature covers \
+) -> Result<(String, Vec<cram::crai::CraiEntry>), Error> {
+    let crai_name = crate::cram_cache::index_name(file, index).ok_or_else(|| {
+        Error::cram(
+            file,
+            "the index of a pre-signed URL cannot be derived from it (its signature covers \
              the path): give the index's own URL with -X",
-            hfile::redact_text(file)
-        ))
+        )
     })?;
     let data = read(&crai_name).map_err(|_| {
-        Failure::Message(format!(
-            "{}: no index found (looked for {}); region queries need an index",
-            hfile::redact_text(file),
-            hfile::redact_text(&crai_name)
-        ))
+        Error::cram(
+            file,
+            format!(
+                "no index found (looked for {}); region queries need an index",
+                hfile::redact_text(&crai_name)
+            ),
+        )
     })?;
-    let entries = cram::crai::parse(&data).map_err(|e| {
-        let name = hfile::redact_text(&crai_name);
-        Failure::Message(format!("{name}: {e}"))
-    })?;
+    let entries = cram::crai::parse(&data).map_err(|e| Error::cram(&crai_name, e))?;
     Ok((crai_name, entries))
 }
 

@@ -5,13 +5,27 @@
 //! both formats, with the header as a [`bam::Header`].
 //!
 //! ```no_run
-//! use region::{Position, Region};
-//! let mut reader = hts::alignment::Reader::open("https://example.org/x.cram", &hts::Options::new())?;
-//! let tid = reader.header().tid("chr1").expect("chr1 is in the header");
-//! let chr1 = Region::Ref { tid, beg: Position::new(10_000), end: Position::new(20_000) };
-//! let mut records = reader.query(&[chr1])?;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let options = hts::Options::new().reference("https://host/GRCh38.fa.gz");
+//! let mut reader = hts::alignment::Reader::open("https://host/x.cram", &options)?;
+//! let region = region::parse_region("chr1:1,000,000-1,100,000", reader.header())?;
+//! let mut records = reader.query(&[region])?;
+//! let mut n = 0;
 //! while let Some(record) = records.next_record()? {
-//!     println!("{}", String::from_utf8_lossy(record.name()));
+//!     n += u64::from(!record.flags().is_unmapped());
+//! }
+//! println!("{n} mapped records");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A VCF region, remote or local, on the same options:
+//!
+//! ```no_run
+//! let mut vcf = hts::variant::Reader::open("https://host/calls.vcf.gz", &hts::Options::new())?;
+//! let mut lines = vcf.query_str("chr1:10,000-20,000")?;
+//! while let Some(line) = lines.next_line()? {
+//!     println!("{}", String::from_utf8_lossy(line));
 //! }
 //! # Ok::<(), hts::Error>(())
 //! ```

@@ -3,9 +3,9 @@
 //! noodles-util's `alignment::io::Reader`).
 
 use bam::Record;
-use region::Region;
+use region::{Region, RegionSet};
 
-use crate::cram_alignment::{CramFile, CramRecords};
+use crate::cram_alignment::{Asked, CramFile, CramRecords};
 use crate::sniff::{self, Sniffed};
 use crate::{Error, Options, Result};
 
@@ -83,51 +83,59 @@ impl Reader {
     /// them (a record in two regions comes twice; `.` is every record, `*` the unplaced ones).
     /// Needs the file's index.
     pub fn query(&mut self, regions: &[Region]) -> Result<Records<'_>> {
-        self.read(Some(regions))
+        self.read(Asked::Targets(regions))
+    }
+
+    /// The records overlapping any region of `set`, each once, in file order: htslib's
+    /// multi-region iterator (`samtools view -M`, `--region-file`). Needs the file's index.
+    pub fn query_set(&mut self, set: &RegionSet) -> Result<Records<'_>> {
+        self.read(Asked::Multi(set))
     }
 
     /// Every record, in file order.
     pub fn records(&mut self) -> Result<Records<'_>> {
-        self.read(None)
+        self.read(Asked::File)
     }
 
-    fn read(&mut self, regions: Option<&[Region]>) -> Result<Records<'_>> {
+    fn read(&mut self, asked: Asked) -> Result<Records<'_>> {
         // Cached parts are shown current first; a stale one: the file again, without the cache.
-        match self.confirm(regions) {
+        match self.confirm(asked) {
             Err(e) if e.is_stale() => {
                 self.reopen_without_cache()?;
-                self.confirm(regions)?;
+                self.confirm(asked)?;
             }
             other => other?,
         }
         let inner = match &mut self.inner {
             Inner::Bam(r) => {
-                let regions = match regions {
-                    Some(r) => bam::Regions::Targets(r.to_vec()),
-                    None => bam::Regions::File,
+                let regions = match asked {
+                    Asked::File => bam::Regions::File,
+                    Asked::Targets(regions) => bam::Regions::Targets(regions.to_vec()),
+                    Asked::Multi(set) => bam::Regions::Multi(set.clone()),
                 };
                 Kind::Bam(r.query(regions)?)
             }
-            Inner::Cram(c) => {
-                let passes = c.planned.take().unwrap_or_default();
-                Kind::Cram(c.records(passes))
-            }
+            Inner::Cram(c) => match c.planned.take() {
+                Some(planned) => Kind::Cram(c.records(planned)),
+                // Planned just now by `confirm`.
+                None => return Err(Error::cram(&self.location, "the query was not planned")),
+            },
         };
         Ok(Records(inner))
     }
 
     /// Loads what the query needs and shows the cached parts current.
-    fn confirm(&mut self, regions: Option<&[Region]>) -> Result<()> {
+    fn confirm(&mut self, asked: Asked) -> Result<()> {
         match &mut self.inner {
             Inner::Bam(r) => {
-                if regions.is_some() {
+                if !matches!(asked, Asked::File) {
                     r.select_index(self.index.as_deref())?;
                 }
                 r.confirm()?;
             }
             Inner::Cram(c) => {
-                let passes = c.plan(regions)?;
-                c.planned = Some(passes);
+                let planned = c.plan(asked)?;
+                c.planned = Some(planned);
             }
         }
         Ok(())

@@ -5,12 +5,31 @@ use std::collections::VecDeque;
 
 use bam::Record;
 use cram::crai::CraiEntry;
-use region::Region;
+use region::{Region, RegionSet};
 
 use crate::cram_cache::RemoteParts;
 use crate::cram_layout::{bam_header, to_bam_in};
+use crate::cram_multi::Filter;
 use crate::cram_regions::{self, Pass, Planning};
 use crate::{Error, Options};
+
+/// What a query reads.
+#[derive(Clone, Copy)]
+pub(crate) enum Asked<'a> {
+    /// Every record, in file order.
+    File,
+    /// Each region in turn.
+    Targets(&'a [Region]),
+    /// htslib's multi-region iterator over the set.
+    Multi(&'a RegionSet),
+}
+
+/// A query planned and its cached parts shown current: its passes, and for the multi-region
+/// iterator the walk that judges their records.
+pub(crate) struct Planned {
+    passes: Vec<Pass>,
+    filter: Option<Filter>,
+}
 
 /// An open CRAM: the reader, its header as BAM's, its cached parts, and its index once read.
 pub(crate) struct CramFile {
@@ -21,8 +40,8 @@ pub(crate) struct CramFile {
     parts: RemoteParts,
     /// The index's name and lines, read at the first query.
     entries: Option<(String, Vec<CraiEntry>)>,
-    /// The passes of the query being set up, planned and confirmed.
-    pub(crate) planned: Option<Vec<Pass>>,
+    /// The query being set up, planned and confirmed.
+    pub(crate) planned: Option<Planned>,
 }
 
 impl CramFile {
@@ -58,46 +77,77 @@ impl CramFile {
     /// The passes for `regions` (every record for none), announced to the reader; the cached
     /// parts they were planned with shown current (a stale one: an error that
     /// [`Error::is_stale`]).
-    pub(crate) fn plan(&mut self, regions: Option<&[Region]>) -> Result<Vec<Pass>, Error> {
-        let Some(regions) = regions else {
-            self.parts.confirm()?;
-            return Ok(vec![Pass::Whole]);
+    pub(crate) fn plan(&mut self, asked: Asked) -> Result<Planned, Error> {
+        let planned = match asked {
+            Asked::File => Ok(Planned {
+                passes: vec![Pass::Whole],
+                filter: None,
+            }),
+            Asked::Targets(regions) => self.plan_regions(regions),
+            Asked::Multi(set) => self.plan_multi(set),
         };
-        let planned = self.plan_regions(regions);
         // A failure before the cached parts were shown current may come of their being stale.
-        let passes = match planned {
-            Ok(passes) => passes,
+        let planned = match planned {
+            Ok(planned) => planned,
             Err(e) => return Err(self.parts.stale().unwrap_or(e)),
         };
         self.parts.confirm()?;
-        Ok(passes)
+        Ok(planned)
     }
 
-    fn plan_regions(&mut self, regions: &[Region]) -> Result<Vec<Pass>, Error> {
+    /// Reads the index's name and lines, once.
+    fn read_entries(&mut self) -> Result<(), Error> {
         if self.entries.is_none() {
             let parts = &mut self.parts;
             let mut read = |name: &str| parts.read_index(name);
             let read = cram_regions::read_index(&self.file, self.index.as_deref(), &mut read)?;
             self.entries = Some(read);
         }
+        Ok(())
+    }
+
+    fn plan_regions(&mut self, regions: &[Region]) -> Result<Planned, Error> {
+        let (file_len, data_end) = (self.reader.file_len(), self.reader.data_end());
+        self.read_entries()?;
         let (crai_name, entries) = self.entries.as_ref().map_or(("", &[][..]), |(n, e)| (n, e));
         let at = Planning {
             file: &self.file,
             crai_name,
             entries,
-            file_len: self.reader.file_len(),
-            data_end: self.reader.data_end(),
+            file_len,
+            data_end,
         };
         let mut passes = Vec::new();
         for region in regions {
             passes.extend(at.pass(region)?);
         }
         cram_regions::announce(&mut self.reader, &self.file, &passes, entries);
-        Ok(passes)
+        Ok(Planned {
+            passes,
+            filter: None,
+        })
     }
 
-    /// The records of `passes`, in turn.
-    pub(crate) fn records(&mut self, passes: Vec<Pass>) -> CramRecords<'_> {
+    /// htslib's multi-region iterator: every interval's containers, each read once in file
+    /// order, a record kept while it overlaps an interval not yet passed.
+    fn plan_multi(&mut self, set: &RegionSet) -> Result<Planned, Error> {
+        let data_end = self.reader.data_end();
+        self.read_entries()?;
+        let entries = self.entries.as_ref().map_or(&[][..], |(_, e)| e);
+        let multi = crate::cram_multi::plan(entries, set, data_end)
+            .map_err(|e| Error::cram(&self.file, e))?;
+        let pass = multi.containers.map_or(Pass::Whole, Pass::Planned);
+        let passes = vec![pass];
+        cram_regions::announce(&mut self.reader, &self.file, &passes, entries);
+        Ok(Planned {
+            passes,
+            filter: Some(multi.filter),
+        })
+    }
+
+    /// The records of a planned query, in turn.
+    pub(crate) fn records(&mut self, planned: Planned) -> CramRecords<'_> {
+        let Planned { passes, filter } = planned;
         // Ranges are read as one: their containers are decoded ahead across them.
         let passes = match cram_regions::joined(&passes) {
             Some(joined) => vec![joined],
@@ -108,6 +158,7 @@ impl CramFile {
             n_ref: self.header.refs().len(),
             reader: &mut self.reader,
             passes: passes.into(),
+            filter,
             started: false,
             held: VecDeque::new(),
             spare: Vec::new(),
@@ -122,6 +173,8 @@ pub(crate) struct CramRecords<'r> {
     reader: &'r mut cram::Reader,
     /// The passes not yet finished; the first is being read once `started`.
     passes: VecDeque<Pass>,
+    /// The multi-region iterator's walk, judging each record before its layout.
+    filter: Option<Filter>,
     started: bool,
     /// The records of the container being read, not yet returned.
     held: VecDeque<cram::Alignment>,
@@ -134,6 +187,9 @@ impl CramRecords<'_> {
     pub(crate) fn next_record(&mut self) -> Result<Option<Record>, Error> {
         loop {
             if let Some(a) = self.held.pop_front() {
+                if self.filter.as_mut().is_some_and(|f| !f.keeps(&a)) {
+                    continue;
+                }
                 let buf = std::mem::take(&mut self.spare);
                 return to_bam_in(&a, self.n_ref, buf).map(Some).map_err(|e| {
                     let at = format!("a record of the slice at byte {}: {e}", a.slice);

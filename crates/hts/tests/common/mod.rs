@@ -62,3 +62,31 @@ pub fn view(reader: &mut hts::alignment::Reader, regions: Option<&[Region]>) -> 
     }
     String::from_utf8(out).unwrap()
 }
+
+/// The region set `samtools view -M` makes of `given`: the header's names resolved, `.` and
+/// `*` the special regions, unknown names left out.
+pub fn region_set(header: &bam::Header, given: &[&str]) -> region::RegionSet {
+    let mut set = region::RegionSet::default();
+    for r in regions(header, given) {
+        match r {
+            Region::Ref { tid, beg, end } => set.add(tid, region::Interval::new(beg, end)),
+            Region::Unplaced => set.unplaced = true,
+            Region::All => set.all = true,
+        }
+    }
+    set
+}
+
+/// What `samtools view -M` prints for `set`.
+pub fn view_set(reader: &mut hts::alignment::Reader, set: &region::RegionSet) -> String {
+    let header = reader.header().clone();
+    let mut records = reader
+        .query_set(set)
+        .unwrap_or_else(|e| panic!("query: {e}"));
+    let mut out = Vec::new();
+    for record in &mut records {
+        let record = record.unwrap_or_else(|e| panic!("read: {e}"));
+        bam::write_sam(&record, &header, &mut out).unwrap();
+    }
+    String::from_utf8(out).unwrap()
+}

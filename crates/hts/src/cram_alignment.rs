@@ -8,7 +8,7 @@ use cram::crai::CraiEntry;
 use region::{Region, RegionSet};
 
 use crate::cram_cache::RemoteParts;
-use crate::cram_layout::{bam_header, to_bam_in};
+use crate::cram_layout::{bam_header, lay_out};
 use crate::cram_multi::Filter;
 use crate::cram_regions::{self, Pass, Planning};
 use crate::{Error, Options};
@@ -42,6 +42,8 @@ pub(crate) struct CramFile {
     entries: Option<(String, Vec<CraiEntry>)>,
     /// The query being set up, planned and confirmed.
     pub(crate) planned: Option<Planned>,
+    /// Whether the reader lays its records out as BAM (set at the first query).
+    laid: bool,
 }
 
 impl CramFile {
@@ -66,6 +68,7 @@ impl CramFile {
             parts,
             entries: None,
             planned: None,
+            laid: false,
         })
     }
 
@@ -153,6 +156,11 @@ impl CramFile {
             Some(joined) => vec![joined],
             None => passes,
         };
+        if !self.laid {
+            // Records are laid out as BAM where they are made whole (on the workers).
+            self.reader.set_layout(std::sync::Arc::new(lay_out));
+            self.laid = true;
+        }
         CramRecords {
             file: &self.file,
             n_ref: self.header.refs().len(),
@@ -160,41 +168,43 @@ impl CramFile {
             passes: passes.into(),
             filter,
             started: false,
-            held: VecDeque::new(),
-            spare: Vec::new(),
+            ready: VecDeque::new(),
+            pool: Vec::new(),
         }
     }
 }
 
-/// A CRAM's records for a query, as BAM records.
+/// The most record buffers kept for reuse.
+const POOL: usize = 1 << 14;
+
+/// A CRAM's records for a query, as BAM records: laid out where they are made whole (on the
+/// decoding workers with threads), a container's worth at a time.
 pub(crate) struct CramRecords<'r> {
     file: &'r str,
     n_ref: usize,
     reader: &'r mut cram::Reader,
     /// The passes not yet finished; the first is being read once `started`.
     passes: VecDeque<Pass>,
-    /// The multi-region iterator's walk, judging each record before its layout.
+    /// The multi-region iterator's walk, judging each record.
     filter: Option<Filter>,
     started: bool,
-    /// The records of the container being read, not yet returned.
-    held: VecDeque<cram::Alignment>,
-    /// A returned record's bytes, reused by the next one's layout.
-    spare: Vec<u8>,
+    /// The records of the container being read, not yet returned, and its error after them.
+    ready: VecDeque<Result<Record, Error>>,
+    /// Records' bytes given back, for the next ones.
+    pool: Vec<Vec<u8>>,
 }
 
 impl CramRecords<'_> {
     /// The next record, as BAM lays it out.
     pub(crate) fn next_record(&mut self) -> Result<Option<Record>, Error> {
         loop {
-            if let Some(a) = self.held.pop_front() {
-                if self.filter.as_mut().is_some_and(|f| !f.keeps(&a)) {
+            if let Some(next) = self.ready.pop_front() {
+                let r = next?;
+                if self.filter.as_mut().is_some_and(|f| !f.keeps_record(&r)) {
+                    self.recycle(r);
                     continue;
                 }
-                let buf = std::mem::take(&mut self.spare);
-                return to_bam_in(&a, self.n_ref, buf).map(Some).map_err(|e| {
-                    let at = format!("a record of the slice at byte {}: {e}", a.slice);
-                    Error::cram_at(self.file, a.slice, at)
-                });
+                return Ok(Some(r));
             }
             let Some(pass) = self.passes.front() else {
                 return Ok(None);
@@ -203,8 +213,8 @@ impl CramRecords<'_> {
                 pass.start(self.reader);
                 self.started = true;
             }
-            match self.reader.next_container() {
-                Ok(Some(records)) => self.held.extend(records),
+            match self.reader.next_laid_out() {
+                Ok(Some(laid)) => self.take(laid),
                 Ok(None) => {
                     self.passes.pop_front();
                     self.started = false;
@@ -214,8 +224,33 @@ impl CramRecords<'_> {
         }
     }
 
-    /// Gives a record's bytes back for the next record's layout.
+    /// A container's records, each copied into a record buffer, then its error if any.
+    fn take(&mut self, laid: cram::reader::LaidOut) {
+        for (i, bytes) in laid.records().enumerate() {
+            let mut buf = self.pool.pop().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(bytes);
+            match Record::decode(buf, self.n_ref) {
+                Ok(r) => self.ready.push_back(Ok(r)),
+                Err(e) => {
+                    let slice = laid.slice_of(i);
+                    let at = format!("a record of the slice at byte {slice}: {e}");
+                    self.ready
+                        .push_back(Err(Error::cram_at(self.file, slice, at)));
+                    break;
+                }
+            }
+        }
+        if let Some(e) = laid.error() {
+            self.ready.push_back(Err(Error::cram(self.file, e)));
+        }
+        self.reader.recycle_laid(laid);
+    }
+
+    /// Gives a record's bytes back for a later record.
     pub(crate) fn recycle(&mut self, record: Record) {
-        self.spare = record.into_data();
+        if self.pool.len() < POOL {
+            self.pool.push(record.into_data());
+        }
     }
 }

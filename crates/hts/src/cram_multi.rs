@@ -89,10 +89,22 @@ fn placement(a: &cram::Alignment) -> (i32, i64, i64) {
 impl Filter {
     /// Whether the iterator returns `a` (read in file order from the planned containers).
     pub fn keeps(&mut self, a: &cram::Alignment) -> bool {
+        let (tid, beg, end) = placement(a);
+        self.keeps_at(tid, beg, end)
+    }
+
+    /// Whether the iterator returns `r`, a record already laid out as BAM: the same judgement
+    /// from the same stored fields.
+    pub fn keeps_record(&mut self, r: &bam::Record) -> bool {
+        let tid = r.stored_coordinates().ref_id;
+        let beg = i64::from(r.stored_coordinates().pos);
+        self.keeps_at(tid, beg, r.stored_end_pos())
+    }
+
+    fn keeps_at(&mut self, tid: i32, beg: i64, end: i64) -> bool {
         if self.all {
             return true;
         }
-        let (tid, beg, end) = placement(a);
         if tid < 0 {
             return self.unplaced;
         }

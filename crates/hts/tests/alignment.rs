@@ -176,3 +176,36 @@ fn the_format_is_read_from_the_content() {
     assert_eq!(all, want);
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// One reader answers one query after another (its index read once), with threads too.
+#[test]
+fn a_reader_answers_several_queries() {
+    let dir = fixtures("cram");
+    for threads in [0, 2] {
+        let options = Options::new()
+            .threads(threads)
+            .reference(dir.join("ref.fa").to_str().unwrap());
+        let path = dir.join("aligned-3.0-slices.cram");
+        let mut reader = Reader::open(path.to_str().unwrap(), &options).unwrap();
+        let given = ["ref2:1000-1200", "ref1:300-400", "ref3"];
+        let regions = regions(reader.header(), &given);
+        let want = golden(&dir.join("expected/aligned-r1.out.gz"));
+        assert_eq!(view(&mut reader, Some(&regions)), want);
+        assert_eq!(view(&mut reader, Some(&regions)), want);
+        let whole = golden(&dir.join("expected/aligned.out.gz"));
+        assert_eq!(view(&mut reader, None), whole);
+        let set = common::region_set(
+            reader.header(),
+            &[
+                "ref1:100-200",
+                "ref1:150-300",
+                "ref2:5-10",
+                "ref3:700-800",
+                "*",
+            ],
+        );
+        let multi = golden(&dir.join("expected/aligned-M.out.gz"));
+        assert_eq!(common::view_set(&mut reader, &set), multi);
+        assert_eq!(view(&mut reader, Some(&regions)), want);
+    }
+}

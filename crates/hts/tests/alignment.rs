@@ -209,3 +209,55 @@ fn a_reader_answers_several_queries() {
         assert_eq!(view(&mut reader, Some(&regions)), want);
     }
 }
+
+/// `-X`'s index (`Options::index`) and `FILE##idx##INDEX`, for BAM (the conformance cases with
+/// `-X`) and CRAM (a `.crai` under a name nothing would derive).
+#[test]
+fn an_index_given_or_named_with_idx_is_used() {
+    let dir = fixtures("conformance");
+    let server = Server::start(&dir).unwrap();
+    let mut n = 0;
+    for c in cases(&dir.join("cases.tsv")) {
+        let words: Vec<&str> = c[1].split(' ').collect();
+        if words.first() != Some(&"-X") || c[3] != "0" || words.len() < 4 {
+            continue;
+        }
+        let (file, index, given) = (words[1], words[2], &words[3..]);
+        let want = golden(&dir.join(&c[2]));
+        let local = |p: &str| dir.join(p).to_str().unwrap().to_string();
+        let options = Options::new().index(local(index));
+        let mut reader = Reader::open(&local(file), &options).unwrap();
+        let regions = regions(reader.header(), given);
+        assert_eq!(view(&mut reader, Some(&regions)), want, "{}", c[0]);
+        let named = format!("{}##idx##{}", server.url(file), server.url(index));
+        let mut reader = Reader::open(&named, &Options::new().no_cache(true)).unwrap();
+        assert_eq!(view(&mut reader, Some(&regions)), want, "{named}");
+        n += 1;
+    }
+    assert!(n >= 4, "{n} cases");
+
+    let tmp = std::env::temp_dir().join(format!("hts-idx-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cram = fixtures("cram");
+    std::fs::copy(cram.join("aligned-3.0-slices.cram"), tmp.join("x.cram")).unwrap();
+    std::fs::copy(
+        cram.join("aligned-3.0-slices.cram.crai"),
+        tmp.join("elsewhere.crai"),
+    )
+    .unwrap();
+    let want = golden(&cram.join("expected/aligned-r1.out.gz"));
+    let given = ["ref2:1000-1200", "ref1:300-400", "ref3"];
+    let reference = cram.join("ref.fa");
+    let options = Options::new().reference(reference.to_str().unwrap());
+    let x = tmp.join("x.cram");
+    let index = tmp.join("elsewhere.crai");
+    let named = format!("{}##idx##{}", x.display(), index.display());
+    let by_option = options.clone().index(index.to_str().unwrap());
+    for (location, options) in [(named, &options), (x.display().to_string(), &by_option)] {
+        let mut reader = Reader::open(&location, options).unwrap();
+        assert!(reader.is_cram());
+        let regions = regions(reader.header(), &given);
+        assert_eq!(view(&mut reader, Some(&regions)), want, "{location}");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}

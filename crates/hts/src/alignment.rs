@@ -40,7 +40,8 @@ impl Reader {
         let file = split.file;
         let remote = hfile::scheme_of(file).is_some();
         let (is_cram, opened) = if remote {
-            let cram = sniff::remote_is_cram(file, &options.transport).map_err(Error::Open)?;
+            let cram =
+                sniff::remote_is_cram(file, &options.transport_for_bam()).map_err(Error::Open)?;
             (cram, None)
         } else {
             match sniff::sniff(file) {
@@ -159,7 +160,7 @@ impl Reader {
 /// The BAM reader's options from the facade's.
 fn bam_options(options: &Options, no_cache: bool) -> bam::OpenOptions {
     bam::OpenOptions {
-        transport: options.transport.clone(),
+        transport: options.transport_for_bam(),
         threads: options.threads,
         no_cache: options.no_cache || no_cache,
         ..Default::default()

@@ -54,7 +54,7 @@ impl CramFile {
         options: &Options,
         no_cache: bool,
     ) -> Result<CramFile, Error> {
-        let transport = &options.transport;
+        let transport = &options.transport_for_cram();
         let mut parts = RemoteParts::start(file, index, true, no_cache, transport);
         let mut reader =
             crate::cram_open::open(file, options.reference.as_deref(), transport, &mut parts)?;

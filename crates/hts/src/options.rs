@@ -12,7 +12,8 @@ pub struct Options {
     pub(crate) index: Option<String>,
     pub(crate) reference: Option<String>,
     pub(crate) threads: usize,
-    pub(crate) transport: hfile::OpenOptions,
+    /// The caller's transport; `None`: hfile's defaults (with fewer fetchers for CRAM).
+    pub(crate) transport: Option<hfile::OpenOptions>,
     pub(crate) no_cache: bool,
 }
 
@@ -49,8 +50,21 @@ impl Options {
     /// The transport of remote files: request headers, timeouts, fetchers in flight, S3
     /// endpoint and profile ([`hfile::OpenOptions`]).
     pub fn transport(mut self, transport: hfile::OpenOptions) -> Options {
-        self.transport = transport;
+        self.transport = Some(transport);
         self
+    }
+
+    /// The transport for a BAM or tabix file: the options', else hfile's defaults.
+    pub(crate) fn transport_for_bam(&self) -> hfile::OpenOptions {
+        self.transport.clone().unwrap_or_default()
+    }
+
+    /// The transport for a CRAM: the options', else hfile's defaults with
+    /// [`crate::cram_open::FETCHERS`] requests in flight.
+    pub(crate) fn transport_for_cram(&self) -> hfile::OpenOptions {
+        self.transport
+            .clone()
+            .unwrap_or_else(crate::cram_open::transport)
     }
 
     /// Leaves the persistent cache of remote headers and indexes alone.

@@ -15,7 +15,11 @@ pub struct Reader {
 impl Reader {
     /// Opens `location` (a path or a URL hfile opens) and its index.
     pub fn open(location: &str, options: &Options) -> Result<Reader> {
-        let inner = tabix::Reader::open(location, options.index.as_deref(), &options.transport)?;
+        let inner = tabix::Reader::open(
+            location,
+            options.index.as_deref(),
+            &options.transport_for_bam(),
+        )?;
         Ok(Reader { inner })
     }
 

@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
+use cram::multi::{plan, Filter};
+use cram::pass::{self, Pass};
 use hts::cram_layout::to_bam;
-use hts::cram_multi::{plan, Filter};
-use hts::cram_regions::{self, Pass};
 use samtools::filter::Selection;
 use samtools::pairs::{collect_mates, Mates, SecondPass};
 
@@ -63,7 +63,7 @@ pub fn passes(
     let mut mates = None;
     if args.select.fetch_pairs {
         let pass = as_pass(multi.containers.take());
-        reader.advise(&cram_regions::advice(std::slice::from_ref(&pass)));
+        reader.advise(&pass::advice(std::slice::from_ref(&pass)));
         pass.start(reader);
         let file = args.positional.first().map_or("-", String::as_str);
         let n_ref = header.refs().len();

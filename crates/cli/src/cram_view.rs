@@ -3,9 +3,10 @@
 //! written as for BAM. Whole files, or regions through the `.crai` index.
 
 use bam::{Header, Record};
+use cram::pass::{self, Pass};
 use hts::cram_cache::RemoteParts;
 use hts::cram_layout::{bam_header, lay_out, to_bam_in};
-use hts::cram_regions::{self, Pass};
+use hts::cram_regions;
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::cram_multi;
@@ -70,7 +71,7 @@ impl Writer<'_> {
     /// Each pass's records, selected and written.
     fn passes(&mut self, passes: &[Pass], reader: &mut cram::Reader) -> Result<(), Failure> {
         // Ranges are read as one: their containers are decoded ahead across them.
-        let joined = cram_regions::joined(passes);
+        let joined = pass::joined(passes);
         let passes = joined.as_ref().map_or(passes, std::slice::from_ref);
         // Records are laid out as BAM where they are made whole, each in one reused record
         // (not with the multi-region iterator, which looks at each CRAM record before its
@@ -293,7 +294,8 @@ fn view_with(
             (passes, None, entries)
         }
     };
-    cram_regions::announce(&mut reader, file, &passes, &entries);
+    let remote = hfile::scheme_of(file).is_some();
+    pass::announce(&mut reader, remote, &passes, &entries);
     // The containers are on their way; nothing is written before the cached parts they were
     // found with are shown current.
     fetched.confirm()?;

@@ -5,12 +5,13 @@ use std::collections::VecDeque;
 
 use bam::Record;
 use cram::crai::CraiEntry;
+use cram::multi::Filter;
+use cram::pass::{self, Pass};
 use region::{Region, RegionSet};
 
 use crate::cram_cache::RemoteParts;
 use crate::cram_layout::{bam_header, lay_out};
-use crate::cram_multi::Filter;
-use crate::cram_regions::{self, Pass, Planning};
+use crate::cram_regions::{self, Planning};
 use crate::{Error, Options};
 
 /// What a query reads.
@@ -72,6 +73,11 @@ impl CramFile {
         })
     }
 
+    /// Whether the file is read from a URL.
+    fn remote(&self) -> bool {
+        hfile::scheme_of(&self.file).is_some()
+    }
+
     /// The header, as BAM's.
     pub(crate) fn header(&self) -> &bam::Header {
         &self.header
@@ -124,7 +130,8 @@ impl CramFile {
         for region in regions {
             passes.extend(at.pass(region)?);
         }
-        cram_regions::announce(&mut self.reader, &self.file, &passes, entries);
+        let remote = self.remote();
+        pass::announce(&mut self.reader, remote, &passes, entries);
         Ok(Planned {
             passes,
             filter: None,
@@ -137,11 +144,12 @@ impl CramFile {
         let data_end = self.reader.data_end();
         self.read_entries()?;
         let entries = self.entries.as_ref().map_or(&[][..], |(_, e)| e);
-        let multi = crate::cram_multi::plan(entries, set, data_end)
-            .map_err(|e| Error::cram(&self.file, e))?;
+        let multi =
+            cram::multi::plan(entries, set, data_end).map_err(|e| Error::cram(&self.file, e))?;
         let pass = multi.containers.map_or(Pass::Whole, Pass::Planned);
         let passes = vec![pass];
-        cram_regions::announce(&mut self.reader, &self.file, &passes, entries);
+        let remote = self.remote();
+        pass::announce(&mut self.reader, remote, &passes, entries);
         Ok(Planned {
             passes,
             filter: Some(multi.filter),
@@ -152,7 +160,7 @@ impl CramFile {
     pub(crate) fn records(&mut self, planned: Planned) -> CramRecords<'_> {
         let Planned { passes, filter } = planned;
         // Ranges are read as one: their containers are decoded ahead across them.
-        let passes = match cram_regions::joined(&passes) {
+        let passes = match pass::joined(&passes) {
             Some(joined) => vec![joined],
             None => passes,
         };
@@ -200,7 +208,11 @@ impl CramRecords<'_> {
         loop {
             if let Some(next) = self.ready.pop_front() {
                 let r = next?;
-                if self.filter.as_mut().is_some_and(|f| !f.keeps_record(&r)) {
+                if self
+                    .filter
+                    .as_mut()
+                    .is_some_and(|f| !crate::cram_multi::keeps_record(f, &r))
+                {
                     self.recycle(r);
                     continue;
                 }

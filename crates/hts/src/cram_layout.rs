@@ -86,14 +86,7 @@ pub fn lay_out(a: &cram::Alignment, d: &mut Vec<u8>) -> Result<(), String> {
 
 /// The reference bases a record's CIGAR covers (M, D, N, = and X); 0 for an unmapped one.
 pub fn reference_len(a: &cram::Alignment) -> i64 {
-    if a.flags & 0x4 != 0 {
-        return 0;
-    }
-    a.cigar
-        .iter()
-        .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
-        .map(|c| i64::from(c >> 4))
-        .sum()
+    a.reference_len()
 }
 
 /// [`nt16`] of every byte, looked up once a base.

@@ -30,6 +30,7 @@ pub mod error;
 pub mod fasta;
 pub mod file;
 pub mod header;
+pub mod input;
 mod mates;
 pub mod md5;
 pub mod multi;

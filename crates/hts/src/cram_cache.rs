@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 use bam::cached::Cached;
 use hfile::{self, cache::Cache, HFile, ObjectInfo};
 
-use crate::cram_input::{Input, Seen};
 use crate::Error;
+use cram::input::{Input, Seen};
 
 /// The most of a CRAM's start kept in memory (and cacheable) while it is opened: its
 /// definition, its header container and the reader's first look past it.
@@ -80,11 +80,11 @@ impl RemoteParts {
 
     /// The CRAM `file` to read. A URL's opening comes from the cache when an entry holds it
     /// (the entry's probe started), else from the server, kept once the reader has read it
-    /// ([`RemoteParts::keep_opening`]); a local file or standard input as `cram_input::open`
+    /// ([`RemoteParts::keep_opening`]); a local file or standard input as `cram::input::open`
     /// opens it.
     pub fn open(&mut self, file: &str) -> Result<(Input, Opening), String> {
         if hfile::scheme_of(file).is_none() {
-            return crate::cram_input::open(file, &self.transport).map(|i| (i, Opening(None)));
+            return cram::input::open(file, &self.transport).map(|i| (i, Opening(None)));
         }
         let (cached, f) = Cached::open(
             file,

@@ -87,6 +87,6 @@ pub fn open_unreferenced(
     file: &str,
     transport: &hfile::OpenOptions,
 ) -> Result<cram::Reader, String> {
-    let input = crate::cram_input::open(file, transport)?;
+    let input = cram::input::open(file, transport)?;
     cram::Reader::open_source(input, file, None).map_err(|e| e.to_string())
 }

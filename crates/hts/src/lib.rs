@@ -40,7 +40,6 @@
 pub mod alignment;
 mod cram_alignment;
 pub mod cram_cache;
-pub mod cram_input;
 pub mod cram_layout;
 pub mod cram_multi;
 pub mod cram_open;

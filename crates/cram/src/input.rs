@@ -4,7 +4,7 @@
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::{Arc, OnceLock};
 
-use hfile::{self, HFile, Hints, ObjectInfo};
+use hfile::{HFile, Hints, ObjectInfo};
 
 /// A CRAM's bytes.
 pub enum Input {
@@ -94,7 +94,7 @@ impl Hints for Input {
     }
 }
 
-impl cram::reader::Source for Input {
+impl crate::reader::Source for Input {
     fn size(&mut self) -> io::Result<Option<u64>> {
         match self {
             Input::Stdin(_) => Ok(None),

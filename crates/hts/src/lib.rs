@@ -4,26 +4,54 @@
 //! region with the `region` crate's types. Alignment records come back as [`bam::Record`]s for
 //! both formats, with the header as a [`bam::Header`].
 //!
-//! ```no_run
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let options = hts::Options::new().reference("https://host/GRCh38.fa.gz");
-//! let mut reader = hts::alignment::Reader::open("https://host/x.cram", &options)?;
-//! let region = region::parse_region("chr1:1,000,000-1,100,000", reader.header())?;
+//! The examples run against the workspace's test server (`testkit::Server`) serving
+//! `fixtures/`: `url(..)` is a URL on it.
+//!
+//! A remote CRAM region, with a remote FASTA, counted:
+//!
+//! ```
+//! # let server = testkit::Server::start(&testkit::workspace_root().join("fixtures")).unwrap();
+//! # let url = |path: &str| server.url(path);
+//! let options = hts::Options::new().reference(url("cram/ref.fa"));
+//! let mut reader = hts::alignment::Reader::open(&url("cram/aligned-3.0.cram"), &options)?;
+//! let region = region::parse_region("ref1:300-400", reader.header())?;
 //! let mut records = reader.query(&[region])?;
 //! let mut n = 0;
 //! while let Some(record) = records.next_record()? {
 //!     n += u64::from(!record.flags().is_unmapped());
 //! }
 //! println!("{n} mapped records");
-//! # Ok(())
-//! # }
+//! # assert!(n > 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A VCF region, remote or local, on the same options:
+//! A remote BAM region as SAM text (what `samtools view URL REGION` prints):
 //!
-//! ```no_run
-//! let mut vcf = hts::variant::Reader::open("https://host/calls.vcf.gz", &hts::Options::new())?;
-//! let mut lines = vcf.query_str("chr1:10,000-20,000")?;
+//! ```
+//! # let server = testkit::Server::start(&testkit::workspace_root().join("fixtures")).unwrap();
+//! # let url = |path: &str| server.url(path);
+//! let options = hts::Options::new();
+//! let mut reader = hts::alignment::Reader::open(&url("conformance/data/rand.bam"), &options)?;
+//! let region = region::parse_region("chr1:10000-10500", reader.header())?;
+//! let header = reader.header().clone();
+//! let mut sam = Vec::new();
+//! for record in reader.query(&[region])? {
+//!     bam::write_sam(&record?, &header, &mut sam)?;
+//! }
+//! print!("{}", String::from_utf8_lossy(&sam));
+//! # let golden = testkit::workspace_root().join("fixtures/conformance/expected/rand_region.out");
+//! # assert_eq!(sam, std::fs::read(golden)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A remote VCF region, on the same options:
+//!
+//! ```
+//! # let server = testkit::Server::start(&testkit::workspace_root().join("fixtures")).unwrap();
+//! # let url = |path: &str| server.url(path);
+//! let options = hts::Options::new();
+//! let mut vcf = hts::variant::Reader::open(&url("tabix/small.vcf.gz"), &options)?;
+//! let mut lines = vcf.query_str("chr1:1,000-20,100")?;
 //! while let Some(line) = lines.next_line()? {
 //!     println!("{}", String::from_utf8_lossy(line));
 //! }

@@ -11,10 +11,10 @@ use crate::Error;
 /// Data requests in flight at once for a remote CRAM, unless the transport says (`--fetchers`;
 /// BAM's default is 8). A container is decoded whole and in order, once all of it has arrived;
 /// eight fetched at once over a link they share all finish together, and decoding starts only
-/// then. Six let the first ones finish early and be decoded while the rest arrive, and still fill a store that
-/// caps each connection. `bench-remote --format cram --runs 5 --cases r10 --variants`, 2026-12-06:
-/// ec2 r10 0.150 s with 8, 0.134 s with 6, 0.135 s with 4; s3 0.112 s with 8, 0.109 s with 6,
-/// 0.115 s with 4.
+/// then. Six let the first ones finish early and be decoded while the rest arrive, and still
+/// fill a store that caps each connection. `bench-remote --format cram --runs 5 --cases r10
+/// --variants`, 2026-12-06: ec2 r10 0.150 s with 8, 0.134 s with 6, 0.135 s with 4; s3 0.112 s
+/// with 8, 0.109 s with 6, 0.115 s with 4.
 pub const FETCHERS: usize = 6;
 
 /// hfile's default transport with [`FETCHERS`]: what a remote CRAM is read with unless the

@@ -11,7 +11,8 @@ pub enum Pass {
     Whole,
     /// The records of a range, from exactly these containers (their bytes, in file order).
     Range(Vec<std::ops::Range<u64>>, Range),
-    /// Every record of these containers, judged by htslib's multi-region iterator ([`crate::multi`]).
+    /// Every record of these containers, judged by htslib's multi-region iterator
+    /// ([`crate::multi`]).
     Planned(Vec<std::ops::Range<u64>>),
     /// Several ranges, one after another ([`joined`]).
     Ranges(Vec<(Vec<std::ops::Range<u64>>, Range)>),

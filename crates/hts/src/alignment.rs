@@ -21,6 +21,11 @@ pub struct Reader {
     index: Option<String>,
     options: Options,
     inner: Inner,
+    /// Whether a query has read records: a BAM reader reads a whole file from where it stands,
+    /// so it is opened again for one.
+    used: bool,
+    /// Whether the cache turned out stale: reopened without it since.
+    no_cache: bool,
 }
 
 enum Inner {
@@ -30,7 +35,9 @@ enum Inner {
 
 impl Reader {
     /// Opens `location` (a path, a URL hfile opens, or `-` for standard input) and reads its
-    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name.
+    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name (for a
+    /// URL, one request for four bytes before the reader's own). A remote file's header may
+    /// come from the persistent cache until the first query shows it current.
     pub fn open(location: &str, options: &Options) -> Result<Reader> {
         let split = hfile::split_index(location);
         let index = options
@@ -64,6 +71,8 @@ impl Reader {
             index,
             options: options.clone(),
             inner,
+            used: false,
+            no_cache: false,
         })
     }
 
@@ -99,6 +108,12 @@ impl Reader {
     }
 
     fn read(&mut self, asked: Asked) -> Result<Records<'_>> {
+        let rewind = matches!(asked, Asked::File) && self.location != "-";
+        if let (true, true, Inner::Bam(_)) = (rewind, self.used, &self.inner) {
+            let options = bam_options(&self.options, self.no_cache);
+            self.inner = Inner::Bam(Box::new(bam::Reader::open(&self.location, &options)?));
+        }
+        self.used = true;
         // Cached parts are shown current first; a stale one: the file again, without the cache.
         match self.confirm(asked) {
             Err(e) if e.is_stale() => {
@@ -143,6 +158,7 @@ impl Reader {
     }
 
     fn reopen_without_cache(&mut self) -> Result<()> {
+        self.no_cache = true;
         let (file, index) = (self.location.as_str(), self.index.as_deref());
         self.inner = match &self.inner {
             Inner::Bam(_) => {

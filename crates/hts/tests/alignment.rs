@@ -261,3 +261,24 @@ fn an_index_given_or_named_with_idx_is_used() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// A BAM reader too: a whole file after a region is the whole file, from its first record.
+#[test]
+fn a_bam_reader_answers_several_queries() {
+    let dir = fixtures("conformance");
+    let server = Server::start(&dir).unwrap();
+    let local = dir.join("data/ce1000.bam");
+    let whole = golden(&dir.join("expected/ce1000_all.out"));
+    let region = golden(&dir.join("expected/ce1000_region_start.out"));
+    for location in [
+        local.to_str().unwrap().to_string(),
+        server.url("data/ce1000.bam"),
+    ] {
+        let mut reader = Reader::open(&location, &Options::new().no_cache(true)).unwrap();
+        let regions = regions(reader.header(), &["CHROMOSOME_I:1-3"]);
+        assert_eq!(view(&mut reader, Some(&regions)), region, "{location}");
+        assert_eq!(view(&mut reader, None), whole, "{location}");
+        assert_eq!(view(&mut reader, Some(&regions)), region, "{location}");
+        assert_eq!(view(&mut reader, None), whole, "{location}");
+    }
+}

@@ -1,215 +1,19 @@
-//! `hts view` on a local CRAM file: the records made whole by the cram crate, turned into BAM
-//! records here (the one place that knows both crates), then selected and written as for BAM.
-//! Whole files, or regions through the `.crai` index (`cram_regions`).
+//! `hts view` on a CRAM file: the facade's CRAM parts (opening through the cache, the
+//! `.crai` plan, records laid out as BAM by the decoding workers), then records selected and
+//! written as for BAM. Whole files, or regions through the `.crai` index.
 
-use bam::{Header, Record, Reference};
+use bam::{Header, Record};
+use cram::pass::{self, Pass};
+use hts::cram_cache::RemoteParts;
+use hts::cram_layout::{bam_header, lay_out, to_bam_in};
+use hts::cram_regions;
 
 use crate::args::{HeaderMode, ViewArgs};
 use crate::cram_multi;
-use crate::cram_regions::{self, Pass};
-use crate::cram_remote::RemoteParts;
 use crate::output;
 use crate::select::{self, Fate};
 use crate::sink::{self, Output};
 use crate::view::{print_count, report_filter_errors, Failure};
-
-/// Whether `path` names a CRAM file: a local one whose first bytes say so, or a URL whose path
-/// ends in `.cram` (a remote file is not opened twice to tell).
-pub fn is_cram(path: &str) -> bool {
-    if path == "-" {
-        return crate::cram_input::stdin_is_cram();
-    }
-    if hfile::scheme_of(path).is_some() {
-        let path_part = path.split_once('?').map_or(path, |(p, _)| p);
-        return path_part.to_ascii_lowercase().ends_with(".cram");
-    }
-    is_local_cram(path)
-}
-
-/// Whether `path` names a local CRAM file (its first bytes say so).
-pub fn is_local_cram(path: &str) -> bool {
-    matches!(sniff_local(path), Sniffed::Cram)
-}
-
-/// What an input is, as far as its first bytes tell.
-pub enum Sniffed {
-    /// A CRAM file.
-    Cram,
-    /// Anything else; for a local regular file, the file opened to tell, at its start, so that
-    /// the BAM reader need not open it again (samtools opens its input once).
-    Other(Option<std::fs::File>),
-}
-
-/// [`is_cram`], keeping a local regular file open for the reader that follows.
-pub fn sniff(path: &str) -> Sniffed {
-    if path == "-" || hfile::scheme_of(path).is_some() {
-        return if is_cram(path) {
-            Sniffed::Cram
-        } else {
-            Sniffed::Other(None)
-        };
-    }
-    sniff_local(path)
-}
-
-/// A local path's first bytes: CRAM, or the regular file opened and rewound.
-fn sniff_local(path: &str) -> Sniffed {
-    if path == "-" || hfile::scheme_of(path).is_some() {
-        return Sniffed::Other(None);
-    }
-    // Only a regular file is sniffed: reading a pipe's first bytes would take them from the
-    // BAM reader that opens it next (and opening a named pipe would wait for a writer).
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Sniffed::Other(None);
-    }
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return Sniffed::Other(None);
-    };
-    let mut magic = [0u8; 4];
-    if std::io::Read::read_exact(&mut file, &mut magic).is_ok() && &magic == b"CRAM" {
-        return Sniffed::Cram;
-    }
-    let rewound = std::io::Seek::rewind(&mut file).is_ok();
-    Sniffed::Other(rewound.then_some(file))
-}
-
-/// The CRAM record as a BAM record, as htslib's `bam_set1` lays it out.
-pub fn to_bam(a: &cram::Alignment, n_ref: usize) -> Result<Record, String> {
-    to_bam_in(a, n_ref, Vec::new())
-}
-
-/// [`to_bam`] laid out in `buf` (a record's bytes given back by `Record::into_data`, so that
-/// a long read allocates nothing per record).
-pub fn to_bam_in(a: &cram::Alignment, n_ref: usize, mut buf: Vec<u8>) -> Result<Record, String> {
-    buf.clear();
-    lay_out(a, &mut buf)?;
-    Record::decode(buf, n_ref).map_err(|e| e.to_string())
-}
-
-/// The CRAM record's BAM bytes (after `block_size`), as htslib's `bam_set1` lays them out,
-/// appended to `d`: the layout the reader's workers use ([`cram::Reader::set_layout`]).
-pub fn lay_out(a: &cram::Alignment, d: &mut Vec<u8>) -> Result<(), String> {
-    let name: &[u8] = if a.name.is_empty() { b"*" } else { &a.name };
-    if name.len() > 254 {
-        return Err(format!(
-            "query name {} too long",
-            String::from_utf8_lossy(name)
-        ));
-    }
-    // A CIGAR too long for BAM's 16-bit count goes into a CG:B:I tag behind a `kSmN`
-    // placeholder, as BAM stores it; `Record::decode` puts it back.
-    let long = a.cigar.len() > 0xffff;
-    let rlen = reference_len(a);
-    let pos = a.pos - 1;
-    let l_seq = a.seq.len();
-    let placeholder = [((l_seq as u32) << 4) | 4, ((rlen as u32) << 4) | 3];
-    let (cigar, n_cigar): (&[u32], u16) = if long {
-        (&placeholder, 2)
-    } else {
-        (&a.cigar, a.cigar.len() as u16)
-    };
-    let bin = index::binning::reg2bin_signed(pos, pos + rlen.max(1), 14, 5) as u16;
-    d.reserve(32 + name.len() + 1 + 4 * a.cigar.len() + l_seq * 2 + a.aux.len());
-    d.extend_from_slice(&a.ref_id.to_le_bytes());
-    d.extend_from_slice(&(pos as i32).to_le_bytes());
-    d.push((name.len() + 1) as u8);
-    d.push(a.mapq);
-    d.extend_from_slice(&bin.to_le_bytes());
-    d.extend_from_slice(&n_cigar.to_le_bytes());
-    d.extend_from_slice(&a.flags.to_le_bytes());
-    d.extend_from_slice(&(l_seq as i32).to_le_bytes());
-    d.extend_from_slice(&a.mate_ref_id.to_le_bytes());
-    d.extend_from_slice(&((a.mate_pos - 1) as i32).to_le_bytes());
-    d.extend_from_slice(&(a.tlen as i32).to_le_bytes());
-    d.extend_from_slice(name);
-    d.push(0);
-    for c in cigar {
-        d.extend_from_slice(&c.to_le_bytes());
-    }
-    // Packed into bytes made room for first: an iterator extending `d` checks its capacity
-    // a byte at a time.
-    let packed = d.len();
-    d.resize(packed + l_seq.div_ceil(2), 0);
-    let mut pairs = a.seq.chunks_exact(2);
-    for (o, p) in d[packed..].iter_mut().zip(&mut pairs) {
-        *o = (NT16[usize::from(p[0])] << 4) | NT16[usize::from(p[1])];
-    }
-    if let ([last], Some(o)) = (pairs.remainder(), d.last_mut()) {
-        *o = NT16[usize::from(*last)] << 4;
-    }
-    if a.qual.len() == l_seq {
-        d.extend_from_slice(&a.qual);
-    } else {
-        d.extend(std::iter::repeat_n(0xff, l_seq));
-    }
-    d.extend_from_slice(&a.aux);
-    if long {
-        d.extend_from_slice(b"CGBI");
-        d.extend_from_slice(&(a.cigar.len() as u32).to_le_bytes());
-        for c in &a.cigar {
-            d.extend_from_slice(&c.to_le_bytes());
-        }
-    }
-    Ok(())
-}
-
-/// The reference bases a record's CIGAR covers (M, D, N, = and X); 0 for an unmapped one.
-pub fn reference_len(a: &cram::Alignment) -> i64 {
-    if a.flags & 0x4 != 0 {
-        return 0;
-    }
-    a.cigar
-        .iter()
-        .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
-        .map(|c| i64::from(c >> 4))
-        .sum()
-}
-
-/// [`nt16`] of every byte, looked up once a base.
-const NT16: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = nt16(i as u8);
-        i += 1;
-    }
-    t
-};
-
-/// htslib's `seq_nt16_table`: a base letter as its 4-bit code (anything else is N).
-const fn nt16(b: u8) -> u8 {
-    match b.to_ascii_uppercase() {
-        b'=' => 0,
-        b'A' => 1,
-        b'C' => 2,
-        b'M' => 3,
-        b'G' => 4,
-        b'R' => 5,
-        b'S' => 6,
-        b'V' => 7,
-        b'T' | b'U' => 8,
-        b'W' => 9,
-        b'Y' => 10,
-        b'H' => 11,
-        b'K' => 12,
-        b'D' => 13,
-        b'B' => 14,
-        _ => 15,
-    }
-}
-
-/// The CRAM's header as a BAM header: its text, and references from its `@SQ` lines.
-fn bam_header(h: &cram::SamHeader) -> Result<Header, String> {
-    let refs = h
-        .references
-        .iter()
-        .map(|(name, len)| Reference {
-            name: name.clone(),
-            len: u32::try_from(*len).unwrap_or(u32::MAX),
-        })
-        .collect();
-    Header::from_parts(h.text.clone(), refs).map_err(|e| e.to_string())
-}
 
 /// The value of `--input-fmt-option KEY=VALUE` (the last one given).
 fn input_option<'a>(args: &'a ViewArgs, key: &str) -> Option<&'a str> {
@@ -220,54 +24,22 @@ fn input_option<'a>(args: &'a ViewArgs, key: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// The reader of `file`, with its reference (`-T`, else found by the `@SQ` tags through
-/// `references`) and the options `--input-fmt-option` and `-@` give it.
+/// The reader of `file`, with its reference (`-T`, else found by the `@SQ` tags) and the
+/// options `--input-fmt-option` and `-@` give it.
 fn open_reader(
     args: &ViewArgs,
     file: &str,
     transport: &hfile::OpenOptions,
     fetched: &mut RemoteParts,
 ) -> Result<cram::Reader, Failure> {
-    let references = std::sync::Arc::new(crate::cram_refs::References::new(transport));
-    let path = args
+    let reference = args
         .reference
         .as_deref()
         .or(input_option(args, "reference"));
-    // A remote reference's index and first bytes are fetched on a thread of their own while
-    // the CRAM's opening is read: neither needs an answer from the other.
-    let remote = path.filter(|p| cram::remote::is_url(p)).map(|p| {
-        let (p, refs) = (p.to_string(), references.clone());
-        std::thread::spawn(move || cram::Fasta::open_remote(&p, refs.as_ref()))
-    });
-    let local = match path {
-        Some(p) if remote.is_none() => {
-            Some(cram::Fasta::open(std::path::Path::new(p)).map_err(Failure::Message)?)
-        }
-        _ => None,
-    };
-    let shown = hfile::redact_text(file);
-    // htslib names generated reads after the file name as given, less its directories.
-    let prefix = file.rsplit('/').next().unwrap_or(file);
-    let (input, opening) = fetched
-        .open(file)
-        .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-    let mut reader = cram::Reader::open_source(input, prefix, local)
-        .map_err(|e| Failure::Message(format!("{shown}: {e}")))?;
-    fetched.keep_opening(opening);
-    if let Some(fetch) = remote {
-        let fasta = fetch
-            .join()
-            .map_err(|_| Failure::Message("the reference's fetch failed".to_string()))?
-            .map_err(Failure::Message)?;
-        reader.set_reference(fasta);
+    let mut reader = hts::cram_open::open(file, reference, transport, fetched)?;
+    for warning in hts::cram_open::length_warnings(&reader) {
+        eprintln!("{warning}");
     }
-    if let Some(fasta) = reader.reference() {
-        for (name, stated, found) in reader.header().length_mismatches(fasta) {
-            let name = String::from_utf8_lossy(&name);
-            eprintln!("[W::sanitise_SQ_lines] Header @SQ length mismatch for ref {name}, {stated} vs {found}");
-        }
-    }
-    reader.set_remote(references);
     let set =
         |key: &str| input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
     if let Some(on) = set("decode_md") {
@@ -299,7 +71,7 @@ impl Writer<'_> {
     /// Each pass's records, selected and written.
     fn passes(&mut self, passes: &[Pass], reader: &mut cram::Reader) -> Result<(), Failure> {
         // Ranges are read as one: their containers are decoded ahead across them.
-        let joined = crate::cram_regions::joined(passes);
+        let joined = pass::joined(passes);
         let passes = joined.as_ref().map_or(passes, std::slice::from_ref);
         // Records are laid out as BAM where they are made whole, each in one reused record
         // (not with the multi-region iterator, which looks at each CRAM record before its
@@ -413,21 +185,10 @@ impl Writer<'_> {
     }
 }
 
-/// Data requests in flight at once for a remote CRAM, unless `--fetchers` says (BAM's default
-/// is 8). A container is decoded whole and in order, once all of it has arrived; eight fetched
-/// at once over a link they share all finish together, and decoding starts only then. Six let
-/// the first ones finish early and be decoded while the rest arrive, and still fill a store that
-/// caps each connection. `bench-remote --format cram --runs 5 --cases r10 --variants`, 2026-12-06:
-/// ec2 r10 0.150 s with 8, 0.134 s with 6, 0.135 s with 4; s3 0.112 s with 8, 0.109 s with 6,
-/// 0.115 s with 4.
-const CRAM_FETCHERS: usize = 6;
-
-/// The transport options of a remote CRAM: the command line's, [`CRAM_FETCHERS`] unless it says.
+/// The transport options of a remote CRAM: the command line's, [`hts::cram_open::FETCHERS`]
+/// unless it says.
 fn transport(args: &ViewArgs) -> hfile::OpenOptions {
-    let mut transport = hfile::OpenOptions {
-        fetchers: CRAM_FETCHERS,
-        ..Default::default()
-    };
+    let mut transport = hts::cram_open::transport();
     crate::input::set_transport(args, &mut transport);
     transport
 }
@@ -471,7 +232,8 @@ pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         multi,
         selection,
     };
-    view_with(args, command_line, asked, &transport, &mut fetched).map_err(|f| fetched.stale(f))
+    view_with(args, command_line, asked, &transport, &mut fetched)
+        .map_err(|f| fetched.stale().map_or(f, Failure::from))
 }
 
 /// What the command line asks to read, and how records are selected.
@@ -532,7 +294,8 @@ fn view_with(
             (passes, None, entries)
         }
     };
-    cram_regions::announce(&mut reader, file, &passes, &entries);
+    let remote = hfile::scheme_of(file).is_some();
+    pass::announce(&mut reader, remote, &passes, &entries);
     // The containers are on their way; nothing is written before the cached parts they were
     // found with are shown current.
     fetched.confirm()?;

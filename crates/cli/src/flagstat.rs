@@ -31,7 +31,7 @@ const SPECS: &[Spec<char>] = &[
 
 /// The counts of every record of `file`; `Err(None)` when it could not be opened (said here).
 fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam::Error>> {
-    if crate::cram_view::is_cram(file) {
+    if hts::sniff::is_cram(file) {
         return count_cram(file, &options.transport).map_err(|e| {
             eprintln!("hts flagstat: error reading from \"{file}\": {e}");
             None
@@ -52,14 +52,13 @@ fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam:
 /// A CRAM's records (a local or remote file, or standard input), counted without a reference
 /// (as samtools needs none here).
 fn count_cram(file: &str, transport: &hfile::OpenOptions) -> Result<FlagStat, String> {
-    let f = crate::cram_input::open(file, transport)?;
-    let mut reader = cram::Reader::open_source(f, file, None).map_err(|e| e.to_string())?;
+    let mut reader = hts::cram_open::open_unreferenced(file, transport)?;
     reader.without_bases();
     let n_ref = reader.header().references.len();
     let mut stats = FlagStat::default();
     while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
         for a in &records {
-            stats.add(&crate::cram_view::to_bam(a, n_ref)?);
+            stats.add(&hts::cram_layout::to_bam(a, n_ref)?);
         }
     }
     Ok(stats)

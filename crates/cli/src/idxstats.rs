@@ -37,7 +37,7 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(f) => f,
         Err(status) => return status,
     };
-    if file != "-" && crate::cram_view::is_cram(file) {
+    if file != "-" && hts::sniff::is_cram(file) {
         return cram_stats(file);
     }
     // The index is fetched beside the header (one round trip for a remote file). The same
@@ -115,8 +115,7 @@ fn slow_stats(
 /// reading no reference.
 fn cram_stats(file: &str) -> ExitCode {
     let counted = (|| -> Result<IdxStats, String> {
-        let f = crate::cram_input::open(file, &Default::default())?;
-        let mut reader = cram::Reader::open_source(f, file, None).map_err(|e| e.to_string())?;
+        let mut reader = hts::cram_open::open_unreferenced(file, &Default::default())?;
         reader.without_bases();
         let refs = reader.header().references.clone();
         let mut counter = Counter::new(refs.len());

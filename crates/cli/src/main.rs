@@ -11,11 +11,7 @@
 mod args;
 mod bgzip;
 mod bgzip_gzi;
-mod cram_input;
 mod cram_multi;
-mod cram_refs;
-mod cram_regions;
-mod cram_remote;
 mod cram_view;
 mod flagstat;
 mod getopt;
@@ -38,12 +34,12 @@ mod view;
 use std::process::ExitCode;
 
 const COMMANDS: &str = "\
-Program: hts (samtools view for local and remote BAM files)
+Program: hts (samtools view for local and remote BAM and CRAM files)
 
 Usage:   hts <command> [options]
 
 Commands:
-     view           SAM/BAM output of a BAM file, whole or by region
+     view           SAM/BAM output of a BAM or CRAM file, whole or by region
      flagstat       simple stats
      idxstats       BAM index stats
      quickcheck     quickly check if SAM/BAM/CRAM file appears intact

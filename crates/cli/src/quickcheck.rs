@@ -48,7 +48,7 @@ pub fn run(argv: &[String]) -> ExitCode {
     let transport = hfile::OpenOptions::default();
     let mut status = 0u32;
     for file in &files {
-        let report = if file != "-" && crate::cram_view::is_cram(file) {
+        let report = if file != "-" && hts::sniff::is_cram(file) {
             check_cram(file, &transport, unmapped)
         } else {
             quickcheck::check(file, &transport, unmapped)
@@ -85,9 +85,7 @@ fn check_cram(
         rep.state |= bit;
         rep.problems.push(text);
     };
-    let reader = crate::cram_input::open(location, transport)
-        .ok()
-        .and_then(|f| cram::Reader::open_source(f, location, None).ok());
+    let reader = hts::cram_open::open_unreferenced(location, transport).ok();
     let Some(mut reader) = reader else {
         problem(
             &mut rep,

@@ -45,6 +45,15 @@ impl From<bam::Error> for Failure {
     }
 }
 
+impl From<hts::Error> for Failure {
+    fn from(e: hts::Error) -> Failure {
+        match e {
+            hts::Error::Bam(e) => Failure::from(e),
+            e => Failure::Message(e.to_string()),
+        }
+    }
+}
+
 pub fn io_failure(what: &str, e: io::Error) -> Failure {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Failure::BrokenPipe
@@ -156,10 +165,9 @@ fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
-    let opened = match crate::cram_view::sniff(args.positional.first().map_or("-", String::as_str))
-    {
-        crate::cram_view::Sniffed::Cram => return crate::cram_view::view(args, command_line),
-        crate::cram_view::Sniffed::Other(opened) => opened,
+    let opened = match hts::sniff::sniff(args.positional.first().map_or("-", String::as_str)) {
+        hts::sniff::Sniffed::Cram => return crate::cram_view::view(args, command_line),
+        hts::sniff::Sniffed::Other(opened) => opened,
     };
     let mut selection = select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)

@@ -37,6 +37,18 @@ pub struct Alignment {
 }
 
 impl Alignment {
+    /// The reference bases its CIGAR covers (M, D, N, = and X); 0 for an unmapped record.
+    pub fn reference_len(&self) -> i64 {
+        if self.flags & 0x4 != 0 {
+            return 0;
+        }
+        self.cigar
+            .iter()
+            .filter(|&&c| matches!(c & 0xf, 0 | 2 | 3 | 7 | 8))
+            .map(|c| i64::from(c >> 4))
+            .sum()
+    }
+
     /// Empties it for another record to be made in it, keeping its buffers.
     pub(crate) fn clear(&mut self) {
         for b in [&mut self.name, &mut self.seq, &mut self.qual, &mut self.aux] {

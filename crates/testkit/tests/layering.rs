@@ -238,3 +238,24 @@ fn the_python_package_sits_on_the_readers_beside_the_cli() {
     let found = violations("bam", "python.workspace = true\n", "");
     assert_eq!(found, pairs(&[("bam", "python")]));
 }
+
+#[test]
+fn the_facade_sits_on_the_formats_under_the_cli() {
+    let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
+    for format in ["bam", "cram", "tabix"] {
+        assert!(at("hts").below.contains(&format), "{format}");
+        // No format names the facade.
+        let found = violations(format, "", "use hts::f as g;\n");
+        assert_eq!(found, pairs(&[(format, "hts")]), "{format}");
+    }
+    assert!(at("cli").below.contains(&"hts"));
+    assert!(at("python").below.contains(&"hts"));
+    // The facade names neither the commands nor what sits on it.
+    for above in ["cli", "samtools", "python"] {
+        let found = violations("hts", "", &format!("use {above}::f as g;\n"));
+        assert_eq!(found, pairs(&[("hts", above)]), "{above}");
+    }
+    // Nor hands a format's items on: its users name `bam::Record` themselves.
+    let found = violations("hts", "", "pub use bam::Record;\n");
+    assert_eq!(found, pairs(&[("hts", "bam")]));
+}

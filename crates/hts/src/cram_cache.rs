@@ -2,7 +2,7 @@
 //! (`bam::cached`, as a BAM's header and index are). A warm region query reads both from disk,
 //! plans at once and asks for its containers; a one-byte request for each object, beside
 //! them, shows that neither changed before anything is written (a change: the entry is dropped
-//! and the run starts again without the cache, `Failure::Stale`).
+//! and the run starts again without the cache: [`crate::Error::is_stale`]).
 
 use std::path::Path;
 use std::thread::JoinHandle;
@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 use bam::cached::Cached;
 use hfile::{self, cache::Cache, HFile, ObjectInfo};
 
-use crate::cram_input::{Input, Seen};
-use crate::view::Failure;
+use crate::Error;
+use cram::input::{Input, Seen};
 
 /// The most of a CRAM's start kept in memory (and cacheable) while it is opened: its
 /// definition, its header container and the reader's first look past it.
@@ -31,8 +31,8 @@ type Fetch = JoinHandle<Result<(Vec<u8>, Cached, ObjectInfo), String>>;
 pub struct RemoteParts {
     cache: Option<Cache>,
     transport: hfile::OpenOptions,
-    /// Each entry used, with its probe.
-    checks: Vec<(Cached, Probe)>,
+    /// Each entry used, with its object's name and its probe.
+    checks: Vec<(String, Cached, Probe)>,
     /// The index asked for at once: its name, and its bytes or their fetch.
     index: Option<(String, IndexFetch)>,
     /// Entries being written; waited for at the end.
@@ -80,11 +80,11 @@ impl RemoteParts {
 
     /// The CRAM `file` to read. A URL's opening comes from the cache when an entry holds it
     /// (the entry's probe started), else from the server, kept once the reader has read it
-    /// ([`RemoteParts::keep_opening`]); a local file or standard input as `cram_input::open`
+    /// ([`RemoteParts::keep_opening`]); a local file or standard input as `cram::input::open`
     /// opens it.
     pub fn open(&mut self, file: &str) -> Result<(Input, Opening), String> {
         if hfile::scheme_of(file).is_none() {
-            return crate::cram_input::open(file, &self.transport).map(|i| (i, Opening(None)));
+            return cram::input::open(file, &self.transport).map(|i| (i, Opening(None)));
         }
         let (cached, f) = Cached::open(
             file,
@@ -144,20 +144,22 @@ impl RemoteParts {
     }
 
     /// Waits for the probes of the entries used: an object changed since it was cached is
-    /// `Failure::Stale` (its entry dropped), and nothing may have been written yet.
-    pub fn confirm(&mut self) -> Result<(), Failure> {
+    /// an error that [`Error::is_stale`] (its entry dropped), and nothing may have been
+    /// written yet.
+    pub fn confirm(&mut self) -> Result<(), Error> {
         // Nothing read after this comes from the cache: it would not be checked.
         self.cache = None;
         // Every entry judged, so that each stale one is dropped; a stale one is told before
         // any other failure (the run is then made again).
         let mut failure = None;
-        for (cached, probe) in self.checks.drain(..) {
+        for (name, cached, probe) in self.checks.drain(..) {
             let judged = match probe.join() {
-                Ok(probed) => cached.judge(probed).map_err(Failure::from),
-                Err(_) => Err(Failure::Message("a cache check stopped".to_string())),
+                Ok(probed) => cached.judge(probed).map_err(Error::from),
+                Err(_) => Err(Error::cram(&name, "a cache check stopped")),
             };
             match (judged, &failure) {
-                (Ok(()), _) | (Err(_), Some(Failure::Stale(_))) => {}
+                (Ok(()), _) => {}
+                (Err(_), Some(f)) if Error::is_stale(f) => {}
                 (Err(f), _) => failure = Some(f),
             }
         }
@@ -166,11 +168,9 @@ impl RemoteParts {
 
     /// Whether a failure before [`RemoteParts::confirm`] came from a stale entry: a cached index
     /// naming containers a changed file no longer has fails in its own way first.
-    pub fn stale(&mut self, failure: Failure) -> Failure {
-        match self.confirm() {
-            Err(stale @ Failure::Stale(_)) => stale,
-            _ => failure,
-        }
+    /// The stale entry's error, if that is what it was (`None`: the failure stands).
+    pub fn stale(&mut self) -> Option<Error> {
+        self.confirm().err().filter(Error::is_stale)
     }
 
     /// The index `name` from the cache, whole (its probe started), else its fetch (kept when
@@ -184,7 +184,7 @@ impl RemoteParts {
             let bytes = cached.take_prefix();
             match cached.cached_size() {
                 Some(size) if size == bytes.len() as u64 => {
-                    self.check_with(cached, file);
+                    self.check_with(name, cached, file);
                     return IndexFetch::Ready(bytes);
                 }
                 // Part of an index only (no run of this command keeps one): read it whole.
@@ -217,15 +217,15 @@ impl RemoteParts {
 
     /// Starts the probe that shows `cached` (an entry for `name`) current, on a handle of its own.
     fn check(&mut self, cached: Cached, name: &str) {
-        let (name, transport) = (name.to_string(), self.transport.clone());
-        let probe = std::thread::spawn(move || hfile::open(&name, &transport)?.probe());
-        self.checks.push((cached, probe));
+        let (shown, transport) = (name.to_string(), self.transport.clone());
+        let probe = std::thread::spawn(move || hfile::open(&shown, &transport)?.probe());
+        self.checks.push((name.to_string(), cached, probe));
     }
 
     /// [`RemoteParts::check`] on the handle the entry was opened with.
-    fn check_with(&mut self, cached: Cached, mut file: HFile) {
+    fn check_with(&mut self, name: &str, cached: Cached, mut file: HFile) {
         let probe = std::thread::spawn(move || file.probe());
-        self.checks.push((cached, probe));
+        self.checks.push((name.to_string(), cached, probe));
     }
 }
 

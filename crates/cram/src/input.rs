@@ -1,15 +1,18 @@
 //! Where a CRAM is read from: a local file, a URL through hfile (which takes a query's advice:
 //! the containers it will read, each container's end), or standard input, read once in order.
 
-use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::{Arc, OnceLock};
 
-use hfile::{self, HFile, Hints, ObjectInfo};
+use hfile::{HFile, Hints, ObjectInfo};
 
 /// A CRAM's bytes.
 pub enum Input {
+    /// A local file.
     Local(std::fs::File),
+    /// A URL through hfile.
     Remote(Box<RemoteInput>),
+    /// Standard input, read once in order.
     Stdin(Stream),
 }
 
@@ -56,15 +59,6 @@ pub fn open(file: &str, transport: &hfile::OpenOptions) -> Result<Input, String>
         .map_err(|e| e.to_string())
 }
 
-/// Whether standard input starts with CRAM's magic, looked at in stdin's own buffer: nothing
-/// is consumed, so the BAM reader that opens `-` otherwise gets every byte.
-pub fn stdin_is_cram() -> bool {
-    io::stdin()
-        .lock()
-        .fill_buf()
-        .is_ok_and(|b| b.starts_with(b"CRAM"))
-}
-
 impl Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -100,7 +94,7 @@ impl Hints for Input {
     }
 }
 
-impl cram::reader::Source for Input {
+impl crate::reader::Source for Input {
     fn size(&mut self) -> io::Result<Option<u64>> {
         match self {
             Input::Stdin(_) => Ok(None),

@@ -16,6 +16,8 @@ pub struct References {
 }
 
 impl References {
+    /// References read with `transport`, each fetch bounded by `HTS_REF_TIMEOUT` seconds
+    /// (30 unless it says).
     pub fn new(transport: &hfile::OpenOptions) -> References {
         let limit = std::env::var("HTS_REF_TIMEOUT")
             .ok()

@@ -1,0 +1,219 @@
+//! Alignment files: BAM or CRAM, told apart by their first bytes, read through one reader
+//! whose queries answer BAM records for both (htslib's `sam_open` + `sam_itr_querys`,
+//! noodles-util's `alignment::io::Reader`).
+
+use bam::Record;
+use region::{Region, RegionSet};
+
+use crate::cram_alignment::{Asked, CramFile, CramRecords};
+use crate::sniff::{self, Sniffed};
+use crate::{Error, Options, Result};
+
+/// An open BAM or CRAM file.
+///
+/// The header and index of a remote file may come from the persistent cache; before the first
+/// record they are shown current, and when one turned out stale the reader opens the file
+/// again without the cache by itself.
+pub struct Reader {
+    /// The data file, without a `##idx##` part.
+    location: String,
+    /// The index: the options', else the one `##idx##` names.
+    index: Option<String>,
+    options: Options,
+    inner: Inner,
+    /// Whether a query has read records: a BAM reader reads a whole file from where it stands,
+    /// so it is opened again for one.
+    used: bool,
+    /// Whether the cache turned out stale: reopened without it since.
+    no_cache: bool,
+}
+
+enum Inner {
+    Bam(Box<bam::Reader>),
+    Cram(Box<CramFile>),
+}
+
+impl Reader {
+    /// Opens `location` (a path, a URL hfile opens, or `-` for standard input) and reads its
+    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name (for a
+    /// URL, one request for four bytes before the reader's own). A remote file's header may
+    /// come from the persistent cache until the first query shows it current.
+    pub fn open(location: &str, options: &Options) -> Result<Reader> {
+        let split = hfile::split_index(location);
+        let index = options
+            .index
+            .clone()
+            .or_else(|| split.index.map(str::to_string));
+        let file = split.file;
+        let remote = hfile::scheme_of(file).is_some();
+        let (is_cram, opened) = if remote {
+            let cram =
+                sniff::remote_is_cram(file, &options.transport_for_bam()).map_err(Error::Open)?;
+            (cram, None)
+        } else {
+            match sniff::sniff(file) {
+                Sniffed::Cram => (true, None),
+                Sniffed::Other(opened) => (false, opened),
+            }
+        };
+        let inner = if is_cram {
+            let cram = CramFile::open(file, index.as_deref(), options, options.no_cache)?;
+            Inner::Cram(Box::new(cram))
+        } else {
+            let bam = match opened {
+                Some(f) => bam::Reader::open_file(location, f, &bam_options(options, false))?,
+                None => bam::Reader::open(location, &bam_options(options, false))?,
+            };
+            Inner::Bam(Box::new(bam))
+        };
+        Ok(Reader {
+            location: file.to_string(),
+            index,
+            options: options.clone(),
+            inner,
+            used: false,
+            no_cache: false,
+        })
+    }
+
+    /// Whether the file is CRAM (else BAM).
+    pub fn is_cram(&self) -> bool {
+        matches!(self.inner, Inner::Cram(_))
+    }
+
+    /// The header (a CRAM's as BAM's: its text and its `@SQ` references).
+    pub fn header(&self) -> &bam::Header {
+        match &self.inner {
+            Inner::Bam(r) => r.header(),
+            Inner::Cram(c) => c.header(),
+        }
+    }
+
+    /// The records overlapping each region in turn, as `samtools view FILE REGION...` reads
+    /// them (a record in two regions comes twice; `.` is every record, `*` the unplaced ones).
+    /// Needs the file's index.
+    pub fn query(&mut self, regions: &[Region]) -> Result<Records<'_>> {
+        self.read(Asked::Targets(regions))
+    }
+
+    /// The records overlapping any region of `set`, each once, in file order: htslib's
+    /// multi-region iterator (`samtools view -M`, `--region-file`). Needs the file's index.
+    pub fn query_set(&mut self, set: &RegionSet) -> Result<Records<'_>> {
+        self.read(Asked::Multi(set))
+    }
+
+    /// Every record, in file order.
+    pub fn records(&mut self) -> Result<Records<'_>> {
+        self.read(Asked::File)
+    }
+
+    fn read(&mut self, asked: Asked) -> Result<Records<'_>> {
+        let rewind = matches!(asked, Asked::File) && self.location != "-";
+        if let (true, true, Inner::Bam(_)) = (rewind, self.used, &self.inner) {
+            let options = bam_options(&self.options, self.no_cache);
+            self.inner = Inner::Bam(Box::new(bam::Reader::open(&self.location, &options)?));
+        }
+        self.used = true;
+        // Cached parts are shown current first; a stale one: the file again, without the cache.
+        match self.confirm(asked) {
+            Err(e) if e.is_stale() => {
+                self.reopen_without_cache()?;
+                self.confirm(asked)?;
+            }
+            other => other?,
+        }
+        let inner = match &mut self.inner {
+            Inner::Bam(r) => {
+                let regions = match asked {
+                    Asked::File => bam::Regions::File,
+                    Asked::Targets(regions) => bam::Regions::Targets(regions.to_vec()),
+                    Asked::Multi(set) => bam::Regions::Multi(set.clone()),
+                };
+                Kind::Bam(r.query(regions)?)
+            }
+            Inner::Cram(c) => match c.planned.take() {
+                Some(planned) => Kind::Cram(c.records(planned)),
+                // Planned just now by `confirm`.
+                None => return Err(Error::cram(&self.location, "the query was not planned")),
+            },
+        };
+        Ok(Records(inner))
+    }
+
+    /// Loads what the query needs and shows the cached parts current.
+    fn confirm(&mut self, asked: Asked) -> Result<()> {
+        match &mut self.inner {
+            Inner::Bam(r) => {
+                if !matches!(asked, Asked::File) {
+                    r.select_index(self.index.as_deref())?;
+                }
+                r.confirm()?;
+            }
+            Inner::Cram(c) => {
+                let planned = c.plan(asked)?;
+                c.planned = Some(planned);
+            }
+        }
+        Ok(())
+    }
+
+    fn reopen_without_cache(&mut self) -> Result<()> {
+        self.no_cache = true;
+        let (file, index) = (self.location.as_str(), self.index.as_deref());
+        self.inner = match &self.inner {
+            Inner::Bam(_) => {
+                let options = bam_options(&self.options, true);
+                Inner::Bam(Box::new(bam::Reader::open(file, &options)?))
+            }
+            Inner::Cram(_) => {
+                Inner::Cram(Box::new(CramFile::open(file, index, &self.options, true)?))
+            }
+        };
+        Ok(())
+    }
+}
+
+/// The BAM reader's options from the facade's.
+fn bam_options(options: &Options, no_cache: bool) -> bam::OpenOptions {
+    bam::OpenOptions {
+        transport: options.transport_for_bam(),
+        threads: options.threads,
+        no_cache: options.no_cache || no_cache,
+        ..Default::default()
+    }
+}
+
+/// The records of a query, as BAM records for either format: [`Records::next_record`], or
+/// as an iterator.
+pub struct Records<'r>(Kind<'r>);
+
+enum Kind<'r> {
+    Bam(bam::Query<'r>),
+    Cram(CramRecords<'r>),
+}
+
+impl Records<'_> {
+    /// The next record; `None` at the end.
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        match &mut self.0 {
+            Kind::Bam(q) => Ok(q.next_record()?),
+            Kind::Cram(c) => c.next_record(),
+        }
+    }
+
+    /// Gives a record back whose bytes the next CRAM record may be laid out in (a long read
+    /// then allocates nothing per record); a BAM query drops it.
+    pub fn recycle(&mut self, record: Record) {
+        if let Kind::Cram(c) = &mut self.0 {
+            c.recycle(record);
+        }
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        self.next_record().transpose()
+    }
+}

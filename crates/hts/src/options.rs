@@ -1,0 +1,75 @@
+//! How the facade's readers open a file: one builder for both kinds, as noodles-util's
+//! `Builder` is (index, reference, threads, transport and cache).
+
+/// Options for [`crate::alignment::Reader`] and [`crate::variant::Reader`].
+///
+/// ```
+/// let options = hts::Options::new().threads(2).reference("ref.fa").index("x.cram.crai");
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default)]
+pub struct Options {
+    pub(crate) index: Option<String>,
+    pub(crate) reference: Option<String>,
+    pub(crate) threads: usize,
+    /// The caller's transport; `None`: hfile's defaults (with fewer fetchers for CRAM).
+    pub(crate) transport: Option<hfile::OpenOptions>,
+    pub(crate) no_cache: bool,
+}
+
+impl Options {
+    /// The defaults: the index found beside the file as htslib finds it, no reference (CRAM
+    /// references are then found through `REF_PATH`/`REF_CACHE` by each `@SQ` line's `M5`),
+    /// no extra threads, hfile's default transport, the persistent cache on (unless
+    /// `HTS_CACHE=off`).
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// The index file (path or URL), as samtools' `-X` gives it; without it the index is found
+    /// as htslib finds it (`FILE##idx##INDEX`, then `x.bam.csi`, `x.csi`, `x.bam.bai`,
+    /// `x.bai`; `x.cram.crai`, `x.crai`; `x.vcf.gz.csi`, `x.vcf.gz.tbi`, ...).
+    pub fn index(mut self, index: impl Into<String>) -> Options {
+        self.index = Some(index.into());
+        self
+    }
+
+    /// The reference of a CRAM: a FASTA path or URL (with its `.fai`, and `.gzi` when
+    /// bgzipped), as samtools' `-T`.
+    pub fn reference(mut self, reference: impl Into<String>) -> Options {
+        self.reference = Some(reference.into());
+        self
+    }
+
+    /// Threads for decompression and decoding besides the calling one (samtools' `-@`).
+    pub fn threads(mut self, threads: usize) -> Options {
+        self.threads = threads;
+        self
+    }
+
+    /// The transport of remote files: request headers, timeouts, fetchers in flight, S3
+    /// endpoint and profile ([`hfile::OpenOptions`]).
+    pub fn transport(mut self, transport: hfile::OpenOptions) -> Options {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// The transport for a BAM or tabix file: the options', else hfile's defaults.
+    pub(crate) fn transport_for_bam(&self) -> hfile::OpenOptions {
+        self.transport.clone().unwrap_or_default()
+    }
+
+    /// The transport for a CRAM: the options', else hfile's defaults with
+    /// [`crate::cram_open::FETCHERS`] requests in flight.
+    pub(crate) fn transport_for_cram(&self) -> hfile::OpenOptions {
+        self.transport
+            .clone()
+            .unwrap_or_else(crate::cram_open::transport)
+    }
+
+    /// Leaves the persistent cache of remote headers and indexes alone.
+    pub fn no_cache(mut self, no_cache: bool) -> Options {
+        self.no_cache = no_cache;
+        self
+    }
+}

@@ -11,10 +11,7 @@ fn the_readme_shows_the_region_to_bam_example() {
     let after = &readme[readme
         .find("crates/bam/examples/region_to_bam.rs")
         .expect("the README names the example")..];
-    let start = after
-        .find("```rust\n")
-        .expect("a rust block in the README")
-        + "```rust\n".len();
+    let start = after.find("```rust\n").expect("a rust block in the README") + "```rust\n".len();
     let block = &after[start..];
     let block = &block[..block.find("```").expect("the block ends")];
     assert_eq!(

@@ -29,6 +29,14 @@ pub fn cmd(_args: &[String]) -> Result<(), String> {
         }
     };
     step("cargo fmt", cargo_with(&["fmt", "--all", "--check"], &[]));
+    // The fuzz crate is a workspace of its own, out of `--all`'s reach.
+    step(
+        "cargo fmt (fuzz targets)",
+        cargo_with(
+            &["fmt", "--manifest-path", "fuzz/Cargo.toml", "--check"],
+            &[],
+        ),
+    );
     step(
         "cargo clippy",
         cargo_with(

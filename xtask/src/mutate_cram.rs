@@ -107,27 +107,7 @@ pub(crate) fn layout(data: &[u8]) -> Result<Layout, String> {
 
 /// ITF8, as CRAM stores 32-bit integers.
 fn itf8(v: i32) -> Vec<u8> {
-    let u = v as u32;
-    match u {
-        0..=0x7f => vec![u as u8],
-        0x80..=0x3fff => vec![0x80 | (u >> 8) as u8, u as u8],
-        0x4000..=0x1f_ffff => vec![0xc0 | (u >> 16) as u8, (u >> 8) as u8, u as u8],
-        0x20_0000..=0x0fff_ffff => {
-            vec![
-                0xe0 | (u >> 24) as u8,
-                (u >> 16) as u8,
-                (u >> 8) as u8,
-                u as u8,
-            ]
-        }
-        _ => vec![
-            0xf0 | ((u >> 28) & 0x0f) as u8,
-            (u >> 20) as u8,
-            (u >> 12) as u8,
-            (u >> 4) as u8,
-            (u & 0x0f) as u8,
-        ],
-    }
+    cram::num::encode_itf8(v)
 }
 
 /// LTF8 of a non-negative value (the counters and base counts of the fixtures), 9 bytes past

@@ -77,20 +77,9 @@ fn nothing_lost_but(
     }
 }
 
-/// ITF8 of a value the fixtures' headers hold.
+/// ITF8, as CRAM stores 32-bit integers.
 fn itf8(v: i32) -> Vec<u8> {
-    let u = v as u32;
-    match u {
-        0..=0x7f => vec![u as u8],
-        0x80..=0x3fff => vec![0x80 | (u >> 8) as u8, u as u8],
-        0x4000..=0x1f_ffff => vec![0xc0 | (u >> 16) as u8, (u >> 8) as u8, u as u8],
-        _ => vec![
-            0xe0 | (u >> 24) as u8,
-            (u >> 16) as u8,
-            (u >> 8) as u8,
-            u as u8,
-        ],
-    }
+    cram::num::encode_itf8(v)
 }
 
 fn crc32(bytes: &[u8]) -> u32 {

@@ -136,9 +136,33 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The ITF8 bytes of `v`, as a CRAM writer stores a 32-bit integer (the shortest form; a
+/// negative value takes all five bytes). For tools and tests that edit CRAM headers.
+pub fn encode_itf8(v: i32) -> Vec<u8> {
+    let u = v as u32;
+    match u {
+        0..=0x7f => vec![u as u8],
+        0x80..=0x3fff => vec![0x80 | (u >> 8) as u8, u as u8],
+        0x4000..=0x1f_ffff => vec![0xc0 | (u >> 16) as u8, (u >> 8) as u8, u as u8],
+        0x20_0000..=0x0fff_ffff => vec![
+            0xe0 | (u >> 24) as u8,
+            (u >> 16) as u8,
+            (u >> 8) as u8,
+            u as u8,
+        ],
+        _ => vec![
+            0xf0 | ((u >> 28) & 0x0f) as u8,
+            (u >> 20) as u8,
+            (u >> 12) as u8,
+            (u >> 4) as u8,
+            (u & 0x0f) as u8,
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Cursor;
+    use super::{encode_itf8, Cursor};
 
     fn itf8(b: &[u8]) -> i32 {
         Cursor::new(b, 0).itf8("t").unwrap()
@@ -168,5 +192,27 @@ mod tests {
         let e = Cursor::new(&[0xe0, 0x01], 100).itf8("span").unwrap_err();
         assert_eq!(e.offset, 101);
         assert!(Cursor::new(&[0xff, 1, 2], 0).ltf8("x").is_err());
+    }
+
+    #[test]
+    fn itf8_encodes_what_it_reads() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            0x3fff,
+            0x4000,
+            0x1f_ffff,
+            0x20_0000,
+            0x0fff_ffff,
+            0x1000_0000,
+            i32::MAX,
+            -1,
+            i32::MIN,
+        ] {
+            let b = encode_itf8(v);
+            assert_eq!(itf8(&b), v, "{v}: {b:?}");
+        }
     }
 }

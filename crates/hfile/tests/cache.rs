@@ -5,9 +5,9 @@
 //! a barrier (threads) or a byte on stdin (processes), and ages are set as file times.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, SystemTime};
@@ -450,40 +450,12 @@ fn processes_fill_one_entry() {
         return;
     }
     let tmp = TempDir::new("procs");
-    let exe = std::env::current_exe().unwrap();
-    let mut children: Vec<_> = (0..4)
-        .map(|id| {
-            Command::new(&exe)
-                .args([
-                    "--exact",
-                    "processes_fill_one_entry",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env("HTS_CACHE_TEST_DIR", &tmp.0)
-                .env("HTS_CACHE_TEST_ID", id.to_string())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    // Start them all at once.
-    for c in &mut children {
-        c.stdin.take().unwrap().write_all(b"g").unwrap();
-    }
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "child failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // The child really ran its part (the harness reports one test passed).
-        assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
-    }
+    testkit::children::run_together("processes_fill_one_entry", 4, |id| {
+        vec![
+            ("HTS_CACHE_TEST_DIR", tmp.0.clone().into()),
+            ("HTS_CACHE_TEST_ID", id.to_string().into()),
+        ]
+    });
     let files = entry_files(&tmp.0);
     assert_eq!(files.len(), 1, "{files:?}");
     let (cache, warnings) = cache_in(&tmp.0, 1 << 22);

@@ -3,9 +3,8 @@
 //! once keep the cap.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hfile::cache::{Cache, Stored, Validators, Work};
@@ -197,38 +196,12 @@ fn processes_store_many_objects_under_one_cap() {
         return;
     }
     let tmp = TempDir::new("procs");
-    let exe = std::env::current_exe().unwrap();
-    let mut children: Vec<_> = (0..4)
-        .map(|id| {
-            Command::new(&exe)
-                .args([
-                    "--exact",
-                    "processes_store_many_objects_under_one_cap",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
-                .env("HTS_CACHE_SCALE_DIR", &tmp.0)
-                .env("HTS_CACHE_SCALE_ID", id.to_string())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in &mut children {
-        c.stdin.take().unwrap().write_all(b"g").unwrap();
-    }
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "child failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
-    }
+    testkit::children::run_together("processes_store_many_objects_under_one_cap", 4, |id| {
+        vec![
+            ("HTS_CACHE_SCALE_DIR", tmp.0.clone().into()),
+            ("HTS_CACHE_SCALE_ID", id.to_string().into()),
+        ]
+    });
     let cache = Cache::new(&tmp.0, cap);
     let used = cache.used_bytes();
     // The stated slack: entries written while a sweep ran, at most one per other writer.

@@ -18,6 +18,7 @@
 //! It depends on none of the project's crates, so every crate can use it in its tests.
 
 pub mod builders;
+pub mod children;
 pub mod cohort;
 pub mod corpus;
 pub mod layering;

@@ -111,7 +111,10 @@ impl Reader {
             } else {
                 None
             };
-            let skip = |h: &ContainerHeader| matches!(fate(range, h), Fate::Skip);
+            // Neither a container the range skips nor one that ends it is wanted whole: read
+            // ahead (threads), the container after a region's last would otherwise be fetched
+            // in full only to be dropped.
+            let skip = |h: &ContainerHeader| !matches!(fate(range, h), Fate::Keep);
             let Some((h, body)) = self.container(&skip)? else {
                 if self.planned.is_some() {
                     // The rest of this range lies past the end.

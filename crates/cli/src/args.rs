@@ -83,6 +83,8 @@ pub enum Opt {
     Timeout,
     S3Endpoint,
     RequesterPays,
+    Manifest,
+    Jobs,
 }
 
 /// Whether hts does what the option asks.
@@ -184,6 +186,8 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Timeout, None, &["timeout"], Arg, Yes, "SECS  Remote files: fail if the query is not over after SECS seconds [$HTS_TIMEOUT, else none]"),
     opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
     opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
+    opt(Opt::Manifest, None, &["manifest"], Arg, Yes, "FILE  A cohort: every sample of FILE (sample<TAB>file[<TAB>index], a header line) in one process; with -c (sample<TAB>count) or -o TEMPLATE naming {sample}"),
+    opt(Opt::Jobs, None, &["jobs"], Arg, Yes, "N  With --manifest: files worked at once [16]"),
 ];
 
 /// A usage error (exit status 1). A bad option is printed as `hts view: <message>` followed by

@@ -317,3 +317,32 @@ fn usage_errors() {
     assert_eq!(out.code, Some(1));
     assert!(text(&out.stderr).contains("the header must be"));
 }
+
+#[test]
+fn a_cram_under_a_bam_name_is_read_as_cram() {
+    // The cohort opens a remote `.bam` as BAM without sniffing it first: the name is a guess
+    // the BAM reader's own check of the magic corrects.
+    let bed = Bed::new("disguised", 1, 1);
+    let cram = fixture("cram/aligned-3.0.cram");
+    link(&cram, &bed.dir.join("disguised.bam"));
+    link(
+        &fixture("cram/aligned-3.0.cram.crai"),
+        &bed.dir.join("disguised.crai"),
+    );
+    let line = format!(
+        "{}\t{}",
+        bed.server.url("disguised.bam"),
+        bed.server.url("disguised.crai")
+    );
+    let manifest = bed.manifest(&[("disguised", &line)]);
+    let out = cohort(&manifest, &["-c"]);
+    assert_eq!(out.code, Some(0), "{}", text(&out.stderr));
+    let counts = expected_counts(&bed, &[]);
+    let mut want: String = bed
+        .samples
+        .iter()
+        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
+        .collect();
+    want.push_str(&format!("disguised\t{}\n", counts[&cram]));
+    assert_eq!(text(&out.stdout), want);
+}

@@ -1,6 +1,7 @@
 //! `cargo xtask <command>`: commands only (test orchestration, the demo, a server, benchmarks).
 //! What tests need as a library lives in `crates/testkit`.
 
+mod bench_cohort;
 mod bench_cram;
 mod bench_data;
 mod bench_local;
@@ -48,6 +49,7 @@ cargo xtask <command> [--help]
   bench-data     generate the benchmark BAM (+ BAI, CSI), with --cram also its CRAM and
                  reference, or, with --vcf, the benchmark VCF (+ TBI, CSI) into ~/.cache/hts-bench
   bench-remote   the remote benchmark: htslib's and PR #1998's request patterns, hts, samtools
+  bench-cohort   hts view --manifest -c vs loops of hts and samtools 8 at a time, N objects
   bench-local    local decoding, hts vs samtools and noodles-bam: counts, SAM, regions, BAM
   bench-targets  a 10,000-line BED (--region-file, -L) over an emulated link, hts vs samtools
   s3             hts over s3:// against s3s-fs with the server's request log, and the byte
@@ -107,6 +109,11 @@ const COMMANDS: &[Cmd] = &[
         name: "bench-targets",
         help: bench_targets::HELP,
         run: bench_targets::cmd,
+    },
+    Cmd {
+        name: "bench-cohort",
+        help: bench_cohort::HELP,
+        run: bench_cohort::cmd,
     },
     Cmd {
         name: "bench-local",

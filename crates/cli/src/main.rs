@@ -17,6 +17,7 @@ mod flagstat;
 mod getopt;
 mod idxstats;
 mod input;
+mod manifest;
 mod numbers;
 mod opts;
 mod outlet;

@@ -24,6 +24,19 @@ pub fn line(stats: &TransferStats, elapsed: Duration) -> String {
     )
 }
 
+/// The summary of a cohort (`view --manifest`), printed whatever the verbosity: how many
+/// samples and how many failed, then the same counts as [`line`].
+pub fn cohort_line(
+    samples: usize,
+    failed: usize,
+    stats: &TransferStats,
+    elapsed: Duration,
+) -> String {
+    let rest = line(stats, elapsed);
+    let rest = rest.strip_prefix("[hts] summary: ").unwrap_or(&rest);
+    format!("[hts] cohort: samples={samples} failed={failed} {rest}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,12 +89,19 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         print!("{}", usage());
         return ExitCode::SUCCESS;
     }
+    let command_line = command_line(program, argv);
+    if args.manifest.is_some() {
+        let args = ViewArgs {
+            deadline: args.timeout.map(hfile::Deadline::after),
+            ..args
+        };
+        return crate::manifest::run(&args, &command_line);
+    }
     if args.positional.is_empty() && stdin_is_tty {
         eprintln!("hts view: No input provided or missing option argument.");
         eprint!("{}", usage());
         return ExitCode::from(1);
     }
-    let command_line = command_line(program, argv);
     // The time limit runs from here, over a second reading as well.
     let args = ViewArgs {
         deadline: args.timeout.map(hfile::Deadline::after),

@@ -76,6 +76,35 @@ impl Reader {
         })
     }
 
+    /// [`Reader::open`], except that a remote file whose name ends in `.bam` is opened as BAM
+    /// straight away, without the request that reads its first bytes: for a cohort of remote
+    /// files, one response time of three per file. The name is only a guess: the BAM reader
+    /// checks the magic itself, and a file that is not BAM after all (a CRAM under a `.bam`
+    /// name) is opened as [`Reader::open`] opens it.
+    pub fn open_by_name(location: &str, options: &Options) -> Result<Reader> {
+        let split = hfile::split_index(location);
+        let path = split.file.split_once('?').map_or(split.file, |(p, _)| p);
+        let remote = hfile::scheme_of(split.file).is_some();
+        if !remote || !path.to_ascii_lowercase().ends_with(".bam") {
+            return Reader::open(location, options);
+        }
+        match bam::Reader::open(location, &bam_options(options, false)) {
+            Ok(bam) => Ok(Reader {
+                location: split.file.to_string(),
+                index: options
+                    .index
+                    .clone()
+                    .or_else(|| split.index.map(str::to_string)),
+                options: options.clone(),
+                inner: Inner::Bam(Box::new(bam)),
+                used: false,
+                no_cache: false,
+            }),
+            Err(bam::Error::NotBam { .. }) => Reader::open(location, options),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Whether the file is CRAM (else BAM).
     pub fn is_cram(&self) -> bool {
         matches!(self.inner, Inner::Cram(_))

@@ -66,6 +66,7 @@
 #![warn(missing_docs)]
 
 pub mod alignment;
+pub mod cohort;
 mod cram_alignment;
 pub mod cram_cache;
 pub mod cram_layout;

@@ -83,6 +83,10 @@ pub struct ViewArgs {
     /// `--input-fmt-option OPT=VAL`, in order (CRAM's `reference`, `decode_md` and
     /// `ignore_md5` are used; the others, as for BAM in htslib, change nothing).
     pub input_options: Vec<(String, String)>,
+    /// `--manifest FILE`: a cohort's samples; the positional arguments are then regions.
+    pub manifest: Option<String>,
+    /// `--jobs N`: with `--manifest`, files worked at once.
+    pub jobs: Option<usize>,
     /// `FILE [INDEX] REGION...`
     pub positional: Vec<String>,
 }
@@ -180,6 +184,16 @@ impl ViewArgs {
             Opt::PartSize => self.part_size = Some(bytes(spelled, v)?),
             Opt::ReadAhead => self.read_ahead = Some(bytes(spelled, v)?),
             Opt::NoCache => self.no_cache = true,
+            Opt::Manifest => self.manifest = Some(v.to_string()),
+            Opt::Jobs => {
+                let n = atoi(v);
+                if n < 1 {
+                    return Err(UsageError::usage(format!(
+                        "{spelled} needs a count of 1 or more, not '{v}'"
+                    )));
+                }
+                self.jobs = Some(n as usize);
+            }
             Opt::Timeout => self.timeout = Some(seconds(spelled, v)?),
             Opt::S3Endpoint => self.s3_endpoint = Some(v.to_string()),
             Opt::RequesterPays => self.requester_pays = true,

@@ -1,0 +1,348 @@
+//! `hts view --manifest`: a cohort of BAM and CRAM samples served by the test server (the
+//! conformance and CRAM fixtures under several names), every sample's result compared with
+//! `samtools view` (1.16.1) of the same local file and regions: counts in manifest order,
+//! one output per sample, a broken and a missing sample among good ones, a server that
+//! refuses requests above a rate. Needs samtools.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use testkit::corpus::{run_with_timeout, Outcome};
+use testkit::{hts, RateLimit, Server};
+
+/// Regions of both kinds: `rand.bam` has chr1..chrM, the CRAMs ref1..ref3; a sample skips the
+/// names its header lacks, as samtools does.
+const REGIONS: [&str; 5] = [
+    "chr1:10000-20000",
+    "chr2:5000-5400",
+    "chrM:100-300",
+    "ref1:300-400",
+    "ref2:100-900",
+];
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// A served folder of samples: `bN.bam` (with `.bai`, or a `.csi` the manifest names) and
+/// `cN.cram` (with `.crai`), all hard links to the fixtures, plus the CRAMs' reference.
+struct Bed {
+    dir: PathBuf,
+    server: Server,
+    /// Sample name, served file name, the local original.
+    samples: Vec<(String, String, PathBuf)>,
+}
+
+fn fixture(path: &str) -> PathBuf {
+    testkit::workspace_root().join("fixtures").join(path)
+}
+
+fn reference() -> String {
+    fixture("cram/ref.fa").display().to_string()
+}
+
+fn link(from: &Path, to: &Path) {
+    fs::hard_link(from, to)
+        .or_else(|_| fs::copy(from, to).map(|_| ()))
+        .unwrap();
+}
+
+impl Bed {
+    fn new(tag: &str, bams: usize, crams: usize) -> Bed {
+        let dir = std::env::temp_dir().join(format!("hts-manifest-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let bam = fixture("conformance/data/rand.bam");
+        let cram = fixture("cram/aligned-3.0.cram");
+        let mut samples = Vec::new();
+        for i in 0..bams.max(crams) {
+            if i < bams {
+                let name = format!("b{i:02}.bam");
+                link(&bam, &dir.join(&name));
+                link(
+                    &fixture("conformance/data/rand.bam.bai"),
+                    &dir.join(format!("{name}.bai")),
+                );
+                link(
+                    &fixture("conformance/data/rand.bam.csi"),
+                    &dir.join(format!("b{i:02}.csi")),
+                );
+                samples.push((format!("sb{i:02}"), name, bam.clone()));
+            }
+            if i < crams {
+                let name = format!("c{i:02}.cram");
+                link(&cram, &dir.join(&name));
+                link(
+                    &fixture("cram/aligned-3.0.cram.crai"),
+                    &dir.join(format!("{name}.crai")),
+                );
+                samples.push((format!("sc{i:02}"), name, cram.clone()));
+            }
+        }
+        let server = Server::start(&dir).unwrap();
+        Bed {
+            dir,
+            server,
+            samples,
+        }
+    }
+
+    /// The manifest of every sample (odd BAMs name their CSI in the index column), written.
+    fn manifest(&self, extra: &[(&str, &str)]) -> PathBuf {
+        let mut text = String::from("sample\tfile\tindex\n");
+        for (i, (sample, name, _)) in self.samples.iter().enumerate() {
+            let url = self.server.url(name);
+            let index = match name.strip_suffix(".bam") {
+                Some(stem) if i % 4 == 2 => self.server.url(&format!("{stem}.csi")),
+                _ => String::new(),
+            };
+            text.push_str(&format!("{sample}\t{url}\t{index}\n"));
+        }
+        for (sample, file) in extra {
+            text.push_str(&format!("{sample}\t{file}\n"));
+        }
+        let path = self.dir.join("manifest.tsv");
+        fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `hts view --manifest MANIFEST ARGS... REGIONS...`, bounded in time.
+fn cohort(manifest: &Path, args: &[&str]) -> Outcome {
+    let mut argv = vec![
+        "view".to_string(),
+        "--manifest".to_string(),
+        manifest.display().to_string(),
+        "-T".to_string(),
+        reference(),
+    ];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    argv.extend(REGIONS.iter().map(|r| r.to_string()));
+    let env = [
+        (
+            "XDG_CACHE_HOME".to_string(),
+            Some(testkit::cache_home().display().to_string()),
+        ),
+        (
+            "REF_PATH".to_string(),
+            Some("/nonexistent/hts-test-ref-path".to_string()),
+        ),
+    ];
+    let dir = manifest.parent().unwrap();
+    run_with_timeout(hts(), dir, &argv, &env, LIMIT).unwrap()
+}
+
+/// `samtools view ARGS FILE REGIONS` of a local file (a CRAM with its reference).
+fn samtools(args: &[&str], file: &Path) -> Vec<u8> {
+    let out = Command::new("samtools")
+        .arg("view")
+        .args(["-T", &reference()])
+        .args(args)
+        .arg(file)
+        .args(REGIONS)
+        .output()
+        .expect("samtools is installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// samtools' counts by local file, for `args`.
+fn expected_counts(bed: &Bed, args: &[&str]) -> HashMap<PathBuf, String> {
+    let mut counts = HashMap::new();
+    for (_, _, local) in &bed.samples {
+        counts.entry(local.clone()).or_insert_with(|| {
+            let mut with_c = vec!["-c"];
+            with_c.extend_from_slice(args);
+            String::from_utf8(samtools(&with_c, local))
+                .unwrap()
+                .trim()
+                .to_string()
+        });
+    }
+    counts
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+#[test]
+fn counts_in_manifest_order_as_samtools_counts_them() {
+    let bed = Bed::new("counts", 6, 4);
+    let manifest = bed.manifest(&[]);
+    for filters in [&[][..], &["-q", "20", "-F", "0x10"][..]] {
+        let mut args = vec!["-c"];
+        args.extend_from_slice(filters);
+        let out = cohort(&manifest, &args);
+        let err = text(&out.stderr);
+        assert_eq!(out.code, Some(0), "{err}");
+        let counts = expected_counts(&bed, filters);
+        let want: String = bed
+            .samples
+            .iter()
+            .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
+            .collect();
+        assert_eq!(text(&out.stdout), want);
+        let summary = err
+            .lines()
+            .find(|l| l.starts_with("[hts] cohort: "))
+            .unwrap();
+        assert!(
+            summary.contains("samples=10 failed=0 requests="),
+            "{summary}"
+        );
+    }
+    // Both kinds held records in the regions: the comparison means something.
+    assert!(expected_counts(&bed, &[]).values().all(|c| c != "0"));
+}
+
+#[test]
+fn one_output_per_sample_as_samtools_writes_it() {
+    let bed = Bed::new("outputs", 3, 2);
+    let manifest = bed.manifest(&[]);
+    let out_dir = bed.dir.join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let template = out_dir.join("{sample}.bam").display().to_string();
+    let out = cohort(&manifest, &["-o", &template, "--write-index"]);
+    assert_eq!(out.code, Some(0), "{}", text(&out.stderr));
+    let sam = out_dir.join("{sample}.sam").display().to_string();
+    let out = cohort(&manifest, &["-o", &sam]);
+    assert_eq!(out.code, Some(0), "{}", text(&out.stderr));
+    for (sample, _, local) in &bed.samples {
+        let want = samtools(&[], local);
+        assert!(!want.is_empty());
+        let written = out_dir.join(format!("{sample}.bam"));
+        assert!(
+            out_dir.join(format!("{sample}.bam.csi")).is_file(),
+            "{sample}: no index"
+        );
+        let got = Command::new("samtools")
+            .arg("view")
+            .arg(&written)
+            .output()
+            .unwrap();
+        assert!(got.status.success(), "{sample}: {}", text(&got.stderr));
+        assert!(
+            got.stdout == want,
+            "{sample}: the BAM's records differ from samtools'"
+        );
+        // SAM text as samtools prints it.
+        let got = fs::read(out_dir.join(format!("{sample}.sam"))).unwrap();
+        assert!(got == want, "{sample}: the SAM differs from samtools'");
+    }
+}
+
+#[test]
+fn a_missing_and_a_broken_sample_fail_alone() {
+    let bed = Bed::new("broken", 4, 2);
+    // Garbage under a BAM's name, and an object the server does not have.
+    fs::write(bed.dir.join("junk.bam"), b"not a BAM at all, only words").unwrap();
+    let junk = bed.server.url("junk.bam");
+    let gone = bed.server.url("gone.bam");
+    let manifest = bed.manifest(&[("junk", &junk), ("gone", &gone)]);
+    let out = cohort(&manifest, &["-c"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.code, Some(1), "{err}");
+    let counts = expected_counts(&bed, &[]);
+    let want: String = bed
+        .samples
+        .iter()
+        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
+        .collect();
+    assert_eq!(text(&out.stdout), want, "the good samples, in order");
+    let summary = err
+        .lines()
+        .position(|l| l.starts_with("[hts] cohort: "))
+        .unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[summary].contains("samples=8 failed=2 "), "{err}");
+    assert_eq!(&lines[summary + 1..], ["junk", "gone"], "{err}");
+    assert!(err.contains("hts view: sample junk: "), "{err}");
+    assert!(err.contains("hts view: sample gone: "), "{err}");
+}
+
+#[test]
+fn a_rate_limited_server_slows_the_cohort_down_and_every_sample_completes() {
+    let bed = Bed::new("storm", 16, 8);
+    let manifest = bed.manifest(&[]);
+    bed.server.set_rate_limit(Some(RateLimit::slow_down(60.0)));
+    let out = cohort(&manifest, &["-c", "--jobs", "24", "--no-cache"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.code, Some(0), "{err}");
+    let counts = expected_counts(&bed, &[]);
+    let want: String = bed
+        .samples
+        .iter()
+        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
+        .collect();
+    assert_eq!(text(&out.stdout), want);
+    let refused = bed.server.log().iter().filter(|e| e.status == 503).count();
+    eprintln!(
+        "{refused} requests refused; {}",
+        err.lines().last().unwrap_or("")
+    );
+    assert!(
+        refused > 0,
+        "the limit was never reached: the test tests nothing"
+    );
+}
+
+#[test]
+fn usage_errors() {
+    let bed = Bed::new("usage", 1, 0);
+    let manifest = bed.manifest(&[]);
+    let out = cohort(&manifest, &["-h"]);
+    assert_eq!(out.code, Some(1));
+    assert!(
+        text(&out.stderr).contains("--manifest needs -c"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cohort(&manifest, &["-o", "one.bam"]);
+    assert_eq!(out.code, Some(1));
+    assert!(text(&out.stderr).contains("-o needs {sample}"));
+    let bad = bed.dir.join("bad.tsv");
+    fs::write(&bad, "name\tpath\nx\ty\n").unwrap();
+    let out = cohort(&bad, &["-c"]);
+    assert_eq!(out.code, Some(1));
+    assert!(text(&out.stderr).contains("the header must be"));
+}
+
+#[test]
+fn a_cram_under_a_bam_name_is_read_as_cram() {
+    // The cohort opens a remote `.bam` as BAM without sniffing it first: the name is a guess
+    // the BAM reader's own check of the magic corrects.
+    let bed = Bed::new("disguised", 1, 1);
+    let cram = fixture("cram/aligned-3.0.cram");
+    link(&cram, &bed.dir.join("disguised.bam"));
+    link(
+        &fixture("cram/aligned-3.0.cram.crai"),
+        &bed.dir.join("disguised.crai"),
+    );
+    let line = format!(
+        "{}\t{}",
+        bed.server.url("disguised.bam"),
+        bed.server.url("disguised.crai")
+    );
+    let manifest = bed.manifest(&[("disguised", &line)]);
+    let out = cohort(&manifest, &["-c"]);
+    assert_eq!(out.code, Some(0), "{}", text(&out.stderr));
+    let counts = expected_counts(&bed, &[]);
+    let mut want: String = bed
+        .samples
+        .iter()
+        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
+        .collect();
+    want.push_str(&format!("disguised\t{}\n", counts[&cram]));
+    assert_eq!(text(&out.stdout), want);
+}

@@ -25,7 +25,7 @@ pub fn line(stats: &TransferStats, elapsed: Duration) -> String {
 }
 
 /// The summary of a cohort (`view --manifest`), printed whatever the verbosity: how many
-/// samples and how many failed, then the same counts as [`line`].
+/// samples and how many failed, then the same counts as [`line()`].
 pub fn cohort_line(
     samples: usize,
     failed: usize,

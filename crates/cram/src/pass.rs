@@ -105,7 +105,7 @@ fn slices_read(entries: &[CraiEntry], passes: &[Pass]) -> Vec<CraiEntry> {
 
 /// Tells `reader` what the passes will read: the containers to fetch ahead ([`advice`]) and,
 /// for a `remote` file, the slices whose reference bases are read while they come (a round
-/// trip at least; [`slices_read`] from the index's lines, `entries`).
+/// trip at least; `slices_read` from the index's lines, `entries`).
 pub fn announce(reader: &mut crate::Reader, remote: bool, passes: &[Pass], entries: &[CraiEntry]) {
     // Each container the index leads to is checked against its lines.
     reader.set_index(entries);

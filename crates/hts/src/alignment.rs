@@ -2,7 +2,7 @@
 //! whose queries answer BAM records for both (htslib's `sam_open` + `sam_itr_querys`,
 //! noodles-util's `alignment::io::Reader`).
 
-use bam::Record;
+use bam::{Record, RecordError, RecordRef};
 use region::{Region, RegionSet};
 
 use crate::cram_alignment::{Asked, CramFile, CramRecords};
@@ -79,6 +79,28 @@ impl Reader {
     /// Whether the file is CRAM (else BAM).
     pub fn is_cram(&self) -> bool {
         matches!(self.inner, Inner::Cram(_))
+    }
+
+    /// The file's path or URL as messages show it (a URL without its query string).
+    pub fn display_name(&self) -> String {
+        match &self.inner {
+            Inner::Bam(r) => r.location().to_string(),
+            Inner::Cram(_) => hfile::redact_text(&self.location),
+        }
+    }
+
+    /// Decompresses and decodes on `threads` threads besides the reading one from the next
+    /// query on (0 leaves the reader as it is): for a caller that chooses per query, as the
+    /// Python package's bulk reads (`to_arrow`) do.
+    pub fn set_threads(&mut self, threads: usize) {
+        if threads == 0 || threads == self.options.threads {
+            return;
+        }
+        self.options.threads = threads;
+        match &mut self.inner {
+            Inner::Bam(r) => r.set_threads(threads),
+            Inner::Cram(c) => c.set_threads(threads),
+        }
     }
 
     /// The header (a CRAM's as BAM's: its text and its `@SQ` references).
@@ -198,6 +220,37 @@ impl Records<'_> {
         match &mut self.0 {
             Kind::Bam(q) => Ok(q.next_record()?),
             Kind::Cram(c) => c.next_record(),
+        }
+    }
+
+    /// The header the records are read with (the file's, or, when a stale cached header made
+    /// the reader open the file again before this query, the new one).
+    pub fn header(&self) -> &bam::Header {
+        match &self.0 {
+            Kind::Bam(q) => q.header(),
+            Kind::Cram(c) => c.header(),
+        }
+    }
+
+    /// The next record read in place: a BAM record borrows the block it lies in (no copy, no
+    /// allocation); a CRAM record is held until the next call, its buffer then reused.
+    pub fn next_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+        match &mut self.0 {
+            Kind::Bam(q) => Ok(q.next_record_ref()?),
+            Kind::Cram(c) => c.next_record_ref(),
+        }
+    }
+
+    /// The error for a fault found in the record just read (its aux data, checked when it is
+    /// printed), naming the file and, for BAM, the record's virtual offset.
+    pub fn record_error(&self, kind: RecordError) -> Error {
+        match &self.0 {
+            Kind::Bam(q) => Error::Bam(bam::Error::Record {
+                name: q.reader().location().to_string(),
+                offset: q.reader().last_record_offset(),
+                kind,
+            }),
+            Kind::Cram(c) => c.record_error(kind),
         }
     }
 

@@ -35,9 +35,12 @@ enum Inner {
 
 impl Reader {
     /// Opens `location` (a path, a URL hfile opens, or `-` for standard input) and reads its
-    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name (for a
-    /// URL, one request for four bytes before the reader's own). A remote file's header may
-    /// come from the persistent cache until the first query shows it current.
+    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name. A
+    /// URL whose path ends in `.cram` is asked for its first four bytes before the reader's
+    /// own request; any other URL is opened as BAM, and as CRAM when the BAM reader finds
+    /// CRAM's magic (a remote BAM costs no request more than the BAM reader's). A remote
+    /// file's header may come from the persistent cache until the first query shows it
+    /// current.
     pub fn open(location: &str, options: &Options) -> Result<Reader> {
         let split = hfile::split_index(location);
         let index = options
@@ -46,25 +49,29 @@ impl Reader {
             .or_else(|| split.index.map(str::to_string));
         let file = split.file;
         let remote = hfile::scheme_of(file).is_some();
-        let (is_cram, opened) = if remote {
-            let cram =
-                sniff::remote_is_cram(file, &options.transport_for_bam()).map_err(Error::Open)?;
-            (cram, None)
+        let inner = if remote && !sniff::is_cram(file) {
+            open_remote(location, file, index.as_deref(), options, false)?
         } else {
-            match sniff::sniff(file) {
-                Sniffed::Cram => (true, None),
-                Sniffed::Other(opened) => (false, opened),
-            }
-        };
-        let inner = if is_cram {
-            let cram = CramFile::open(file, index.as_deref(), options, options.no_cache)?;
-            Inner::Cram(Box::new(cram))
-        } else {
-            let bam = match opened {
-                Some(f) => bam::Reader::open_file(location, f, &bam_options(options, false))?,
-                None => bam::Reader::open(location, &bam_options(options, false))?,
+            let (is_cram, opened) = if remote {
+                let transport = options.transport_for_bam();
+                let cram = sniff::remote_is_cram(file, &transport).map_err(Error::Open)?;
+                (cram, None)
+            } else {
+                match sniff::sniff(file) {
+                    Sniffed::Cram => (true, None),
+                    Sniffed::Other(opened) => (false, opened),
+                }
             };
-            Inner::Bam(Box::new(bam))
+            if is_cram {
+                let cram = CramFile::open(file, index.as_deref(), options, options.no_cache)?;
+                Inner::Cram(Box::new(cram))
+            } else {
+                let bam = match opened {
+                    Some(f) => bam::Reader::open_file(location, f, &bam_options(options, false))?,
+                    None => bam::Reader::open(location, &bam_options(options, false))?,
+                };
+                Inner::Bam(Box::new(bam))
+            }
         };
         Ok(Reader {
             location: file.to_string(),
@@ -183,6 +190,10 @@ impl Reader {
         self.no_cache = true;
         let (file, index) = (self.location.as_str(), self.index.as_deref());
         self.inner = match &self.inner {
+            // A URL that held BAM when its header was cached may hold CRAM now.
+            Inner::Bam(_) if hfile::scheme_of(file).is_some() => {
+                open_remote(file, file, index, &self.options, true)?
+            }
             Inner::Bam(_) => {
                 let options = bam_options(&self.options, true);
                 Inner::Bam(Box::new(bam::Reader::open(file, &options)?))
@@ -192,6 +203,26 @@ impl Reader {
             }
         };
         Ok(())
+    }
+}
+
+/// A URL opened as BAM, or as CRAM when the BAM reader finds CRAM's magic at its start.
+/// `location` may name the index (`##idx##`); `file` is the data file alone.
+fn open_remote(
+    location: &str,
+    file: &str,
+    index: Option<&str>,
+    options: &Options,
+    no_cache: bool,
+) -> Result<Inner> {
+    match bam::Reader::open(location, &bam_options(options, no_cache)) {
+        Ok(bam) => Ok(Inner::Bam(Box::new(bam))),
+        Err(bam::Error::NotBam { format, .. }) if format.starts_with("CRAM") => {
+            let no_cache = options.no_cache || no_cache;
+            let cram = CramFile::open(file, index, options, no_cache)?;
+            Ok(Inner::Cram(Box::new(cram)))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

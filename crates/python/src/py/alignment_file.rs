@@ -16,8 +16,8 @@ use crate::batches::{self, Filter};
 use crate::region::{self, FetchArgs, RegionSpec};
 use crate::Error;
 
-/// A BAM or CRAM file opened for reading: `AlignmentFile(path_or_url, mode="rb", index_filename=None,
-/// reference_filename=None, threads=0, **transport)`.
+/// A BAM or CRAM file opened for reading: `AlignmentFile(path_or_url, mode="rb",
+/// index_filename=None, reference_filename=None, threads=0, **transport)`.
 #[pyclass(module = "hts._hts", name = "AlignmentFile", frozen)]
 pub struct AlignmentFile {
     shared: Arc<Shared>,

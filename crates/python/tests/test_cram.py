@@ -1,8 +1,8 @@
 """CRAM through the package (the `hts` facade underneath): every case of the CRAM corpus
 (`fixtures/cram/cases.tsv`) that pysam can express gives pysam 0.24.1's records field by field
-and as `to_string()`, whole file, regions, `*` and `fetch_many`, read locally and over the test
-HTTP server, with the reference local and remote; `to_arrow` equals the records; a CRAM whose
-reference cannot be found raises an exception naming the file.
+and as `to_string()`, whole file, regions, `*` and `fetch_many`, read locally, over the test
+HTTP server and over S3, with the reference local and remote; `to_arrow` equals the records;
+a CRAM whose reference cannot be found raises an exception naming the file.
 
 References are never looked up on the network: `REF_PATH` and `REF_CACHE` point nowhere, for
 pysam and the package alike (a case without `-T` needs none: its reads are unaligned, or
@@ -15,7 +15,7 @@ import pysam
 import pytest
 
 import hts
-from conftest import FIXTURES, HTTP
+from conftest import FIXTURES, HTTP, S3_BUCKET
 from oracle import fields, samtools_region
 from test_arrow import expected_row
 
@@ -83,14 +83,17 @@ def all_cases():
 
 
 CASES = all_cases()
-REGIONS = [c for c in CASES if c.regions]
-# (data, reference) transports: both local, the CRAM over HTTP with a local FASTA, and both
-# over HTTP (the FASTA's .fai, and .gzi when bgzipped, beside it).
-TRANSPORTS = [("local", "local"), ("http", "local"), ("http", "http")]
+# (data, reference) transports: both local, the CRAM over HTTP with a local FASTA, both over
+# HTTP (the FASTA's .fai, and .gzi when bgzipped, beside it), and both over S3 (s3s-fs).
+TRANSPORTS = [("local", "local"), ("http", "local"), ("http", "http"), ("s3", "s3")]
 
 
 def where(transport, name):
-    return f"{HTTP}/cram/{name}" if transport == "http" else str(CRAM / name)
+    if transport == "http":
+        return f"{HTTP}/cram/{name}"
+    if transport == "s3":
+        return f"s3://{S3_BUCKET}/cram/{name}"
+    return str(CRAM / name)
 
 
 @pytest.fixture(autouse=True)
@@ -150,7 +153,7 @@ def transport_params():
     for case in CASES:
         for data, ref in TRANSPORTS:
             # Without a reference a remote one is no different case.
-            if case.reference or ref == "local":
+            if case.reference or ref == "local" or data == "s3":
                 out.append(pytest.param(case, data, ref, id=f"{case.id}-{data}-ref_{ref}"))
     return out
 
@@ -214,7 +217,7 @@ def test_arrow_tables_equal_the_records(regions, data, ref):
     ]
 
 
-@pytest.mark.parametrize("data", ["local", "http"])
+@pytest.mark.parametrize("data", ["local", "http", "s3"])
 def test_a_cram_without_its_reference_raises_naming_the_file(data):
     name = "aligned-3.0.cram"
     with pytest.raises(hts.HtsError, match=name):

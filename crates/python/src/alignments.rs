@@ -72,6 +72,8 @@ pub struct Alignments {
     reader: hts::alignment::Reader,
     header: Arc<Header>,
     display_name: String,
+    /// Threads decompressing and decoding besides the reading one, as set so far.
+    threads: usize,
 }
 
 impl Alignments {
@@ -83,6 +85,7 @@ impl Alignments {
             header: Arc::new(reader.header().clone()),
             display_name: reader.display_name(),
             reader,
+            threads: options.threads,
         })
     }
 
@@ -99,7 +102,11 @@ impl Alignments {
     /// Decompresses and decodes on at least `threads` threads besides the reading one from
     /// now on.
     pub fn use_threads(&mut self, threads: usize) {
-        self.reader.set_threads(threads);
+        // Never fewer: the reader goes back to the file for its next query.
+        if threads > self.threads {
+            self.reader.set_threads(threads);
+            self.threads = threads;
+        }
     }
 
     /// The file's location as messages show it (a URL without its query string).

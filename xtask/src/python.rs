@@ -66,19 +66,21 @@ pub fn venv_with_wheel(build: Build) -> Result<PathBuf, String> {
     Ok(venv)
 }
 
-/// The S3 objects of the tests: the conformance corpus (`data/`, `malformed/`) and the tabix
-/// corpus (`tabix/`).
+/// The S3 objects of the tests: the conformance corpus (`data/`, `malformed/`), the tabix
+/// corpus (`tabix/`) and the CRAM corpus with its references (`cram/`).
 fn objects(fixtures: &Path) -> Result<Vec<Object>, String> {
     let mut objects = s3::corpus_objects(&fixtures.join("conformance"))?;
-    let tabix = fixtures.join("tabix");
-    for entry in std::fs::read_dir(&tabix).map_err(|e| format!("{}: {e}", tabix.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.is_file() {
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            objects.push(Object {
-                key: format!("tabix/{}", name.unwrap_or_default()),
-                source: path,
-            });
+    for folder in ["tabix", "cram"] {
+        let dir = fixtures.join(folder);
+        for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_file() {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                objects.push(Object {
+                    key: format!("{folder}/{}", name.unwrap_or_default()),
+                    source: path,
+                });
+            }
         }
     }
     Ok(objects)

@@ -298,6 +298,12 @@ impl<D: AsRef<[u8]>> Record<D> {
         self.with_data(self.data().to_vec())
     }
 
+    /// The same record read in place over its bytes, for code written once for records read
+    /// in place and records held (a CRAM's records, laid out as BAM, are held).
+    pub fn as_record_ref(&self) -> RecordRef<'_> {
+        self.with_data(self.data())
+    }
+
     /// The reference the record is placed on (`None` for an unplaced read).
     #[inline]
     pub fn ref_id(&self) -> Option<RefId> {

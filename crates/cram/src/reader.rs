@@ -68,7 +68,7 @@ const UNMAPPED: u16 = 0x4;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Reader {
-    file: Box<dyn Source>,
+    file: Box<dyn Source + Send>,
     file_len: u64,
     /// The source is read once in order (standard input): `file_len` is learnt at its end.
     stream: bool,
@@ -144,7 +144,7 @@ pub struct Range {
 impl Reader {
     /// Opens a CRAM file, reading its definition and header. `prefix` names generated reads.
     pub fn open(
-        file: impl Read + Seek + 'static,
+        file: impl Read + Seek + Send + 'static,
         prefix: &str,
         reference: Option<Fasta>,
     ) -> Result<Reader, Error> {
@@ -155,11 +155,11 @@ impl Reader {
     /// query tells it up front which bytes it will read ([`Reader::advise`]), and each
     /// container's end as it reads it.
     pub fn open_source(
-        file: impl Source + 'static,
+        file: impl Source + Send + 'static,
         prefix: &str,
         reference: Option<Fasta>,
     ) -> Result<Reader, Error> {
-        let mut file: Box<dyn Source> = Box::new(file);
+        let mut file: Box<dyn Source + Send> = Box::new(file);
         // A remote file is asked for the definition and a header's worth, not its first
         // megabytes: a region query fetches only the containers it needs.
         file.set_readahead_limit(Some((FileDefinition::LEN + OPENING_GUESS) as u64));

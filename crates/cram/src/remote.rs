@@ -4,8 +4,9 @@
 
 use std::ops::Range;
 
-/// A transport for remote references.
-pub trait Remote {
+/// A transport for remote references (shared with the decoding workers, and a reader may be
+/// moved to a thread of its own: the Python package reads on one).
+pub trait Remote: Send + Sync {
     /// The bytes `range` of `url` (`None`: the whole file, for small ones such as a `.fai`).
     /// `Ok(None)` when the server has no such file (a `404`-like refusal): the next place is
     /// tried. `Err` for a failure (no answer in time, a refused connection), named by the

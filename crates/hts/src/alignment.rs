@@ -2,7 +2,7 @@
 //! whose queries answer BAM records for both (htslib's `sam_open` + `sam_itr_querys`,
 //! noodles-util's `alignment::io::Reader`).
 
-use bam::Record;
+use bam::{Record, RecordError, RecordRef};
 use region::{Region, RegionSet};
 
 use crate::cram_alignment::{Asked, CramFile, CramRecords};
@@ -35,9 +35,12 @@ enum Inner {
 
 impl Reader {
     /// Opens `location` (a path, a URL hfile opens, or `-` for standard input) and reads its
-    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name (for a
-    /// URL, one request for four bytes before the reader's own). A remote file's header may
-    /// come from the persistent cache until the first query shows it current.
+    /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name. A
+    /// URL whose path ends in `.cram` is asked for its first four bytes before the reader's
+    /// own request; any other URL is opened as BAM, and as CRAM when the BAM reader finds
+    /// CRAM's magic (a remote BAM costs no request more than the BAM reader's). A remote
+    /// file's header may come from the persistent cache until the first query shows it
+    /// current.
     pub fn open(location: &str, options: &Options) -> Result<Reader> {
         let split = hfile::split_index(location);
         let index = options
@@ -46,25 +49,29 @@ impl Reader {
             .or_else(|| split.index.map(str::to_string));
         let file = split.file;
         let remote = hfile::scheme_of(file).is_some();
-        let (is_cram, opened) = if remote {
-            let cram =
-                sniff::remote_is_cram(file, &options.transport_for_bam()).map_err(Error::Open)?;
-            (cram, None)
+        let inner = if remote && !sniff::is_cram(file) {
+            open_remote(location, file, index.as_deref(), options, false)?
         } else {
-            match sniff::sniff(file) {
-                Sniffed::Cram => (true, None),
-                Sniffed::Other(opened) => (false, opened),
-            }
-        };
-        let inner = if is_cram {
-            let cram = CramFile::open(file, index.as_deref(), options, options.no_cache)?;
-            Inner::Cram(Box::new(cram))
-        } else {
-            let bam = match opened {
-                Some(f) => bam::Reader::open_file(location, f, &bam_options(options, false))?,
-                None => bam::Reader::open(location, &bam_options(options, false))?,
+            let (is_cram, opened) = if remote {
+                let transport = options.transport_for_bam();
+                let cram = sniff::remote_is_cram(file, &transport).map_err(Error::Open)?;
+                (cram, None)
+            } else {
+                match sniff::sniff(file) {
+                    Sniffed::Cram => (true, None),
+                    Sniffed::Other(opened) => (false, opened),
+                }
             };
-            Inner::Bam(Box::new(bam))
+            if is_cram {
+                let cram = CramFile::open(file, index.as_deref(), options, options.no_cache)?;
+                Inner::Cram(Box::new(cram))
+            } else {
+                let bam = match opened {
+                    Some(f) => bam::Reader::open_file(location, f, &bam_options(options, false))?,
+                    None => bam::Reader::open(location, &bam_options(options, false))?,
+                };
+                Inner::Bam(Box::new(bam))
+            }
         };
         Ok(Reader {
             location: file.to_string(),
@@ -76,38 +83,31 @@ impl Reader {
         })
     }
 
-    /// [`Reader::open`], except that a remote file whose name ends in `.bam` is opened as BAM
-    /// straight away, without the request that reads its first bytes: for a cohort of remote
-    /// files, one response time of three per file. The name is only a guess: the BAM reader
-    /// checks the magic itself, and a file that is not BAM after all (a CRAM under a `.bam`
-    /// name) is opened as [`Reader::open`] opens it.
-    pub fn open_by_name(location: &str, options: &Options) -> Result<Reader> {
-        let split = hfile::split_index(location);
-        let path = split.file.split_once('?').map_or(split.file, |(p, _)| p);
-        let remote = hfile::scheme_of(split.file).is_some();
-        if !remote || !path.to_ascii_lowercase().ends_with(".bam") {
-            return Reader::open(location, options);
-        }
-        match bam::Reader::open(location, &bam_options(options, false)) {
-            Ok(bam) => Ok(Reader {
-                location: split.file.to_string(),
-                index: options
-                    .index
-                    .clone()
-                    .or_else(|| split.index.map(str::to_string)),
-                options: options.clone(),
-                inner: Inner::Bam(Box::new(bam)),
-                used: false,
-                no_cache: false,
-            }),
-            Err(bam::Error::NotBam { .. }) => Reader::open(location, options),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// Whether the file is CRAM (else BAM).
     pub fn is_cram(&self) -> bool {
         matches!(self.inner, Inner::Cram(_))
+    }
+
+    /// The file's path or URL as messages show it (a URL without its query string).
+    pub fn display_name(&self) -> String {
+        match &self.inner {
+            Inner::Bam(r) => r.location().to_string(),
+            Inner::Cram(_) => hfile::redact_text(&self.location),
+        }
+    }
+
+    /// Decompresses and decodes on `threads` threads besides the reading one from the next
+    /// query on (0 leaves the reader as it is): for a caller that chooses per query, as the
+    /// Python package's bulk reads (`to_arrow`) do.
+    pub fn set_threads(&mut self, threads: usize) {
+        if threads == 0 || threads == self.options.threads {
+            return;
+        }
+        self.options.threads = threads;
+        match &mut self.inner {
+            Inner::Bam(r) => r.set_threads(threads),
+            Inner::Cram(c) => c.set_threads(threads),
+        }
     }
 
     /// The header (a CRAM's as BAM's: its text and its `@SQ` references).
@@ -190,6 +190,10 @@ impl Reader {
         self.no_cache = true;
         let (file, index) = (self.location.as_str(), self.index.as_deref());
         self.inner = match &self.inner {
+            // A URL that held BAM when its header was cached may hold CRAM now.
+            Inner::Bam(_) if hfile::scheme_of(file).is_some() => {
+                open_remote(file, file, index, &self.options, true)?
+            }
             Inner::Bam(_) => {
                 let options = bam_options(&self.options, true);
                 Inner::Bam(Box::new(bam::Reader::open(file, &options)?))
@@ -199,6 +203,26 @@ impl Reader {
             }
         };
         Ok(())
+    }
+}
+
+/// A URL opened as BAM, or as CRAM when the BAM reader finds CRAM's magic at its start.
+/// `location` may name the index (`##idx##`); `file` is the data file alone.
+fn open_remote(
+    location: &str,
+    file: &str,
+    index: Option<&str>,
+    options: &Options,
+    no_cache: bool,
+) -> Result<Inner> {
+    match bam::Reader::open(location, &bam_options(options, no_cache)) {
+        Ok(bam) => Ok(Inner::Bam(Box::new(bam))),
+        Err(bam::Error::NotBam { format, .. }) if format.starts_with("CRAM") => {
+            let no_cache = options.no_cache || no_cache;
+            let cram = CramFile::open(file, index, options, no_cache)?;
+            Ok(Inner::Cram(Box::new(cram)))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -227,6 +251,37 @@ impl Records<'_> {
         match &mut self.0 {
             Kind::Bam(q) => Ok(q.next_record()?),
             Kind::Cram(c) => c.next_record(),
+        }
+    }
+
+    /// The header the records are read with (the file's, or, when a stale cached header made
+    /// the reader open the file again before this query, the new one).
+    pub fn header(&self) -> &bam::Header {
+        match &self.0 {
+            Kind::Bam(q) => q.header(),
+            Kind::Cram(c) => c.header(),
+        }
+    }
+
+    /// The next record read in place: a BAM record borrows the block it lies in (no copy, no
+    /// allocation); a CRAM record is held until the next call, its buffer then reused.
+    pub fn next_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+        match &mut self.0 {
+            Kind::Bam(q) => Ok(q.next_record_ref()?),
+            Kind::Cram(c) => c.next_record_ref(),
+        }
+    }
+
+    /// The error for a fault found in the record just read (its aux data, checked when it is
+    /// printed), naming the file and, for BAM, the record's virtual offset.
+    pub fn record_error(&self, kind: RecordError) -> Error {
+        match &self.0 {
+            Kind::Bam(q) => Error::Bam(bam::Error::Record {
+                name: q.reader().location().to_string(),
+                offset: q.reader().last_record_offset(),
+                kind,
+            }),
+            Kind::Cram(c) => c.record_error(kind),
         }
     }
 

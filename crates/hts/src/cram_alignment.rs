@@ -73,6 +73,11 @@ impl CramFile {
         })
     }
 
+    /// Decodes on `threads` threads besides the reading one from the next query on.
+    pub(crate) fn set_threads(&mut self, threads: usize) {
+        self.reader.set_threads(threads);
+    }
+
     /// Whether the file is read from a URL.
     fn remote(&self) -> bool {
         hfile::scheme_of(&self.file).is_some()
@@ -171,6 +176,7 @@ impl CramFile {
         }
         CramRecords {
             file: &self.file,
+            header: &self.header,
             n_ref: self.header.refs().len(),
             reader: &mut self.reader,
             passes: passes.into(),
@@ -178,6 +184,7 @@ impl CramFile {
             started: false,
             ready: VecDeque::new(),
             pool: Vec::new(),
+            held: None,
         }
     }
 }
@@ -189,6 +196,7 @@ const POOL: usize = 1 << 14;
 /// decoding workers with threads), a container's worth at a time.
 pub(crate) struct CramRecords<'r> {
     file: &'r str,
+    header: &'r bam::Header,
     n_ref: usize,
     reader: &'r mut cram::Reader,
     /// The passes not yet finished; the first is being read once `started`.
@@ -200,6 +208,8 @@ pub(crate) struct CramRecords<'r> {
     ready: VecDeque<Result<Record, Error>>,
     /// Records' bytes given back, for the next ones.
     pool: Vec<Vec<u8>>,
+    /// The record [`CramRecords::next_record_ref`] lent last.
+    held: Option<Record>,
 }
 
 impl CramRecords<'_> {
@@ -234,6 +244,27 @@ impl CramRecords<'_> {
                 Err(e) => return Err(Error::cram(self.file, e)),
             }
         }
+    }
+
+    /// The header the records are read with.
+    pub(crate) fn header(&self) -> &bam::Header {
+        self.header
+    }
+
+    /// The next record, lent until the next call (its buffer then reused).
+    pub(crate) fn next_record_ref(&mut self) -> Result<Option<bam::RecordRef<'_>>, Error> {
+        if let Some(last) = self.held.take() {
+            self.recycle(last);
+        }
+        self.held = self.next_record()?;
+        Ok(self.held.as_ref().map(Record::as_record_ref))
+    }
+
+    /// The error for a fault found in the record just read.
+    pub(crate) fn record_error(&self, kind: bam::RecordError) -> Error {
+        let name = self.held.as_ref().map_or(&b""[..], Record::name);
+        let name = String::from_utf8_lossy(name);
+        Error::cram(self.file, format!("record {name}: {kind}"))
     }
 
     /// A container's records, each copied into a record buffer, then its error if any.

@@ -177,6 +177,26 @@ fn the_format_is_read_from_the_content() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// A URL not named `.cram` is opened as BAM straight away: a remote BAM costs no request for
+/// its magic (the BAM reader's first read tells CRAM from BAM); a `.cram` URL is asked for
+/// its first four bytes.
+#[test]
+fn a_remote_bam_is_opened_without_a_request_for_its_magic() {
+    let server = Server::start(&fixtures("")).unwrap();
+    let magic = |log: &[testkit::LogEntry]| {
+        log.iter()
+            .filter(|e| e.range.as_deref() == Some("bytes=0-3"))
+            .count()
+    };
+    let options = Options::new().no_cache(true);
+    let bam = Reader::open(&server.url("conformance/data/ce1000.bam"), &options).unwrap();
+    assert!(!bam.is_cram());
+    assert_eq!(magic(&server.take_log()), 0);
+    let cram = Reader::open(&server.url("cram/aligned-3.0-embed.cram"), &options).unwrap();
+    assert!(cram.is_cram());
+    assert_eq!(magic(&server.take_log()), 1);
+}
+
 /// One reader answers one query after another (its index read once), with threads too.
 #[test]
 fn a_reader_answers_several_queries() {

@@ -1,13 +1,13 @@
 //! The seam between the package and the alignment readers: open a path or URL, give its
 //! header, run a query handing each record to a callback. Everything above (the Python
-//! classes, batches, Arrow) goes through [`Alignments`] and [`Shared`] only, so that when the
-//! `hts` facade lands (BAM and CRAM by content, one options type, a shared client) the change
-//! is here: `bam::Reader` becomes `hts::alignment::Reader`, and CRAM stops being refused.
+//! classes, batches, Arrow) goes through [`Alignments`] and [`Shared`] only. Underneath is the
+//! `hts` facade's reader: BAM or CRAM, told apart by content, one options type; a stale cached
+//! header or index is dealt with there (the file opened again before the first record).
 
 use std::sync::Arc;
 
 use ::region::Region as Target;
-use bam::{Header, RecordError, RecordRef, Regions};
+use bam::{Header, RecordError, RecordRef};
 
 use crate::lending::Lender;
 use crate::Error;
@@ -17,15 +17,39 @@ use crate::Error;
 pub struct Options {
     /// The index (pysam's `index_filename`); else the names htslib tries beside the file.
     pub index: Option<String>,
-    /// A FASTA for CRAM (pysam's `reference_filename`); not used by BAM.
+    /// A FASTA for CRAM, local or remote (pysam's `reference_filename`); without it a CRAM's
+    /// references are found through `REF_PATH`/`REF_CACHE` as htslib finds them. Not used by
+    /// BAM.
     pub reference: Option<String>,
-    /// Threads inflating BGZF blocks besides the reading one (pysam's `threads`).
+    /// Threads decompressing and decoding besides the reading one (pysam's `threads`).
     pub threads: usize,
     /// Request headers, S3 endpoint, fetchers, retries and the rest, for remote files.
     pub transport: hfile::OpenOptions,
+    /// Whether `transport` was set by the caller: if not, each format's default transport is
+    /// used (a CRAM keeps more requests in flight than hfile's default).
+    pub transport_given: bool,
     /// Keep remote headers and index prefixes in the persistent cache (`$XDG_CACHE_HOME/hts`),
     /// as the command line does; off with `cache=False` or `HTS_CACHE=off`.
     pub cache: bool,
+}
+
+impl Options {
+    /// The facade's options from these.
+    fn facade(&self) -> hts::Options {
+        let mut options = hts::Options::new()
+            .threads(self.threads)
+            .no_cache(!self.cache);
+        if let Some(index) = &self.index {
+            options = options.index(index.clone());
+        }
+        if let Some(reference) = &self.reference {
+            options = options.reference(reference.clone());
+        }
+        if self.transport_given {
+            options = options.transport(self.transport.clone());
+        }
+        options
+    }
 }
 
 /// What a query reads.
@@ -40,37 +64,27 @@ pub enum Scope {
 
 /// What [`Alignments::run`] hands each record to: the header and the record, read in place.
 /// `Ok(false)` stops the query; an error about the record (its aux data, as samtools finds it
-/// when it prints the record) ends the query with an error naming the file and the record's
-/// virtual offset.
+/// when it prints the record) ends the query with an error naming the file and the record.
 pub type Each<'a> = dyn FnMut(&Arc<Header>, &RecordRef<'_>) -> Result<bool, RecordError> + 'a;
 
-/// One open alignment file.
+/// One open alignment file, BAM or CRAM.
 pub struct Alignments {
-    location: String,
-    options: Options,
-    reader: bam::Reader,
+    reader: hts::alignment::Reader,
     header: Arc<Header>,
-    /// The index has been looked for (once, at the first region query).
-    index_selected: bool,
-    /// Records have been read: a whole-file read must start from a fresh reader.
-    used: bool,
-    /// Threads inflating besides the reading one.
+    display_name: String,
+    /// Threads decompressing and decoding besides the reading one, as set so far.
     threads: usize,
 }
 
 impl Alignments {
     /// Opens `location` (a path, `https://`, pre-signed, `s3://` or `gs://` URL, optionally
-    /// `FILE##idx##INDEX`) and reads its header.
+    /// `FILE##idx##INDEX`) and reads its header; BAM or CRAM by its first bytes.
     pub fn open(location: &str, options: &Options) -> Result<Alignments, Error> {
-        let reader = open_reader(location, options, options.cache)?;
-        let header = Arc::new(reader.header().clone());
+        let reader = hts::alignment::Reader::open(location, &options.facade())?;
         Ok(Alignments {
-            location: location.to_string(),
-            options: options.clone(),
+            header: Arc::new(reader.header().clone()),
+            display_name: reader.display_name(),
             reader,
-            header,
-            index_selected: false,
-            used: false,
             threads: options.threads,
         })
     }
@@ -80,8 +94,15 @@ impl Alignments {
         &self.header
     }
 
-    /// Inflates on at least `threads` threads besides the reading one from now on.
+    /// Whether the file is CRAM (else BAM).
+    pub fn is_cram(&self) -> bool {
+        self.reader.is_cram()
+    }
+
+    /// Decompresses and decodes on at least `threads` threads besides the reading one from
+    /// now on.
     pub fn use_threads(&mut self, threads: usize) {
+        // Never fewer: the reader goes back to the file for its next query.
         if threads > self.threads {
             self.reader.set_threads(threads);
             self.threads = threads;
@@ -90,131 +111,33 @@ impl Alignments {
 
     /// The file's location as messages show it (a URL without its query string).
     pub fn display_name(&self) -> &str {
-        self.reader.location()
+        &self.display_name
     }
 
     /// Reads the records of `scope`, handing each (with the header it is read with) to `each`
     /// until it returns `false`.
-    ///
-    /// A header or index taken from the persistent cache is shown current before the first
-    /// record; if it turns out stale, the file is opened again without the cache and the query
-    /// starts over (nothing was handed out yet), as the command line does.
     pub fn run(&mut self, scope: &Scope, each: &mut Each<'_>) -> Result<(), Error> {
-        match self.try_run(scope, each) {
-            Err(Failure::Stale) => {
-                self.reopen(false)?;
-                self.try_run(scope, each).map_err(Failure::into_error)
-            }
-            other => other.map_err(Failure::into_error),
-        }
-    }
-
-    fn try_run(&mut self, scope: &Scope, each: &mut Each<'_>) -> Result<(), Failure> {
-        let regions = match scope {
-            Scope::File => {
-                if self.used {
-                    // Regions::File reads on from where the reader stands.
-                    self.reopen(self.options.cache)?;
-                }
-                Regions::File
-            }
-            Scope::Targets(targets) => {
-                if !self.index_selected {
-                    self.reader.select_index(self.options.index.as_deref())?;
-                    self.index_selected = true;
-                }
-                Regions::Targets(targets.clone())
-            }
+        let mut records = match scope {
+            Scope::File => self.reader.records()?,
+            Scope::Targets(targets) => self.reader.query(targets)?,
         };
-        self.used = true;
+        if records.header().text() != self.header.text() {
+            // A stale cached header: the reader opened the file again, its header is the one.
+            self.header = Arc::new(records.header().clone());
+        }
         let header = Arc::clone(&self.header);
-        let mut query = self.reader.query(regions)?;
         loop {
-            let verdict = match query.next_record_ref()? {
+            let verdict = match records.next_record_ref()? {
                 Some(record) => each(&header, &record),
                 None => return Ok(()),
             };
             match verdict {
                 Ok(true) => {}
                 Ok(false) => return Ok(()),
-                // The record is dropped: the reader can say where it was.
-                Err(kind) => {
-                    return Err(Failure::Error(
-                        bam::Error::Record {
-                            name: query.reader().location().to_string(),
-                            offset: query.reader().last_record_offset(),
-                            kind,
-                        }
-                        .into(),
-                    ))
-                }
+                // The record is dropped: the query can say where it was.
+                Err(kind) => return Err(records.record_error(kind).into()),
             }
         }
-    }
-
-    fn reopen(&mut self, cache: bool) -> Result<(), Error> {
-        self.reader = open_reader(&self.location, &self.options, cache)?;
-        self.header = Arc::new(self.reader.header().clone());
-        self.index_selected = false;
-        self.used = false;
-        let threads = std::mem::replace(&mut self.threads, self.options.threads);
-        self.use_threads(threads);
-        Ok(())
-    }
-}
-
-/// Why a query stopped: a stale cache entry (read again without it) or an error.
-enum Failure {
-    Stale,
-    Error(Error),
-}
-
-impl Failure {
-    fn into_error(self) -> Error {
-        match self {
-            Failure::Stale => Error::Read("the cached header or index went stale twice".into()),
-            Failure::Error(e) => e,
-        }
-    }
-}
-
-impl From<bam::Error> for Failure {
-    fn from(e: bam::Error) -> Failure {
-        if e.is_changed() {
-            Failure::Stale
-        } else {
-            Failure::Error(e.into())
-        }
-    }
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Failure {
-        Failure::Error(e)
-    }
-}
-
-fn open_reader(location: &str, options: &Options, cache: bool) -> Result<bam::Reader, Error> {
-    let hint = match &options.index {
-        Some(at) => bam::IndexHint::At(at.clone()),
-        None => bam::IndexHint::Auto,
-    };
-    let bam_options = bam::OpenOptions {
-        transport: options.transport.clone(),
-        threads: options.threads,
-        index: hint,
-        no_cache: !cache,
-        ..Default::default()
-    };
-    match bam::Reader::open(location, &bam_options) {
-        Ok(reader) => Ok(reader),
-        Err(bam::Error::NotBam { name, format }) if format.starts_with("CRAM") => {
-            Err(Error::Unsupported(format!(
-                "{name}: CRAM is not read by this build of the Python package yet (BAM only \
-                 until the hts facade lands)"
-            )))
-        }
-        Err(e) => Err(e.into()),
     }
 }
 

@@ -12,9 +12,6 @@ pub enum Error {
     /// An argument cannot be used: an unknown contig, coordinates out of order, a region that
     /// does not parse (Python: `ValueError`, as pysam raises).
     Argument(String),
-    /// The input is of a kind this build does not read yet (CRAM, until the `hts` facade
-    /// lands) (Python: `NotImplementedError`).
-    Unsupported(String),
     /// The file was closed (Python: `ValueError`, pysam's "I/O operation on closed file").
     Closed,
 }
@@ -22,7 +19,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Read(m) | Error::Argument(m) | Error::Unsupported(m) => f.write_str(m),
+            Error::Read(m) | Error::Argument(m) => f.write_str(m),
             Error::Closed => f.write_str("I/O operation on closed file"),
         }
     }
@@ -32,6 +29,12 @@ impl std::error::Error for Error {}
 
 impl From<bam::Error> for Error {
     fn from(e: bam::Error) -> Error {
+        Error::Read(e.to_string())
+    }
+}
+
+impl From<hts::Error> for Error {
+    fn from(e: hts::Error) -> Error {
         Error::Read(e.to_string())
     }
 }

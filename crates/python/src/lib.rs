@@ -4,8 +4,8 @@
 //!
 //! The pieces that do not need Python are plain Rust, built and tested with the workspace:
 //!
-//! - [`alignments`]: the seam between the package and the format libraries. Today it opens BAM
-//!   through `bam::Reader`; the `hts` facade (BAM and CRAM by content) takes its place there.
+//! - [`alignments`]: the seam between the package and the format libraries: BAM or CRAM,
+//!   told apart by content, through the `hts` facade (`hts::alignment::Reader`).
 //! - [`variants`]: the same seam for tabix-indexed text (`tabix::Reader`).
 //! - [`region`]: pysam's `fetch(contig, start, stop, region)` arguments as query targets.
 //! - [`producer`]: a query run on its own thread, its output handed over in batches through a

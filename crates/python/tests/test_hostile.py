@@ -116,3 +116,19 @@ def test_mutated_files_never_crash(tmp_path):
         if out["outcome"] == "HtsError":
             assert f"mutant{i}.bam" in out["message"], out
     assert outcomes.get("HtsError", 0) >= 12, outcomes
+
+
+def test_mutated_crams_never_crash(tmp_path):
+    """CRAM through the facade: a CRAM with its reference embedded (no reference needed),
+    damaged by the same seeded mutations, raises naming the file or reads; never crashes."""
+    good = (CORPUS.parent / "cram/aligned-3.0-embed.cram").read_bytes()
+    outcomes = {}
+    for i, data in mutations(good, seed=20261207, n=24):
+        path = tmp_path / f"mutant{i}.cram"
+        path.write_bytes(data)
+        out = read_in_child(path)
+        outcomes[out["outcome"]] = outcomes.get(out["outcome"], 0) + 1
+        assert out["outcome"] in ("ok", "HtsError", "ValueError"), out
+        if out["outcome"] == "HtsError":
+            assert f"mutant{i}.cram" in out["message"], out
+    assert outcomes.get("HtsError", 0) >= 12, outcomes

@@ -106,3 +106,20 @@ def test_other_threads_run_while_remote_files_are_read():
     # waiting, the spinning thread would stop for 150 ms at least.
     gap = gaps_while(remote_work)
     assert gap < 0.1, gap
+
+
+def test_other_threads_run_while_a_remote_cram_is_read():
+    """The same for CRAM, its reference remote too: containers and reference slices are
+    fetched and records decoded without the GIL."""
+    cram = f"{SLOW_HTTP}/cram/aligned-3.0-slices.cram"
+    ref = f"{SLOW_HTTP}/cram/ref.fa"
+    hts.AlignmentFile(BAM, cache=False)  # libcurl's set-up, once a process
+
+    def remote_work():
+        f = hts.AlignmentFile(cram, reference_filename=ref, cache=False)
+        assert len(list(f.fetch_many(["ref1:300-400", "ref3:700-800"]))) > 0
+        assert pa.table(f.to_arrow(regions="ref2:1000-1200")).num_rows > 0
+        assert f.count(region="ref1") > 0
+
+    gap = gaps_while(remote_work)
+    assert gap < 0.1, gap

@@ -181,7 +181,7 @@ impl Cohort {
         if let Some(index) = &sample.index {
             options = options.index(index.clone());
         }
-        let mut reader = Reader::open_by_name(&sample.file, &options)?;
+        let mut reader = Reader::open(&sample.file, &options)?;
         let header = reader.header().clone();
         if self.regions.is_empty() {
             let mut records = reader.records()?;

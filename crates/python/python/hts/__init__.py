@@ -1,4 +1,4 @@
-"""hts: indexed BAM (and tabix-indexed text) local or remote, with pysam's names.
+"""hts: indexed BAM and CRAM (and tabix-indexed text) local or remote, with pysam's names.
 
     import hts
     with hts.AlignmentFile("https://example.org/x.bam") as bam:

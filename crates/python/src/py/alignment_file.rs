@@ -1,4 +1,4 @@
-//! `AlignmentFile`: pysam's class for reading BAM (and, once the facade lands, CRAM), local or
+//! `AlignmentFile`: pysam's class for reading BAM and CRAM (told apart by content), local or
 //! remote, with `fetch_many` and `to_arrow` beside pysam's methods.
 
 use std::sync::Arc;
@@ -16,8 +16,8 @@ use crate::batches::{self, Filter};
 use crate::region::{self, FetchArgs, RegionSpec};
 use crate::Error;
 
-/// A BAM file opened for reading: `AlignmentFile(path_or_url, mode="rb", index_filename=None,
-/// reference_filename=None, threads=0, **transport)`.
+/// A BAM or CRAM file opened for reading: `AlignmentFile(path_or_url, mode="rb",
+/// index_filename=None, reference_filename=None, threads=0, **transport)`.
 #[pyclass(module = "hts._hts", name = "AlignmentFile", frozen)]
 pub struct AlignmentFile {
     shared: Arc<Shared>,
@@ -93,14 +93,8 @@ impl AlignmentFile {
             .or(filename)
             .ok_or_else(|| PyTypeError::new_err("AlignmentFile needs a path or URL"))?;
         match mode {
-            "r" | "rb" => {}
-            "rc" => {
-                return Err(Error::Unsupported(format!(
-                    "{location}: CRAM is not read by this build of the Python package yet \
-                     (BAM only until the hts facade lands)"
-                ))
-                .into())
-            }
+            // BAM or CRAM is told by content, whatever the mode says.
+            "r" | "rb" | "rc" => {}
             m if m.starts_with('w') || m.starts_with('a') => {
                 return Err(PyValueError::new_err(format!(
                     "mode '{m}': hts reads alignment files, it does not write them"
@@ -115,6 +109,13 @@ impl AlignmentFile {
             ..Default::default()
         };
         options.cache = super::options::transport(transport, &mut options.transport)?;
+        // Only `cache` given: each format keeps its own default transport.
+        options.transport_given = transport.is_some_and(|kwargs| {
+            kwargs
+                .keys()
+                .iter()
+                .any(|k| k.extract::<String>().map_or(true, |k| k != "cache"))
+        });
         let shared = py.detach(|| Shared::open(&location, &options))?;
         Ok(AlignmentFile {
             shared: Arc::new(shared),

@@ -10,7 +10,7 @@ mod segment;
 mod tabix_file;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyNotImplementedError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::Error;
@@ -28,7 +28,6 @@ impl From<Error> for PyErr {
         match e {
             Error::Read(m) => HtsError::new_err(m),
             Error::Argument(m) => PyValueError::new_err(m),
-            Error::Unsupported(m) => PyNotImplementedError::new_err(m),
             Error::Closed => PyValueError::new_err("I/O operation on closed file"),
         }
     }

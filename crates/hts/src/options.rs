@@ -54,6 +54,13 @@ impl Options {
         self
     }
 
+    /// Opens every file through `client`: one connection pool, one bound on requests in
+    /// flight, one byte budget and one throttle for all the readers of an application that
+    /// opens many files at once (the transport is the client's).
+    pub fn client(self, client: &hfile::Client) -> Options {
+        self.transport(client.options())
+    }
+
     /// The transport for a BAM or tabix file: the options', else hfile's defaults.
     pub(crate) fn transport_for_bam(&self) -> hfile::OpenOptions {
         self.transport.clone().unwrap_or_default()

@@ -177,7 +177,7 @@ impl Cohort {
         E: From<Error>,
         W: Fn(&Sample, &bam::Header, &mut Records<'_>) -> Result<T, E>,
     {
-        let mut options = self.options.clone().transport(self.client.options());
+        let mut options = self.options.clone().client(&self.client);
         if let Some(index) = &sample.index {
             options = options.index(index.clone());
         }

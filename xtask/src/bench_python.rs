@@ -66,13 +66,13 @@ print(table.num_rows, pc.sum(table.column("pos")).as_py())
 const S3FS: &str = "s3fs==2026.9.0";
 
 /// One program run of a row.
-struct Side {
-    script: &'static str,
-    lib: &'static str,
-    url: String,
-    index: String,
-    args: Vec<String>,
-    env: Vec<EnvChange>,
+pub(crate) struct Side {
+    pub(crate) script: &'static str,
+    pub(crate) lib: &'static str,
+    pub(crate) url: String,
+    pub(crate) index: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<EnvChange>,
 }
 
 impl Side {
@@ -91,7 +91,7 @@ impl Side {
 
 /// A row of the table: what was measured, both sides' medians (wall and CPU seconds), and
 /// for a remote query the bytes it needs and their time on the link.
-struct Row {
+pub(crate) struct Row {
     what: String,
     hts: f64,
     other: f64,
@@ -128,7 +128,7 @@ fn cold(python: &Path, side: &Side) -> Result<(f64, f64, String), String> {
 }
 
 /// Both sides `runs` times in turn; the medians, after checking their outputs agree.
-fn compare(
+pub(crate) fn compare(
     python: &Path,
     what: String,
     hts: &Side,
@@ -188,6 +188,9 @@ struct Place {
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
+    if crate::flag_value(args, "--format") == Some("cram") {
+        return crate::bench_python_cram::run(args);
+    }
     let bam = crate::bench_data::existing_bam(args)?;
     let dir = bam.parent().ok_or("no folder")?.to_path_buf();
     let file = bam
@@ -315,11 +318,29 @@ pub fn run(args: &[String]) -> Result<(), String> {
         runs,
     )?);
     let (peak_hts, peak_oxbow) = (peak_mib(&python, &hts)?, peak_mib(&python, &oxbow)?);
+    print_rows(&rows);
+    println!(
+        "\nPeak memory, local chr22 to Arrow (GNU time, whole process): hts {peak_hts:.0} MiB, \
+         oxbow {peak_oxbow:.0} MiB."
+    );
+    println!(
+        "(cargo xtask bench-remote {}, {runs} run(s) a cell, medians, cold, {:.0} s in all, {}; \
+         load average before {load}, after {})",
+        args.join(" "),
+        started.elapsed().as_secs_f64(),
+        bam.display(),
+        crate::bench_local::load_average()
+    );
+    Ok(())
+}
+
+/// The table of rows: both sides' medians, the ratio, CPU, and a remote query's floor.
+pub(crate) fn print_rows(rows: &[Row]) {
     println!(
         "\n| case | hts | other | other / hts | CPU: hts | other | needed bytes, at the link's rate |\n\
          |---|---:|---:|---:|---:|---:|---:|"
     );
-    for r in &rows {
+    for r in rows {
         let floor = r.floor.map_or(String::new(), |(bytes, secs)| {
             format!("{:.1} MB, {secs:.3} s", bytes as f64 / 1e6)
         });
@@ -334,17 +355,4 @@ pub fn run(args: &[String]) -> Result<(), String> {
             r.other_cpu
         );
     }
-    println!(
-        "\nPeak memory, local chr22 to Arrow (GNU time, whole process): hts {peak_hts:.0} MiB, \
-         oxbow {peak_oxbow:.0} MiB."
-    );
-    println!(
-        "(cargo xtask bench-remote {}, {runs} run(s) a cell, medians, cold, {:.0} s in all, {}; \
-         load average before {load}, after {})",
-        args.join(" "),
-        started.elapsed().as_secs_f64(),
-        bam.display(),
-        crate::bench_local::load_average()
-    );
-    Ok(())
 }

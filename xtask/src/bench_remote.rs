@@ -60,7 +60,9 @@ cargo xtask bench-remote [--profiles ec2,home] [--runs N] [--cases r1,r5,...] [-
                 the same local reference FASTA for both; hts-s3 and samtools-s3 as for BAM.
   --python      the Python package instead (xtask/src/bench_python.rs): hts vs pysam 0.24.1
                 on r1, r5, r10, chr22 (ec2, s3), chr22 iterated locally, chr22 to Arrow vs
-                oxbow 0.8.2 (local, s3) with peak memory; whole Python processes, cold.";
+                oxbow 0.8.2 (local, s3) with peak memory; whole Python processes, cold. With
+                --format cram (xtask/src/bench_python_cram.rs): the benchmark CRAM, r1, r5,
+                r10, chr22 over ec2 and chr22 locally, both with the local reference.";
 
 #[derive(Debug, Clone)]
 pub struct Options {

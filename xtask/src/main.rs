@@ -11,6 +11,7 @@ mod bench_minimum;
 mod bench_modes;
 mod bench_process;
 mod bench_python;
+mod bench_python_cram;
 mod bench_remote;
 mod bench_remote_cram;
 mod bench_remote_runs;

@@ -21,16 +21,18 @@ use crate::bench_remote::{fresh_dir, timed};
 use crate::python::{venv_with_wheel, Build};
 
 /// A query: every record's `reference_start` and `mapping_quality` read, totals printed.
-const QUERY: &str = r#"
-import sys
+/// A CRAM's reference comes in `HTS_BENCH_REFERENCE` (`bench_python_cram`).
+pub(crate) const QUERY: &str = r#"
+import os, sys
 lib, url, index, regions = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+reference = os.environ.get("HTS_BENCH_REFERENCE")
 if lib == "hts":
     import hts
-    f = hts.AlignmentFile(url, index_filename=index)
+    f = hts.AlignmentFile(url, index_filename=index, reference_filename=reference)
     records = f.fetch_many(regions)
 else:
     import pysam
-    f = pysam.AlignmentFile(url, index_filename=index)
+    f = pysam.AlignmentFile(url, index_filename=index, reference_filename=reference)
     records = (r for region in regions for r in f.fetch(region=region))
 n = starts = quals = 0
 for r in records:

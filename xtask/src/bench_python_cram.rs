@@ -7,28 +7,8 @@
 
 use testkit::{Link, Server};
 
-use crate::bench_python::{compare, print_rows, Side};
+use crate::bench_python::{compare, print_rows, Side, QUERY};
 use crate::python::{venv_with_wheel, Build};
-
-/// A query: every record's `reference_start` and `mapping_quality` read, totals printed.
-const QUERY: &str = r#"
-import sys
-lib, url, index, reference, regions = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-if lib == "hts":
-    import hts
-    f = hts.AlignmentFile(url, index_filename=index, reference_filename=reference)
-    records = f.fetch_many(regions)
-else:
-    import pysam
-    f = pysam.AlignmentFile(url, index_filename=index, reference_filename=reference)
-    records = (r for region in regions for r in f.fetch(region=region))
-n = starts = quals = 0
-for r in records:
-    n += 1
-    starts += r.reference_start
-    quals += r.mapping_quality
-print(n, starts, quals)
-"#;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let (cram, fasta) = crate::bench_cram::existing(args)?;
@@ -49,10 +29,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         lib,
         url: url.to_string(),
         index: index.to_string(),
-        args: std::iter::once(reference.clone())
-            .chain(regions.iter().cloned())
-            .collect(),
-        env: Vec::new(),
+        args: regions.to_vec(),
+        env: vec![("HTS_BENCH_REFERENCE".into(), Some(reference.clone()))],
     };
     let mut rows = Vec::new();
     let server = Server::start_with(&dir, 0, Link::profile("ec2").ok_or("profile")?)?;

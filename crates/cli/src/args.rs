@@ -12,10 +12,11 @@ use std::fmt;
 
 use crate::getopt::{self, Spec, Value};
 
+mod select_args;
 mod view_args;
 
+pub use samtools::view::ViewArgs;
 use view_args::seconds;
-pub use view_args::{HeaderMode, OutFmt, ViewArgs};
 
 /// Every option `view` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,7 +294,8 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
                 found.spelled
             )));
         }
-        out.apply(
+        view_args::apply(
+            &mut out,
             found.id,
             &found.spelled,
             found.value.as_deref().unwrap_or(""),
@@ -310,6 +312,7 @@ pub fn parse_view(args: &[String]) -> Result<ViewArgs, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use samtools::view::{HeaderMode, OutFmt};
 
     fn p(args: &[&str]) -> Result<ViewArgs, UsageError> {
         parse_view(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
@@ -432,3 +435,6 @@ mod tests {
         assert!(usage().contains("--write-index"));
     }
 }
+
+#[cfg(test)]
+mod plan_tests;

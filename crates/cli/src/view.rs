@@ -1,66 +1,15 @@
-//! `hts view`: what samtools view does for the same arguments, in the same order (read the
-//! selection options, open the input, edit the header, open the outputs, then select, edit and
-//! write the records of the whole file, of each region or of all regions at once, then the
-//! indexes and the count), except that any query is planned, and cached parts of a remote file
-//! shown current, before an output is opened.
+//! `hts view`: the arguments read, then samtools' view on the file ([`samtools::view::run`]),
+//! again without the cache when a cached part turned out stale, or on every sample of a
+//! manifest ([`crate::manifest`]); a transfer summary with `--verbosity`, and the exit status.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 
-use bam::{Header, Record};
-use samtools::filter::Selection;
+use samtools::view::{self, Failure, ViewArgs, BROKEN_PIPE_STATUS};
 
-use crate::args::{parse_view, usage, HeaderMode, ViewArgs};
-use crate::input;
+use crate::args::{parse_view, usage};
 use crate::opts;
-use crate::output;
-use crate::select::{self, Fate};
-use crate::sink::{self, Output, Pace};
 use crate::summary;
-
-/// The status samtools ends with when its output pipe closes: killed by SIGPIPE, which a shell
-/// reports as 128 + 13.
-pub const BROKEN_PIPE_STATUS: u8 = 141;
-
-/// Why `view` stopped.
-pub enum Failure {
-    /// The reader of the output went away: stop quietly.
-    BrokenPipe,
-    /// A cached header or index turned out stale before anything was written: read again
-    /// without the cache.
-    Stale(String),
-    /// Printed as `hts view: MESSAGE`.
-    Message(String),
-}
-
-impl From<bam::Error> for Failure {
-    fn from(e: bam::Error) -> Failure {
-        if e.is_broken_pipe() {
-            Failure::BrokenPipe
-        } else if e.is_changed() {
-            Failure::Stale(e.to_string())
-        } else {
-            Failure::Message(e.to_string())
-        }
-    }
-}
-
-impl From<hts::Error> for Failure {
-    fn from(e: hts::Error) -> Failure {
-        match e {
-            hts::Error::Bam(e) => Failure::from(e),
-            e => Failure::Message(e.to_string()),
-        }
-    }
-}
-
-pub fn io_failure(what: &str, e: io::Error) -> Failure {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Failure::BrokenPipe
-    } else {
-        Failure::Message(format!("{what}: {e}"))
-    }
-}
 
 /// Runs `view` with the arguments after `view`; `program` is how hts was invoked (for `CL:`).
 pub fn run(program: &str, argv: &[String]) -> ExitCode {
@@ -89,7 +38,7 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         print!("{}", usage());
         return ExitCode::SUCCESS;
     }
-    let command_line = command_line(program, argv);
+    let command_line = view::command_line(program, argv);
     if args.manifest.is_some() {
         let args = ViewArgs {
             deadline: args.timeout.map(hfile::Deadline::after),
@@ -112,12 +61,12 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
         Failure::Stale(why) => Some(why.clone()),
         _ => None,
     };
-    let result = opts::again_if_stale(view(&args, &command_line), stale, || {
+    let result = opts::again_if_stale(view::run(&args, &command_line), stale, || {
         let fresh = ViewArgs {
             no_cache: true,
             ..args.clone()
         };
-        view(&fresh, &command_line)
+        view::run(&fresh, &command_line)
     });
     if args.verbosity >= 1 {
         let stats = hfile::settled_transfer_stats(summary::SETTLE);
@@ -130,218 +79,5 @@ pub fn run(program: &str, argv: &[String]) -> ExitCode {
             eprintln!("hts view: {m}");
             ExitCode::from(1)
         }
-    }
-}
-
-/// samtools' `stringify_argv`: the words joined by spaces, tabs made spaces. The command line
-/// goes into the output's `@PG` line: a signed URL in it would hand its signature on, and a
-/// `--header 'Authorization: ...'` its credential, so query strings and the values of
-/// credential headers are hidden.
-fn command_line(program: &str, argv: &[String]) -> String {
-    let mut words = vec![program.to_string(), "view".to_string()];
-    words.extend(argv.iter().map(|word| {
-        // `--header=Name: value` as well as `--header` `Name: value`.
-        let (option, value) = match word.split_once('=') {
-            Some((o, v)) if o.starts_with("--") => (format!("{o}="), v),
-            _ => (String::new(), word.as_str()),
-        };
-        format!("{option}{}", hfile::redact_text(value))
-    }));
-    hfile::redact_text(&words.join(" ").replace('\t', " "))
-}
-
-/// Where selected (and unselected) records go: the outputs, or only a count.
-enum Sink {
-    Records {
-        main: Output,
-        /// `-U`.
-        unselected: Option<Output>,
-    },
-    Count,
-}
-
-fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
-    let select = &args.select;
-    if args.count && select.fetch_pairs {
-        return Err(Failure::Message(
-            "The options -P and -c cannot be combined".to_string(),
-        ));
-    }
-    if select.unmap && select.unselected.is_some() {
-        return Err(Failure::Message(
-            "Options --unoutput and --unmap are mutually exclusive.".to_string(),
-        ));
-    }
-    let opened = match hts::sniff::sniff(args.positional.first().map_or("-", String::as_str)) {
-        hts::sniff::Sniffed::Cram => return crate::cram_view::view(args, command_line),
-        hts::sniff::Sniffed::Other(opened) => opened,
-    };
-    let mut selection = select
-        .selection(args.require_flags, args.exclude_flags, args.min_mapq)
-        .map_err(Failure::Message)?;
-    let plan = output::plan(args, args.output.as_deref());
-    let plan_unselected = select
-        .unselected
-        .as_deref()
-        .map(|path| output::plan(args, Some(path)));
-    let warn = |p: &Result<output::Plan, output::Unsupported>| {
-        p.as_ref().is_ok_and(|p| p.warn_uncompressed_ignored)
-    };
-    if warn(&plan) || plan_unselected.as_ref().is_some_and(warn) {
-        eprintln!("[view] Warning option -u ignored due to filename suffix");
-    }
-    let mut reader = input::open(args, opened)?;
-    // htslib parses the header text when a reference name is looked up or a line is added (@PG,
-    // -r/-R); from then on the text's @SQ lines are references too (`Header::targets`), for
-    // the records read and the names written. samtools has one header object: the input's is
-    // parsed before the output's is made from it.
-    if sink::edits_header(args) || input::looks_up_names(args) {
-        let _ = reader.header().text_error();
-    }
-    let name = args.positional.first().map_or("-", String::as_str);
-    let header = sink::header(args, reader.header(), command_line, name)?;
-    let mut records = input::plan(args, &mut reader, &header, &mut selection)?;
-    if !records.has_eof_marker()? {
-        eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
-    }
-    let mut sink = if args.count {
-        Sink::Count
-    } else {
-        let unsupported = |u: output::Unsupported| {
-            Failure::Message(format!("hts view does not support writing {} yet", u.0))
-        };
-        let main = Output::open(args, &plan.map_err(unsupported)?, &header)?;
-        let unselected = match plan_unselected {
-            Some(p) => Some(Output::open(args, &p.map_err(unsupported)?, &header)?),
-            None => None,
-        };
-        Sink::Records { main, unselected }
-    };
-    let mut count: u64 = 0;
-    if args.header != HeaderMode::Only {
-        let written = write_records(
-            args,
-            &mut selection,
-            &header,
-            &mut records,
-            &mut sink,
-            &mut count,
-        );
-        if let Err(failure) = written {
-            // The records before the damage are written, at every thread count, as samtools
-            // writes them; then the error. A stale cache is read again before anything is
-            // written, and a closed pipe takes nothing more.
-            if let (Failure::Message(_), Sink::Records { main, unselected }) = (&failure, sink) {
-                let _ = main.abandon();
-                if let Some(u) = unselected {
-                    let _ = u.abandon();
-                }
-            }
-            return Err(failure);
-        }
-    }
-    report_filter_errors(&selection);
-    if let Sink::Records { main, unselected } = sink {
-        main.finish()?;
-        if let Some(u) = unselected {
-            u.finish()?;
-        }
-    }
-    print_count(args, count)
-}
-
-/// samtools' complaint about records a filter expression could not judge.
-pub fn report_filter_errors(selection: &Selection) {
-    let errors = selection.evaluation_errors();
-    if let n @ 1.. = errors.count {
-        let why = errors.first.map_or(String::new(), |e| format!(" ({e})"));
-        eprintln!(
-            "[E::sam_passes_filter] Couldn't process filter expression{why}: {n} records not selected"
-        );
-    }
-}
-
-/// With `-c`, the count of selected records, to the output.
-pub fn print_count(args: &ViewArgs, count: u64) -> Result<(), Failure> {
-    if args.count {
-        let mut out = sink::create(args.output.as_deref().filter(|p| *p != "-"), 0)?;
-        writeln!(out, "{count}")
-            .and_then(|()| out.close())
-            .map_err(|e| io_failure("writing the count failed", e))?;
-    }
-    Ok(())
-}
-
-/// samtools' `process_one_record` on every record: selected ones (edited) to the output and
-/// the count, with `-p` unselected ones marked unmapped to the output, else to `-U`. A record
-/// read in place is judged and written as it is when only its fixed fields decide and no edit
-/// applies; otherwise it is copied into an owned record first.
-fn write_records(
-    args: &ViewArgs,
-    selection: &mut Selection,
-    header: &Header,
-    records: &mut bam::Query,
-    sink: &mut Sink,
-    count: &mut u64,
-) -> Result<(), Failure> {
-    if matches!(sink, Sink::Count) && selection.selects_all() && !args.select.fetch_pairs {
-        // Nothing to judge: only how many records there are, and the same error where reading
-        // them fails.
-        *count += records.count_records()?;
-        return Ok(());
-    }
-    let in_place = selection.by_fields_only()
-        && !args.select.fetch_pairs
-        && (args.count || !args.select.edits());
-    let mut pace = Pace::new();
-    while let Some(record) = records.next_record_ref()? {
-        let written = if in_place {
-            let fate = if selection.passes_fields(&record) {
-                Fate::Selected
-            } else {
-                Fate::Unselected
-            };
-            deliver(sink, fate, &record, count)
-        } else {
-            let mut record = record.to_owned_record();
-            let fate = select::process(&args.select, selection, &mut record, header, args.count)
-                .map_err(Failure::Message)?;
-            deliver(sink, fate, &record, count)
-        };
-        // A record the writer refuses (corrupt aux data) is named by where it is in the input.
-        written.map_err(|e| {
-            let input = records.reader();
-            e.about_record(input.location(), input.last_record_offset())
-        })?;
-        if let Sink::Records { main, unselected } = sink {
-            if pace.due() {
-                main.flush_text()?;
-                if let Some(u) = unselected {
-                    u.flush_text()?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Counts a selected record and writes a record where its fate sends it.
-#[inline]
-fn deliver<D: AsRef<[u8]>>(
-    sink: &mut Sink,
-    fate: Fate,
-    record: &Record<D>,
-    count: &mut u64,
-) -> bam::Result<()> {
-    if fate == Fate::Selected {
-        *count += 1;
-    }
-    let Sink::Records { main, unselected } = sink else {
-        return Ok(());
-    };
-    match (fate, unselected.as_mut()) {
-        (Fate::Selected | Fate::Unmapped, _) => main.write(record),
-        (Fate::Unselected, Some(u)) => u.write(record),
-        (Fate::Unselected | Fate::Dropped, _) => Ok(()),
     }
 }

@@ -38,6 +38,7 @@ mod http;
 mod index_name;
 mod memory;
 mod named;
+pub mod outlet;
 mod prefix;
 mod redact;
 mod registry;

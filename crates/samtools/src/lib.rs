@@ -31,5 +31,7 @@ pub mod edit;
 pub mod filter;
 pub mod flagstat;
 pub mod idxstats;
+pub mod numbers;
 pub mod pairs;
 pub mod quickcheck;
+pub mod view;

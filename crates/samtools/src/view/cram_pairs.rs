@@ -4,16 +4,16 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
+use crate::filter::Selection;
+use crate::pairs::{collect_mates, Mates, SecondPass};
 use bam::{Header, Record};
 use cram::crai::CraiEntry;
 use cram::multi::{plan, Filter};
 use cram::pass::{self, Pass};
 use hts::cram_layout::to_bam;
-use samtools::filter::Selection;
-use samtools::pairs::{collect_mates, Mates, SecondPass};
 
-use crate::args::ViewArgs;
-use crate::view::Failure;
+use super::Failure;
+use super::ViewArgs;
 
 /// What a multi-region run keeps of the records its pass reads: the iterator's choice, and
 /// with `-P` only the records of the regions and the mates the first pass named.
@@ -46,7 +46,7 @@ pub fn passes(
     regions: &[String],
     selection: &mut Selection,
 ) -> Result<(Pass, Keep), Failure> {
-    let (targets, set, unknown) = crate::input::region_set(args, header, regions)?;
+    let (targets, set, unknown) = super::input::region_set(args, header, regions)?;
     // Names the header does not hold stay in htslib's region list as reference -1, which its
     // CRAM iterator refuses, one line each; the list samtools makes again for the second
     // pass of -P gives `.` and `*` -1 too (and reads what it would have anyway).

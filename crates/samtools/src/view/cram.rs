@@ -8,12 +8,12 @@ use hts::cram_cache::RemoteParts;
 use hts::cram_layout::{bam_header, lay_out, to_bam_in};
 use hts::cram_regions;
 
-use crate::args::{HeaderMode, ViewArgs};
-use crate::cram_multi;
-use crate::output;
-use crate::select::{self, Fate};
-use crate::sink::{self, Output};
-use crate::view::{print_count, report_filter_errors, Failure};
+use super::cram_pairs;
+use super::output;
+use super::select::{self, Fate};
+use super::sink::{self, Output};
+use super::{print_count, report_filter_errors, Failure};
+use super::{HeaderMode, ViewArgs};
 
 /// The value of `--input-fmt-option KEY=VALUE` (the last one given).
 fn input_option<'a>(args: &'a ViewArgs, key: &str) -> Option<&'a str> {
@@ -58,8 +58,8 @@ struct Writer<'a> {
     args: &'a ViewArgs,
     file: &'a str,
     header: &'a Header,
-    selection: samtools::filter::Selection,
-    keep: Option<cram_multi::Keep>,
+    selection: crate::filter::Selection,
+    keep: Option<cram_pairs::Keep>,
     main: Option<Output>,
     unselected: Option<Output>,
     count: u64,
@@ -189,7 +189,7 @@ impl Writer<'_> {
 /// unless it says.
 fn transport(args: &ViewArgs) -> hfile::OpenOptions {
     let mut transport = hts::cram_open::transport();
-    crate::input::set_transport(args, &mut transport);
+    super::input::set_transport(args, &mut transport);
     transport
 }
 
@@ -213,7 +213,7 @@ fn keep_heap() {
 pub fn view(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     keep_heap();
     let file = args.positional.first().map_or("-", String::as_str);
-    let (index, regions) = crate::input::index_and_regions(args)?;
+    let (index, regions) = super::input::index_and_regions(args)?;
     // The command line is judged before anything goes out (a bad filter is an error at once).
     let selection = args
         .select
@@ -244,7 +244,7 @@ struct Asked<'a> {
     regions: &'a [String],
     /// `-M` with more than the header: one pass over the index's containers for every region.
     multi: bool,
-    selection: samtools::filter::Selection,
+    selection: crate::filter::Selection,
 }
 
 /// [`view`] with the remote parts on their way (`fetched`).
@@ -272,7 +272,7 @@ fn view_with(
         let mut read_index = |name: &str| fetched.read_index(name);
         if multi {
             let (_, entries) = cram_regions::read_index(file, index, &mut read_index)?;
-            let (pass, keep) = cram_multi::passes(
+            let (pass, keep) = cram_pairs::passes(
                 args,
                 &mut reader,
                 &entries,

@@ -3,13 +3,13 @@
 //! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
 //! on a remote file), as samtools chooses in `main_samview`.
 
+use crate::filter::bed::Targets;
+use crate::filter::Selection;
 use bam::{Error, Header, Query, Reader, Regions};
 use region::{parse_region, RefId, RegionSet};
-use samtools::filter::bed::Targets;
-use samtools::filter::Selection;
 
-use crate::args::{HeaderMode, ViewArgs};
-use crate::view::Failure;
+use super::Failure;
+use super::{HeaderMode, ViewArgs};
 
 /// The index file named with `-X`, and the regions (samtools' positional arguments).
 pub fn index_and_regions(args: &ViewArgs) -> Result<(Option<&str>, &[String]), Failure> {
@@ -180,7 +180,7 @@ fn multi_region<'r>(
 ) -> Result<Query<'r>, Failure> {
     let (targets, set, _) = region_set(args, header, regions)?;
     if args.select.fetch_pairs {
-        return Ok(samtools::pairs::query_pairs(
+        return Ok(crate::pairs::query_pairs(
             reader, header, &targets, set, selection,
         )?);
     }

@@ -10,10 +10,10 @@ use bam::pg::Program;
 use bam::{Header, Record, Writer, WriterOptions};
 use index::build::Scheme;
 
-use crate::args::{HeaderMode, ViewArgs};
-use crate::outlet::Outlet;
-use crate::output::Plan;
-use crate::view::{io_failure, Failure};
+use super::output::Plan;
+use super::{io_failure, Failure};
+use super::{HeaderMode, ViewArgs};
+use hfile::outlet::Outlet;
 
 /// Standard output, or a file created for writing, written as suits what it is (with a writer
 /// thread into a pipe when `threads > 0`).
@@ -44,7 +44,7 @@ pub fn header(
     name: &str,
 ) -> Result<Header, Failure> {
     let edited = match &args.select.read_groups {
-        Some(groups) => samtools::filter::readgroup::keep_read_groups(input, groups),
+        Some(groups) => crate::filter::readgroup::keep_read_groups(input, groups),
         None => input.clone(),
     };
     if args.no_pg || args.count {
@@ -143,7 +143,7 @@ impl Output {
 
 /// When to hand buffered output on: records come slowly from a slow link, and a reader of the
 /// output should not wait for a full buffer. The clock is read every few records only.
-pub struct Pace {
+pub(crate) struct Pace {
     records: u32,
     last: Instant,
 }
@@ -152,7 +152,8 @@ impl Pace {
     const EVERY: u32 = 64;
     const AFTER: Duration = Duration::from_millis(200);
 
-    pub fn new() -> Pace {
+    /// A pace whose first flush is due after the first records.
+    pub(crate) fn new() -> Pace {
         Pace {
             records: 0,
             last: Instant::now(),
@@ -160,7 +161,7 @@ impl Pace {
     }
 
     /// True when the output should be flushed now.
-    pub fn due(&mut self) -> bool {
+    pub(crate) fn due(&mut self) -> bool {
         self.records += 1;
         if self.records < Pace::EVERY {
             return false;

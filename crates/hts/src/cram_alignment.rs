@@ -23,6 +23,8 @@ pub(crate) enum Asked<'a> {
     Targets(&'a [Region]),
     /// htslib's multi-region iterator over the set.
     Multi(&'a RegionSet),
+    /// The records overlapping the set, as far as the index tells (a CRAM: every record).
+    Overlapping(&'a RegionSet),
 }
 
 /// A query planned and its cached parts shown current: its passes, and for the multi-region
@@ -56,11 +58,25 @@ impl CramFile {
         no_cache: bool,
     ) -> Result<CramFile, Error> {
         let transport = &options.transport_for_cram();
-        let mut parts = RemoteParts::start(file, index, true, no_cache, transport);
-        let mut reader =
-            crate::cram_open::open(file, options.reference.as_deref(), transport, &mut parts)?;
+        let queries = options.index_ahead.unwrap_or(true);
+        let mut parts = RemoteParts::start(file, index, queries, no_cache, transport);
+        let reference = options.reference.as_deref();
+        // A failure before the cached parts were shown current may come of their being stale.
+        let mut reader = match crate::cram_open::open(file, reference, transport, &mut parts) {
+            Ok(reader) => reader,
+            Err(e) => return Err(parts.stale().unwrap_or(e)),
+        };
         reader.set_threads(options.threads);
-        let header = bam_header(reader.header()).map_err(|e| Error::cram(file, e))?;
+        if let Some(on) = options.decode_md {
+            reader.set_decode_md(on);
+        }
+        if let Some(on) = options.ignore_md5 {
+            reader.set_ignore_md5(on);
+        }
+        let header = match bam_header(reader.header()) {
+            Ok(header) => header,
+            Err(e) => return Err(parts.stale().unwrap_or_else(|| Error::cram(file, e))),
+        };
         Ok(CramFile {
             file: file.to_string(),
             index: index.map(str::to_string),
@@ -78,6 +94,19 @@ impl CramFile {
         self.reader.set_threads(threads);
     }
 
+    /// The CRAM reader.
+    pub(crate) fn reader(&self) -> &cram::Reader {
+        &self.reader
+    }
+
+    /// Reads the index now, as a query would.
+    pub(crate) fn load_index(&mut self) -> Result<(), Error> {
+        match self.read_entries() {
+            Err(e) => Err(self.parts.stale().unwrap_or(e)),
+            ok => ok,
+        }
+    }
+
     /// Whether the file is read from a URL.
     fn remote(&self) -> bool {
         hfile::scheme_of(&self.file).is_some()
@@ -93,7 +122,7 @@ impl CramFile {
     /// [`Error::is_stale`]).
     pub(crate) fn plan(&mut self, asked: Asked) -> Result<Planned, Error> {
         let planned = match asked {
-            Asked::File => Ok(Planned {
+            Asked::File | Asked::Overlapping(_) => Ok(Planned {
                 passes: vec![Pass::Whole],
                 filter: None,
             }),
@@ -182,18 +211,22 @@ impl CramFile {
             passes: passes.into(),
             filter,
             started: false,
-            ready: VecDeque::new(),
-            pool: Vec::new(),
+            laid: None,
+            failed: None,
+            spare: Vec::new(),
             held: None,
+            slice: 0,
+            keep: None,
+            ended: false,
         }
     }
 }
 
-/// The most record buffers kept for reuse.
-const POOL: usize = 1 << 14;
+/// What [`CramRecords::retain`] keeps.
+type Keep<'r> = Box<dyn FnMut(&bam::RecordRef<'_>) -> bool + 'r>;
 
 /// A CRAM's records for a query, as BAM records: laid out where they are made whole (on the
-/// decoding workers with threads), a container's worth at a time.
+/// decoding workers with threads), a container's worth at a time, each handed out in turn.
 pub(crate) struct CramRecords<'r> {
     file: &'r str,
     header: &'r bam::Header,
@@ -204,31 +237,77 @@ pub(crate) struct CramRecords<'r> {
     /// The multi-region iterator's walk, judging each record.
     filter: Option<Filter>,
     started: bool,
-    /// The records of the container being read, not yet returned, and its error after them.
-    ready: VecDeque<Result<Record, Error>>,
-    /// Records' bytes given back, for the next ones.
-    pool: Vec<Vec<u8>>,
+    /// The container being handed out: its records, the byte of the next one, its number.
+    laid: Option<Box<(cram::reader::LaidOut, usize, usize)>>,
+    /// The error that ended the last container's records, due after them.
+    failed: Option<Box<Error>>,
+    /// A record's bytes given back, for the next one.
+    spare: Vec<u8>,
     /// The record [`CramRecords::next_record_ref`] lent last.
     held: Option<Record>,
+    /// The slice of the record read last.
+    slice: u64,
+    keep: Option<Keep<'r>>,
+    /// Whether every pass has been read to its end.
+    ended: bool,
 }
 
-impl CramRecords<'_> {
+impl<'r> CramRecords<'r> {
+    /// Hands out only the records `keep` accepts.
+    pub(crate) fn retain(mut self, keep: Keep<'r>) -> CramRecords<'r> {
+        self.keep = Some(keep);
+        self
+    }
+
     /// The next record, as BAM lays it out.
     pub(crate) fn next_record(&mut self) -> Result<Option<Record>, Error> {
         loop {
-            if let Some(next) = self.ready.pop_front() {
-                let r = next?;
-                if self
-                    .filter
-                    .as_mut()
-                    .is_some_and(|f| !crate::cram_multi::keeps_record(f, &r))
-                {
-                    self.recycle(r);
-                    continue;
-                }
+            let Some(r) = self.next_laid()? else {
+                return Ok(None);
+            };
+            let placed = match self.filter.as_mut() {
+                Some(f) => crate::cram_multi::keeps_record(f, &r),
+                None => true,
+            };
+            if placed && self.keep.as_mut().is_none_or(|k| k(&r.as_record_ref())) {
                 return Ok(Some(r));
             }
+            self.recycle(r);
+        }
+    }
+
+    /// The next record of the passes, before the multi-region walk and `keep` judge it.
+    fn next_laid(&mut self) -> Result<Option<Record>, Error> {
+        loop {
+            if let Some(held) = &mut self.laid {
+                let (laid, at, i) = &mut **held;
+                if let Some((bytes, next)) = laid.record_at(*at) {
+                    let slice = laid.slice_of(*i);
+                    (*at, *i) = (next, *i + 1);
+                    self.slice = slice;
+                    let mut buf = std::mem::take(&mut self.spare);
+                    buf.clear();
+                    buf.extend_from_slice(bytes);
+                    return match Record::decode(buf, self.n_ref) {
+                        Ok(r) => Ok(Some(r)),
+                        Err(e) => {
+                            self.laid = None;
+                            let at = format!("a record of the slice at byte {slice}: {e}");
+                            Err(Error::cram_at(self.file, slice, at))
+                        }
+                    };
+                }
+                if let Some(held) = self.laid.take() {
+                    let (laid, _, _) = *held;
+                    self.failed = laid.error().map(|e| Box::new(Error::cram(self.file, e)));
+                    self.reader.recycle_laid(laid);
+                }
+            }
+            if let Some(e) = self.failed.take() {
+                return Err(*e);
+            }
             let Some(pass) = self.passes.front() else {
+                self.ended = true;
                 return Ok(None);
             };
             if !self.started {
@@ -236,7 +315,7 @@ impl CramRecords<'_> {
                 self.started = true;
             }
             match self.reader.next_laid_out() {
-                Ok(Some(laid)) => self.take(laid),
+                Ok(Some(laid)) => self.laid = Some(Box::new((laid, 0, 0))),
                 Ok(None) => {
                     self.passes.pop_front();
                     self.started = false;
@@ -260,40 +339,20 @@ impl CramRecords<'_> {
         Ok(self.held.as_ref().map(Record::as_record_ref))
     }
 
-    /// The error for a fault found in the record just read.
-    pub(crate) fn record_error(&self, kind: bam::RecordError) -> Error {
-        let name = self.held.as_ref().map_or(&b""[..], Record::name);
-        let name = String::from_utf8_lossy(name);
-        Error::cram(self.file, format!("record {name}: {kind}"))
+    /// Whether the file ended with its EOF container, once the records are read to the end.
+    pub(crate) fn eof_marker(&self) -> Option<bool> {
+        self.ended.then(|| !self.reader.ended_without_eof_marker())
     }
 
-    /// A container's records, each copied into a record buffer, then its error if any.
-    fn take(&mut self, laid: cram::reader::LaidOut) {
-        for (i, bytes) in laid.records().enumerate() {
-            let mut buf = self.pool.pop().unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(bytes);
-            match Record::decode(buf, self.n_ref) {
-                Ok(r) => self.ready.push_back(Ok(r)),
-                Err(e) => {
-                    let slice = laid.slice_of(i);
-                    let at = format!("a record of the slice at byte {slice}: {e}");
-                    self.ready
-                        .push_back(Err(Error::cram_at(self.file, slice, at)));
-                    break;
-                }
-            }
-        }
-        if let Some(e) = laid.error() {
-            self.ready.push_back(Err(Error::cram(self.file, e)));
-        }
-        self.reader.recycle_laid(laid);
+    /// The error for a fault found in the record just read, named by its slice.
+    pub(crate) fn record_error(&self, kind: bam::RecordError) -> Error {
+        let slice = self.slice;
+        let at = format!("a record of the slice at byte {slice}: {kind}");
+        Error::cram_at(self.file, slice, at)
     }
 
     /// Gives a record's bytes back for a later record.
     pub(crate) fn recycle(&mut self, record: Record) {
-        if self.pool.len() < POOL {
-            self.pool.push(record.into_data());
-        }
+        self.spare = record.into_data();
     }
 }

@@ -1,6 +1,6 @@
 //! `samtools view -P` (`--fetch-pairs`): the records of the regions and their mates wherever
-//! they are, in two passes of htslib's multi-region iterator ([`bam::Regions::Multi`]) as
-//! samtools' `fetch_pairs_collect_mates` makes them.
+//! they are, in two passes of htslib's multi-region iterator ([`hts::alignment::Reader::query_set`],
+//! BAM or CRAM) as samtools' `fetch_pairs_collect_mates` makes them.
 //! The second pass is one query over the regions plus every mate position, so on a remote file
 //! the mates are more spans of the same plan.
 
@@ -8,35 +8,42 @@ use std::collections::HashSet;
 
 use crate::filter::bed::Targets;
 use crate::filter::Selection;
-use bam::{Header, Query, Reader, Record, Regions, Result};
+use bam::{Header, Record};
+use hts::alignment::{Reader, Records};
 use region::{Interval, Position, RefId, RegionSet};
 
-/// Runs the first pass of `-P` on `reader` and starts the second: a query of the records of
-/// the regions and the records named as mates, in file order. Apply the selection to each
-/// (samtools runs `process_aln` on them again) before printing.
+/// Runs the first pass of `-P` on `reader`: what the second pass reads and keeps.
 ///
 /// `targets` are the regions as samtools' region hash holds them (after `-L` and command-line
 /// regions were merged), `regions` the same resolved to reference ids; `header` is the one
 /// records are selected with (samtools' edited header). The first pass reads the paired
 /// records of the regions whose mate lies outside them and that `selection` keeps: their names
 /// are the mates to print, their mates' positions (and the unplaced reads, for a mate without
-/// one) more regions of the second pass.
-pub fn query_pairs<'r>(
-    reader: &'r mut Reader,
+/// one) more regions of the second pass. htslib's CRAM iterator takes neither `.` nor `*`
+/// into the second pass (mates without a position bring the unplaced reads back).
+pub fn first_pass(
+    reader: &mut Reader,
     header: &Header,
     targets: &Targets,
     regions: RegionSet,
     selection: &mut Selection,
-) -> Result<Query<'r>> {
-    let SecondPass {
-        regions: second,
-        mates,
-    } = {
-        let mut q = reader.query(Regions::Multi(regions.clone()))?;
-        collect_mates(|| q.next_record(), header, targets, regions, selection)?
-    };
+) -> hts::Result<SecondPass> {
+    let mut base = regions.clone();
+    if reader.is_cram() {
+        base.all = false;
+        base.unplaced = false;
+    }
+    let mut q = reader.query_set(&regions)?;
+    collect_mates(|| q.next_record(), header, targets, base, selection)
+}
+
+/// The second pass of `-P`: the records of the regions and the records named as mates, in
+/// file order. Apply the selection to each (samtools runs `process_aln` on them again) before
+/// printing.
+pub fn second_pass(reader: &mut Reader, second: SecondPass) -> hts::Result<Records<'_>> {
+    let SecondPass { regions, mates } = second;
     let keep = move |r: &bam::RecordRef<'_>| mates.keeps_at(r.ref_id(), placed_span(r), r.name());
-    Ok(reader.query(Regions::Multi(second))?.retain(keep))
+    Ok(reader.query_set(&regions)?.retain(keep))
 }
 
 /// The first pass of `-P` over the records `next` gives (those of the multi-region iterator

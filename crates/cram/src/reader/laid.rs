@@ -48,6 +48,16 @@ impl LaidOut {
         })
     }
 
+    /// The record whose length is at byte `at` of the container's records (0 for the
+    /// first), and where the next one's is; `None` past the last.
+    pub fn record_at(&self, at: usize) -> Option<(&[u8], usize)> {
+        let rest = self.data.get(at..)?;
+        let (len, tail) = rest.split_first_chunk::<4>()?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let record = tail.get(..len)?;
+        Some((record, at + 4 + len))
+    }
+
     /// Why the record after the last one could not be laid out.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()

@@ -55,7 +55,7 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     let path = args.manifest.as_deref().unwrap_or("-");
     let samples = hts::cohort::read_manifest(path).map_err(|e| e.to_string())?;
     let mut transport = hfile::OpenOptions::default();
-    super::input::set_transport(args, &mut transport);
+    super::input::transport(args)(&mut transport);
     let client = hfile::Client::new(hfile::ClientOptions {
         max_in_flight: args.fetchers.unwrap_or(hts::cohort::DEFAULT_IN_FLIGHT),
         transport,

@@ -1,15 +1,16 @@
-//! The input side of `hts view`: opening the file (with its index fetched ahead when the query
-//! will need it), and the records to process, planned before any output is opened: the whole
-//! file, the regions one by one, or every region at once (`-M`, `--region-file`, `-P`, and `-L`
-//! on a remote file), as samtools chooses in `main_samview`.
+//! The input side of `samtools view`: opening the file, BAM or CRAM, through the facade (with
+//! its index fetched ahead when the query will need it), and the records to process, planned
+//! before any output is opened: the whole file, the regions one by one, or every region at
+//! once (`-M`, `--region-file`, `-P`, and `-L` on a remote file), as samtools chooses in
+//! `main_samview`.
 
-use crate::filter::bed::Targets;
-use crate::filter::Selection;
-use bam::{Error, Header, Query, Reader, Regions};
+use bam::Header;
+use hts::alignment::{Reader, Records};
 use region::{parse_region, RefId, RegionSet};
 
-use super::Failure;
-use super::{HeaderMode, ViewArgs};
+use super::{Failure, HeaderMode, ViewArgs};
+use crate::filter::bed::Targets;
+use crate::filter::Selection;
 
 /// The index file named with `-X`, and the regions (samtools' positional arguments).
 pub fn index_and_regions(args: &ViewArgs) -> Result<(Option<&str>, &[String]), Failure> {
@@ -48,65 +49,92 @@ fn targets_through_index(args: &ViewArgs, regions: &[String]) -> bool {
         && !s.unmap
         && regions.is_empty()
         && hfile::scheme_of(input_name(args)).is_some()
+        // A CRAM's records are read whole for it (the index is not asked).
+        && !hts::sniff::is_cram(input_name(args))
 }
 
-/// Opens the input (`opened`: the local file, opened already to tell BAM from CRAM); for a
-/// remote file the index is fetched beside the header when the query will need it.
-pub fn open(args: &ViewArgs, opened: Option<std::fs::File>) -> Result<Reader, Failure> {
+/// The value of `--input-fmt-option KEY=VALUE` (the last one given).
+fn input_option<'a>(args: &'a ViewArgs, key: &str) -> Option<&'a str> {
+    args.input_options
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Opens the input, BAM or CRAM by its content; a remote file's index is fetched beside the
+/// header when the query will need it. A stale cached part is an error ([`Failure::Stale`]):
+/// the header the outputs are made with comes from the file as opened.
+pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
     let file = input_name(args);
     let (index_location, regions) = index_and_regions(args)?;
     let needs_index = args.header != HeaderMode::Only
         && (!regions.is_empty()
             || args.select.multi_region
             || targets_through_index(args, regions));
-    let index = match (needs_index, index_location) {
-        (false, _) => bam::IndexHint::None,
-        (true, Some(at)) => bam::IndexHint::At(at.to_string()),
-        (true, None) => bam::IndexHint::Auto,
-    };
-    let mut options = bam::OpenOptions {
-        threads: args.threads,
-        index,
-        no_cache: args.no_cache,
-        query_refs: distinct_references(regions),
-        ..Default::default()
-    };
-    set_transport(args, &mut options.transport);
-    match args.fetch_mode.as_deref() {
-        Some("open-ended") => {
-            options.transport.range_mode = hfile::RangeMode::Unbounded;
-            options.fetch_plan = bam::FetchPlan::PerChunk;
-        }
-        Some("per-chunk") => options.fetch_plan = bam::FetchPlan::PerChunk,
-        _ => {}
+    let mut options = hts::Options::new()
+        .threads(args.threads)
+        .no_cache(args.no_cache)
+        .index_ahead(needs_index)
+        .query_refs(distinct_references(regions))
+        .stale_is_error(true)
+        .adjust_transport(transport(args));
+    if let Some(index) = index_location {
+        options = options.index(index);
     }
-    let reader = match opened {
-        Some(opened) => Reader::open_file(file, opened, &options)?,
-        None => Reader::open(file, &options)?,
-    };
-    for warning in reader.header().warnings() {
+    if let Some(reference) = args
+        .reference
+        .as_deref()
+        .or(input_option(args, "reference"))
+    {
+        options = options.reference(reference);
+    }
+    let set =
+        |key: &str| input_option(args, key).map(|v| v.trim().parse::<i64>().unwrap_or(0) != 0);
+    if let Some(on) = set("decode_md") {
+        options = options.decode_md(on);
+    }
+    if let Some(on) = set("ignore_md5") {
+        options = options.ignore_md5(on);
+    }
+    if matches!(args.fetch_mode.as_deref(), Some("open-ended" | "per-chunk")) {
+        options = options.fetch_plan(bam::FetchPlan::PerChunk);
+    }
+    let reader = Reader::open(file, &options)?;
+    for warning in reader.warnings() {
         eprintln!("{warning}");
     }
     Ok(reader)
 }
 
-/// The transport options of the command line (request headers, time limit, S3, parts).
-pub fn set_transport(args: &ViewArgs, t: &mut hfile::OpenOptions) {
-    t.headers = args.request_headers.clone();
-    t.verbosity = args.verbosity;
-    t.deadline = args.deadline;
-    t.s3 = hfile::S3Options {
+/// What the command line sets of the transport (request headers, time limit, S3, parts), over
+/// each format's defaults.
+pub fn transport(args: &ViewArgs) -> impl Fn(&mut hfile::OpenOptions) + Send + Sync + 'static {
+    let headers = args.request_headers.clone();
+    let (verbosity, deadline) = (args.verbosity, args.deadline);
+    let s3 = hfile::S3Options {
         endpoint: args.s3_endpoint.clone(),
         requester_pays: args.requester_pays,
     };
-    if let Some(n) = args.fetchers {
-        t.fetchers = n;
-    }
-    if let Some(n) = args.part_size {
-        t.part_size = n;
-    }
-    if let Some(n) = args.read_ahead {
-        t.read_ahead = n;
+    let (fetchers, part_size, read_ahead) = (args.fetchers, args.part_size, args.read_ahead);
+    let unbounded = args.fetch_mode.as_deref() == Some("open-ended");
+    move |t: &mut hfile::OpenOptions| {
+        t.headers = headers.clone();
+        t.verbosity = verbosity;
+        t.deadline = deadline;
+        t.s3 = s3.clone();
+        if let Some(n) = fetchers {
+            t.fetchers = n;
+        }
+        if let Some(n) = part_size {
+            t.part_size = n;
+        }
+        if let Some(n) = read_ahead {
+            t.read_ahead = n;
+        }
+        if unbounded {
+            t.range_mode = hfile::RangeMode::Unbounded;
+        }
     }
 }
 
@@ -148,22 +176,20 @@ pub fn plan<'r>(
     reader: &'r mut Reader,
     header: &Header,
     selection: &mut Selection,
-) -> Result<Query<'r>, Failure> {
-    let (index_location, regions) = index_and_regions(args)?;
+) -> Result<Records<'r>, Failure> {
+    let (_, regions) = index_and_regions(args)?;
     if args.header == HeaderMode::Only {
         return Ok(reader.records()?);
     }
     if args.select.multi_region {
-        reader.select_index(index_location)?;
         return multi_region(args, reader, header, regions, selection);
     }
     if !regions.is_empty() {
-        reader.select_index(index_location)?;
         return query_regions(reader, regions);
     }
     if targets_through_index(args, regions) {
         if let Some(set) = targets_as_regions(args, reader, header)? {
-            return Ok(reader.query(Regions::Overlapping(set))?);
+            return Ok(reader.query_overlapping(&set)?);
         }
     }
     Ok(reader.records()?)
@@ -177,14 +203,26 @@ fn multi_region<'r>(
     header: &Header,
     regions: &[String],
     selection: &mut Selection,
-) -> Result<Query<'r>, Failure> {
-    let (targets, set, _) = region_set(args, header, regions)?;
-    if args.select.fetch_pairs {
-        return Ok(crate::pairs::query_pairs(
-            reader, header, &targets, set, selection,
-        )?);
+) -> Result<Records<'r>, Failure> {
+    let (targets, set, unknown) = region_set(args, header, regions)?;
+    // Names the header does not hold stay in htslib's region list as reference -1, which its
+    // CRAM iterator refuses, one line each; the list samtools makes again for the second
+    // pass of -P gives `.` and `*` -1 too (and reads what it would have anyway).
+    let cram = reader.is_cram();
+    let refuse = |n: usize| {
+        let n = if cram { n } else { 0 };
+        for _ in 0..n {
+            eprintln!("[E::hts_itr_multi_cram] Query with tid=-1 not implemented for CRAM files");
+        }
+    };
+    refuse(unknown);
+    if !args.select.fetch_pairs {
+        return Ok(reader.query_set(&set)?);
     }
-    Ok(reader.query(Regions::Multi(set))?)
+    let special = usize::from(set.all) + usize::from(set.unplaced);
+    let second = crate::pairs::first_pass(reader, header, &targets, set, selection)?;
+    refuse(unknown + special);
+    Ok(crate::pairs::second_pass(reader, second)?)
 }
 
 /// samtools' `multi_region_init`: the BED (`-L`, `--region-file`) and the command-line
@@ -227,7 +265,7 @@ pub fn region_set(
 
 /// The regions of the command line, as samtools reads them one by one (a bad one is skipped
 /// with its warning), planned as one query.
-fn query_regions<'r>(reader: &'r mut Reader, regions: &[String]) -> Result<Query<'r>, Failure> {
+fn query_regions<'r>(reader: &'r mut Reader, regions: &[String]) -> Result<Records<'r>, Failure> {
     if let Some(e) = reader.header().text_error() {
         eprintln!("{e}");
     }
@@ -248,7 +286,7 @@ fn query_regions<'r>(reader: &'r mut Reader, regions: &[String]) -> Result<Query
         }
     }
     // One plan for every region; records still come region by region, as samtools prints them.
-    let query = reader.query(Regions::Targets(targets))?;
+    let query = reader.query(&targets)?;
     for (i, name) in names.iter().enumerate() {
         if query.is_invalid(i) {
             eprintln!("{}", region::invalid_region_warning(name));
@@ -257,7 +295,7 @@ fn query_regions<'r>(reader: &'r mut Reader, regions: &[String]) -> Result<Query
     Ok(query)
 }
 
-/// `-L` on a remote file: the BED's intervals on the references whose names they give (as
+/// `-L` on a remote BAM: the BED's intervals on the references whose names they give (as
 /// `bed_overlap` compares them: the names of the binary reference list), for the index. `None`
 /// when the file has no index (samtools never looks for one here): then it is read whole.
 fn targets_as_regions(
@@ -265,10 +303,10 @@ fn targets_as_regions(
     reader: &mut Reader,
     header: &Header,
 ) -> Result<Option<RegionSet>, Failure> {
-    match reader.select_index(None) {
+    match reader.load_index() {
         Ok(()) => {}
-        Err(Error::NoIndex { .. }) => return Ok(None),
-        Err(e @ Error::Index { .. }) => {
+        Err(hts::Error::Bam(bam::Error::NoIndex { .. })) => return Ok(None),
+        Err(hts::Error::Bam(e @ bam::Error::Index { .. })) => {
             eprintln!("[W::hts] {e}; reading the whole file");
             return Ok(None);
         }

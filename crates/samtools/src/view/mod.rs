@@ -7,8 +7,6 @@
 use std::io;
 
 pub mod cohort;
-mod cram;
-mod cram_pairs;
 pub mod input;
 pub mod output;
 mod pipeline;
@@ -49,6 +47,7 @@ impl From<bam::Error> for Failure {
 impl From<hts::Error> for Failure {
     fn from(e: hts::Error) -> Failure {
         match e {
+            e if e.is_stale() => Failure::Stale(e.to_string()),
             hts::Error::Bam(e) => Failure::from(e),
             e if e.is_broken_pipe() => Failure::BrokenPipe,
             e => Failure::Message(e.to_string()),

@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use bam::{Header, Record};
+use hts::alignment::Records;
 
 use super::input;
 use super::output;
@@ -56,10 +57,10 @@ pub fn run(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
             "Options --unoutput and --unmap are mutually exclusive.".to_string(),
         ));
     }
-    let opened = match hts::sniff::sniff(args.positional.first().map_or("-", String::as_str)) {
-        hts::sniff::Sniffed::Cram => return super::cram::view(args, command_line),
-        hts::sniff::Sniffed::Other(opened) => opened,
-    };
+    let name = args.positional.first().map_or("-", String::as_str);
+    if hts::sniff::is_cram(name) || hts::sniff::is_local_cram(name) {
+        keep_heap();
+    }
     let mut selection = select
         .selection(args.require_flags, args.exclude_flags, args.min_mapq)
         .map_err(Failure::Message)?;
@@ -74,7 +75,7 @@ pub fn run(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if warn(&plan) || plan_unselected.as_ref().is_some_and(warn) {
         eprintln!("[view] Warning option -u ignored due to filename suffix");
     }
-    let mut reader = input::open(args, opened)?;
+    let mut reader = input::open(args)?;
     // htslib parses the header text when a reference name is looked up or a line is added (@PG,
     // -r/-R); from then on the text's @SQ lines are references too (`Header::targets`), for
     // the records read and the names written. samtools has one header object: the input's is
@@ -82,10 +83,12 @@ pub fn run(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if sink::edits_header(args) || input::looks_up_names(args) {
         let _ = reader.header().text_error();
     }
-    let name = args.positional.first().map_or("-", String::as_str);
     let header = sink::header(args, reader.header(), command_line, name)?;
+    let cram = reader.is_cram();
     let mut records = input::plan(args, &mut reader, &header, &mut selection)?;
-    if !records.has_eof_marker()? {
+    // A BAM's EOF marker is looked for before its records (`bam_hdr_read`), a CRAM's found
+    // missing once they are read (`hts_close`).
+    if !cram && records.eof_marker()? == Some(false) {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
     let mut sink = if args.count {
@@ -125,6 +128,9 @@ pub fn run(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
         }
     }
     report_filter_errors(&selection);
+    if cram && records.eof_marker()? == Some(false) {
+        eprintln!("[W::hts_close] EOF marker is absent. The input is probably truncated");
+    }
     if let Sink::Records { main, unselected } = sink {
         main.finish()?;
         if let Some(u) = unselected {
@@ -164,14 +170,14 @@ fn write_records(
     args: &ViewArgs,
     selection: &mut Selection,
     header: &Header,
-    records: &mut bam::Query,
+    records: &mut Records<'_>,
     sink: &mut Sink,
     count: &mut u64,
 ) -> Result<(), Failure> {
     if matches!(sink, Sink::Count) && selection.selects_all() && !args.select.fetch_pairs {
         // Nothing to judge: only how many records there are, and the same error where reading
         // them fails.
-        *count += records.count_records()?;
+        *count += records.count()?;
         return Ok(());
     }
     let in_place = selection.by_fields_only()
@@ -193,10 +199,12 @@ fn write_records(
             deliver(sink, fate, &record, count)
         };
         // A record the writer refuses (corrupt aux data) is named by where it is in the input.
-        written.map_err(|e| {
-            let input = records.reader();
-            e.about_record(input.location(), input.last_record_offset())
-        })?;
+        written.map_err(
+            |e| match e.about_record("", bgzf::VirtualOffset::new(0, 0)) {
+                bam::Error::Record { kind, .. } => Failure::from(records.record_error(kind)),
+                e => Failure::from(e),
+            },
+        )?;
         if let Sink::Records { main, unselected } = sink {
             if pace.due() {
                 main.flush_text()?;
@@ -227,5 +235,21 @@ fn deliver<D: AsRef<[u8]>>(
         (Fate::Selected | Fate::Unmapped, _) => main.write(record),
         (Fate::Unselected, Some(u)) => u.write(record),
         (Fate::Unselected | Fate::Dropped, _) => Ok(()),
+    }
+}
+
+/// Has glibc keep the heap it has grown, for a CRAM. Each slice allocates and frees a few MB
+/// (its blocks, its reference bases): by default glibc gives the free top of its heap back to
+/// the system once it exceeds twice the largest block it has mapped, and every page given
+/// back faults in again for the next slice (chr22 at one thread: 25 K page faults against
+/// 5 K, once a slice's records keep no small allocations above them). Kept up to 64 MB, blocks
+/// under 32 MB from the heap.
+fn keep_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters; called before any thread is
+    // started by this command.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
 }

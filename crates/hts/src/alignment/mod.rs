@@ -2,12 +2,16 @@
 //! whose queries answer BAM records for both (htslib's `sam_open` + `sam_itr_querys`,
 //! noodles-util's `alignment::io::Reader`).
 
-use bam::{Record, RecordError, RecordRef};
 use region::{Region, RegionSet};
 
-use crate::cram_alignment::{Asked, CramFile, CramRecords};
+use crate::cram_alignment::{Asked, CramFile};
 use crate::sniff::{self, Sniffed};
 use crate::{Error, Options, Result};
+
+mod records;
+
+use records::Kind;
+pub use records::Records;
 
 /// An open BAM or CRAM file.
 ///
@@ -83,6 +87,29 @@ impl Reader {
         })
     }
 
+    /// Warnings about the header: a BAM's (`@SQ` lines that disagree with its reference
+    /// list), a CRAM's (`@SQ` lengths corrected from the reference), as samtools prints them.
+    pub fn warnings(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Bam(r) => r
+                .header()
+                .warnings()
+                .iter()
+                .map(|w| w.to_string())
+                .collect(),
+            Inner::Cram(c) => crate::cram_open::length_warnings(c.reader()),
+        }
+    }
+
+    /// Loads the index now, as a query would (`Options::index`, `##idx##`, else found beside
+    /// the file): for a caller that reads the whole file when there is none.
+    pub fn load_index(&mut self) -> Result<()> {
+        match &mut self.inner {
+            Inner::Bam(r) => Ok(r.select_index(self.index.as_deref())?),
+            Inner::Cram(c) => c.load_index(),
+        }
+    }
+
     /// Whether the file is CRAM (else BAM).
     pub fn is_cram(&self) -> bool {
         matches!(self.inner, Inner::Cram(_))
@@ -131,6 +158,13 @@ impl Reader {
         self.read(Asked::Multi(set))
     }
 
+    /// The records overlapping any region of `set`, each once, in file order, as samtools'
+    /// `-L` without `-M` keeps them: a BAM's through its index; a CRAM's, all of them (the
+    /// caller's BED filter then decides). A superset of what the BED keeps, never less.
+    pub fn query_overlapping(&mut self, set: &RegionSet) -> Result<Records<'_>> {
+        self.read(Asked::Overlapping(set))
+    }
+
     /// Every record, in file order.
     pub fn records(&mut self) -> Result<Records<'_>> {
         self.read(Asked::File)
@@ -145,7 +179,7 @@ impl Reader {
         self.used = true;
         // Cached parts are shown current first; a stale one: the file again, without the cache.
         match self.confirm(asked) {
-            Err(e) if e.is_stale() => {
+            Err(e) if e.is_stale() && !self.options.stale_is_error => {
                 self.reopen_without_cache()?;
                 self.confirm(asked)?;
             }
@@ -157,6 +191,7 @@ impl Reader {
                     Asked::File => bam::Regions::File,
                     Asked::Targets(regions) => bam::Regions::Targets(regions.to_vec()),
                     Asked::Multi(set) => bam::Regions::Multi(set.clone()),
+                    Asked::Overlapping(set) => bam::Regions::Overlapping(set.clone()),
                 };
                 Kind::Bam(r.query(regions)?)
             }
@@ -166,7 +201,7 @@ impl Reader {
                 None => return Err(Error::cram(&self.location, "the query was not planned")),
             },
         };
-        Ok(Records(inner))
+        Ok(Records::new(inner))
     }
 
     /// Loads what the query needs and shows the cached parts current.
@@ -226,78 +261,21 @@ fn open_remote(
     }
 }
 
-/// The BAM reader's options from the facade's.
+/// The BAM reader's options from the facade's: the index (the options', else found as
+/// htslib finds it, `##idx##` included) fetched beside the header when a query will follow.
 fn bam_options(options: &Options, no_cache: bool) -> bam::OpenOptions {
+    let index = match (options.index_ahead, options.index.as_deref()) {
+        (Some(true), Some(at)) => bam::IndexHint::At(at.to_string()),
+        (Some(true), None) => bam::IndexHint::Auto,
+        _ => bam::IndexHint::None,
+    };
     bam::OpenOptions {
         transport: options.transport_for_bam(),
         threads: options.threads,
         no_cache: options.no_cache || no_cache,
+        index,
+        query_refs: options.query_refs,
+        fetch_plan: options.fetch_plan,
         ..Default::default()
-    }
-}
-
-/// The records of a query, as BAM records for either format: [`Records::next_record`], or
-/// as an iterator.
-pub struct Records<'r>(Kind<'r>);
-
-enum Kind<'r> {
-    Bam(bam::Query<'r>),
-    Cram(CramRecords<'r>),
-}
-
-impl Records<'_> {
-    /// The next record; `None` at the end.
-    pub fn next_record(&mut self) -> Result<Option<Record>> {
-        match &mut self.0 {
-            Kind::Bam(q) => Ok(q.next_record()?),
-            Kind::Cram(c) => c.next_record(),
-        }
-    }
-
-    /// The header the records are read with (the file's, or, when a stale cached header made
-    /// the reader open the file again before this query, the new one).
-    pub fn header(&self) -> &bam::Header {
-        match &self.0 {
-            Kind::Bam(q) => q.header(),
-            Kind::Cram(c) => c.header(),
-        }
-    }
-
-    /// The next record read in place: a BAM record borrows the block it lies in (no copy, no
-    /// allocation); a CRAM record is held until the next call, its buffer then reused.
-    pub fn next_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
-        match &mut self.0 {
-            Kind::Bam(q) => Ok(q.next_record_ref()?),
-            Kind::Cram(c) => c.next_record_ref(),
-        }
-    }
-
-    /// The error for a fault found in the record just read (its aux data, checked when it is
-    /// printed), naming the file and, for BAM, the record's virtual offset.
-    pub fn record_error(&self, kind: RecordError) -> Error {
-        match &self.0 {
-            Kind::Bam(q) => Error::Bam(bam::Error::Record {
-                name: q.reader().location().to_string(),
-                offset: q.reader().last_record_offset(),
-                kind,
-            }),
-            Kind::Cram(c) => c.record_error(kind),
-        }
-    }
-
-    /// Gives a record back whose bytes the next CRAM record may be laid out in (a long read
-    /// then allocates nothing per record); a BAM query drops it.
-    pub fn recycle(&mut self, record: Record) {
-        if let Kind::Cram(c) = &mut self.0 {
-            c.recycle(record);
-        }
-    }
-}
-
-impl Iterator for Records<'_> {
-    type Item = Result<Record>;
-
-    fn next(&mut self) -> Option<Result<Record>> {
-        self.next_record().transpose()
     }
 }

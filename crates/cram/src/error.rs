@@ -9,7 +9,16 @@ pub struct Error {
     pub what: String,
 }
 
+/// What [`Error::is_not_cram`] looks for.
+pub(crate) const NOT_CRAM: &str = "not a CRAM file (no CRAM magic)";
+
 impl Error {
+    /// Whether the input does not start with CRAM's magic (another format, not a damaged
+    /// CRAM): a reader that guessed CRAM from a name may try another format.
+    pub fn is_not_cram(&self) -> bool {
+        self.offset == 0 && self.what == NOT_CRAM
+    }
+
     pub(crate) fn at(offset: u64, what: impl Into<String>) -> Self {
         Error {
             offset,

@@ -40,7 +40,7 @@ impl FileDefinition {
             ));
         }
         if &data[..4] != b"CRAM" {
-            return Err(Error::at(0, "not a CRAM file (no CRAM magic)"));
+            return Err(Error::at(0, crate::error::NOT_CRAM));
         }
         let version = Version {
             major: data[4],

@@ -49,8 +49,17 @@ pub fn open(
     // htslib names generated reads after the file name as given, less its directories.
     let prefix = file.rsplit('/').next().unwrap_or(file);
     let (input, opening) = parts.open(file).map_err(|e| Error::cram(file, e))?;
-    let mut reader =
-        cram::Reader::open_source(input, prefix, local).map_err(|e| Error::cram(file, e))?;
+    let mut reader = cram::Reader::open_source(input, prefix, local).map_err(|e| {
+        if e.is_not_cram() {
+            // Another format under a CRAM's name: the caller may try it as one.
+            Error::Format {
+                file: hfile::redact_text(file),
+                message: e.to_string(),
+            }
+        } else {
+            Error::cram(file, e)
+        }
+    })?;
     parts.keep_opening(opening);
     if let Some(fetch) = remote {
         let fasta = fetch

@@ -1,10 +1,8 @@
 //! Telling CRAM from BAM by the first bytes, as htslib's `hts_detect_format` does (not by the
 //! name's suffix): a local file or standard input without consuming what the reader that
-//! follows needs, a URL by one ranged read ([`remote_is_cram`]).
+//! follows needs. A URL is told by its reader ([`crate::alignment::Reader::open`]).
 
 use std::io::BufRead;
-
-use hfile::Hints;
 
 /// Whether `path` names a CRAM file without a request: a local file or standard input whose
 /// first bytes say so, or a URL whose path ends in `.cram` (the command line's shortcut: a
@@ -74,22 +72,4 @@ pub fn stdin_is_cram() -> bool {
         .lock()
         .fill_buf()
         .is_ok_and(|b| b.starts_with(b"CRAM"))
-}
-
-/// Whether the object at `url` starts with CRAM's magic: its first bytes read through hfile
-/// (one request; the reader that follows opens the object again, through the cache).
-pub fn remote_is_cram(url: &str, transport: &hfile::OpenOptions) -> hfile::Result<bool> {
-    let mut f = hfile::open(url, transport)?;
-    // Only the magic is wanted: no read-ahead past it.
-    f.set_readahead_limit(Some(4));
-    let mut magic = Vec::with_capacity(4);
-    let mut buf = [0u8; 4];
-    while magic.len() < 4 {
-        let n = f.read_some(&mut buf[..4 - magic.len()])?;
-        if n == 0 {
-            break;
-        }
-        magic.extend_from_slice(&buf[..n]);
-    }
-    Ok(magic == b"CRAM")
 }

@@ -40,11 +40,10 @@ enum Inner {
 impl Reader {
     /// Opens `location` (a path, a URL hfile opens, or `-` for standard input) and reads its
     /// header. Whether it is BAM or CRAM is read from its first bytes, whatever its name. A
-    /// URL whose path ends in `.cram` is asked for its first four bytes before the reader's
-    /// own request; any other URL is opened as BAM, and as CRAM when the BAM reader finds
-    /// CRAM's magic (a remote BAM costs no request more than the BAM reader's). A remote
-    /// file's header may come from the persistent cache until the first query shows it
-    /// current.
+    /// URL whose path ends in `.cram` is opened as CRAM, and as BAM when the CRAM reader finds
+    /// no CRAM magic; any other URL is opened as BAM, and as CRAM when the BAM reader finds
+    /// CRAM's magic (either costs no request more than its reader's). A remote file's header
+    /// may come from the persistent cache until the first query shows it current.
     pub fn open(location: &str, options: &Options) -> Result<Reader> {
         let split = hfile::split_index(location);
         let index = options
@@ -55,16 +54,20 @@ impl Reader {
         let remote = hfile::scheme_of(file).is_some();
         let inner = if remote && !sniff::is_cram(file) {
             open_remote(location, file, index.as_deref(), options, false)?
-        } else {
-            let (is_cram, opened) = if remote {
-                let transport = options.transport_for_bam();
-                let cram = sniff::remote_is_cram(file, &transport).map_err(Error::Open)?;
-                (cram, None)
-            } else {
-                match sniff::sniff(file) {
-                    Sniffed::Cram => (true, None),
-                    Sniffed::Other(opened) => (false, opened),
+        } else if remote {
+            // A URL named as a CRAM is opened as one, and as BAM when the CRAM reader finds no
+            // CRAM magic: no request more than the reader's own either way.
+            match CramFile::open(file, index.as_deref(), options, options.no_cache) {
+                Ok(cram) => Inner::Cram(Box::new(cram)),
+                Err(Error::Format { .. }) => {
+                    Inner::Bam(Box::new(bam::Reader::open(location, &bam_options(options, false))?))
                 }
+                Err(e) => return Err(e),
+            }
+        } else {
+            let (is_cram, opened) = match sniff::sniff(file) {
+                Sniffed::Cram => (true, None),
+                Sniffed::Other(opened) => (false, opened),
             };
             if is_cram {
                 let cram = CramFile::open(file, index.as_deref(), options, options.no_cache)?;

@@ -64,7 +64,7 @@ pub use error::{Error, HeaderError, RecordError};
 pub use flags::Flags;
 pub use header::{Header, Reference};
 pub use index_source::IndexHint;
-pub use query::{FetchPlan, Query, Regions};
+pub use query::{FetchPlan, Prepared, Query, Regions};
 pub use reader::{Confirmed, OpenOptions, Reader};
 pub use record::{Record, RecordRef, StoredCoordinates};
 pub use record_reader::RecordReader;

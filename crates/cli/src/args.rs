@@ -15,7 +15,7 @@ use crate::getopt::{self, Spec, Value};
 mod select_args;
 mod view_args;
 
-pub use samtools::view::ViewArgs;
+use samtools::view::ViewArgs;
 use view_args::seconds;
 
 /// Every option `view` knows.

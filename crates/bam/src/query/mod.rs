@@ -10,6 +10,8 @@ mod itr_multi;
 mod overlap;
 mod planner;
 mod setup;
+
+pub use setup::Prepared;
 mod targets;
 
 pub(crate) use planner::Planner;

@@ -133,6 +133,10 @@ impl<S: Source> RecordReader<S> {
     }
 }
 
+/// A query planned by [`Reader::prepare`], its spans on their way: [`Reader::query_prepared`]
+/// reads it.
+pub struct Prepared(Start);
+
 impl Reader {
     /// Starts a query. For anything but [`Regions::File`] the index must have been found
     /// ([`Reader::select_index`] or [`Reader::load_index`]); the references the regions name
@@ -140,6 +144,14 @@ impl Reader {
     /// (a remote file fetches them ahead), and cached parts of the file are shown current
     /// ([`Reader::confirm`]) before this returns.
     pub fn query(&mut self, regions: impl Into<Regions>) -> Result<Query<'_>> {
+        let prepared = self.prepare(regions)?;
+        self.query_prepared(prepared)
+    }
+
+    /// The first half of [`Reader::query`]: the regions planned and the spans on their way,
+    /// the cached parts not yet shown current. For a caller that handles a stale cache itself
+    /// ([`Reader::confirm`], then [`Reader::query_prepared`]) without holding a query.
+    pub fn prepare(&mut self, regions: impl Into<Regions>) -> Result<Prepared> {
         let regions = regions.into();
         let start = match regions.needs() {
             None => Start::file(),
@@ -167,9 +179,14 @@ impl Reader {
             return Err(error);
         }
         start.advise(self.record_reader_mut().bgzf_mut());
-        // With the spans on their way, show that cached parts of the file are current.
+        Ok(Prepared(start))
+    }
+
+    /// The second half of [`Reader::query`]: with the spans on their way, the cached parts
+    /// of the file shown current, then the query.
+    pub fn query_prepared(&mut self, prepared: Prepared) -> Result<Query<'_>> {
         self.confirm()?;
-        Ok(Query::new(self.record_reader_mut(), start))
+        Ok(Query::new(self.record_reader_mut(), prepared.0))
     }
 
     /// The records of the whole file from where the reader stands (the first record, after

@@ -25,6 +25,8 @@ pub struct Reader {
     index: Option<String>,
     options: Options,
     inner: Inner,
+    /// A BAM query planned and confirmed, its spans on their way, for [`Reader::read`].
+    prepared: Option<bam::Prepared>,
     /// Whether a query has read records: a BAM reader reads a whole file from where it stands,
     /// so it is opened again for one.
     used: bool,
@@ -59,9 +61,10 @@ impl Reader {
             // CRAM magic: no request more than the reader's own either way.
             match CramFile::open(file, index.as_deref(), options, options.no_cache) {
                 Ok(cram) => Inner::Cram(Box::new(cram)),
-                Err(Error::Format { .. }) => {
-                    Inner::Bam(Box::new(bam::Reader::open(location, &bam_options(options, false))?))
-                }
+                Err(Error::Format { .. }) => Inner::Bam(Box::new(bam::Reader::open(
+                    location,
+                    &bam_options(options, false),
+                )?)),
                 Err(e) => return Err(e),
             }
         } else {
@@ -85,6 +88,7 @@ impl Reader {
             index,
             options: options.clone(),
             inner,
+            prepared: None,
             used: false,
             no_cache: false,
         })
@@ -189,15 +193,11 @@ impl Reader {
             other => other?,
         }
         let inner = match &mut self.inner {
-            Inner::Bam(r) => {
-                let regions = match asked {
-                    Asked::File => bam::Regions::File,
-                    Asked::Targets(regions) => bam::Regions::Targets(regions.to_vec()),
-                    Asked::Multi(set) => bam::Regions::Multi(set.clone()),
-                    Asked::Overlapping(set) => bam::Regions::Overlapping(set.clone()),
-                };
-                Kind::Bam(r.query(regions)?)
-            }
+            Inner::Bam(r) => match self.prepared.take() {
+                Some(prepared) => Kind::Bam(r.query_prepared(prepared)?),
+                // Prepared just now by `confirm`.
+                None => return Err(Error::cram(&self.location, "the query was not planned")),
+            },
             Inner::Cram(c) => match c.planned.take() {
                 Some(planned) => Kind::Cram(c.records(planned)),
                 // Planned just now by `confirm`.
@@ -207,14 +207,24 @@ impl Reader {
         Ok(Records::new(inner))
     }
 
-    /// Loads what the query needs and shows the cached parts current.
+    /// Loads what the query needs, plans it (its spans on their way) and shows the cached
+    /// parts current: a stale one is found before any record is read, and the spans did not
+    /// wait for the check.
     fn confirm(&mut self, asked: Asked) -> Result<()> {
         match &mut self.inner {
             Inner::Bam(r) => {
                 if !matches!(asked, Asked::File) {
                     r.select_index(self.index.as_deref())?;
                 }
+                let regions = match asked {
+                    Asked::File => bam::Regions::File,
+                    Asked::Targets(regions) => bam::Regions::Targets(regions.to_vec()),
+                    Asked::Multi(set) => bam::Regions::Multi(set.clone()),
+                    Asked::Overlapping(set) => bam::Regions::Overlapping(set.clone()),
+                };
+                let prepared = r.prepare(regions)?;
                 r.confirm()?;
+                self.prepared = Some(prepared);
             }
             Inner::Cram(c) => {
                 let planned = c.plan(asked)?;

@@ -10,7 +10,6 @@
 
 mod args;
 mod bgzip;
-mod bgzip_gzi;
 mod cram_multi;
 mod cram_view;
 mod flagstat;
@@ -27,9 +26,6 @@ mod select;
 mod sink;
 mod summary;
 mod tabix;
-mod tabix_conf;
-mod tabix_index;
-mod tabix_reheader;
 mod view;
 
 use std::process::ExitCode;

@@ -124,6 +124,6 @@ impl fmt::Display for Failure {
 
 impl From<Failure> for crate::Error {
     fn from(f: Failure) -> crate::Error {
-        crate::Error::Bgzip(f)
+        crate::Error::Bgzip(Box::new(f))
     }
 }

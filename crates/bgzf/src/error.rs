@@ -151,7 +151,7 @@ pub enum Error {
         len: u64,
     },
     /// bgzip's work on a file failed ([`crate::bgzip::run`]).
-    Bgzip(crate::bgzip::Failure),
+    Bgzip(Box<crate::bgzip::Failure>),
     /// A decoding thread stopped before returning the block at `offset`.
     Thread {
         /// The file (path or URL) it is about.

@@ -396,3 +396,37 @@ fn copy(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_apply_in_order_as_bgzips_loop() {
+        let o = Options::from_flags([('r', None, 0), ('t', None, 0)]).unwrap();
+        assert!(o.test && !o.reindex && !o.compress);
+        let o = Options::from_flags([('b', Some("10"), 10), ('s', Some("5"), 5)]).unwrap();
+        assert_eq!(
+            (o.start, o.end, o.stdout, o.compress),
+            (10, Some(15), true, false)
+        );
+        let e = Options::from_flags([('b', Some("-3"), -3)]).unwrap_err();
+        assert_eq!(e.to_string(), "Illegal region: [-3, -1]");
+    }
+
+    #[test]
+    fn decompressed_names_keep_bgzips_rules() {
+        assert_eq!(decompressed_name("a.b.GZ", false).unwrap(), "a.b");
+        let e = decompressed_name("dir.x/file", false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "can't remove an extension from dir.x/file -- please rename"
+        );
+        let e = decompressed_name("a.foo", false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown extension .foo -- declining to decompress to a"
+        );
+        assert_eq!(decompressed_name("a.foo", true).unwrap(), "a");
+    }
+}

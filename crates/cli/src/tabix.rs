@@ -120,11 +120,9 @@ pub fn run(argv: &[String]) -> ExitCode {
         eprint!("{USAGE}");
         return ExitCode::from(1);
     };
-    let list = has('l');
-    let only_header = has('H');
-    let (regions_file, targets_file) = (value('R'), value('T'));
-    if list {
-        return query(file, &[], &Print::default(), None, list);
+    let (only_header, regions_file, targets_file) = (has('H'), value('R'), value('T'));
+    if has('l') {
+        return query(file, &[], &Print::default(), None, true);
     }
     if !regions.is_empty() || only_header || regions_file.is_some() || targets_file.is_some() {
         let options = hfile::OpenOptions::default();
@@ -154,8 +152,7 @@ pub fn run(argv: &[String]) -> ExitCode {
 }
 
 fn no_region_list(file: &str, why: &str) -> ExitCode {
-    eprintln!("{why}");
-    eprintln!("Could not build region list for \"{file}\"");
+    eprintln!("{why}\nCould not build region list for \"{file}\"");
     ExitCode::from(1)
 }
 

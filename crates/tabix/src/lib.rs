@@ -3,7 +3,7 @@
 //!
 //! The `tabix` command's other work is here too, for the command line to call: [`conf`] (its
 //! presets and column options), [`build::index_file`] (indexing), [`reheader`] (`-r`) and
-//! [`print`] (a query's output).
+//! [`print`](mod@print) (a query's output).
 //!
 //! # Examples
 //!

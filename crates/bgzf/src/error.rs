@@ -127,6 +127,31 @@ pub enum Error {
         /// The level asked for.
         level: u32,
     },
+    /// A `.gzi` index cannot be read.
+    IndexFile {
+        /// The index file.
+        name: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A `.gzi` index cannot be written.
+    IndexWrite {
+        /// The index file.
+        name: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A `.gzi` index holds fewer bytes than its count of block starts needs.
+    IndexTruncated {
+        /// The index file.
+        name: String,
+        /// The count it gives.
+        count: u64,
+        /// Its length in bytes.
+        len: u64,
+    },
+    /// bgzip's work on a file failed ([`crate::bgzip::run`]).
+    Bgzip(Box<crate::bgzip::Failure>),
     /// A decoding thread stopped before returning the block at `offset`.
     Thread {
         /// The file (path or URL) it is about.
@@ -152,8 +177,11 @@ impl Error {
             | Error::Gzip { name, .. }
             | Error::SeekUnsupported { name, .. }
             | Error::SeekPastBlock { name, .. }
+            | Error::IndexFile { name, .. }
+            | Error::IndexWrite { name, .. }
+            | Error::IndexTruncated { name, .. }
             | Error::Thread { name, .. } => name,
-            Error::InvalidLevel { .. } => "",
+            Error::InvalidLevel { .. } | Error::Bgzip(_) => "",
         }
     }
 
@@ -165,6 +193,9 @@ impl Error {
                 | Error::SeekUnsupported { .. }
                 | Error::InvalidLevel { .. }
                 | Error::Thread { .. }
+                | Error::IndexFile { .. }
+                | Error::IndexWrite { .. }
+                | Error::Bgzip(_)
         )
     }
 }
@@ -226,6 +257,14 @@ impl fmt::Display for Error {
                 f,
                 "{name}: a decoding thread stopped before inflating the block at offset {offset}"
             ),
+            Error::IndexFile { name, source } => write!(f, "{name}: {source}"),
+            Error::IndexWrite { name, source } => {
+                write!(f, "Could not write index to '{name}': {source}")
+            }
+            Error::IndexTruncated { name, .. } => {
+                write!(f, "{name}: the index is shorter than its count says")
+            }
+            Error::Bgzip(e) => write!(f, "{e}"),
             block => block.fmt_block(f),
         }
     }
@@ -304,7 +343,9 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(e) => Some(e),
-            Error::Gzip { source, .. } => Some(source),
+            Error::Gzip { source, .. }
+            | Error::IndexFile { source, .. }
+            | Error::IndexWrite { source, .. } => Some(source),
             _ => None,
         }
     }

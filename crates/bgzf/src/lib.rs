@@ -15,6 +15,8 @@
 //! - [`BlockStream`] decodes BGZF sequentially from any `std::io::Read` (a stream, no seeks),
 //!   saying how many input bytes the data read so far needed.
 //! - [`block`] holds the pure parsing and inflating of one block.
+//! - [`gzi`] reads and writes `.gzi` indexes (block starts, for seeks by uncompressed offset).
+//! - [`bgzip`] is bgzip 1.16's work on one file (compress, decompress, test, reindex).
 //!
 //! # Examples
 //!
@@ -36,11 +38,14 @@
 
 #![warn(missing_docs)]
 
+pub mod bgzip;
+mod bgzip_error;
 pub mod block;
 mod block_stream;
 mod blocked;
 mod deflate_pool;
 mod error;
+pub mod gzi;
 mod gzip_tail;
 mod input;
 mod limit;

@@ -13,7 +13,6 @@ use samtools::numbers;
 
 mod args;
 mod bgzip;
-mod bgzip_gzi;
 mod flagstat;
 mod getopt;
 mod idxstats;
@@ -22,9 +21,6 @@ mod opts;
 mod quickcheck;
 mod summary;
 mod tabix;
-mod tabix_conf;
-mod tabix_index;
-mod tabix_reheader;
 mod view;
 
 use std::process::ExitCode;

@@ -1,15 +1,18 @@
-//! `hts tabix FILE [REGION...]`: tabix 1.16's query mode (`-h`, `-H`, `-l`, `-R`, `-T`,
-//! `--separate-regions`, `-D`), its messages and exit codes; `-r` and indexing hand on to
-//! their own modules. Indexes are read from the cache or the source, never written to the
-//! working directory, so `-D` changes nothing.
+//! `hts tabix`: tabix 1.16's command line, messages and exit codes; the work is the `tabix`
+//! crate's (`conf` for the options, `print` for queries: `-h`, `-H`, `-l`, `-R`, `-T`,
+//! `--separate-regions`; `reheader` for `-r`; `build::index_file` for indexing). Indexes are
+//! read from the cache or the source, never written to the working directory, so `-D`
+//! changes nothing.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use tabix::RegionList;
+use tabix::build::BuildFailure;
+use tabix::conf::{Conf, Setting};
+use tabix::print::Print;
+use tabix::{Error, RegionList};
 
 use crate::getopt::{self, Spec, Value};
-use crate::tabix_conf::{Conf, Setting};
 
 const USAGE: &str = "
 Version: 1.16 (hts)
@@ -40,67 +43,41 @@ Querying and other options:
        --verbosity INT        accepted for tabix's sake
 ";
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Opt {
-    Header,
-    OnlyHeader,
-    List,
-    NoDownload,
-    Separate,
-    Zero,
-    Csi,
-    Force,
-    Value(char),
-    Ignored,
-}
-
-const fn flag(id: Opt, short: char, long: &'static [&'static str]) -> Spec<Opt> {
+/// An option, named by its letter (`1`: `--separate-regions`; `_`: `--cache` and
+/// `--verbosity`, accepted and ignored).
+const fn spec(id: char, long: &'static [&'static str], valued: bool) -> Spec<char> {
     Spec {
         id,
-        short: Some(short),
+        short: if id == '1' || id == '_' {
+            None
+        } else {
+            Some(id)
+        },
         long,
-        value: Value::None,
+        value: if valued { Value::Required } else { Value::None },
     }
 }
 
-const fn valued(c: char, long: &'static [&'static str]) -> Spec<Opt> {
-    Spec {
-        id: Opt::Value(c),
-        short: Some(c),
-        long,
-        value: Value::Required,
-    }
-}
-
-const fn long_only(id: Opt, long: &'static [&'static str], value: Value) -> Spec<Opt> {
-    Spec {
-        id,
-        short: None,
-        long,
-        value,
-    }
-}
-
-const SPECS: &[Spec<Opt>] = &[
-    flag(Opt::Header, 'h', &["print-header"]),
-    flag(Opt::OnlyHeader, 'H', &["only-header"]),
-    flag(Opt::List, 'l', &["list-chroms"]),
-    flag(Opt::NoDownload, 'D', &[]),
-    long_only(Opt::Separate, &["separate-regions"], Value::None),
-    long_only(Opt::Ignored, &["cache", "verbosity"], Value::Required),
-    flag(Opt::Zero, '0', &["zero-based"]),
-    flag(Opt::Csi, 'C', &["csi"]),
-    flag(Opt::Force, 'f', &["force"]),
-    valued('p', &["preset"]),
-    valued('s', &["sequence"]),
-    valued('b', &["begin"]),
-    valued('e', &["end"]),
-    valued('S', &["skip-lines"]),
-    valued('c', &["comment"]),
-    valued('m', &["min-shift"]),
-    valued('r', &["reheader"]),
-    valued('R', &["regions"]),
-    valued('T', &["targets"]),
+const SPECS: &[Spec<char>] = &[
+    spec('h', &["print-header"], false),
+    spec('H', &["only-header"], false),
+    spec('l', &["list-chroms"], false),
+    spec('D', &[], false),
+    spec('1', &["separate-regions"], false),
+    spec('_', &["cache", "verbosity"], true),
+    spec('0', &["zero-based"], false),
+    spec('C', &["csi"], false),
+    spec('f', &["force"], false),
+    spec('p', &["preset"], true),
+    spec('s', &["sequence"], true),
+    spec('b', &["begin"], true),
+    spec('e', &["end"], true),
+    spec('S', &["skip-lines"], true),
+    spec('c', &["comment"], true),
+    spec('m', &["min-shift"], true),
+    spec('r', &["reheader"], true),
+    spec('R', &["regions"], true),
+    spec('T', &["targets"], true),
 ];
 
 pub fn run(argv: &[String]) -> ExitCode {
@@ -111,23 +88,25 @@ pub fn run(argv: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let has = |o: Opt| parsed.options.iter().any(|f| f.id == o);
+    let has = |c: char| parsed.options.iter().any(|f| f.id == c);
     let value = |c: char| {
-        parsed
-            .options
-            .iter()
-            .rev()
-            .find(|f| f.id == Opt::Value(c))
-            .and_then(|f| f.value.as_deref())
+        let last = parsed.options.iter().rev().find(|f| f.id == c);
+        last.and_then(|f| f.value.as_deref())
     };
     let settings = parsed
         .options
         .iter()
         .filter_map(|f| match (f.id, &f.value) {
-            (Opt::Zero, _) => Some(Setting::Zero),
-            (Opt::Csi, _) => Some(Setting::Csi),
-            (Opt::Force, _) => Some(Setting::Force),
-            (Opt::Value(c), Some(v)) => Some(Setting::Value(c, v)),
+            ('0', _) => Some(Setting::Zero),
+            ('C', _) => Some(Setting::Csi),
+            ('f', _) => Some(Setting::Force),
+            ('p', Some(v)) => Some(Setting::Preset(v)),
+            ('c', Some(v)) => Some(Setting::Comment(v)),
+            (c @ ('s' | 'b' | 'e' | 'S' | 'm'), Some(v)) => {
+                // strtol(v, &end, 10) with nothing left after the number (empty: 0, as in C).
+                let (n, used) = crate::numbers::strtol(v, 10);
+                Some(Setting::Number(c, v, (used == v.len()).then_some(n)))
+            }
             _ => None,
         });
     let conf = match Conf::from_settings(settings) {
@@ -141,69 +120,47 @@ pub fn run(argv: &[String]) -> ExitCode {
         eprint!("{USAGE}");
         return ExitCode::from(1);
     };
-    let list = has(Opt::List);
-    let only_header = has(Opt::OnlyHeader);
-    let (regions_file, targets_file) = (value('R'), value('T'));
-    if list {
-        return query(file, &[], &Flags::default(), None, list);
+    let (only_header, regions_file, targets_file) = (has('H'), value('R'), value('T'));
+    if has('l') {
+        return query(file, &[], &Print::default(), None, true);
     }
     if !regions.is_empty() || only_header || regions_file.is_some() || targets_file.is_some() {
         let options = hfile::OpenOptions::default();
-        let mut regs = Vec::new();
-        if !only_header {
-            if let Some(f) = regions_file {
-                match RegionList::read(f, &options) {
-                    Ok(l) => regs = l.region_strings(),
-                    Err(e) => return no_region_list(f, &e),
-                }
-            }
-            if regs.is_empty() && regions.is_empty() {
-                regs.push(".".to_string());
-            }
-            regs.extend(regions.iter().cloned());
-        }
+        let regs = match (only_header, regions_file) {
+            (true, _) => Vec::new(),
+            (false, f) => match tabix::print::region_strings(f, regions, &options) {
+                Ok(r) => r,
+                Err(e) => return no_region_list(f.unwrap_or_default(), &e),
+            },
+        };
         let targets = match targets_file.map(|f| (f, RegionList::read(f, &options))) {
             None => None,
             Some((_, Ok(t))) => Some(t),
             Some((f, Err(e))) => return no_region_list(f, &e),
         };
-        let flags = Flags {
-            header: has(Opt::Header) || only_header,
+        let flags = Print {
+            header: has('h') || only_header,
             only_header,
-            separate: has(Opt::Separate).then(|| conf.meta_char(file)),
+            separate: has('1').then(|| conf.meta_char(file)),
         };
         return query(file, &regs, &flags, targets.as_ref(), false);
     }
     if let Some(header) = value('r') {
-        return crate::tabix_reheader::run(file, header, &conf);
+        return reheader(file, header, &conf);
     }
-    crate::tabix_index::run(file, &conf)
+    index(file, &conf)
 }
 
 fn no_region_list(file: &str, why: &str) -> ExitCode {
-    eprintln!("{why}");
-    eprintln!("Could not build region list for \"{file}\"");
+    eprintln!("{why}\nCould not build region list for \"{file}\"");
     ExitCode::from(1)
-}
-
-#[derive(Default)]
-struct Flags {
-    header: bool,
-    only_header: bool,
-    /// `--separate-regions`: the comment character to print before each region's lines.
-    separate: Option<u8>,
-}
-
-enum Failure {
-    Read(tabix::Error),
-    Write(io::Error),
 }
 
 /// Opens `file` and writes its names (`list`) or its header and regions' lines.
 fn query(
     file: &str,
     regions: &[String],
-    flags: &Flags,
+    flags: &Print,
     targets: Option<&RegionList>,
     list: bool,
 ) -> ExitCode {
@@ -229,79 +186,66 @@ fn query(
     };
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    let result = if list {
-        reader
-            .names()
-            .iter()
-            .try_for_each(|n| line(&mut out, n.as_bytes()))
-    } else {
-        write_regions(&mut reader, regions, flags, targets, &mut out)
+    let mut bad_region = |why: &str| eprintln!("[E::hts_parse_region] {why}");
+    let result = match list {
+        true => tabix::print::names(&reader, &mut out),
+        false => tabix::print::regions(
+            &mut reader,
+            regions,
+            flags,
+            targets,
+            &mut out,
+            &mut bad_region,
+        ),
     };
-    let flushed = out.flush().map_err(Failure::Write);
-    match result.and(flushed) {
+    match result.and_then(|()| out.flush().map_err(Error::Write)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(Failure::Write(e)) => {
-            eprintln!("hts tabix: writing to standard output failed: {e}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Read(e)) => {
-            eprintln!("Reading \"{file}\" failed: {e}");
-            ExitCode::from(1)
-        }
+        Err(e) => failed(&e, &format!("Reading \"{file}\" failed: {e}")),
     }
 }
 
-fn line(out: &mut dyn Write, l: &[u8]) -> Result<(), Failure> {
-    out.write_all(l)
-        .and_then(|()| out.write_all(b"\n"))
-        .map_err(Failure::Write)
+/// The exit of a query or reheader that failed with `e` (`message` for a read error): a
+/// closed output pipe ends it quietly, as tabix's ignored write errors do.
+fn failed(e: &Error, message: &str) -> ExitCode {
+    match e {
+        Error::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Error::Write(e) => eprintln!("hts tabix: writing to standard output failed: {e}"),
+        _ => eprintln!("{message}"),
+    }
+    ExitCode::from(1)
 }
 
-/// tabix's `query_regions` for text files: the header, then each region's lines in turn
-/// (a region that does not parse is reported and passed over), those outside the targets
-/// dropped, `--separate-regions`' line before the first line of each region that has one.
-fn write_regions(
-    reader: &mut tabix::Reader,
-    regions: &[String],
-    flags: &Flags,
-    targets: Option<&RegionList>,
-    out: &mut impl Write,
-) -> Result<(), Failure> {
-    if flags.header {
-        for h in reader.header().map_err(Failure::Read)? {
-            line(out, &h)?;
+fn reheader(file: &str, header: &str, conf: &Conf) -> ExitCode {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    match tabix::reheader::reheader(file, header, conf.meta_char(file), &mut out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::NoBody { .. }) => {
+            eprintln!("FIXME: No body in the file: {file}");
+            ExitCode::from(1)
         }
+        // tabix returns -1 from main here: exit status 255, no message.
+        Err(Error::EmptyFirstBlock { .. }) => ExitCode::from(255),
+        Err(e @ Error::HeaderFile { .. }) => failed(&e, &e.to_string()),
+        Err(e) => failed(&e, &format!("hts tabix: {e}")),
     }
-    if flags.only_header {
-        return Ok(());
-    }
-    let meta = reader.meta().clone();
-    for region in regions {
-        let target = match tabix::resolve(&meta, region) {
-            Ok(t) => t,
-            Err(why) => {
-                eprintln!("[E::hts_parse_region] {why}");
-                continue;
-            }
-        };
-        let mut q = reader.query_region(target);
-        let mut found = false;
-        while let Some((l, beg, end)) = q.next_record().map_err(Failure::Read)? {
-            if let Some(t) = targets {
-                let name = tabix::interval::parse(&meta, l).map_or(&[][..], |iv| iv.name);
-                if !t.overlaps(name, beg, end - 1) {
-                    continue;
-                }
-            }
-            if let (false, Some(c)) = (found, flags.separate) {
-                let mut head = vec![c];
-                head.extend_from_slice(region.as_bytes());
-                line(out, &head)?;
-            }
-            found = true;
-            line(out, l)?;
+}
+
+fn index(file: &str, conf: &Conf) -> ExitCode {
+    let mut bad_line = |kind: &str, line: &[u8]| {
+        eprintln!(
+            "[E::get_intv] Failed to parse {kind}, was wrong -p [type] used?\n\
+             The offending line was: \"{}\"",
+            String::from_utf8_lossy(line)
+        )
+    };
+    match tabix::build::index_file(file, conf, &mut bad_line) {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(BuildFailure::NotBgzf) => {
+            eprintln!("[tabix] the compression of '{file}' is not BGZF")
         }
+        Err(e) if e.while_building() => eprintln!("{e}\ntbx_index_build failed: {file}"),
+        Err(e) => eprintln!("{e}"),
     }
-    Ok(())
+    ExitCode::from(1)
 }

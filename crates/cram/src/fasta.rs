@@ -50,7 +50,8 @@ enum Body {
     Plain(Box<dyn bgzf::Source + Send>),
     Bgzf {
         src: Box<dyn bgzf::Source + Send>,
-        gzi: Vec<(u64, u64)>,
+        /// The `.gzi`'s block starts, (0, 0) first.
+        gzi: bgzf::gzi::Starts,
     },
 }
 
@@ -75,8 +76,11 @@ impl Fasta {
         };
         let body = if compressed {
             let gzi_path = format!("{}.gzi", path.display());
-            let gzi = std::fs::read(&gzi_path).map_err(|e| format!("{gzi_path}: {e}"))?;
-            Body::bgzf(Box::new(file), &gzi).map_err(|e| format!("{gzi_path}: {e}"))?
+            let gzi = bgzf::gzi::read(&gzi_path).map_err(|e| e.to_string())?;
+            Body::Bgzf {
+                src: Box::new(file),
+                gzi,
+            }
         } else {
             Body::Plain(Box::new(file))
         };
@@ -105,8 +109,11 @@ impl Fasta {
         let src = remote.open(url).map_err(|e| format!("{shown}: {e}"))?;
         let body = if magic == [0x1f, 0x8b] {
             let gzi_url = hfile::add_extension(url, ".gzi");
-            Body::bgzf(src, &fetch(&gzi_url, None)?)
-                .map_err(|e| format!("{}: {e}", redact(&gzi_url)))?
+            let gzi = fetch(&gzi_url, None)?;
+            Body::Bgzf {
+                src,
+                gzi: bgzf::gzi::parse(&redact(&gzi_url), &gzi).map_err(|e| e.to_string())?,
+            }
         } else {
             Body::Plain(src)
         };
@@ -275,34 +282,26 @@ fn printable_upper(raw: &[u8]) -> Vec<u8> {
 }
 
 impl Body {
-    /// A bgzipped file's body: its blocks found through the `.gzi`'s bytes.
-    fn bgzf(src: Box<dyn bgzf::Source + Send>, gzi: &[u8]) -> Result<Body, String> {
-        Ok(Body::Bgzf {
-            src,
-            gzi: parse_gzi(gzi)?,
-        })
-    }
-
     /// Up to `len` bytes from uncompressed offset `from` (fewer at the end of the data).
     fn read_at(&mut self, from: u64, len: u64) -> Result<Vec<u8>, String> {
         match self {
             Body::Plain(src) => exact(src.as_mut(), from, Some(from.saturating_add(len))),
             Body::Bgzf { src, gzi } => {
-                // The blocks from the last starting at or before `from` (the first block is
-                // implicit) to the first starting at or past the range's end.
-                let (c, u) = gzi
-                    .iter()
-                    .copied()
-                    .take_while(|&(_, u)| u <= from)
-                    .last()
-                    .unwrap_or((0, 0));
-                let within = u16::try_from(from - u)
+                // The blocks from the last starting at or before `from` to the first (but the
+                // implicit (0, 0)) starting at or past the range's end.
+                let (c, within) = bgzf::gzi::locate(gzi, from);
+                let u = from - within;
+                let within = u16::try_from(within)
                     .map_err(|_| format!("the .gzi has no block near offset {from}"))?;
                 // Past the last block the `.gzi` names, its end is unknown: bgzip's blocks
                 // hold 65280 bytes in at most 65536, so ask for that much, and for the rest of
                 // the file only if other blocks fall short.
                 let end = from.saturating_add(len);
-                let c_end = gzi.iter().find(|&&(_, u)| u >= end).map(|&(c, _)| c);
+                let c_end = gzi
+                    .iter()
+                    .skip(1)
+                    .find(|&&(_, u)| u >= end)
+                    .map(|&(c, _)| c);
                 let guess = (end - u).div_ceil(BGZIP_BLOCK_DATA) + 1;
                 let c_guess = c_end.unwrap_or(c.saturating_add(guess.saturating_mul(MAX_BLOCK)));
                 let raw = inflate(exact(src.as_mut(), c, Some(c_guess))?, within, len);
@@ -355,24 +354,6 @@ fn exact(src: &mut dyn bgzf::Source, from: u64, end: Option<u64>) -> Result<Vec<
 /// A URL without its query string (which may hold a signature), for messages.
 fn redact(url: &str) -> String {
     url.split_once('?').map_or(url, |(p, _)| p).to_string()
-}
-
-/// A `.gzi`: a count, then (compressed, uncompressed) offset pairs, little-endian u64s.
-fn parse_gzi(d: &[u8]) -> Result<Vec<(u64, u64)>, String> {
-    let word = |i: usize| {
-        d.get(i..i + 8)
-            .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
-    };
-    let n = word(0).ok_or("truncated index")?;
-    if n.checked_mul(16).and_then(|b| b.checked_add(8)) != Some(d.len() as u64) {
-        return Err(format!(
-            "index of {} bytes does not hold {n} entries",
-            d.len()
-        ));
-    }
-    Ok((0..n as usize)
-        .filter_map(|k| Some((word(8 + 16 * k)?, word(16 + 16 * k)?)))
-        .collect())
 }
 
 fn parse_fai(text: &[u8]) -> Result<HashMap<Vec<u8>, FaiEntry>, String> {

@@ -8,6 +8,7 @@ use hfile::HFile;
 use index::build::{BuildError, Builder, Scheme};
 use index::tbi::Meta;
 
+use crate::conf::{preset, preset_by_name, Conf};
 use crate::{interval, lines, Error};
 
 /// Why indexing failed.
@@ -21,6 +22,61 @@ pub enum BuildFailure {
     NotBgzf,
     /// The index could not be written.
     Write(std::io::Error),
+    /// The data file could not be opened.
+    Open(Error),
+    /// The index file exists and overwriting it was not asked for.
+    Exists {
+        /// The index file.
+        name: String,
+    },
+    /// The index file could not be saved.
+    Save {
+        /// The index file.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// tabix 1.16's message (htslib's for a line the builder refuses); the command line adds
+/// the file's name to [`BuildFailure::NotBgzf`]'s.
+impl std::fmt::Display for BuildFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildFailure::Open(e) | BuildFailure::Read(e) => write!(f, "[tabix] {e}"),
+            BuildFailure::Write(e) => write!(f, "[tabix] {e}"),
+            BuildFailure::Exists { .. } => write!(
+                f,
+                "[tabix] the index file exists. Please use '-f' to overwrite."
+            ),
+            BuildFailure::NotBgzf => write!(f, "[tabix] the compression is not BGZF"),
+            BuildFailure::Save { name, source } => {
+                write!(f, "[tabix] cannot write {name}: {source}")
+            }
+            BuildFailure::Push(BuildError::Unsorted { tid, previous, beg }) => write!(
+                f,
+                "[E::hts_idx_push] Unsorted positions on sequence #{}: {} followed by {}",
+                tid + 1,
+                previous + 1,
+                beg + 1
+            ),
+            BuildFailure::Push(BuildError::NotContiguous { .. }) => {
+                write!(f, "[E::hts_idx_push] Chromosome blocks not continuous")
+            }
+            BuildFailure::Push(other) => write!(f, "[E::hts_idx_push] {other}"),
+        }
+    }
+}
+
+impl BuildFailure {
+    /// Whether tabix follows the message with `tbx_index_build failed`: the failure came
+    /// while building, after the file was opened and checked.
+    pub fn while_building(&self) -> bool {
+        matches!(
+            self,
+            BuildFailure::Push(_) | BuildFailure::Read(_) | BuildFailure::Write(_)
+        )
+    }
 }
 
 impl From<Error> for BuildFailure {
@@ -106,4 +162,69 @@ pub fn index(
         .write_tabix(&mut out, &meta.to_bytes())
         .map_err(BuildFailure::Write)?;
     Ok(out)
+}
+
+/// The columns tabix uses when no option fixed them: the preset the name picks, else VCF's
+/// when the data starts as a VCF does (`hts_open`'s format detection), else the default
+/// (GFF's columns).
+fn detected(file: &str, data: &mut bgzf::Reader<HFile>) -> Option<Meta> {
+    if let Some(m) = preset_by_name(file) {
+        return Some(m);
+    }
+    let head = data.fill_block().ok()?;
+    head.starts_with(b"##fileformat=VCF")
+        .then(|| preset("vcf"))
+        .flatten()
+}
+
+/// htslib's name for a preset's kind of line, as its complaints give it.
+pub fn kind(m: &Meta) -> &'static str {
+    match m.preset() {
+        index::tbi::Preset::Vcf => "TBX_VCF",
+        index::tbi::Preset::Sam => "TBX_SAM",
+        index::tbi::Preset::Generic => "TBX_GENERIC",
+    }
+}
+
+/// tabix 1.16's indexing mode: indexes the local bgzipped `file` with the configuration `c`
+/// (the columns detected when no option fixed them) and saves `file.tbi`, or `file.csi` with
+/// `-C` or `-m`. A line whose interval cannot be read goes to `bad_line` with the [`kind`]
+/// of the columns used, and is left out.
+///
+/// # Errors
+/// See [`BuildFailure`].
+pub fn index_file(
+    file: &str,
+    c: &Conf,
+    bad_line: &mut dyn FnMut(&str, &[u8]),
+) -> Result<(), BuildFailure> {
+    let src =
+        hfile::open(file, &Default::default()).map_err(|e| BuildFailure::Open(Error::Open(e)))?;
+    let mut data = bgzf::Reader::with_name(src, file).map_err(|e| BuildFailure::Open(e.into()))?;
+    let mut m = c.meta.clone();
+    let mut min_shift = c.min_shift;
+    if c.detect {
+        if let Some(d) = detected(file, &mut data) {
+            if d.preset() == index::tbi::Preset::Vcf && min_shift == 0 && c.csi {
+                min_shift = 14;
+            }
+            m = d;
+        }
+    }
+    if c.csi && min_shift == 0 {
+        min_shift = 14;
+    }
+    let csi = c.csi || min_shift != 0;
+    let name = format!("{file}.{}", if csi { "csi" } else { "tbi" });
+    if !c.force && std::path::Path::new(&name).exists() {
+        return Err(BuildFailure::Exists { name });
+    }
+    let min_shift = if csi {
+        u32::try_from(min_shift).unwrap_or(14)
+    } else {
+        0
+    };
+    let kind = kind(&m);
+    let bytes = index(&mut data, &m, min_shift, &mut |l| bad_line(kind, l))?;
+    std::fs::write(&name, bytes).map_err(|source| BuildFailure::Save { name, source })
 }

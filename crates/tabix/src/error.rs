@@ -1,4 +1,5 @@
 use std::fmt;
+use std::io;
 
 /// What can go wrong reading a tabix-indexed file; each names the file.
 #[derive(Debug)]
@@ -46,6 +47,44 @@ pub enum Error {
         /// What does not fit.
         what: String,
     },
+    /// A number option's text has more than a number (`tabix::conf`).
+    Argument {
+        /// The option's letter.
+        letter: char,
+        /// The text given.
+        value: String,
+    },
+    /// `-p` names no preset tabix knows.
+    Preset {
+        /// The name given.
+        name: String,
+    },
+    /// Reheader: the file's first block holds no data.
+    EmptyFirstBlock {
+        /// The data file.
+        name: String,
+    },
+    /// Reheader: the file holds only header lines.
+    NoBody {
+        /// The data file.
+        name: String,
+    },
+    /// Reheader: the new header's file cannot be read.
+    HeaderFile {
+        /// The header file.
+        name: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// Reading or seeking in the data's bytes failed.
+    Io {
+        /// The data file.
+        name: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing the output failed.
+    Write(io::Error),
     /// A line longer than the bound (1 GiB) has no newline.
     LineTooLong {
         /// The data file.
@@ -70,6 +109,20 @@ impl fmt::Display for Error {
             ),
             Error::Region { region, why } => write!(f, "region {region:?}: {why}"),
             Error::Mismatch { name, at, what } => write!(f, "{name}: {what} at {at}"),
+            Error::Argument { letter, value } => {
+                write!(f, "Could not parse argument: -{letter} {value}")
+            }
+            Error::Preset { name } => write!(f, "The preset string not recognised: '{name}'"),
+            Error::EmptyFirstBlock { name } => write!(f, "{name}: the first block is empty"),
+            Error::NoBody { name } => write!(f, "{name}: no body after the header"),
+            Error::HeaderFile { name, source } => {
+                // The C library's text (`strerror`), without Rust's "(os error N)".
+                let s = source.to_string();
+                let s = s.split(" (os error").next().unwrap_or(&s);
+                write!(f, "{name}: {s}")
+            }
+            Error::Io { name, source } => write!(f, "{name}: {source}"),
+            Error::Write(e) => write!(f, "writing the output failed: {e}"),
             Error::LineTooLong { name, offset } => {
                 write!(
                     f,

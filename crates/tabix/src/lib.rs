@@ -1,6 +1,10 @@
 //! Tabix-indexed text files (bgzipped VCF, BED, GFF, SAM or any tab-separated columns) read by
 //! region as tabix 1.16 reads them, local or remote (any location `hfile` opens).
 //!
+//! The `tabix` command's other work is here too, for the command line to call: [`conf`] (its
+//! presets and column options), [`build::index_file`] (indexing), [`reheader`] (`-r`) and
+//! [`print`](mod@print) (a query's output).
+//!
 //! # Examples
 //!
 //! ```no_run
@@ -16,11 +20,14 @@
 
 mod advice;
 pub mod build;
+pub mod conf;
 mod error;
 mod index_load;
 pub mod interval;
 mod lines;
+pub mod print;
 pub mod region_list;
+pub mod reheader;
 mod resolve;
 
 use bgzf::VirtualOffset;

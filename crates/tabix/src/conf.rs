@@ -5,6 +5,8 @@
 
 use index::tbi::{Meta, UCSC_FLAG};
 
+use crate::Error;
+
 /// The configuration the command line gives.
 #[derive(Clone, Debug)]
 pub struct Conf {
@@ -32,7 +34,7 @@ fn meta(format: i32, cols: (i32, i32, i32), meta_char: u8) -> Meta {
     }
 }
 
-/// tabix's presets (`tbx_conf_*`).
+/// tabix's presets (`tbx_conf_*`): `gff`, `bed`, `sam`, `vcf`.
 pub fn preset(name: &str) -> Option<Meta> {
     Some(match name {
         "gff" => meta(0, (1, 4, 5), b'#'),
@@ -53,31 +55,32 @@ pub fn preset_by_name(file: &str) -> Option<Meta> {
 }
 
 /// One option as tabix's loop sees it.
+#[derive(Clone, Copy, Debug)]
 pub enum Setting<'a> {
+    /// `-0`.
     Zero,
+    /// `-C`.
     Csi,
+    /// `-f`.
     Force,
-    /// A valued option: its letter and value.
-    Value(char, &'a str),
-}
-
-/// `strtol(v, &end, 10)` with nothing left after the number (an empty value is 0, as in C).
-fn strict(letter: char, v: &str) -> Result<i64, String> {
-    let (n, used) = crate::numbers::strtol(v, 10);
-    if used < v.len() {
-        return Err(format!("Could not parse argument: -{letter} {v}"));
-    }
-    Ok(n)
+    /// `-p`'s name.
+    Preset(&'a str),
+    /// `-c`'s character (the first byte; none when empty).
+    Comment(&'a str),
+    /// `-s`, `-b`, `-e`, `-S` or `-m`: the letter, the text given, and its number when C's
+    /// `strtol` leaves nothing after it (parsing is the command line's; an empty text is 0).
+    Number(char, &'a str, Option<i64>),
 }
 
 impl Conf {
     /// Applies the options in order, as tabix's `getopt` loop does.
     ///
     /// # Errors
-    /// tabix's message for a number with trailing text or an unknown preset.
+    /// [`Error::Argument`] for a number with trailing text, [`Error::Preset`] for an unknown
+    /// preset (the first met).
     pub fn from_settings<'a>(
         settings: impl IntoIterator<Item = Setting<'a>>,
-    ) -> Result<Conf, String> {
+    ) -> Result<Conf, Error> {
         let mut c = Conf {
             meta: meta(0, (1, 4, 5), b'#'),
             detect: true,
@@ -95,31 +98,33 @@ impl Conf {
                 }
                 Setting::Csi => c.csi = true,
                 Setting::Force => c.force = true,
-                Setting::Value('p', v) => {
+                Setting::Preset(v) => {
                     c.detect = false;
                     match (preset(v), v) {
                         (Some(m), _) => c.meta = m,
                         // Found from the content by tabix; not indexed by hts.
                         (None, "bcf" | "bam") => c.detect = true,
-                        _ => return Err(format!("The preset string not recognised: '{v}'")),
+                        _ => return Err(Error::Preset { name: v.into() }),
                     }
                 }
-                Setting::Value('c', v) => {
+                Setting::Comment(v) => {
                     c.meta.meta_char = i32::from(v.bytes().next().unwrap_or(0));
                     c.detect = false;
                 }
-                Setting::Value('m', v) => c.min_shift = strict('m', v)?,
-                Setting::Value(l @ ('s' | 'b' | 'e' | 'S'), v) => {
-                    let n = int(strict(l, v)?);
-                    match l {
-                        's' => c.meta.col_seq = n,
-                        'b' => c.meta.col_beg = n,
-                        'e' => c.meta.col_end = n,
-                        _ => skip = Some(n),
+                Setting::Number(letter, v, n) => {
+                    let n = n.ok_or_else(|| Error::Argument {
+                        letter,
+                        value: v.into(),
+                    })?;
+                    match letter {
+                        'm' => c.min_shift = n,
+                        's' => c.meta.col_seq = int(n),
+                        'b' => c.meta.col_beg = int(n),
+                        'e' => c.meta.col_end = int(n),
+                        _ => skip = Some(int(n)),
                     }
-                    c.detect = false;
+                    c.detect &= letter == 'm';
                 }
-                Setting::Value(..) => {}
             }
         }
         if let Some(n) = skip.filter(|n| *n >= 0) {
@@ -136,5 +141,24 @@ impl Conf {
             false => self.meta.clone(),
         };
         u8::try_from(m.meta_char).unwrap_or(b'#')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_apply_in_order_and_complain_as_tabix() {
+        let c = Conf::from_settings([Setting::Preset("bed"), Setting::Number('b', "7", Some(7))])
+            .unwrap();
+        assert_eq!((c.meta.col_seq, c.meta.col_beg, c.detect), (1, 7, false));
+        let e = Conf::from_settings([Setting::Number('s', "1x", None)]).unwrap_err();
+        assert_eq!(e.to_string(), "Could not parse argument: -s 1x");
+        let e = Conf::from_settings([Setting::Preset("xyz")]).unwrap_err();
+        assert_eq!(e.to_string(), "The preset string not recognised: 'xyz'");
+        let c = Conf::from_settings([Setting::Number('m', "12", Some(12))]).unwrap();
+        assert!(c.detect);
+        assert_eq!(c.meta_char("x.sam.gz"), b'@');
     }
 }

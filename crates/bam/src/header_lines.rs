@@ -484,24 +484,7 @@ fn line_error(message: &str, line: &[u8], lno: usize) -> String {
 
 /// C's `strtoll(s, NULL, 10)`: optional blanks and sign, then digits; 0 when there are none.
 fn strtoll(s: &[u8]) -> i64 {
-    let s = match s.iter().position(|b| !b" \t\n\r\x0b\x0c".contains(b)) {
-        Some(p) => &s[p..],
-        None => return 0,
-    };
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut v: i64 = 0;
-    for &d in digits.iter().take_while(|d| d.is_ascii_digit()) {
-        v = v.saturating_mul(10).saturating_add(i64::from(d - b'0'));
-    }
-    if neg {
-        -v
-    } else {
-        v
-    }
+    region::strtol(s, 10).0
 }
 
 #[cfg(test)]

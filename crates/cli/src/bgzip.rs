@@ -65,7 +65,7 @@ pub fn run(argv: &[String]) -> ExitCode {
     // atol / atoi, as bgzip reads its numbers.
     let found = parsed.options.iter().map(|f| {
         let v = f.value.as_deref();
-        (f.id, v, v.map_or(0, |v| crate::numbers::strtol(v, 10).0))
+        (f.id, v, v.map_or(0, |v| region::strtol(v.as_bytes(), 10).0))
     });
     let o = match Options::from_flags(found) {
         Ok(o) => o,

@@ -104,7 +104,7 @@ pub fn run(argv: &[String]) -> ExitCode {
             ('c', Some(v)) => Some(Setting::Comment(v)),
             (c @ ('s' | 'b' | 'e' | 'S' | 'm'), Some(v)) => {
                 // strtol(v, &end, 10) with nothing left after the number (empty: 0, as in C).
-                let (n, used) = crate::numbers::strtol(v, 10);
+                let (n, used) = region::strtol(v.as_bytes(), 10);
                 Some(Setting::Number(c, v, (used == v.len()).then_some(n)))
             }
             _ => None,

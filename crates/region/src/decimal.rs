@@ -93,6 +93,55 @@ fn sign(s: &[u8], i: &mut usize) -> bool {
     }
 }
 
+/// C's `strtol`/`strtoll` for bases 10 and 0 (0: `0x` hex, `0` octal, else decimal), as
+/// htslib and its programs read plain numbers (samtools' options, tabix's columns, a header's
+/// `LN`): leading blanks and a sign, then digits. The value and how many bytes were used (0:
+/// no number, and the value 0). The value is accumulated with its sign, so it saturates at
+/// `i64::MIN` or `i64::MAX` as C's does.
+///
+/// ```
+/// assert_eq!(region::strtol(b" -12x", 10), (-12, 4));
+/// assert_eq!(region::strtol(b"0x1f", 0), (31, 4));
+/// assert_eq!(region::strtol(b"010", 0), (8, 3));
+/// assert_eq!(region::strtol(b"x", 10), (0, 0));
+/// ```
+pub fn strtol(b: &[u8], base: u32) -> (i64, usize) {
+    let mut i = b.iter().take_while(|&&c| is_space(c)).count();
+    let neg = match b.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let mut radix = if base == 0 { 10 } else { base };
+    if base == 0 && b.get(i) == Some(&b'0') {
+        if matches!(b.get(i + 1), Some(b'x' | b'X'))
+            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+        {
+            radix = 16;
+            i += 2;
+        } else {
+            radix = 8;
+        }
+    }
+    let start = i;
+    let mut v: i64 = 0;
+    while let Some(d) = b.get(i).and_then(|c| char::from(*c).to_digit(radix)) {
+        let d = if neg { -i64::from(d) } else { i64::from(d) };
+        v = v.saturating_mul(i64::from(radix)).saturating_add(d);
+        i += 1;
+    }
+    if i == start {
+        return (0, 0);
+    }
+    (v, i)
+}
+
 /// C's `isspace` in the C locale.
 pub(crate) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')

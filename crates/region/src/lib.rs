@@ -34,7 +34,7 @@ mod reg;
 mod region;
 mod set;
 
-pub use decimal::{parse_decimal, Decimal};
+pub use decimal::{parse_decimal, strtol, Decimal};
 pub use grammar::{
     invalid_region_warning, parse_region, parse_region_with, ParseFlags, RegionError,
 };

@@ -17,43 +17,11 @@ pub struct Interval<'a> {
 
 /// `strtoll(s, &end, 0)`'s value, `None` when no digit was read: leading blanks, a sign,
 /// then a `0x` hex, `0` octal or decimal number, as tabix reads its columns (`010` is 8).
-/// (The cli's `numbers::strtol` is the same function for the command line; this crate sits
-/// below it, so each keeps its own.)
 fn strtoll(s: &[u8]) -> Option<i64> {
-    let mut i = s.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let mut radix = 10;
-    if s.get(i) == Some(&b'0') {
-        if matches!(s.get(i + 1), Some(b'x' | b'X'))
-            && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
-        {
-            radix = 16;
-            i += 2;
-        } else {
-            radix = 8;
-        }
+    match region::strtol(s, 0) {
+        (_, 0) => None,
+        (v, _) => Some(v),
     }
-    let digits: Vec<i64> = s[i.min(s.len())..]
-        .iter()
-        .map_while(|&b| char::from(b).to_digit(radix).map(i64::from))
-        .collect();
-    if digits.is_empty() {
-        return None;
-    }
-    let v = digits.iter().fold(0i64, |v, &d| {
-        v.saturating_mul(i64::from(radix)).saturating_add(d)
-    });
-    Some(if neg { -v } else { v })
 }
 
 /// The reference length of a SAM CIGAR as `tbx_parse1` counts it (M, D and N; at least 1).

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use samtools::filter::bed::Targets;
 use samtools::filter::lists;
 use samtools::filter::TagTest;
-use samtools::numbers::{atoi, str2flag, strtol};
+use samtools::numbers::{atoi, str2flag};
 use samtools::view::SelectArgs;
 
 use super::Opt;
@@ -47,7 +47,7 @@ fn bad_sampling(arg: &str) -> Refused {
 /// `-s INT.FRAC`: `strtol` gives the seed, then `strtod` of the rest (from the `.`) the
 /// fraction, which must use it all.
 fn seed_and_fraction(arg: &str) -> Result<(u32, f64), Refused> {
-    let (seed, used) = strtol(arg, 10);
+    let (seed, used) = region::strtol(arg.as_bytes(), 10);
     let rest = &arg[used..];
     if !rest.starts_with('.') {
         return Err(bad_sampling(arg));

@@ -7,7 +7,7 @@ use bam::OutputFormat;
 use index::build::Scheme;
 
 use super::{OutFmt, ViewArgs};
-use crate::numbers::{atoi, strtol};
+use crate::numbers::atoi;
 
 /// htslib's separator between a file name and its index name.
 pub const IDX_DELIM: &str = "##idx##";
@@ -129,7 +129,7 @@ pub fn plan(args: &ViewArgs, path: Option<&str>) -> Result<Plan, Unsupported> {
     let mut threads = None;
     for (k, v) in &args.fmt_options {
         match k.as_str() {
-            "level" => level = strtol(v, 0).0,
+            "level" => level = region::strtol(v.as_bytes(), 0).0,
             "nthreads" => threads = Some(atoi(v).max(0) as usize),
             _ => {}
         }

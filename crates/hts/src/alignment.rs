@@ -229,10 +229,8 @@ fn open_remote(
 /// The BAM reader's options from the facade's.
 fn bam_options(options: &Options, no_cache: bool) -> bam::OpenOptions {
     bam::OpenOptions {
-        transport: options.transport_for_bam(),
-        threads: options.threads,
         no_cache: options.no_cache || no_cache,
-        ..Default::default()
+        ..options.to_bam()
     }
 }
 

@@ -61,6 +61,18 @@ impl Options {
         self.transport(client.options())
     }
 
+    /// The BAM reader's options these amount to (transport, threads, cache; no index hint): for
+    /// a caller that drives a [`bam::Reader`] itself once the facade told the format, as
+    /// samtools' idxstats does to fetch the index beside the header.
+    pub fn to_bam(&self) -> bam::OpenOptions {
+        bam::OpenOptions {
+            transport: self.transport_for_bam(),
+            threads: self.threads,
+            no_cache: self.no_cache,
+            ..Default::default()
+        }
+    }
+
     /// The transport for a BAM or tabix file: the options', else hfile's defaults.
     pub(crate) fn transport_for_bam(&self) -> hfile::OpenOptions {
         self.transport.clone().unwrap_or_default()

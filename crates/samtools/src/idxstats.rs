@@ -1,12 +1,15 @@
 //! `samtools idxstats`: mapped and unmapped read counts per reference, from the index's
 //! pseudo-bins when there is an index (no record is read: on a remote file only the header and
-//! the index are fetched), else by reading every record, as samtools falls back to.
+//! the index are fetched), else by reading every record, as samtools falls back to. A CRAM's
+//! records are always counted: its `.crai` holds no counts.
 
 use std::io::{self, Write};
 
 use bam::{Confirmed, Error, Flags, Header, Reader};
 use index::ReadCounts;
 use region::RefId;
+
+use crate::warning::{again_if_stale, changed, Warning};
 
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +31,111 @@ pub struct IdxStats {
     pub refs: Vec<Row>,
     /// `*`: mapped and unmapped counts of records without a reference.
     pub unplaced: ReadCounts,
+}
+
+/// Why `idxstats` of a file failed; the caller words each as samtools does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// A BAM (or what is not CRAM) could not be opened: the reason.
+    Open(String),
+    /// A BAM's references' records are not together, found by reading them.
+    NotSorted,
+    /// Reading failed (for a CRAM, opening too, and records out of order): the reason.
+    Process(String),
+}
+
+/// `samtools idxstats FILE`: the table for a BAM or a CRAM (the facade tells which by the first
+/// bytes), local, remote or a stream. A BAM's index is fetched beside its header; without a
+/// usable one (told to `warn`) the records are counted, from the reader already open (a pipe or
+/// standard input is read once, as samtools reads it). A remote BAM's cached part found stale
+/// is told to `warn`, and the file read again without the cache.
+pub fn idxstats(
+    file: &str,
+    options: &hts::Options,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<IdxStats, Failure> {
+    let options = options.to_bam();
+    if file != "-" && hts::sniff::is_cram(file) {
+        return cram_stats(file, &options.transport).map_err(Failure::Process);
+    }
+    let open = bam::OpenOptions {
+        index: bam::IndexHint::Auto,
+        ..options
+    };
+    let mut reader = Reader::open(file, &open).map_err(|e| Failure::Open(e.to_string()))?;
+    let fresh = bam::OpenOptions {
+        no_cache: true,
+        ..open.clone()
+    };
+    let from_index = again_if_stale(index_stats(&mut reader), changed, warn, || {
+        Reader::open(file, &fresh).and_then(|mut r| index_stats(&mut r))
+    });
+    let stats = match from_index {
+        Ok(stats) => stats,
+        Err(e) => {
+            warn(Warning::SlowMethod(e.to_string()));
+            None
+        }
+    };
+    match stats {
+        Some(s) => Ok(s),
+        None => slow_stats(&mut reader, file, &fresh, warn).map_err(|e| match e {
+            SlowError::NotSorted => Failure::NotSorted,
+            SlowError::Read(e) => Failure::Process(e.to_string()),
+        }),
+    }
+}
+
+/// The counts the index holds, once the cached parts of the file (header, index prefix) are
+/// shown current: counts from a stale cached index would be another file's.
+fn index_stats(reader: &mut Reader) -> bam::Result<Option<IdxStats>> {
+    reader.load_index(None)?;
+    Ok(IdxStats::from_index(&reader.confirm()?))
+}
+
+/// Counts by reading the records, from the reader that was opened (it stands at the first
+/// record: looking for an index moved nothing); a stale cached part of a remote file is read
+/// again without the cache.
+fn slow_stats(
+    reader: &mut Reader,
+    file: &str,
+    fresh: &bam::OpenOptions,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<IdxStats, SlowError> {
+    let stale = |e: &SlowError| match e {
+        SlowError::Read(e) => changed(e),
+        SlowError::NotSorted => None,
+    };
+    again_if_stale(IdxStats::by_reading(reader), stale, warn, || {
+        let options = bam::OpenOptions {
+            index: bam::IndexHint::default(),
+            ..fresh.clone()
+        };
+        Reader::open(file, &options)
+            .map_err(SlowError::Read)
+            .and_then(|mut r| IdxStats::by_reading(&mut r))
+    })
+}
+
+/// A CRAM file, local or remote: samtools counts its records (the `.crai` has no counts),
+/// reading no reference. The error names no file (the caller does).
+fn cram_stats(file: &str, transport: &hfile::OpenOptions) -> Result<IdxStats, String> {
+    let mut reader = hts::cram_open::open_unreferenced(file, transport)?;
+    reader.without_bases();
+    let refs = reader.header().references.clone();
+    let mut counter = Counter::new(refs.len());
+    while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
+        for a in &records {
+            let placed = RefId::from_stored(a.ref_id);
+            counter
+                .add(placed, Flags::from_bits(a.flags))
+                .map_err(|e| match e {
+                    SlowError::NotSorted => "file is not position sorted".to_string(),
+                    SlowError::Read(e) => e.to_string(),
+                })?;
+        }
+    }
+    Ok(counter.finish(refs.into_iter()))
 }
 
 /// Why the record-reading method failed.
@@ -97,8 +205,7 @@ impl IdxStats {
     }
 }
 
-/// `slow_idxstats`' counts, fed one record at a time (from any reader: BAM, or CRAM in the
-/// CLI).
+/// `slow_idxstats`' counts, fed one record at a time (from any reader: BAM, or CRAM).
 #[derive(Debug, Clone)]
 pub struct Counter {
     /// Mapped and unmapped counts; slot 0 is tid -1.

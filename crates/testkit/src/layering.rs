@@ -1,10 +1,10 @@
 //! The layering rule as a check that can fail: each crate of [`LAYERS`] names only the crates
 //! below it, in its manifest (normal and dev-dependencies) and in its Rust source (`use` lines
-//! and paths). The chain is `hfile -> bgzf -> index -> bam -> samtools -> cli`, with `tabix`
-//! and `cram` beside `bam` (on index, bgzf and hfile; none of the three names another),
+//! and paths). The chain is `hfile -> bgzf -> index -> bam -> hts -> samtools -> cli`, with
+//! `tabix` and `cram` beside `bam` (on index, bgzf and hfile; none of the three names another),
 //! `region` (the region vocabulary) under `index` and the formats, naming no crate itself, and
-//! `hts` (the facade for applications) on the three formats, under the CLI and the Python
-//! package, beside `samtools`.
+//! `hts` (the facade for applications) on the three formats, under `samtools` (whose commands
+//! read BAM and CRAM alike through it), the CLI and the Python package.
 //!
 //! Cargo already refuses a dependency cycle, but not a dev-dependency on a crate above, nor a
 //! source file that reaches a crate above through a re-export; this check catches both. It
@@ -55,14 +55,16 @@ pub const LAYERS: [Layer; 11] = [
         name: "cram",
         below: &["index", "bgzf", "hfile", "region"],
     },
-    Layer {
-        name: "samtools",
-        below: &["bam", "index", "bgzf", "hfile", "region"],
-    },
     // The facade: one reader for BAM and CRAM, one for tabix-indexed text.
     Layer {
         name: "hts",
         below: &["tabix", "cram", "bam", "index", "bgzf", "hfile", "region"],
+    },
+    // samtools' commands: on bam, and on the facade for what differs by format (which one a
+    // file is, CRAM's reading); never on cram or tabix themselves.
+    Layer {
+        name: "samtools",
+        below: &["hts", "bam", "index", "bgzf", "hfile", "region"],
     },
     Layer {
         name: "cli",

@@ -26,6 +26,8 @@ pub struct Reader {
     used: bool,
     /// Whether the cache turned out stale: reopened without it since.
     no_cache: bool,
+    /// Why, when it did (the stale part's error, as shown).
+    stale: Option<String>,
 }
 
 enum Inner {
@@ -80,12 +82,20 @@ impl Reader {
             inner,
             used: false,
             no_cache: false,
+            stale: None,
         })
     }
 
     /// Whether the file is CRAM (else BAM).
     pub fn is_cram(&self) -> bool {
         matches!(self.inner, Inner::Cram(_))
+    }
+
+    /// Why the reader opened the file again without the cache, if it did: a part of a remote
+    /// file that came from the cache turned out stale (the error that showed it). For a
+    /// command that tells its user so; the records read since are the file's as it is now.
+    pub fn read_again_because(&self) -> Option<&str> {
+        self.stale.as_deref()
     }
 
     /// The file's path or URL as messages show it (a URL without its query string).
@@ -146,6 +156,7 @@ impl Reader {
         // Cached parts are shown current first; a stale one: the file again, without the cache.
         match self.confirm(asked) {
             Err(e) if e.is_stale() => {
+                self.stale = Some(e.to_string());
                 self.reopen_without_cache()?;
                 self.confirm(asked)?;
             }

@@ -60,6 +60,9 @@ impl CramFile {
         let mut reader =
             crate::cram_open::open(file, options.reference.as_deref(), transport, &mut parts)?;
         reader.set_threads(options.threads);
+        if options.without_bases {
+            reader.without_bases();
+        }
         let header = bam_header(reader.header()).map_err(|e| Error::cram(file, e))?;
         Ok(CramFile {
             file: file.to_string(),

@@ -15,6 +15,7 @@ pub struct Options {
     /// The caller's transport; `None`: hfile's defaults (with fewer fetchers for CRAM).
     pub(crate) transport: Option<hfile::OpenOptions>,
     pub(crate) no_cache: bool,
+    pub(crate) without_bases: bool,
 }
 
 impl Options {
@@ -84,6 +85,15 @@ impl Options {
         self.transport
             .clone()
             .unwrap_or_else(crate::cram_open::transport)
+    }
+
+    /// Makes a CRAM's records without their bases: no reference is read, a sequence is wrong
+    /// where the reference would give it and MD/NM are not made again, but flags, positions,
+    /// CIGARs, mates and tags are whole. For counting (samtools' flagstat), not for printing.
+    /// A BAM's records are read whole.
+    pub fn without_bases(mut self, on: bool) -> Options {
+        self.without_bases = on;
+        self
     }
 
     /// Leaves the persistent cache of remote headers and indexes alone.

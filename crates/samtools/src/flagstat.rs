@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use bam::Record;
 
-use crate::warning::{again_if_stale, changed, Warning};
+use crate::warning::Warning;
 
 /// One count per QC state: index 0 QC-passed, 1 QC-failed.
 type Pair = [u64; 2];
@@ -250,72 +250,61 @@ fn percent(n: u64, total: u64, none: &str, suffix: &str) -> String {
     format!("{v:.2}{suffix}")
 }
 
-/// Why `flagstat` of a file failed; the caller words each as samtools does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    /// A BAM (or what is not CRAM) could not be opened: the reason.
-    Open(String),
-    /// Reading failed, or a CRAM could not be opened: the reason.
-    Read(String),
-}
-
-/// `samtools flagstat FILE`: the counts of every record of a BAM or a CRAM (the facade tells
-/// which by the first bytes), local, remote or standard input (`-`). A remote BAM's cached
-/// header found stale is told to `warn`, and the file read again without the cache.
+/// `samtools flagstat FILE`: the counts of every record of a BAM or a CRAM (told apart by their
+/// first bytes), local, remote or standard input (`-`), read through the facade's reader (a
+/// CRAM's without reference or bases: samtools needs neither here). A remote file's cached part
+/// found stale is told to `warn`, and the file read again without the cache.
 pub fn flagstat(
     file: &str,
     options: &hts::Options,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<FlagStat, Failure> {
-    let options = options.to_bam();
-    if hts::sniff::is_cram(file) {
-        return count_cram(file, &options.transport).map_err(Failure::Read);
-    }
-    let fresh = bam::OpenOptions {
-        no_cache: true,
-        ..options.clone()
-    };
-    let stale = |e: &BamFailure| match e {
-        BamFailure::Read(e) => changed(e),
-        BamFailure::Open(_) => None,
-    };
-    let counted = again_if_stale(count_bam(file, &options), stale, warn, || {
-        count_bam(file, &fresh)
-    });
-    counted.map_err(|e| match e {
-        BamFailure::Open(e) => Failure::Open(e.to_string()),
-        BamFailure::Read(e) => Failure::Read(e.to_string()),
-    })
-}
-
-/// A BAM's failure, kept typed until a stale cache entry has been told apart.
-enum BamFailure {
-    Open(bam::Error),
-    Read(bam::Error),
-}
-
-fn count_bam(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, BamFailure> {
-    let mut reader = bam::Reader::open(file, options).map_err(BamFailure::Open)?;
-    let mut stats = FlagStat::default();
-    let mut records = reader.records().map_err(BamFailure::Read)?;
-    while let Some(r) = records.next_record().map_err(BamFailure::Read)? {
-        stats.add(&r);
-    }
-    Ok(stats)
-}
-
-/// A CRAM's records (a local or remote file, or standard input), counted without a reference
-/// and without rebuilding bases, as samtools needs neither here. The error names no file (the
-/// caller does).
-fn count_cram(file: &str, transport: &hfile::OpenOptions) -> Result<FlagStat, String> {
-    let mut reader = hts::cram_open::open_unreferenced(file, transport)?;
-    reader.without_bases();
-    let n_ref = reader.header().references.len();
-    let mut stats = FlagStat::default();
-    while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
-        for a in &records {
-            stats.add(&hts::cram_layout::to_bam(a, n_ref)?);
+    let options = options.clone().without_bases(true);
+    match count(file, &options, warn) {
+        // Found stale once records were being read: the facade read none of the cache's since.
+        Err(Failure::Read(e)) if e.is_stale() => {
+            warn(Warning::Stale(e.to_string()));
+            count(file, &options.no_cache(true), warn)
         }
+        other => other,
+    }
+}
+
+/// Why `flagstat` of a file failed; the caller words each as samtools does.
+#[derive(Debug)]
+pub enum Failure {
+    /// A BAM (or what is neither BAM nor CRAM) could not be opened.
+    Open(hts::Error),
+    /// Reading failed, or a CRAM could not be opened (samtools says "error reading" then).
+    Read(hts::Error),
+}
+
+fn count(
+    file: &str,
+    options: &hts::Options,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<FlagStat, Failure> {
+    let mut reader = hts::alignment::Reader::open(file, options).map_err(|e| {
+        // A CRAM that cannot be opened is "error reading" in samtools.
+        if matches!(e, hts::Error::Bam(_)) {
+            Failure::Open(e)
+        } else {
+            Failure::Read(e)
+        }
+    })?;
+    let counted = count_records(&mut reader);
+    if let Some(why) = reader.read_again_because() {
+        warn(Warning::Stale(why.to_string()));
+    }
+    counted.map_err(Failure::Read)
+}
+
+fn count_records(reader: &mut hts::alignment::Reader) -> hts::Result<FlagStat> {
+    let mut stats = FlagStat::default();
+    let mut records = reader.records()?;
+    while let Some(r) = records.next_record()? {
+        stats.add(&r);
+        records.recycle(r);
     }
     Ok(stats)
 }

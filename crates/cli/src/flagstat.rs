@@ -46,12 +46,10 @@ pub fn run(argv: &[String]) -> ExitCode {
     let stats = match flagstat::flagstat(file, &options, &mut opts::warn("flagstat", file)) {
         Ok(stats) => stats,
         Err(Failure::Open(e)) => {
-            let e = reason(&e);
             eprintln!("hts flagstat: Cannot open input file \"{file}\": {e}");
             return ExitCode::from(1);
         }
         Err(Failure::Read(e)) => {
-            let e = reason(&e);
             eprintln!("hts flagstat: error reading from \"{file}\": {e}");
             return ExitCode::from(1);
         }
@@ -65,13 +63,5 @@ pub fn run(argv: &[String]) -> ExitCode {
             eprintln!("hts flagstat: error writing output: {e}");
             ExitCode::from(1)
         }
-    }
-}
-
-/// The error after the file the line names already: a CRAM error's message without its file.
-fn reason(e: &hts::Error) -> String {
-    match e {
-        hts::Error::Cram { message, .. } => message.clone(),
-        e => e.to_string(),
     }
 }

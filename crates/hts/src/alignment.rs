@@ -91,11 +91,41 @@ impl Reader {
         matches!(self.inner, Inner::Cram(_))
     }
 
-    /// Why the reader opened the file again without the cache, if it did: a part of a remote
-    /// file that came from the cache turned out stale (the error that showed it). For a
-    /// command that tells its user so; the records read since are the file's as it is now.
-    pub fn read_again_because(&self) -> Option<&str> {
-        self.stale.as_deref()
+    /// Why the reader opened the file again without the cache since the last call, if it did:
+    /// a part of a remote file that came from the cache turned out stale (the error that
+    /// showed it). For a command that tells its user so; what is read since is the file's as
+    /// it is now.
+    pub fn take_reopened(&mut self) -> Option<String> {
+        self.stale.take()
+    }
+
+    /// A BAM's index, loaded (the options' index, else found as htslib finds it) and shown
+    /// current with the header, for what the index alone tells (samtools' idxstats: the counts
+    /// of its pseudo-bins); a stale cached part: the file opened again without the cache
+    /// ([`Reader::take_reopened`]). `None` for a CRAM: its `.crai` holds no counts. A reader
+    /// that stands at its first record still does: [`Reader::records`] reads from there (a
+    /// stream is read once).
+    pub fn bam_index(&mut self) -> Result<Option<bam::Confirmed<'_>>> {
+        match self.load_bam_index() {
+            Err(e) if e.is_stale() => {
+                self.stale = Some(e.to_string());
+                self.reopen_without_cache()?;
+                self.load_bam_index()?;
+            }
+            other => other?,
+        }
+        match &mut self.inner {
+            Inner::Bam(r) => Ok(Some(r.confirm()?)),
+            Inner::Cram(_) => Ok(None),
+        }
+    }
+
+    fn load_bam_index(&mut self) -> Result<()> {
+        if let Inner::Bam(r) = &mut self.inner {
+            r.load_index(self.index.as_deref())?;
+            r.confirm()?;
+        }
+        Ok(())
     }
 
     /// The file's path or URL as messages show it (a URL without its query string).

@@ -16,6 +16,7 @@ pub struct Options {
     pub(crate) transport: Option<hfile::OpenOptions>,
     pub(crate) no_cache: bool,
     pub(crate) without_bases: bool,
+    pub(crate) index_early: bool,
 }
 
 impl Options {
@@ -62,14 +63,19 @@ impl Options {
         self.transport(client.options())
     }
 
-    /// The BAM reader's options these amount to (transport, threads, cache; no index hint): for
-    /// a caller that drives a [`bam::Reader`] itself once the facade told the format, as
-    /// samtools' idxstats does to fetch the index beside the header.
+    /// The BAM reader's options these amount to (transport, threads, cache, the index asked
+    /// for at the open): for a caller that drives a [`bam::Reader`] itself.
     pub fn to_bam(&self) -> bam::OpenOptions {
+        let index = match (&self.index, self.index_early) {
+            (_, false) => bam::IndexHint::None,
+            (Some(at), true) => bam::IndexHint::At(at.clone()),
+            (None, true) => bam::IndexHint::Auto,
+        };
         bam::OpenOptions {
             transport: self.transport_for_bam(),
             threads: self.threads,
             no_cache: self.no_cache,
+            index,
             ..Default::default()
         }
     }
@@ -93,6 +99,15 @@ impl Options {
     /// A BAM's records are read whole.
     pub fn without_bases(mut self, on: bool) -> Options {
         self.without_bases = on;
+        self
+    }
+
+    /// Asks for a BAM's index beside its header at the open (for a remote file, one round trip
+    /// for both), for a reader that will need it whatever it reads: samtools' idxstats
+    /// ([`crate::alignment::Reader::bam_index`]). Without it the index is fetched when a query
+    /// needs it.
+    pub fn index_early(mut self, on: bool) -> Options {
+        self.index_early = on;
         self
     }
 

@@ -9,7 +9,7 @@ use bam::{Confirmed, Error, Flags, Header, Reader};
 use index::ReadCounts;
 use region::RefId;
 
-use crate::warning::{again_if_stale, changed, Warning};
+use crate::warning::{reason, Warning};
 
 /// One row: name, length, mapped, unmapped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub struct IdxStats {
 /// Why `idxstats` of a file failed; the caller words each as samtools does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// A BAM (or what is not CRAM) could not be opened: the reason.
+    /// A BAM (or what is neither BAM nor CRAM) could not be opened: the reason.
     Open(String),
     /// A BAM's references' records are not together, found by reading them.
     NotSorted,
@@ -44,98 +44,80 @@ pub enum Failure {
     Process(String),
 }
 
-/// `samtools idxstats FILE`: the table for a BAM or a CRAM (the facade tells which by the first
-/// bytes), local, remote or a stream. A BAM's index is fetched beside its header; without a
-/// usable one (told to `warn`) the records are counted, from the reader already open (a pipe or
-/// standard input is read once, as samtools reads it). A remote BAM's cached part found stale
-/// is told to `warn`, and the file read again without the cache.
+/// `samtools idxstats FILE`: the table for a BAM or a CRAM (told apart by their first bytes),
+/// local, remote or a stream, through the facade's reader. A BAM's index is fetched beside its
+/// header; without a usable one (told to `warn`), and for a CRAM (its `.crai` holds no
+/// counts), the records are counted from the reader already open (a pipe or standard input is
+/// read once, as samtools reads it), a CRAM's without reference or bases. A remote file's
+/// cached part found stale is told to `warn`, and the file read again without the cache.
 pub fn idxstats(
     file: &str,
     options: &hts::Options,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<IdxStats, Failure> {
-    let options = options.to_bam();
-    if file != "-" && hts::sniff::is_cram(file) {
-        return cram_stats(file, &options.transport).map_err(Failure::Process);
+    let options = options.clone().without_bases(true);
+    let open = options.clone().index_early(true);
+    let mut reader = hts::alignment::Reader::open(file, &open).map_err(|e| match e {
+        hts::Error::Bam(e) => Failure::Open(e.to_string()),
+        // A CRAM that cannot be opened cannot be processed, in samtools' words.
+        e => Failure::Process(reason(&e)),
+    })?;
+    let from_index = reader
+        .bam_index()
+        .map(|c| c.and_then(|c| IdxStats::from_index(&c)));
+    if let Some(why) = reader.take_reopened() {
+        warn(Warning::Stale(why));
     }
-    let open = bam::OpenOptions {
-        index: bam::IndexHint::Auto,
-        ..options
-    };
-    let mut reader = Reader::open(file, &open).map_err(|e| Failure::Open(e.to_string()))?;
-    let fresh = bam::OpenOptions {
-        no_cache: true,
-        ..open.clone()
-    };
-    let from_index = again_if_stale(index_stats(&mut reader), changed, warn, || {
-        Reader::open(file, &fresh).and_then(|mut r| index_stats(&mut r))
-    });
-    let stats = match from_index {
-        Ok(stats) => stats,
-        Err(e) => {
-            warn(Warning::SlowMethod(e.to_string()));
-            None
+    match from_index {
+        Ok(Some(stats)) => return Ok(stats),
+        Ok(None) => {}
+        Err(e) => warn(Warning::SlowMethod(e.to_string())),
+    }
+    let cram = reader.is_cram();
+    let counted = match by_reading(&mut reader, warn) {
+        // Found stale once records were being read: the facade read none of the cache's since.
+        Err(Slow::Read(e)) if e.is_stale() => {
+            warn(Warning::Stale(e.to_string()));
+            hts::alignment::Reader::open(file, &options.no_cache(true))
+                .map_err(Slow::Read)
+                .and_then(|mut r| by_reading(&mut r, warn))
         }
+        other => other,
     };
-    match stats {
-        Some(s) => Ok(s),
-        None => slow_stats(&mut reader, file, &fresh, warn).map_err(|e| match e {
-            SlowError::NotSorted => Failure::NotSorted,
-            SlowError::Read(e) => Failure::Process(e.to_string()),
-        }),
-    }
-}
-
-/// The counts the index holds, once the cached parts of the file (header, index prefix) are
-/// shown current: counts from a stale cached index would be another file's.
-fn index_stats(reader: &mut Reader) -> bam::Result<Option<IdxStats>> {
-    reader.load_index(None)?;
-    Ok(IdxStats::from_index(&reader.confirm()?))
-}
-
-/// Counts by reading the records, from the reader that was opened (it stands at the first
-/// record: looking for an index moved nothing); a stale cached part of a remote file is read
-/// again without the cache.
-fn slow_stats(
-    reader: &mut Reader,
-    file: &str,
-    fresh: &bam::OpenOptions,
-    warn: &mut dyn FnMut(Warning),
-) -> Result<IdxStats, SlowError> {
-    let stale = |e: &SlowError| match e {
-        SlowError::Read(e) => changed(e),
-        SlowError::NotSorted => None,
-    };
-    again_if_stale(IdxStats::by_reading(reader), stale, warn, || {
-        let options = bam::OpenOptions {
-            index: bam::IndexHint::default(),
-            ..fresh.clone()
-        };
-        Reader::open(file, &options)
-            .map_err(SlowError::Read)
-            .and_then(|mut r| IdxStats::by_reading(&mut r))
+    counted.map_err(|e| match e {
+        Slow::NotSorted if cram => Failure::Process("file is not position sorted".to_string()),
+        Slow::NotSorted => Failure::NotSorted,
+        Slow::Read(e) => Failure::Process(reason(&e)),
     })
 }
 
-/// A CRAM file, local or remote: samtools counts its records (the `.crai` has no counts),
-/// reading no reference. The error names no file (the caller does).
-fn cram_stats(file: &str, transport: &hfile::OpenOptions) -> Result<IdxStats, String> {
-    let mut reader = hts::cram_open::open_unreferenced(file, transport)?;
-    reader.without_bases();
-    let refs = reader.header().references.clone();
-    let mut counter = Counter::new(refs.len());
-    while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
-        for a in &records {
-            let placed = RefId::from_stored(a.ref_id);
+/// Why reading the records failed, through the facade.
+enum Slow {
+    Read(hts::Error),
+    NotSorted,
+}
+
+/// Counts every record from where the reader stands (`slow_idxstats`).
+fn by_reading(
+    reader: &mut hts::alignment::Reader,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<IdxStats, Slow> {
+    let counted = (|| {
+        let mut records = reader.records().map_err(Slow::Read)?;
+        let header = records.header().clone();
+        let mut counter = Counter::new(header.refs().len());
+        while let Some(r) = records.next_record_ref().map_err(Slow::Read)? {
             counter
-                .add(placed, Flags::from_bits(a.flags))
-                .map_err(|e| match e {
-                    SlowError::NotSorted => "file is not position sorted".to_string(),
-                    SlowError::Read(e) => e.to_string(),
-                })?;
+                .add(r.ref_id(), r.flags())
+                .map_err(|_| Slow::NotSorted)?;
         }
+        let refs = header.refs().iter();
+        Ok(counter.finish(refs.map(|r| (r.name.clone(), u64::from(r.len)))))
+    })();
+    if let Some(why) = reader.take_reopened() {
+        warn(Warning::Stale(why));
     }
-    Ok(counter.finish(refs.into_iter()))
+    counted
 }
 
 /// Why the record-reading method failed.

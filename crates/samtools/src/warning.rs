@@ -12,23 +12,11 @@ pub enum Warning {
     SlowMethod(String),
 }
 
-/// `first`, or, when it failed on a cached part of a remote file that turned out stale (`stale`
-/// gives the reason), the warning and `again`: the same work without the cache. Once only:
-/// without the cache nothing can be stale.
-pub(crate) fn again_if_stale<T, E>(
-    first: Result<T, E>,
-    stale: impl Fn(&E) -> Option<String>,
-    warn: &mut dyn FnMut(Warning),
-    again: impl FnOnce() -> Result<T, E>,
-) -> Result<T, E> {
-    if let Some(why) = first.as_ref().err().and_then(stale) {
-        warn(Warning::Stale(why));
-        return again();
+/// An error's text for a line that names the file already: a CRAM error's message without
+/// its file (as the commands have always printed it), any other error whole.
+pub(crate) fn reason(e: &hts::Error) -> String {
+    match e {
+        hts::Error::Cram { message, .. } => message.clone(),
+        e => e.to_string(),
     }
-    first
-}
-
-/// The reason a bam error is a stale cache entry ([`bam::Error::is_changed`]).
-pub(crate) fn changed(e: &bam::Error) -> Option<String> {
-    e.is_changed().then(|| e.to_string())
 }

@@ -56,7 +56,10 @@ impl CramFile {
         no_cache: bool,
     ) -> Result<CramFile, Error> {
         let transport = &options.transport_for_cram();
-        let mut parts = RemoteParts::start(file, index, true, no_cache, transport);
+        // A reader without bases is for counting whole files (samtools' flagstat, idxstats):
+        // no `.crai` asked for ahead (a query still reads it, when it comes).
+        let queries = !options.without_bases;
+        let mut parts = RemoteParts::start(file, index, queries, no_cache, transport);
         let mut reader =
             crate::cram_open::open(file, options.reference.as_deref(), transport, &mut parts)?;
         reader.set_threads(options.threads);

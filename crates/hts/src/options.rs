@@ -95,8 +95,9 @@ impl Options {
 
     /// Makes a CRAM's records without their bases: no reference is read, a sequence is wrong
     /// where the reference would give it and MD/NM are not made again, but flags, positions,
-    /// CIGARs, mates and tags are whole. For counting (samtools' flagstat), not for printing.
-    /// A BAM's records are read whole.
+    /// CIGARs, mates and tags are whole. For counting whole files (samtools' flagstat), not
+    /// for printing: a remote CRAM's `.crai` is not asked for ahead, nor its opening cached. A
+    /// BAM's records are read whole.
     pub fn without_bases(mut self, on: bool) -> Options {
         self.without_bases = on;
         self

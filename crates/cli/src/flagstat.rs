@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use samtools::flagstat::{FlagStat, Format};
+use samtools::flagstat::{self, Failure, Format};
 
 use crate::getopt::{Spec, Value};
 use crate::opts;
@@ -29,41 +29,6 @@ const SPECS: &[Spec<char>] = &[
     opts::VERBOSITY,
 ];
 
-/// The counts of every record of `file`; `Err(None)` when it could not be opened (said here).
-fn count(file: &str, options: &bam::OpenOptions) -> Result<FlagStat, Option<bam::Error>> {
-    if hts::sniff::is_cram(file) {
-        return count_cram(file, &options.transport).map_err(|e| {
-            eprintln!("hts flagstat: error reading from \"{file}\": {e}");
-            None
-        });
-    }
-    let mut reader = opts::open(file, options, |e| {
-        format!("hts flagstat: Cannot open input file \"{file}\": {e}")
-    })
-    .map_err(|_| None)?;
-    let mut stats = FlagStat::default();
-    let mut records = reader.records().map_err(Some)?;
-    while let Some(r) = records.next_record().map_err(Some)? {
-        stats.add(&r);
-    }
-    Ok(stats)
-}
-
-/// A CRAM's records (a local or remote file, or standard input), counted without a reference
-/// (as samtools needs none here).
-fn count_cram(file: &str, transport: &hfile::OpenOptions) -> Result<FlagStat, String> {
-    let mut reader = hts::cram_open::open_unreferenced(file, transport)?;
-    reader.without_bases();
-    let n_ref = reader.header().references.len();
-    let mut stats = FlagStat::default();
-    while let Some(records) = reader.next_container().map_err(|e| e.to_string())? {
-        for a in &records {
-            stats.add(&hts::cram_layout::to_bam(a, n_ref)?);
-        }
-    }
-    Ok(stats)
-}
-
 pub fn run(argv: &[String]) -> ExitCode {
     let (options, files) = match opts::parse_or_usage(argv, SPECS, "flagstat", USAGE) {
         Ok(p) => p,
@@ -77,23 +42,14 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(f) => f,
         Err(status) => return status,
     };
-    let options = bam::OpenOptions {
-        threads,
-        ..Default::default()
-    };
-    let fresh = bam::OpenOptions {
-        no_cache: true,
-        ..options.clone()
-    };
-    let counted = opts::again_if_stale(
-        count(file, &options),
-        |e| e.as_ref().and_then(opts::changed),
-        || count(file, &fresh),
-    );
-    let stats = match counted {
+    let options = hts::Options::new().threads(threads);
+    let stats = match flagstat::flagstat(file, &options, &mut opts::warn("flagstat", file)) {
         Ok(stats) => stats,
-        Err(None) => return ExitCode::from(1),
-        Err(Some(e)) => {
+        Err(Failure::Open(e)) => {
+            eprintln!("hts flagstat: Cannot open input file \"{file}\": {e}");
+            return ExitCode::from(1);
+        }
+        Err(Failure::Read(e)) => {
             eprintln!("hts flagstat: error reading from \"{file}\": {e}");
             return ExitCode::from(1);
         }

@@ -80,21 +80,16 @@ pub fn again_if_stale<T, E>(
     first
 }
 
-/// The reason a bam error is a stale cache entry ([`bam::Error::is_changed`]).
-pub fn changed(e: &bam::Error) -> Option<String> {
-    e.is_changed().then(|| e.to_string())
-}
-
-/// Opens `file`, or prints `message` (the subcommand's words for the error) and gives status 1.
-pub fn open(
-    file: &str,
-    options: &bam::OpenOptions,
-    message: impl FnOnce(&bam::Error) -> String,
-) -> Result<bam::Reader, ExitCode> {
-    bam::Reader::open(file, options).map_err(|e| {
-        eprintln!("{}", message(&e));
-        ExitCode::from(1)
-    })
+/// Prints a warning of samtools' file-level commands as the CLI words it (`command` on `file`).
+pub fn warn<'a>(command: &'a str, file: &'a str) -> impl FnMut(samtools::Warning) + 'a {
+    move |w| match w {
+        samtools::Warning::Stale(why) => {
+            eprintln!("[W::hts] {why}; reading the file again without the cache")
+        }
+        samtools::Warning::SlowMethod(e) => eprintln!(
+            "hts {command}: fail to load index for \"{file}\", reverting to slow method ({e})"
+        ),
+    }
 }
 
 /// The last `-@` value (0 when none).

@@ -58,7 +58,9 @@ impl CramFile {
         no_cache: bool,
     ) -> Result<CramFile, Error> {
         let transport = &options.transport_for_cram();
-        let queries = options.index_ahead.unwrap_or(true);
+        // A reader without bases is for counting whole files (samtools' flagstat, idxstats):
+        // no `.crai` asked for ahead (a query still reads it, when it comes).
+        let queries = options.index_ahead.unwrap_or(!options.without_bases);
         let mut parts = RemoteParts::start(file, index, queries, no_cache, transport);
         let reference = options.reference.as_deref();
         // A failure before the cached parts were shown current may come of their being stale.
@@ -67,6 +69,9 @@ impl CramFile {
             Err(e) => return Err(parts.stale().unwrap_or(e)),
         };
         reader.set_threads(options.threads);
+        if options.without_bases {
+            reader.without_bases();
+        }
         if let Some(on) = options.decode_md {
             reader.set_decode_md(on);
         }

@@ -89,9 +89,9 @@ pub fn length_warnings(reader: &cram::Reader) -> Vec<String> {
         .collect()
 }
 
-/// Opens the CRAM `file` (path, URL or `-`) with no reference, for what needs no bases
-/// (samtools' flagstat, idxstats and quickcheck). The error names no file (the caller does, in
-/// its command's words).
+/// Opens the CRAM `file` (path, URL or `-`) with no reference and no cache, for what reads its
+/// opening and end only (samtools' quickcheck: the header's references and the EOF container).
+/// The error names no file (the caller does, in its command's words).
 pub fn open_unreferenced(
     file: &str,
     transport: &hfile::OpenOptions,

@@ -28,6 +28,8 @@ pub struct Options {
     /// Whether a stale cached part is read again by the reader itself (the default) or is an
     /// error ([`crate::Error::is_stale`]) for the caller to handle.
     pub(crate) stale_is_error: bool,
+    /// A CRAM's records made without their bases ([`Options::without_bases`]).
+    pub(crate) without_bases: bool,
 }
 
 /// A change to a format's default transport.
@@ -134,6 +136,26 @@ impl Options {
         self
     }
 
+    /// The BAM reader's options these amount to (transport, threads, cache, the index asked
+    /// for at the open when a query will follow, the query's plan): for a caller that drives
+    /// a [`bam::Reader`] itself.
+    pub fn to_bam(&self) -> bam::OpenOptions {
+        let index = match (self.index_ahead, &self.index) {
+            (Some(true), Some(at)) => bam::IndexHint::At(at.clone()),
+            (Some(true), None) => bam::IndexHint::Auto,
+            _ => bam::IndexHint::None,
+        };
+        bam::OpenOptions {
+            transport: self.transport_for_bam(),
+            threads: self.threads,
+            no_cache: self.no_cache,
+            index,
+            query_refs: self.query_refs,
+            fetch_plan: self.fetch_plan,
+            ..Default::default()
+        }
+    }
+
     /// The transport for a BAM or tabix file: the options', else hfile's defaults.
     pub(crate) fn transport_for_bam(&self) -> hfile::OpenOptions {
         self.adjusted(self.transport.clone().unwrap_or_default())
@@ -154,6 +176,16 @@ impl Options {
             adjust(&mut transport);
         }
         transport
+    }
+
+    /// Makes a CRAM's records without their bases: no reference is read, a sequence is wrong
+    /// where the reference would give it and MD/NM are not made again, but flags, positions,
+    /// CIGARs, mates and tags are whole. For counting whole files (samtools' flagstat), not
+    /// for printing: a remote CRAM's `.crai` is not asked for ahead, nor its opening cached. A
+    /// BAM's records are read whole.
+    pub fn without_bases(mut self, on: bool) -> Options {
+        self.without_bases = on;
+        self
     }
 
     /// Leaves the persistent cache of remote headers and indexes alone.

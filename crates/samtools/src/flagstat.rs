@@ -5,6 +5,8 @@ use std::io::{self, Write};
 
 use bam::Record;
 
+use crate::warning::{reason, Warning};
+
 /// One count per QC state: index 0 QC-passed, 1 QC-failed.
 type Pair = [u64; 2];
 
@@ -246,6 +248,73 @@ fn percent(n: u64, total: u64, none: &str, suffix: &str) -> String {
     }
     let v = f64::from(n as f32 / total as f32) * 100.0;
     format!("{v:.2}{suffix}")
+}
+
+/// Why `flagstat` of a file failed; the caller words each as samtools does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// A BAM (or what is neither BAM nor CRAM) could not be opened: the reason.
+    Open(String),
+    /// Reading failed, or a CRAM could not be opened (samtools says "error reading" then):
+    /// the reason.
+    Read(String),
+}
+
+/// `samtools flagstat FILE`: the counts of every record of a BAM or a CRAM (told apart by their
+/// first bytes), local, remote or standard input (`-`), read through the facade's reader (a
+/// CRAM's without reference or bases: samtools needs neither here). A remote file's cached part
+/// found stale is told to `warn`, and the file read again without the cache.
+pub fn flagstat(
+    file: &str,
+    options: &hts::Options,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<FlagStat, Failure> {
+    let options = options.clone().without_bases(true);
+    let counted = match count(file, &options, warn) {
+        // Found stale once records were being read: the facade read none of the cache's since.
+        Err(Counting::Read(e)) if e.is_stale() => {
+            warn(Warning::Stale(e.to_string()));
+            count(file, &options.no_cache(true), warn)
+        }
+        other => other,
+    };
+    counted.map_err(|e| match e {
+        Counting::Open(e) => Failure::Open(reason(&e)),
+        Counting::Read(e) => Failure::Read(reason(&e)),
+    })
+}
+
+/// [`Failure`] with the facade's error, until a stale cache entry has been told apart.
+enum Counting {
+    Open(hts::Error),
+    Read(hts::Error),
+}
+
+fn count(
+    file: &str,
+    options: &hts::Options,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<FlagStat, Counting> {
+    let mut reader = hts::alignment::Reader::open(file, options).map_err(|e| match e {
+        hts::Error::Bam(_) => Counting::Open(e),
+        // A CRAM that cannot be opened is "error reading" in samtools' words.
+        e => Counting::Read(e),
+    })?;
+    let counted = count_records(&mut reader);
+    if let Some(why) = reader.take_reopened() {
+        warn(Warning::Stale(why));
+    }
+    counted.map_err(Counting::Read)
+}
+
+fn count_records(reader: &mut hts::alignment::Reader) -> hts::Result<FlagStat> {
+    let mut stats = FlagStat::default();
+    let mut records = reader.records()?;
+    while let Some(r) = records.next_record()? {
+        stats.add(&r);
+        records.recycle(r);
+    }
+    Ok(stats)
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! samtools' command semantics, above the `bam` format library: what `samtools view` selects
 //! ([`filter`]: expressions, flags, tags, read groups, names, BED targets, subsampling) and how
 //! it edits what it prints ([`edit`]), `view -P` ([`pairs`]), and the `flagstat`, `idxstats` and
-//! `quickcheck` commands. The `hts` command line is a thin layer over this crate; a Rust
-//! application can use it the same way.
+//! `quickcheck` commands, each on a file named, BAM or CRAM alike (the facade `hts` tells which,
+//! and reads CRAM). The `hts` command line is a thin layer over this crate; a Rust application
+//! can use it the same way.
 //!
 //! # Examples
 //!
@@ -35,3 +36,6 @@ pub mod numbers;
 pub mod pairs;
 pub mod quickcheck;
 pub mod view;
+mod warning;
+
+pub use warning::Warning;

@@ -1,6 +1,7 @@
 //! `samtools quickcheck`: can the file be opened, is it sequence data, does its header read (with
-//! at least one reference), and does it end with the BGZF EOF marker. Only the start of the file
-//! and its last 28 bytes are read: on a remote file, two small bounded requests.
+//! at least one reference), and does it end with the BGZF EOF marker (a CRAM: its EOF
+//! container). Only the start of the file and its end are read: on a remote file, small
+//! bounded requests.
 
 use std::io::Read;
 
@@ -42,8 +43,19 @@ impl Report {
     }
 }
 
-/// Checks one file or URL. `unmapped`: a header without references is fine (`-u`).
-pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> Report {
+/// Checks one file or URL (`-`: standard input), BAM, SAM or CRAM (the facade tells a CRAM by
+/// its first bytes; a URL by its name). `unmapped`: a header without references is fine (`-u`).
+pub fn check(location: &str, options: &hts::Options, unmapped: bool) -> Report {
+    let transport = &options.to_bam().transport;
+    if location != "-" && hts::sniff::is_cram(location) {
+        check_cram(location, transport, unmapped)
+    } else {
+        check_bgzf(location, transport, unmapped)
+    }
+}
+
+/// A BAM or SAM file, or what is neither.
+fn check_bgzf(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> Report {
     let mut rep = Report::default();
     rep.details.push(format!("checking {location}"));
     let Some(mut bgzf) = open_bgzf(location, transport) else {
@@ -102,6 +114,50 @@ pub fn check(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> 
         }
     }
     check_eof(&mut bgzf, location, &mut rep);
+    rep
+}
+
+/// A CRAM file, local or remote: the definition and header container read (else htslib cannot
+/// open it), references in the header, and the EOF container at the end (for a remote file,
+/// its last bytes alone).
+fn check_cram(location: &str, transport: &hfile::OpenOptions, unmapped: bool) -> Report {
+    let mut rep = Report::default();
+    rep.details.push(format!("checking {location}"));
+    let Ok(mut reader) = hts::cram_open::open_unreferenced(location, transport) else {
+        rep.problem(
+            FAIL_OPEN,
+            format!("{location} could not be opened for reading."),
+        );
+        return rep;
+    };
+    rep.details.push(format!("opened {location}"));
+    rep.details.push(format!("{location} is sequence data"));
+    match reader.header().references.len() {
+        0 if !unmapped => rep.problem(BAD_HEADER, format!("{location} had no targets in header.")),
+        n => rep
+            .details
+            .push(format!("{location} has {n} targets in header.")),
+    }
+    let version = reader.version();
+    if !version.has_eof_container() {
+        rep.details.push(format!(
+            "{location} cannot be checked for EOF block because its filetype does not contain one."
+        ));
+        return rep;
+    }
+    match reader.tail(version.eof_len()).ok().flatten() {
+        Some(t) if version.is_eof_container(&t) => {
+            rep.details.push(format!("{location} has good EOF block."))
+        }
+        Some(_) => rep.problem(
+            NO_EOF_BLOCK,
+            format!("{location} was missing EOF block when one should be present."),
+        ),
+        None => rep.problem(
+            NO_EOF_BLOCK,
+            format!("{location} caused an error whilst checking for EOF block."),
+        ),
+    }
     rep
 }
 

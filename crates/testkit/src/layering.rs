@@ -60,7 +60,8 @@ pub const LAYERS: [Layer; 11] = [
         name: "hts",
         below: &["tabix", "cram", "bam", "index", "bgzf", "hfile", "region"],
     },
-    // samtools' commands, on the facade's readers.
+    // samtools' commands: on bam, and on the facade for what differs by format (which one a
+    // file is, CRAM's reading); never on cram or tabix themselves.
     Layer {
         name: "samtools",
         below: &["hts", "bam", "index", "bgzf", "hfile", "region"],

@@ -117,6 +117,8 @@ fn crates_beside_each_other_may_not_name_each_other() {
 fn the_commands_crate_sits_between_cli_and_bam() {
     let at = |name: &str| LAYERS.iter().find(|l| l.name == name).unwrap();
     assert!(at("samtools").below.contains(&"bam"));
+    // On the facade too: it tells BAM from CRAM and reads CRAM for the commands.
+    assert!(at("samtools").below.contains(&"hts"));
     assert!(at("cli").below.contains(&"samtools"));
     for layer in LAYERS.iter().filter(|l| l.name != "cli") {
         assert!(
@@ -148,8 +150,8 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn no_crate_below_the_commands_names_them() {
-    // Every crate the commands sit on, and the formats beside `bam`.
-    for krate in ["hfile", "bgzf", "index", "bam", "tabix", "cram"] {
+    // Every crate the commands sit on (the facade among them), and the formats beside `bam`.
+    for krate in ["hfile", "bgzf", "index", "bam", "tabix", "cram", "hts"] {
         let found = violations(
             krate,
             "samtools.workspace = true\n",

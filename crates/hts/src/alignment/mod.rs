@@ -32,6 +32,8 @@ pub struct Reader {
     used: bool,
     /// Whether the cache turned out stale: reopened without it since.
     no_cache: bool,
+    /// Why, when it did (the stale part's error, as shown).
+    stale: Option<String>,
 }
 
 enum Inner {
@@ -91,6 +93,7 @@ impl Reader {
             prepared: None,
             used: false,
             no_cache: false,
+            stale: None,
         })
     }
 
@@ -120,6 +123,43 @@ impl Reader {
     /// Whether the file is CRAM (else BAM).
     pub fn is_cram(&self) -> bool {
         matches!(self.inner, Inner::Cram(_))
+    }
+
+    /// Why the reader opened the file again without the cache since the last call, if it did:
+    /// a part of a remote file that came from the cache turned out stale (the error that
+    /// showed it). For a command that tells its user so; what is read since is the file's as
+    /// it is now.
+    pub fn take_reopened(&mut self) -> Option<String> {
+        self.stale.take()
+    }
+
+    /// A BAM's index, loaded (the options' index, else found as htslib finds it) and shown
+    /// current with the header, for what the index alone tells (samtools' idxstats: the counts
+    /// of its pseudo-bins); a stale cached part: the file opened again without the cache
+    /// ([`Reader::take_reopened`]). `None` for a CRAM: its `.crai` holds no counts. A reader
+    /// that stands at its first record still does: [`Reader::records`] reads from there (a
+    /// stream is read once).
+    pub fn bam_index(&mut self) -> Result<Option<bam::Confirmed<'_>>> {
+        match self.load_bam_index() {
+            Err(e) if e.is_stale() => {
+                self.stale = Some(e.to_string());
+                self.reopen_without_cache()?;
+                self.load_bam_index()?;
+            }
+            other => other?,
+        }
+        match &mut self.inner {
+            Inner::Bam(r) => Ok(Some(r.confirm()?)),
+            Inner::Cram(_) => Ok(None),
+        }
+    }
+
+    fn load_bam_index(&mut self) -> Result<()> {
+        if let Inner::Bam(r) = &mut self.inner {
+            r.load_index(self.index.as_deref())?;
+            r.confirm()?;
+        }
+        Ok(())
     }
 
     /// The file's path or URL as messages show it (a URL without its query string).
@@ -187,6 +227,7 @@ impl Reader {
         // Cached parts are shown current first; a stale one: the file again, without the cache.
         match self.confirm(asked) {
             Err(e) if e.is_stale() && !self.options.stale_is_error => {
+                self.stale = Some(e.to_string());
                 self.reopen_without_cache()?;
                 self.confirm(asked)?;
             }
@@ -277,18 +318,8 @@ fn open_remote(
 /// The BAM reader's options from the facade's: the index (the options', else found as
 /// htslib finds it, `##idx##` included) fetched beside the header when a query will follow.
 fn bam_options(options: &Options, no_cache: bool) -> bam::OpenOptions {
-    let index = match (options.index_ahead, options.index.as_deref()) {
-        (Some(true), Some(at)) => bam::IndexHint::At(at.to_string()),
-        (Some(true), None) => bam::IndexHint::Auto,
-        _ => bam::IndexHint::None,
-    };
     bam::OpenOptions {
-        transport: options.transport_for_bam(),
-        threads: options.threads,
         no_cache: options.no_cache || no_cache,
-        index,
-        query_refs: options.query_refs,
-        fetch_plan: options.fetch_plan,
-        ..Default::default()
+        ..options.to_bam()
     }
 }

@@ -87,6 +87,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         retries: 3,
         retry_delay: 10.0,
         region_file: false,
+        batch_size: 1,
     };
     cohort::write_setup(&work, &cohort, &setup)?;
     println!(

@@ -15,12 +15,15 @@ use crate::{flag_value, release_hts, root};
 
 pub const HELP: &str = "\
 cargo xtask cohort-demo [--samples N] [--regions N] [--pairs N] [--profile P] [--jobs N]
-                        [--compare]
+                        [--batch-size N] [--compare]
   Installs Snakemake from PyPI into ~/.cache/hts-tools (once), makes N synthetic BAMs (default
   50; gen_bam.py --pairs N over chromosomes 21 and 22, default 2000000, 60% of it per sample)
   with their BAI or CSI in target/cohort-demo, serves them on 127.0.0.1 through the link
   profile (ec2 by default: 35 MB/s, 20 ms per response; home; loopback), and runs
   workflows/cohort with the release hts and -j N (default 4) over --regions N (default 40).
+  Then the same workflow in batches (--batch-size N samples a job, default the samples / jobs
+  rounded up, so every job slot has a batch: one `hts view --manifest` per job, the same
+  --fetchers per job), against the same server, and the ratio of the two.
   Prints the wall time, the server's requests and bytes, and the cost per sample.
   --compare: also the same regions of every sample by a loop over `samtools view -b
   --write-index -X URL URL.bai REGIONS`, one sample after another and 4 at a time, and the same
@@ -77,9 +80,14 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     println!("==> {} synthetic BAMs in {}", spec.samples, demo.display());
     let cohort = cohort::make(&demo, &spec)?;
     let server = Server::start_with(&cohort.dir, 0, link)?;
+    let batch_size = number(
+        args,
+        "--batch-size",
+        spec.samples.div_ceil(jobs.max(1)) as u64,
+    )?;
     let work = demo.join(format!("run-{profile}"));
     let _ = std::fs::remove_dir_all(&work);
-    let setup = Setup {
+    let mut setup = Setup {
         hts: hts.clone(),
         base_url: server.base(),
         threads: 1,
@@ -87,6 +95,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         retries: 3,
         retry_delay: 10.0,
         region_file: false,
+        // Today's workflow first: one job per sample.
         batch_size: 1,
     };
     cohort::write_setup(&work, &cohort, &setup)?;
@@ -95,34 +104,58 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         spec.samples, spec.regions
     );
     let mut rows = Vec::new();
-    let limit = std::time::Duration::from_secs(3600);
     rows.push(measure(
         &server,
         &format!("snakemake -j {jobs}, hts"),
-        || {
-            let run = cohort::run_workflow(&snakemake, &work, jobs, limit, &[], &[])?;
-            if run.success {
-                Ok(())
-            } else {
-                Err(format!(
-                    "the workflow failed; see {}/snakemake.out",
-                    work.display()
-                ))
-            }
-        },
+        || workflow(&snakemake, &work, jobs),
     )?);
     println!(
         "    outputs in {}/out (summary.tsv, bams/, logs/)",
         work.display()
     );
     let per_sample = per_sample_cost(&work.join("out/summary.tsv"))?;
+    // The same workflow in batches: one `hts view --manifest` per job.
+    let batched = demo.join(format!("run-{profile}-batched"));
+    let _ = std::fs::remove_dir_all(&batched);
+    setup.batch_size = batch_size as usize;
+    cohort::write_setup(&batched, &cohort, &setup)?;
+    println!("==> snakemake -j {jobs}, batches of {batch_size}");
+    rows.push(measure(
+        &server,
+        &format!("snakemake -j {jobs}, batch {batch_size}"),
+        || workflow(&snakemake, &batched, jobs),
+    )?);
+    println!(
+        "    outputs in {}/out (summary.tsv, bams/, logs/)",
+        batched.display()
+    );
     let notes = if args.iter().any(|a| a == "--compare") {
         compare(&hts, &cohort, &server, &demo, jobs, &mut rows)?
     } else {
         Vec::new()
     };
     print_table(&spec, profile, &link, &rows, per_sample, &notes);
+    println!(
+        "batched workflow: {:.1}x the per-sample workflow's speed ({:.2} s against {:.2} s)",
+        rows[0].wall / rows[1].wall.max(1e-9),
+        rows[1].wall,
+        rows[0].wall
+    );
     Ok(())
+}
+
+/// One run of the workflow set up in `work`, bounded to an hour.
+fn workflow(snakemake: &Path, work: &Path, jobs: usize) -> Result<(), String> {
+    let limit = std::time::Duration::from_secs(3600);
+    let run = cohort::run_workflow(snakemake, work, jobs, limit, &[], &[])?;
+    if run.success {
+        Ok(())
+    } else {
+        Err(format!(
+            "the workflow failed; see {}/snakemake.out",
+            work.display()
+        ))
+    }
 }
 
 /// `--compare`: the same queries as a loop of processes, hts and samtools, one at a time and

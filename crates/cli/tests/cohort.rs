@@ -95,7 +95,10 @@ fn without_hts_pg(bam: Vec<u8>, name: &str) -> Vec<u8> {
 fn check_sample(cohort: &Cohort, out: &Path, sample: &str) {
     for pair in cohort.regions.windows(2) {
         let ((c0, _, e0, _), (c1, b1, _, _)) = (&pair[0], &pair[1]);
-        assert!(c0 != c1 || e0 < b1, "the BED's regions are sorted and apart");
+        assert!(
+            c0 != c1 || e0 < b1,
+            "the BED's regions are sorted and apart"
+        );
     }
     let bam = out.join(format!("bams/{sample}.bam"));
     let expected = out.join(format!("{sample}.samtools.bam"));
@@ -330,7 +333,9 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
     // The batch's job ran DOWN again, alone, and no other sample of its batch.
     let down_log = fs::read_to_string(work.join(format!("out/logs/{DOWN_BATCH}.log"))).unwrap();
     assert!(
-        down_log.contains(&format!("[cohort] {DOWN}: attempt 2 after 1 s ({DOWN_BATCH})")),
+        down_log.contains(&format!(
+            "[cohort] {DOWN}: attempt 2 after 1 s ({DOWN_BATCH})"
+        )),
         "{DOWN} was not run again:\n{down_log}"
     );
     assert_eq!(

@@ -22,8 +22,9 @@ cargo xtask cohort-demo [--samples N] [--regions N] [--pairs N] [--profile P] [-
   profile (ec2 by default: 35 MB/s, 20 ms per response; home; loopback), and runs
   workflows/cohort with the release hts and -j N (default 4) over --regions N (default 40).
   Then the same workflow in batches (--batch-size N samples a job, default the samples / jobs
-  rounded up, so every job slot has a batch: one `hts view --manifest` per job, the same
-  --fetchers per job), against the same server, and the ratio of the two.
+  rounded up, so every job slot has a batch: one `hts view --manifest` per job), against the
+  same server, twice: with the per-sample run's 6 requests in flight per job, and with the
+  workflow's default of 16; and the ratios to the per-sample run.
   Prints the wall time, the server's requests and bytes, and the cost per sample.
   --compare: also the same regions of every sample by a loop over `samtools view -b
   --write-index -X URL URL.bai REGIONS`, one sample after another and 4 at a time, and the same
@@ -114,33 +115,39 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         work.display()
     );
     let per_sample = per_sample_cost(&work.join("out/summary.tsv"))?;
-    // The same workflow in batches: one `hts view --manifest` per job.
-    let batched = demo.join(format!("run-{profile}-batched"));
-    let _ = std::fs::remove_dir_all(&batched);
+    // The same workflow in batches: one `hts view --manifest` per job, first with the same
+    // requests in flight per job as above, then with the workflow's default (config.yaml).
     setup.batch_size = batch_size as usize;
-    cohort::write_setup(&batched, &cohort, &setup)?;
-    println!("==> snakemake -j {jobs}, batches of {batch_size}");
-    rows.push(measure(
-        &server,
-        &format!("snakemake -j {jobs}, batch {batch_size}"),
-        || workflow(&snakemake, &batched, jobs),
-    )?);
-    println!(
-        "    outputs in {}/out (summary.tsv, bams/, logs/)",
-        batched.display()
-    );
+    for fetchers in [6, 16] {
+        let batched = demo.join(format!("run-{profile}-batched-{fetchers}"));
+        let _ = std::fs::remove_dir_all(&batched);
+        setup.fetchers = fetchers;
+        cohort::write_setup(&batched, &cohort, &setup)?;
+        let label = format!("snakemake -j {jobs}, batch {batch_size}, fetchers {fetchers}");
+        println!("==> {label}");
+        rows.push(measure(&server, &label, || {
+            workflow(&snakemake, &batched, jobs)
+        })?);
+        println!(
+            "    outputs in {}/out (summary.tsv, bams/, logs/)",
+            batched.display()
+        );
+    }
     let notes = if args.iter().any(|a| a == "--compare") {
         compare(&hts, &cohort, &server, &demo, jobs, &mut rows)?
     } else {
         Vec::new()
     };
     print_table(&spec, profile, &link, &rows, per_sample, &notes);
-    println!(
-        "batched workflow: {:.1}x the per-sample workflow's speed ({:.2} s against {:.2} s)",
-        rows[0].wall / rows[1].wall.max(1e-9),
-        rows[1].wall,
-        rows[0].wall
-    );
+    for batched in &rows[1..3] {
+        println!(
+            "{}: {:.1}x the per-sample workflow's speed ({:.2} s against {:.2} s)",
+            batched.label,
+            rows[0].wall / batched.wall.max(1e-9),
+            batched.wall,
+            rows[0].wall
+        );
+    }
     Ok(())
 }
 
@@ -221,12 +228,12 @@ fn print_table(
         format_args!("{} ms", link.latency.as_millis())
     );
     println!(
-        "{:<24} {:>9} {:>9} {:>12} {:>12}",
+        "{:<38} {:>9} {:>9} {:>12} {:>12}",
         "", "wall s", "requests", "bytes sent", "connections"
     );
     for m in rows {
         println!(
-            "{:<24} {:>9.2} {:>9} {:>12} {:>12}",
+            "{:<38} {:>9.2} {:>9} {:>12} {:>12}",
             m.label, m.wall, m.requests, m.bytes, m.connections
         );
     }

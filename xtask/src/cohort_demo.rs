@@ -132,6 +132,12 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
             "    outputs in {}/out (summary.tsv, bams/, logs/)",
             batched.display()
         );
+        // Batches change how the samples are fetched, not what: the same records.
+        if records(&batched.join("out/summary.tsv"))? != records(&work.join("out/summary.tsv"))? {
+            return Err(format!(
+                "{label}: summary.tsv's records differ from the per-sample run's"
+            ));
+        }
     }
     let notes = if args.iter().any(|a| a == "--compare") {
         compare(&hts, &cohort, &server, &demo, jobs, &mut rows)?
@@ -264,6 +270,20 @@ fn per_sample_cost(table: &Path) -> Result<(f64, f64, f64), String> {
         .values()
         .fold((0.0, 0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
     Ok((sum.0 / n, sum.1 / n, sum.2 / n))
+}
+
+/// The (sample, region, records) of the workflow's table.
+fn records(table: &Path) -> Result<Vec<(String, String, String)>, String> {
+    let text = std::fs::read_to_string(table).map_err(|e| format!("{}: {e}", table.display()))?;
+    Ok(text
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let field = |i: usize| f.get(i).copied().unwrap_or_default().to_string();
+            (field(0), field(1), field(2))
+        })
+        .collect())
 }
 
 /// `PROGRAM view -b --write-index -o OUT/S.bam -X URL INDEX-URL REGIONS` for every sample,

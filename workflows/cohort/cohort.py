@@ -1,6 +1,6 @@
-"""The cohort workflow's helpers (its Snakefile runs them as a program, `extract` and `merge`):
-the manifest, the regions, the `hts view` command, hts's summary line, the per-sample job and
-the final table.
+"""The cohort workflow's helpers (its Snakefile runs them as a program, `extract`, `batch` and
+`merge`): the manifest, the regions, the batches, the `hts view` commands, hts's summary lines,
+the per-sample and per-batch jobs and the final table.
 
 Standard library only, so `python3 -m unittest` tests it without Snakemake. Run as a program
 rather than in Snakemake's `run:` blocks: a shell job starts in milliseconds, a `run:` job
@@ -15,6 +15,7 @@ import re
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from dataclasses import dataclass
@@ -163,14 +164,12 @@ def redact(text):
                   text)
 
 
-SUMMARY = re.compile(r"^\[hts\] summary: (.*)$", re.M)
-
-
-def parse_summary(text):
-    """The counts of the last `[hts] summary:` line in `text`, by name."""
-    found = SUMMARY.findall(text)
+def parse_summary(text, kind="summary"):
+    """The counts of the last `[hts] KIND:` line in `text`, by name (`summary` for one file,
+    `cohort` for `hts view --manifest`)."""
+    found = re.findall(rf"^\[hts\] {kind}: (.*)$", text, re.M)
     if not found:
-        raise CohortError("hts printed no summary line")
+        raise CohortError(f"hts printed no {kind} line")
     counts = {}
     for item in found[-1].split():
         key, sep, value = item.partition("=")
@@ -335,6 +334,21 @@ def main(argv=None):
     one.add_argument("--attempt", type=int, default=1)
     one.add_argument("--retry-delay", type=float, default=0.0)
     one.add_argument("extra", nargs="*", help="more hts view options (after --)")
+    many = sub.add_parser("batch", help="a batch of samples in one hts view --manifest")
+    many.add_argument("--manifest", required=True)
+    many.add_argument("--samples", required=True, help="the batch's names, comma-separated")
+    many.add_argument("--label", default="batch", help="the batch's name in messages")
+    many.add_argument("--regions", required=True, help="the BED")
+    many.add_argument("--outdir", required=True, help="bams/ and stats/ go there")
+    many.add_argument("--log", required=True)
+    many.add_argument("--hts", default="hts")
+    many.add_argument("--index-format", choices=["csi", "bai"], default="csi")
+    many.add_argument("--threads", type=int, default=1)
+    many.add_argument("--fetchers", type=int, default=6)
+    many.add_argument("--retries", type=int, default=0,
+                      help="times a failed sample is run again within the job")
+    many.add_argument("--retry-delay", type=float, default=0.0)
+    many.add_argument("extra", nargs="*", help="more hts view options (after --)")
     merge = sub.add_parser("merge", help="one table from the per-sample ones")
     merge.add_argument("--out", required=True)
     merge.add_argument("tables", nargs="+")
@@ -344,6 +358,18 @@ def main(argv=None):
             merge_tables(args.tables, args.out)
             return 0
         samples = read_manifest(args.manifest)
+        if args.command == "batch":
+            import cohort_batch  # the batch job's module; it imports this one
+
+            missing = [n for n in args.samples.split(",") if n not in samples]
+            if missing:
+                raise CohortError(f"{args.manifest}: no sample '{missing[0]}'")
+            cohort_batch.extract_batch([samples[n] for n in args.samples.split(",")],
+                                read_bed(args.regions), args.outdir, args.log, hts=args.hts,
+                                index_format=args.index_format, threads=args.threads,
+                                fetchers=args.fetchers, extra=args.extra, retries=args.retries,
+                                retry_delay=args.retry_delay, label=args.label)
+            return 0
         if args.sample not in samples:
             raise CohortError(f"{args.manifest}: no sample '{args.sample}'")
         extract(samples[args.sample], read_bed(args.regions), args.bam, args.stats, args.log,
@@ -357,4 +383,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # batch.py imports `cohort`: it must get this module, not a second copy (whose CohortError
+    # main would not catch).
+    sys.modules.setdefault("cohort", sys.modules["__main__"])
     sys.exit(main())

@@ -1,6 +1,7 @@
 """Tests of cohort.py: python3 -m unittest discover -s workflows/cohort"""
 
 import gzip
+import json
 import os
 import stat
 import struct
@@ -11,6 +12,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cohort  # noqa: E402
+import cohort_batch  # noqa: E402
 from cohort import CohortError, Region, Sample  # noqa: E402
 
 SIGNED = "https://b.s3.amazonaws.com/x.bam?X-Amz-Signature=abc&X-Amz-Expires=60"
@@ -290,6 +292,187 @@ class Extract(Files):
         bad = self.write("bad.tsv", "x\ty\n")
         with self.assertRaisesRegex(CohortError, "not a per-sample table"):
             cohort.merge_tables([bad], out)
+
+
+FAKE_MANIFEST_HTS = """\
+#!{python}
+# Stands in for hts view --manifest: copies FAKE_HTS_BAM to each sample's output (and its
+# index), except for the samples of FAKE_HTS_FAIL (NAME=TIMES,...: fails NAME's first TIMES
+# runs, counted in FAKE_HTS_RUNS), which get a partial file; then the cohort summary line and
+# the failed names. Each run's manifest is appended to FAKE_HTS_RUNS.
+import json, os, shutil, sys
+args = sys.argv[1:]
+manifest = args[args.index("--manifest") + 1]
+template = args[args.index("-o") + 1].split("##idx##")[0]
+lines = open(manifest).read().splitlines()
+assert lines[0] == "sample\tbam\tindex", lines[0]
+rows = [line.split("\t") for line in lines[1:]]
+runs_path = os.environ["FAKE_HTS_RUNS"]
+runs = json.load(open(runs_path)) if os.path.exists(runs_path) else []
+runs.append({{"rows": rows, "args": args}})
+json.dump(runs, open(runs_path, "w"))
+fail = dict(kv.split("=") for kv in os.environ.get("FAKE_HTS_FAIL", "").split(",") if kv)
+failed = []
+for name, bam, index in rows:
+    out = template.replace("{{sample}}", name)
+    tries = sum(1 for r in runs if any(row[0] == name for row in r["rows"]))
+    if tries <= int(fail.get(name, 0)):
+        open(out, "wb").write(b"partial")
+        print(f"hts view: sample {{name}}: {{bam}}: HTTP status 503", file=sys.stderr)
+        failed.append(name)
+        continue
+    shutil.copy(os.environ["FAKE_HTS_BAM"], out)
+    open(out + ".csi", "wb").write(b"index")
+print(f"[hts] cohort: samples={{len(rows)}} failed={{len(failed)}} requests={{10 * len(rows)}} "
+      f"retries={{len(failed)}} bytes_received=1001 new_connections=1 reused_connections=9 "
+      "seconds=0.100", file=sys.stderr)
+for name in failed:
+    print(name, file=sys.stderr)
+sys.exit(1 if failed else 0)
+"""
+
+
+class Batches(Files):
+    def test_cut_in_manifest_order_deterministically(self):
+        names = [f"s{i}" for i in range(7)]
+        self.assertEqual(cohort_batch.batches(names, 3),
+                         [("b000", ["s0", "s1", "s2"]), ("b001", ["s3", "s4", "s5"]),
+                          ("b002", ["s6"])])
+        self.assertEqual(cohort_batch.batches(names, 3), cohort_batch.batches(names, 3))
+        self.assertEqual([b for _, b in cohort_batch.batches(names, 1)], [[n] for n in names])
+        self.assertEqual(len(cohort_batch.batches(names, 100)), 1)
+        labels = [label for label, _ in cohort_batch.batches(range(2000), 1)]
+        self.assertEqual((labels[0], labels[-1]), ("b0000", "b1999"))
+        with self.assertRaisesRegex(CohortError, "at least 1"):
+            cohort_batch.batches(names, 0)
+
+    def test_costs_are_shared_without_losing_any(self):
+        self.assertEqual(cohort_batch.share(10, 3), [4, 3, 3])
+        self.assertEqual(cohort_batch.share(0, 2), [0, 0])
+
+    def test_the_batch_manifest_keeps_each_index(self):
+        path = os.path.join(self.dir.name, "b.tsv")
+        samples = [Sample("a", SIGNED, "https://h/x.bai?sig=1"), Sample("b", "s3://b/k.bam")]
+        cohort_batch.write_manifest(path, samples)
+        self.assertEqual(cohort.read_manifest(path), {s.name: s for s in samples})
+        self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+
+    def test_one_hts_view_per_batch_with_merged_regions(self):
+        cmd = cohort_batch.batch_command("hts", "m.tsv", "out", Command.regions, threads=2,
+                                         fetchers=12, extra=["-q", "20"])
+        self.assertEqual(cmd, ["hts", "view", "--manifest", "m.tsv", "-b", "--write-index",
+                               "-o", "out/bams/{sample}.bam", "-@", "1", "--fetchers", "12",
+                               "-v", "1", "-q", "20", "1:1-150", "2:1-10"])
+        cmd = cohort_batch.batch_command("hts", "m.tsv", "out", Command.regions,
+                                         index_format="bai")
+        self.assertEqual(cmd[7], "out/bams/{sample}.bam##idx##out/bams/{sample}.bam.bai")
+
+    def test_failed_samples_are_the_lines_after_the_summary(self):
+        text = ("hts view: sample s2: https://h/s2.bam?...: HTTP status 503\n"
+                "[hts] cohort: samples=3 failed=1 requests=9\ns2\n")
+        self.assertEqual(cohort_batch.failures(text, {"s1", "s2", "s3"}),
+                         {"s2": "https://h/s2.bam?...: HTTP status 503"})
+        self.assertEqual(cohort_batch.failures("[hts] cohort: samples=1\n", {"s1"}), {})
+        self.assertIsNone(cohort_batch.failures("hts view: bad option\n", {"s1"}))
+
+
+class ExtractBatch(Files):
+    def setUp(self):
+        super().setUp()
+        self.hts = self.write("hts", FAKE_MANIFEST_HTS.format(python=sys.executable))
+        os.chmod(self.hts, os.stat(self.hts).st_mode | stat.S_IEXEC)
+        source = os.path.join(self.dir.name, "source.bam")
+        with open(source, "wb") as f:
+            f.write(bam_bytes(REFS, RECORDS))
+        self.runs = os.path.join(self.dir.name, "runs.json")
+        for key, value in [("FAKE_HTS_BAM", source), ("FAKE_HTS_RUNS", self.runs)]:
+            os.environ[key] = value
+            self.addCleanup(os.environ.pop, key)
+        self.out = os.path.join(self.dir.name, "out")
+        for sub in ("bams", "stats", "logs"):
+            os.makedirs(os.path.join(self.out, sub))
+        self.samples = [Sample("s1", SIGNED, "https://h/1.bai?sig=2"), Sample("s2", SIGNED),
+                        Sample("s3", "https://h/3.bam")]
+        self.regions = [Region("1", 0, 1000, "a"), Region("2", 0, 101)]
+        self.log = os.path.join(self.out, "logs", "b000.log")
+
+    def failing(self, spec):
+        os.environ["FAKE_HTS_FAIL"] = spec
+        self.addCleanup(os.environ.pop, "FAKE_HTS_FAIL", None)
+
+    def extract(self, **kw):
+        cohort_batch.extract_batch(self.samples, self.regions, self.out, self.log, hts=self.hts,
+                                   label="b000", **kw)
+
+    def read(self, path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    def ran(self):
+        with open(self.runs, encoding="utf-8") as f:
+            return [[row[0] for row in run["rows"]] for run in json.load(f)]
+
+    def test_one_run_for_the_batch_and_a_table_per_sample(self):
+        self.extract(retries=2)
+        self.assertEqual(self.ran(), [["s1", "s2", "s3"]])
+        for i, name in enumerate(["s1", "s2", "s3"]):
+            rows = [line.split("\t")
+                    for line in self.read(cohort_batch.stats_path(self.out, name)).splitlines()]
+            self.assertEqual(rows[0], cohort.TABLE_COLUMNS)
+            # 30 requests and 1001 bytes shared out over 3 samples.
+            cost = [["334", "334", "333"][i], "10", "0"]
+            self.assertEqual([r[:6] for r in rows[1:]], [[name, "a", "5", *cost],
+                                                        [name, "2:1-101", "1", *cost]])
+        text = self.read(self.log)
+        self.assertIn("[cohort] s2: attempt 1 (b000)\n", text)
+        self.assertIn("[hts] cohort: samples=3", text)
+        self.assertNotIn("Signature", text)
+        self.assertNotIn("sig=", text)
+
+    def test_only_the_failed_samples_run_again(self):
+        self.failing("s2=2")
+        self.extract(retries=3, retry_delay=0.01)
+        self.assertEqual(self.ran(), [["s1", "s2", "s3"], ["s2"], ["s2"]])
+        text = self.read(self.log)
+        self.assertIn("[cohort] s2: attempt 2 after 0 s (b000)\n", text)
+        self.assertIn("[cohort] s2: attempt 3 after 0 s (b000)\n", text)
+        self.assertNotIn("s1: attempt 2", text)
+        self.assertIn("sample s2: hts view failed (attempt 1): "
+                      "https://b.s3.amazonaws.com/x.bam?...: HTTP status 503", text)
+        self.assertNotIn("Signature", text)
+        rows = self.read(cohort_batch.stats_path(self.out, "s2")).splitlines()
+        # Its share of each of the three runs: 334 + 1001 + 1001 bytes, 10 + 10 + 10 requests,
+        # 0 + 1 + 0 retries.
+        self.assertEqual(rows[1].split("\t")[2:6], ["5", "2336", "30", "1"])
+
+    def test_a_sample_failing_every_time_fails_the_job_named_and_leaves_no_partial_bam(self):
+        self.failing("s3=9")
+        with self.assertRaisesRegex(CohortError, r"b000: sample\(s\) s3: hts view failed 2 "
+                                    r"times; last: https://h/3.bam: HTTP status 503$"):
+            self.extract(retries=1)
+        self.assertEqual(self.ran(), [["s1", "s2", "s3"], ["s3"]])
+        self.assertFalse(os.path.exists(cohort_batch.bam_path(self.out, "s3")))
+        self.assertFalse(os.path.exists(cohort_batch.stats_path(self.out, "s1")))
+
+    def test_hts_failing_as_a_whole_fails_the_job(self):
+        broken = self.write("broken", f"#!{sys.executable}\nimport sys\n"
+                            "print('hts view: unknown option --x', file=sys.stderr)\n"
+                            "sys.exit(1)\n")
+        os.chmod(broken, 0o755)
+        with self.assertRaisesRegex(CohortError, "failed \\(status 1\\): hts view: unknown"):
+            cohort_batch.extract_batch(self.samples, self.regions, self.out, self.log,
+                                       hts=broken, retries=3)
+
+    def test_the_program_runs_a_batch_from_the_manifest(self):
+        manifest = self.write("m.tsv", f"sample\tbam\tindex\ns1\t{SIGNED}\t\n"
+                              "s2\thttps://h/2.bam\t\n")
+        bed = self.write("r.bed", "1\t0\t1000\ta\n")
+        common = ["batch", "--manifest", manifest, "--regions", bed, "--outdir", self.out,
+                  "--log", self.log, "--hts", self.hts]
+        self.assertEqual(cohort.main(common + ["--samples", "s2,s1", "--", "-q", "1"]), 0)
+        self.assertEqual(self.ran(), [["s2", "s1"]])
+        self.assertIn(" -q 1 1:1-1000\n", self.read(self.log))
+        self.assertEqual(cohort.main(common + ["--samples", "s1,s9"]), 1)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,16 @@ use crate::{flag_value, release_hts, root};
 
 pub const HELP: &str = "\
 cargo xtask cohort-demo [--samples N] [--regions N] [--pairs N] [--profile P] [--jobs N]
-                        [--compare]
+                        [--batch-size N] [--compare]
   Installs Snakemake from PyPI into ~/.cache/hts-tools (once), makes N synthetic BAMs (default
   50; gen_bam.py --pairs N over chromosomes 21 and 22, default 2000000, 60% of it per sample)
   with their BAI or CSI in target/cohort-demo, serves them on 127.0.0.1 through the link
   profile (ec2 by default: 35 MB/s, 20 ms per response; home; loopback), and runs
   workflows/cohort with the release hts and -j N (default 4) over --regions N (default 40).
+  Then the same workflow in batches (--batch-size N samples a job, default the samples / jobs
+  rounded up, so every job slot has a batch: one `hts view --manifest` per job), against the
+  same server, twice: with the per-sample run's 6 requests in flight per job, and with the
+  workflow's default of 16; and the ratios to the per-sample run.
   Prints the wall time, the server's requests and bytes, and the cost per sample.
   --compare: also the same regions of every sample by a loop over `samtools view -b
   --write-index -X URL URL.bai REGIONS`, one sample after another and 4 at a time, and the same
@@ -77,9 +81,14 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
     println!("==> {} synthetic BAMs in {}", spec.samples, demo.display());
     let cohort = cohort::make(&demo, &spec)?;
     let server = Server::start_with(&cohort.dir, 0, link)?;
+    let batch_size = number(
+        args,
+        "--batch-size",
+        spec.samples.div_ceil(jobs.max(1)) as u64,
+    )?;
     let work = demo.join(format!("run-{profile}"));
     let _ = std::fs::remove_dir_all(&work);
-    let setup = Setup {
+    let mut setup = Setup {
         hts: hts.clone(),
         base_url: server.base(),
         threads: 1,
@@ -87,6 +96,8 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         retries: 3,
         retry_delay: 10.0,
         region_file: false,
+        // Today's workflow first: one job per sample.
+        batch_size: 1,
     };
     cohort::write_setup(&work, &cohort, &setup)?;
     println!(
@@ -94,34 +105,70 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         spec.samples, spec.regions
     );
     let mut rows = Vec::new();
-    let limit = std::time::Duration::from_secs(3600);
     rows.push(measure(
         &server,
         &format!("snakemake -j {jobs}, hts"),
-        || {
-            let run = cohort::run_workflow(&snakemake, &work, jobs, limit, &[], &[])?;
-            if run.success {
-                Ok(())
-            } else {
-                Err(format!(
-                    "the workflow failed; see {}/snakemake.out",
-                    work.display()
-                ))
-            }
-        },
+        || workflow(&snakemake, &work, jobs),
     )?);
     println!(
         "    outputs in {}/out (summary.tsv, bams/, logs/)",
         work.display()
     );
     let per_sample = per_sample_cost(&work.join("out/summary.tsv"))?;
+    // The same workflow in batches: one `hts view --manifest` per job, first with the same
+    // requests in flight per job as above, then with the workflow's default (config.yaml).
+    setup.batch_size = batch_size as usize;
+    for fetchers in [6, 16] {
+        let batched = demo.join(format!("run-{profile}-batched-{fetchers}"));
+        let _ = std::fs::remove_dir_all(&batched);
+        setup.fetchers = fetchers;
+        cohort::write_setup(&batched, &cohort, &setup)?;
+        let label = format!("snakemake -j {jobs}, batch {batch_size}, fetchers {fetchers}");
+        println!("==> {label}");
+        rows.push(measure(&server, &label, || {
+            workflow(&snakemake, &batched, jobs)
+        })?);
+        println!(
+            "    outputs in {}/out (summary.tsv, bams/, logs/)",
+            batched.display()
+        );
+        // Batches change how the samples are fetched, not what: the same records.
+        if records(&batched.join("out/summary.tsv"))? != records(&work.join("out/summary.tsv"))? {
+            return Err(format!(
+                "{label}: summary.tsv's records differ from the per-sample run's"
+            ));
+        }
+    }
     let notes = if args.iter().any(|a| a == "--compare") {
         compare(&hts, &cohort, &server, &demo, jobs, &mut rows)?
     } else {
         Vec::new()
     };
     print_table(&spec, profile, &link, &rows, per_sample, &notes);
+    for batched in &rows[1..3] {
+        println!(
+            "{}: {:.1}x the per-sample workflow's speed ({:.2} s against {:.2} s)",
+            batched.label,
+            rows[0].wall / batched.wall.max(1e-9),
+            batched.wall,
+            rows[0].wall
+        );
+    }
     Ok(())
+}
+
+/// One run of the workflow set up in `work`, bounded to an hour.
+fn workflow(snakemake: &Path, work: &Path, jobs: usize) -> Result<(), String> {
+    let limit = std::time::Duration::from_secs(3600);
+    let run = cohort::run_workflow(snakemake, work, jobs, limit, &[], &[])?;
+    if run.success {
+        Ok(())
+    } else {
+        Err(format!(
+            "the workflow failed; see {}/snakemake.out",
+            work.display()
+        ))
+    }
 }
 
 /// `--compare`: the same queries as a loop of processes, hts and samtools, one at a time and
@@ -187,12 +234,12 @@ fn print_table(
         format_args!("{} ms", link.latency.as_millis())
     );
     println!(
-        "{:<24} {:>9} {:>9} {:>12} {:>12}",
+        "{:<38} {:>9} {:>9} {:>12} {:>12}",
         "", "wall s", "requests", "bytes sent", "connections"
     );
     for m in rows {
         println!(
-            "{:<24} {:>9.2} {:>9} {:>12} {:>12}",
+            "{:<38} {:>9.2} {:>9} {:>12} {:>12}",
             m.label, m.wall, m.requests, m.bytes, m.connections
         );
     }
@@ -223,6 +270,20 @@ fn per_sample_cost(table: &Path) -> Result<(f64, f64, f64), String> {
         .values()
         .fold((0.0, 0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
     Ok((sum.0 / n, sum.1 / n, sum.2 / n))
+}
+
+/// The (sample, region, records) of the workflow's table.
+fn records(table: &Path) -> Result<Vec<(String, String, String)>, String> {
+    let text = std::fs::read_to_string(table).map_err(|e| format!("{}: {e}", table.display()))?;
+    Ok(text
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let field = |i: usize| f.get(i).copied().unwrap_or_default().to_string();
+            (field(0), field(1), field(2))
+        })
+        .collect())
 }
 
 /// `PROGRAM view -b --write-index -o OUT/S.bam -X URL INDEX-URL REGIONS` for every sample,

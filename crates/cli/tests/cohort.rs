@@ -1,10 +1,12 @@
 //! The cohort workflow (`workflows/cohort`) end to end: Snakemake, installed from PyPI on first
-//! use (`testkit::tools`), runs this hts over 20 BAMs served on 127.0.0.1 while about one request
-//! in four gets a transient fault, and one object stays unavailable longer than hts's own
-//! retries last. Every per-sample BAM, decompressed, must equal what samtools writes for the same
-//! regions from the local file, its index what `samtools index` makes of it, and the table's
-//! counts `samtools view -c`; a rerun after deleting two outputs must redo only those two. Two
-//! samples are `s3://` objects of a real S3 (s3s-fs, as the S3 tests use it).
+//! use (`testkit::tools`), runs this hts over 20 BAMs served on 127.0.0.1 in batches of
+//! [`BATCH`] (one `hts view --manifest` per job) while about one request in four gets a
+//! transient fault, and one object stays unavailable longer than hts's own retries last (its
+//! job runs that sample again, alone). Every per-sample BAM, decompressed, must equal what
+//! samtools writes for the same regions from the local file, its index what `samtools index`
+//! makes of it, and the table's counts `samtools view -c`; a rerun after deleting two outputs
+//! must redo only the two batches holding them. Two samples are `s3://` objects of a real S3
+//! (s3s-fs, as the S3 tests use it).
 //! Needs samtools and python3 (3.11+, with venv), which CI installs.
 
 use std::collections::BTreeMap;
@@ -19,12 +21,17 @@ use testkit::s3::{self, S3Stack};
 use testkit::{Chaos, Fault, Rule, Server};
 
 const SAMPLES: usize = 20;
+/// Samples per job: 5 jobs, run 4 at a time.
+const BATCH: usize = 4;
 const REGIONS: usize = 12;
 /// Unavailable for its first 12 requests: both opening requests of the first attempt exhaust
 /// hts's 5 retries (each waits 0.1 to 1.6 s), so Snakemake must run the job again.
 const DOWN: &str = "s006";
-/// Deleted before the rerun.
+/// Its batch (s004 to s007).
+const DOWN_BATCH: &str = "b001";
+/// Deleted before the rerun: one from the first batch, one from the last.
 const DELETED: [&str; 2] = ["s003", "s017"];
+const DELETED_BATCHES: [&str; 2] = ["b000", "b004"];
 /// Read from a real S3 (s3s-fs, which checks every signature) as `s3://` URLs, one with an
 /// index column, one with `##idx##`.
 const S3_SAMPLES: [&str; 2] = ["s009", "s010"];
@@ -82,13 +89,21 @@ fn without_hts_pg(bam: Vec<u8>, name: &str) -> Vec<u8> {
 }
 
 /// The sample's output against samtools on the local file: records and header, and the index.
-/// The workflow gives hts the BED with `--region-file`; samtools gets the same regions with
-/// `-M`, the same multi-region iterator.
+/// A batch gives hts the BED's regions as arguments, merged where they overlap or touch; the
+/// test's BED is sorted and its regions apart (checked here), so samtools gets them as they are,
+/// as arguments too (without `-M`: each region in turn, as hts reads them).
 fn check_sample(cohort: &Cohort, out: &Path, sample: &str) {
+    for pair in cohort.regions.windows(2) {
+        let ((c0, _, e0, _), (c1, b1, _, _)) = (&pair[0], &pair[1]);
+        assert!(
+            c0 != c1 || e0 < b1,
+            "the BED's regions are sorted and apart"
+        );
+    }
     let bam = out.join(format!("bams/{sample}.bam"));
     let expected = out.join(format!("{sample}.samtools.bam"));
     let (local, index) = (cohort.bam(sample), cohort.index(sample));
-    let mut args = vec!["view", "-b", "--no-PG", "-M", "-o"];
+    let mut args = vec!["view", "-b", "--no-PG", "-o"];
     let (expected_s, local_s, index_s) = (
         expected.display().to_string(),
         local.display().to_string(),
@@ -284,7 +299,8 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
         fetchers: 4,
         retries: 3,
         retry_delay: 1.0,
-        region_file: true,
+        region_file: false,
+        batch_size: BATCH,
     };
     cohort::write_setup(&work, &cohort, &setup).unwrap();
     let stack = s3_samples(&cohort, &work);
@@ -314,21 +330,31 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
         server.log().len()
     );
     assert!(served >= 20, "{served} faults");
-    // Snakemake starts each attempt's log afresh.
-    let down_log = fs::read_to_string(work.join(format!("out/logs/{DOWN}.log"))).unwrap();
+    // The batch's job ran DOWN again, alone, and no other sample of its batch.
+    let down_log = fs::read_to_string(work.join(format!("out/logs/{DOWN_BATCH}.log"))).unwrap();
     assert!(
-        down_log.contains(&format!("[cohort] {DOWN}: attempt 2 after 1 s")),
+        down_log.contains(&format!(
+            "[cohort] {DOWN}: attempt 2 after 1 s ({DOWN_BATCH})"
+        )),
         "{DOWN} was not run again:\n{down_log}"
     );
+    assert_eq!(
+        down_log.matches(": attempt 2 ").count(),
+        1,
+        "only {DOWN} again:\n{down_log}"
+    );
+    assert_eq!(down_log.matches("hts view --manifest").count(), 2);
     assert!(
         run.output
-            .contains(&format!("sample {DOWN}: hts view failed")),
+            .contains(&format!("sample {DOWN}: hts view failed (attempt 1)")),
         "{}",
         run.output
     );
-    let attempts = |sample: &str| run.extracted.iter().filter(|s| *s == sample).count();
-    assert!(attempts(DOWN) >= 2, "{DOWN}: {} attempts", attempts(DOWN));
-    assert!(cohort.samples.iter().all(|s| attempts(s) >= 1));
+    // One job per batch, each run once (the failed sample's retry is within its job).
+    let mut batches = run.batches.clone();
+    batches.sort();
+    assert_eq!(batches, ["b000", "b001", "b002", "b003", "b004"]);
+    assert!(run.extracted.is_empty(), "no per-sample jobs");
     let out = work.join("out");
     for sample in &cohort.samples {
         check_sample(&cohort, &out, sample);
@@ -357,16 +383,23 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
     let rerun = cohort::run_workflow(&snakemake, &work, 4, LIMIT, &[], &env).unwrap();
     assert!(rerun.success, "{}", rerun.output);
     println!("rerun: {:.1} s", rerun.elapsed.as_secs_f64());
-    let mut redone = rerun.extracted.clone();
+    let mut redone = rerun.batches.clone();
     redone.sort();
-    redone.dedup();
-    assert_eq!(redone, DELETED, "{}", rerun.output);
+    assert_eq!(redone, DELETED_BATCHES, "{}", rerun.output);
+    // The two batches' samples, all of them, and nothing else.
+    let redone: Vec<&String> = cohort
+        .samples
+        .chunks(BATCH)
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || *i == SAMPLES / BATCH - 1)
+        .flat_map(|(_, c)| c)
+        .collect();
     let after = modified(&out);
     for (name, time) in &before {
-        let deleted = DELETED.iter().any(|s| name.starts_with(&format!("{s}.")));
-        assert_eq!(after[name] == *time, !deleted, "{name}");
+        let again = redone.iter().any(|s| name.starts_with(&format!("{s}.")));
+        assert_eq!(after[name] == *time, !again, "{name}");
     }
-    for s in DELETED {
+    for s in redone {
         check_sample(&cohort, &out, s);
     }
     let second = check_table(&cohort, &out);

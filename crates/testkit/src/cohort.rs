@@ -196,6 +196,8 @@ pub struct Setup {
     pub retries: u32,
     pub retry_delay: f64,
     pub region_file: bool,
+    /// Samples per job (1: one job per sample; more: one `hts view --manifest` per batch).
+    pub batch_size: usize,
 }
 
 /// A stand-in for a pre-signed URL's query string (the server ignores it; logs must not
@@ -229,14 +231,15 @@ pub fn write_setup(workdir: &Path, cohort: &Cohort, setup: &Setup) -> Result<(),
     fs::write(workdir.join("manifest.tsv"), manifest).map_err(|e| e.to_string())?;
     let config = format!(
         "manifest: manifest.tsv\nregions: {}\noutdir: out\nhts: {}\nthreads: {}\nfetchers: {}\n\
-         retries: {}\nretry_delay: {}\nregion_file: {}\n",
+         retries: {}\nretry_delay: {}\nregion_file: {}\nbatch_size: {}\n",
         cohort.bed.display(),
         setup.hts.display(),
         setup.threads,
         setup.fetchers,
         setup.retries,
         setup.retry_delay,
-        setup.region_file
+        setup.region_file,
+        setup.batch_size
     );
     fs::write(workdir.join("config.yaml"), config).map_err(|e| e.to_string())
 }
@@ -250,6 +253,8 @@ pub struct WorkflowRun {
     pub elapsed: Duration,
     /// The samples whose `extract` job ran, once per attempt.
     pub extracted: Vec<String>,
+    /// The batches (`b000`, ...) whose `extract_BATCH` job ran, once per attempt.
+    pub batches: Vec<String>,
 }
 
 /// Runs the cohort workflow in `workdir` (set up by [`write_setup`]) with `-j jobs`, `extra`
@@ -295,12 +300,31 @@ pub fn run_workflow(
     };
     let output = fs::read_to_string(&log_path).map_err(|e| e.to_string())?;
     let extracted = jobs_of(&output, "extract");
+    let batches = batch_jobs(&output);
     Ok(WorkflowRun {
         success: status.success(),
         output,
         elapsed: started.elapsed(),
         extracted,
+        batches,
     })
+}
+
+/// The batch of each `extract_BATCH` job in Snakemake's output (the workflow's rules made in a
+/// loop, one per batch), in order.
+pub fn batch_jobs(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let t = line.trim();
+            let name = t
+                .strip_prefix("rule ")
+                .or_else(|| t.strip_prefix("localrule "))?;
+            name.strip_suffix(':')?
+                .strip_prefix("extract_")
+                .map(str::to_string)
+        })
+        .collect()
 }
 
 /// The `sample` wildcard of each job of `rule` in Snakemake's output, in order.
@@ -343,5 +367,10 @@ localrule extract:
 ";
         assert_eq!(super::jobs_of(out, "extract"), ["s2", "s7"]);
         assert!(super::jobs_of(out, "summary").is_empty());
+        assert!(super::batch_jobs(out).is_empty());
+        let batched = "rule extract_b001:\n    log: out/logs/b001.log\nlocalrule summary:\n\
+                       rule extract_b000:\n";
+        assert_eq!(super::batch_jobs(batched), ["b001", "b000"]);
+        assert!(super::jobs_of(batched, "extract").is_empty());
     }
 }

@@ -218,8 +218,7 @@ impl CramFile {
             started: false,
             laid: None,
             failed: None,
-            spare: Vec::new(),
-            held: None,
+            scratch: Vec::new(),
             slice: 0,
             keep: None,
             ended: false,
@@ -231,7 +230,8 @@ impl CramFile {
 type Keep<'r> = Box<dyn FnMut(&bam::RecordRef<'_>) -> bool + 'r>;
 
 /// A CRAM's records for a query, as BAM records: laid out where they are made whole (on the
-/// decoding workers with threads), a container's worth at a time, each handed out in turn.
+/// decoding workers with threads), a container's worth at a time, each handed out in turn
+/// where it lies (no copy for a record read in place).
 pub(crate) struct CramRecords<'r> {
     file: &'r str,
     header: &'r bam::Header,
@@ -246,15 +246,28 @@ pub(crate) struct CramRecords<'r> {
     laid: Option<Box<(cram::reader::LaidOut, usize, usize)>>,
     /// The error that ended the last container's records, due after them.
     failed: Option<Box<Error>>,
-    /// A record's bytes given back, for the next one.
-    spare: Vec<u8>,
-    /// The record [`CramRecords::next_record_ref`] lent last.
-    held: Option<Record>,
+    /// Where a long-CIGAR record is rewritten (its CIGAR restored from its `CG` tag).
+    scratch: Vec<u8>,
     /// The slice of the record read last.
     slice: u64,
     keep: Option<Keep<'r>>,
     /// Whether every pass has been read to its end.
     ended: bool,
+}
+
+/// Record `at` (a byte of `laid`'s records) decoded in place; an error names its slice.
+fn decode_at<'a>(
+    laid: &'a cram::reader::LaidOut,
+    at: usize,
+    n_ref: usize,
+    scratch: &'a mut Vec<u8>,
+    (file, slice): (&str, u64),
+) -> Result<bam::RecordRef<'a>, Error> {
+    let bytes = laid.record_at(at).map_or(&[][..], |(bytes, _)| bytes);
+    Record::decode_in(bytes, n_ref, scratch).map_err(|e| {
+        let at = format!("a record of the slice at byte {slice}: {e}");
+        Error::cram_at(file, slice, at)
+    })
 }
 
 impl<'r> CramRecords<'r> {
@@ -264,43 +277,66 @@ impl<'r> CramRecords<'r> {
         self
     }
 
-    /// The next record, as BAM lays it out.
+    /// The next record, as BAM lays it out, owned.
     pub(crate) fn next_record(&mut self) -> Result<Option<Record>, Error> {
-        loop {
-            let Some(r) = self.next_laid()? else {
+        Ok(self.next_record_ref()?.map(|r| r.to_owned_record()))
+    }
+
+    /// The next record, read in place in its container's laid-out records (valid until the
+    /// next call).
+    pub(crate) fn next_record_ref(&mut self) -> Result<Option<bam::RecordRef<'_>>, Error> {
+        let at = loop {
+            let Some(at) = self.next_position()? else {
                 return Ok(None);
             };
+            if self.filter.is_none() && self.keep.is_none() {
+                break at;
+            }
+            // Judged on a decoding dropped before the next: a record kept is decoded again
+            // to be handed out (only for the multi-region walk and `-P`'s second pass).
+            let Some(held) = self.laid.as_deref() else {
+                return Ok(None);
+            };
+            let r = decode_at(
+                &held.0,
+                at,
+                self.n_ref,
+                &mut self.scratch,
+                (self.file, self.slice),
+            )?;
             let placed = match self.filter.as_mut() {
                 Some(f) => crate::cram_multi::keeps_record(f, &r),
                 None => true,
             };
-            if placed && self.keep.as_mut().is_none_or(|k| k(&r.as_record_ref())) {
-                return Ok(Some(r));
+            if placed && self.keep.as_mut().is_none_or(|k| k(&r)) {
+                break at;
             }
-            self.recycle(r);
-        }
+        };
+        let Some(held) = self.laid.as_deref() else {
+            return Ok(None);
+        };
+        let r = decode_at(
+            &held.0,
+            at,
+            self.n_ref,
+            &mut self.scratch,
+            (self.file, self.slice),
+        )?;
+        Ok(Some(r))
     }
 
-    /// The next record of the passes, before the multi-region walk and `keep` judge it.
-    fn next_laid(&mut self) -> Result<Option<Record>, Error> {
+    /// Moves on to the next record of the passes: the byte of the container's laid-out
+    /// records it starts at (the container held in `laid`, the slice in `slice`); `None` at
+    /// the end.
+    fn next_position(&mut self) -> Result<Option<usize>, Error> {
         loop {
             if let Some(held) = &mut self.laid {
                 let (laid, at, i) = &mut **held;
-                if let Some((bytes, next)) = laid.record_at(*at) {
-                    let slice = laid.slice_of(*i);
+                if let Some((_, next)) = laid.record_at(*at) {
+                    let this = *at;
+                    self.slice = laid.slice_of(*i);
                     (*at, *i) = (next, *i + 1);
-                    self.slice = slice;
-                    let mut buf = std::mem::take(&mut self.spare);
-                    buf.clear();
-                    buf.extend_from_slice(bytes);
-                    return match Record::decode(buf, self.n_ref) {
-                        Ok(r) => Ok(Some(r)),
-                        Err(e) => {
-                            self.laid = None;
-                            let at = format!("a record of the slice at byte {slice}: {e}");
-                            Err(Error::cram_at(self.file, slice, at))
-                        }
-                    };
+                    return Ok(Some(this));
                 }
                 if let Some(held) = self.laid.take() {
                     let (laid, _, _) = *held;
@@ -335,15 +371,6 @@ impl<'r> CramRecords<'r> {
         self.header
     }
 
-    /// The next record, lent until the next call (its buffer then reused).
-    pub(crate) fn next_record_ref(&mut self) -> Result<Option<bam::RecordRef<'_>>, Error> {
-        if let Some(last) = self.held.take() {
-            self.recycle(last);
-        }
-        self.held = self.next_record()?;
-        Ok(self.held.as_ref().map(Record::as_record_ref))
-    }
-
     /// Whether the file ended with its EOF container, once the records are read to the end.
     pub(crate) fn eof_marker(&self) -> Option<bool> {
         self.ended.then(|| !self.reader.ended_without_eof_marker())
@@ -356,8 +383,8 @@ impl<'r> CramRecords<'r> {
         Error::cram_at(self.file, slice, at)
     }
 
-    /// Gives a record's bytes back for a later record.
+    /// Takes a record back (its bytes are dropped: records are read in place).
     pub(crate) fn recycle(&mut self, record: Record) {
-        self.spare = record.into_data();
+        drop(record);
     }
 }

@@ -6,14 +6,17 @@ warning, `CohortError` or the stream's `OSError` with `strict`) while the others
 manifest as a file or as a list of tuples. Every run is bounded in time."""
 
 import concurrent.futures
+import threading
+import time
 import warnings
+from pathlib import Path
 
 import pyarrow as pa
 import pysam
 import pytest
 
 import hts
-from conftest import FIXTURES, HTTP, S3_BUCKET, location
+from conftest import FIXTURES, HTTP, S3_BUCKET, SLOW_HTTP, location
 
 REFERENCE = str(FIXTURES / "cram/ref.fa")
 # Regions of both kinds of file: each file's header knows some, and skips the others with
@@ -195,3 +198,53 @@ def test_arguments():
     cohort = hts.Cohort(rows("local")[:1], "chr1:10000-10500")
     assert len(cohort) == 1 and repr(cohort) == "<hts.Cohort (1 samples)>"
     assert bounded(cohort.count) == {"rand": pysam_count(str(FIXTURES / FILES[0][1]), ["chr1:10000-10500"])}
+
+
+def slow_cohort(n, **kwargs):
+    """n samples of rand.bam behind the slow link (every response 150 ms late)."""
+    bam = f"{SLOW_HTTP}/conformance/data/rand.bam"
+    return hts.Cohort([(f"s{i}", bam) for i in range(n)], ["chr1:10000-10500"], cache=False, **kwargs)
+
+
+def test_the_gil_is_released_while_the_cohort_runs():
+    cohort = slow_cohort(4, jobs=4)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(cohort.count()))
+    worker.start()
+    ticks = 0
+    deadline = time.monotonic() + TIMEOUT
+    while worker.is_alive() and time.monotonic() < deadline:
+        ticks += 1
+    worker.join(timeout=1)
+    assert done and len(done[0]) == 4
+    # Python ran here the whole time the cohort waited on the link.
+    assert ticks > 10_000, ticks
+
+
+def cohort_threads():
+    """How many threads of this process run a cohort's stream: the one named `hts-cohort` and
+    its workers (unnamed threads take their parent's name)."""
+    names = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            names.append((task / "comm").read_text().strip())
+        except OSError:  # the thread ended meanwhile
+            pass
+    return names.count("hts-cohort")
+
+
+def test_a_consumer_that_stops_reading_stops_the_run():
+    before = cohort_threads()
+    cohort = slow_cohort(40, jobs=2)
+    started = time.monotonic()
+    reader = pa.RecordBatchReader.from_stream(cohort.to_arrow(batch_size=5))
+    first = bounded(reader.read_next_batch)
+    assert first.num_rows == 5 and first.column(0)[0].as_py() == first.column(0)[-1].as_py()
+    assert cohort_threads() == before + 3  # the stream's thread and its 2 workers
+    del reader
+    # All 40 files would take some 40 / 2 * 0.6 s on this link: the files under way end at
+    # their next batch and no further file is opened.
+    while cohort_threads() > before and time.monotonic() - started < TIMEOUT:
+        time.sleep(0.05)
+    assert cohort_threads() == before
+    assert time.monotonic() - started < 5

@@ -306,3 +306,84 @@ impl Drop for Turn<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Array;
+
+    fn cohort(names: &[&str], jobs: usize) -> Cohort {
+        let rand = testkit::workspace_root().join("fixtures/conformance/data/rand.bam");
+        let samples = names
+            .iter()
+            .map(|name| Sample {
+                name: name.to_string(),
+                file: rand.display().to_string(),
+                index: None,
+            })
+            .collect();
+        Cohort::new(
+            samples,
+            vec!["chr1:10000-10500".into(), "chr2:5000-5400".into()],
+        )
+        .jobs(jobs)
+    }
+
+    #[test]
+    fn each_samples_batches_come_together() {
+        let names = ["a", "b", "c", "d", "e"];
+        let (counts, report) = count(&cohort(&names, 2));
+        assert!(report.failed.is_empty());
+        let n = counts[0].unwrap();
+        assert!(n > 0 && counts.iter().all(|c| *c == Some(n)));
+        let columns = Arc::new(Columns {
+            columns: Some(vec!["pos".into()]),
+            tags: Vec::new(),
+            coords: "11".into(),
+        });
+        let report = Arc::new(Mutex::new(Report::default()));
+        let cohort = Arc::new(cohort(&names, 4));
+        let producer = arrow(cohort, columns, 3, true, Arc::clone(&report)).unwrap();
+        let mut keys = Vec::new();
+        while let Some(batch) = producer.next() {
+            let batch = batch.unwrap();
+            assert!(batch.num_rows() <= 3);
+            let sample = batch.column(0);
+            let sample = sample
+                .as_any()
+                .downcast_ref::<DictionaryArray<arrow_array::types::Int32Type>>()
+                .unwrap();
+            keys.extend(sample.keys().values().iter().copied());
+        }
+        assert_eq!(keys.len() as u64, n * names.len() as u64);
+        // Every sample's rows in one run.
+        let mut runs: Vec<i32> = keys.clone();
+        runs.dedup();
+        runs.sort();
+        assert_eq!(runs, vec![0, 1, 2, 3, 4]);
+        assert!(lock(&report).failed.is_empty());
+    }
+
+    #[test]
+    fn a_missing_file_is_reported_and_the_others_complete() {
+        let mut cohort = cohort(&["a", "b"], 2);
+        let mut samples = cohort.samples().to_vec();
+        samples.insert(
+            1,
+            Sample {
+                name: "gone".into(),
+                file: "/nonexistent/x.bam".into(),
+                index: None,
+            },
+        );
+        cohort = Cohort::new(samples, vec!["chr1:10000-10500".into()]);
+        let (counts, report) = count(&cohort);
+        assert!(counts[0].is_some() && counts[1].is_none() && counts[2].is_some());
+        let summary = report.summary(3).unwrap();
+        assert!(
+            summary.starts_with("1 of 3 samples failed: gone: "),
+            "{summary}"
+        );
+        assert!(summary.contains("/nonexistent/x.bam"), "{summary}");
+    }
+}

@@ -11,6 +11,7 @@
 //! - [`producer`]: a query run on its own thread, its output handed over in batches through a
 //!   bounded channel, so Python threads wait for records without holding the GIL.
 //! - [`arrow`]: records as Arrow record batches, with oxbow's column names.
+//! - [`cohort`]: the same regions from many files (`hts.Cohort`): counts, one Arrow stream.
 //!
 //! The PyO3 bindings (`py`) are built only with the `python` feature, which maturin turns on
 //! (`crates/python/pyproject.toml`); see `crates/python/README.md`.
@@ -20,6 +21,7 @@
 pub mod alignments;
 pub mod arrow;
 pub mod batches;
+pub mod cohort;
 mod error;
 pub mod lending;
 pub mod producer;

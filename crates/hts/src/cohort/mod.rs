@@ -37,7 +37,7 @@
 
 mod manifest;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 pub use manifest::{parse_manifest, read_manifest, Sample};
@@ -131,7 +131,19 @@ impl Cohort {
     /// thread with each file's outcome as it completes (not in manifest order). A failure,
     /// whether opening, planning or in `work`, ends that file only. Returns when every file is
     /// done.
-    pub fn run<T, E, W, D>(&self, work: W, mut done: D)
+    pub fn run<T, E, W, D>(&self, work: W, done: D)
+    where
+        T: Send,
+        E: From<Error> + Send,
+        W: Fn(&Sample, &bam::Header, &mut Records<'_>) -> Result<T, E> + Sync,
+        D: FnMut(Done<T, E>),
+    {
+        self.run_until(&AtomicBool::new(false), work, done)
+    }
+
+    /// [`Cohort::run`], taking no further file once `stop` is set (a consumer that has gone
+    /// away): files under way finish as `work` lets them, the rest are never opened.
+    pub fn run_until<T, E, W, D>(&self, stop: &AtomicBool, work: W, mut done: D)
     where
         T: Send,
         E: From<Error> + Send,
@@ -145,6 +157,9 @@ impl Cohort {
                 let tx = tx.clone();
                 let (next, work) = (&next, &work);
                 scope.spawn(move || loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(sample) = self.samples.get(index) else {
                         break;

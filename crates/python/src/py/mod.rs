@@ -3,6 +3,7 @@
 
 mod alignment_file;
 mod arrow_stream;
+mod cohort;
 mod header;
 mod iterator;
 mod options;
@@ -50,6 +51,9 @@ fn _hts(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<iterator::AlignmentIterator>()?;
     m.add_class::<arrow_stream::ArrowStream>()?;
     m.add_class::<tabix_file::TabixFile>()?;
+    m.add_class::<cohort::Cohort>()?;
+    m.add_class::<cohort::CohortStream>()?;
+    m.add("CohortError", m.py().get_type::<cohort::CohortError>())?;
     m.add_class::<tabix_file::TabixIterator>()?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -39,7 +39,7 @@ pub use grammar::{
     invalid_region_warning, parse_region, parse_region_with, ParseFlags, RegionError,
 };
 pub use multi::{MultiCursor, RegList};
-pub use names::Names;
+pub use names::{distinct_references, Names};
 pub use position::{Interval, Position, RefId};
 pub use reg::{parse_reg, ParsedRegion};
 pub use region::Region;

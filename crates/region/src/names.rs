@@ -32,6 +32,43 @@ impl<T: AsRef<[u8]>> Names for [T] {
     }
 }
 
+/// How many distinct references region strings name, as far as can be told before the header
+/// is read (`name`, `name:beg-end`, `{name}:beg-end`); `*` needs every reference
+/// (`usize::MAX`). For a reader that asks for a remote index beside the header: about that
+/// many references' worth of it.
+///
+/// ```
+/// let regions = ["1:1000-2000", "1:5000", "2", "{3:4}:1-5", "X:1,000-2,000"].map(String::from);
+/// assert_eq!(region::distinct_references(&regions), 4);
+/// assert_eq!(region::distinct_references(&["1".into(), "*".into()]), usize::MAX);
+/// ```
+pub fn distinct_references(regions: &[String]) -> usize {
+    let mut names: Vec<&str> = Vec::new();
+    for region in regions {
+        if region == "*" {
+            return usize::MAX;
+        }
+        let name = match region.strip_prefix('{').and_then(|r| r.split_once('}')) {
+            Some((name, _)) => name,
+            None => match region.rsplit_once(':') {
+                Some((name, range))
+                    if !range.is_empty()
+                        && range
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || c == ',' || c == '-') =>
+                {
+                    name
+                }
+                _ => region.as_str(),
+            },
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

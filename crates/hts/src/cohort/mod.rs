@@ -193,6 +193,12 @@ impl Cohort {
         W: Fn(&Sample, &bam::Header, &mut Records<'_>) -> Result<T, E>,
     {
         let mut options = self.options.clone().client(&self.client);
+        if !self.regions.is_empty() {
+            // A remote BAM's index is asked for beside its header: one round trip for both.
+            options = options
+                .index_ahead(true)
+                .query_refs(region::distinct_references(&self.regions));
+        }
         if let Some(index) = &sample.index {
             options = options.index(index.clone());
         }

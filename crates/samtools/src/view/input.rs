@@ -76,7 +76,7 @@ pub fn open(args: &ViewArgs) -> Result<Reader, Failure> {
         .threads(args.threads)
         .no_cache(args.no_cache)
         .index_ahead(needs_index)
-        .query_refs(distinct_references(regions))
+        .query_refs(region::distinct_references(regions))
         .stale_is_error(true)
         .adjust_transport(transport(args));
     if let Some(index) = index_location {
@@ -136,35 +136,6 @@ pub fn transport(args: &ViewArgs) -> impl Fn(&mut hfile::OpenOptions) + Send + S
             t.range_mode = hfile::RangeMode::Unbounded;
         }
     }
-}
-
-/// How many distinct references the regions name, as far as can be told before the header is
-/// read (`name`, `name:beg-end`, `{name}:beg-end`); `*` needs every reference.
-fn distinct_references(regions: &[String]) -> usize {
-    let mut names: Vec<&str> = Vec::new();
-    for region in regions {
-        if region == "*" {
-            return usize::MAX;
-        }
-        let name = match region.strip_prefix('{').and_then(|r| r.split_once('}')) {
-            Some((name, _)) => name,
-            None => match region.rsplit_once(':') {
-                Some((name, range))
-                    if !range.is_empty()
-                        && range
-                            .chars()
-                            .all(|c| c.is_ascii_digit() || c == ',' || c == '-') =>
-                {
-                    name
-                }
-                _ => region.as_str(),
-            },
-        };
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names.len()
 }
 
 /// The records to process: the whole file, the regions one by one, or every region at once.
@@ -333,21 +304,4 @@ fn targets_as_regions(
             .flatten(),
     );
     Ok(Some(set))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::distinct_references;
-
-    #[test]
-    fn references_are_counted_by_name() {
-        let count =
-            |r: &[&str]| distinct_references(&r.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(count(&[]), 0);
-        assert_eq!(
-            count(&["1:1000-2000", "1:5000", "2", "{3:4}:1-5", "X:1,000-2,000"]),
-            4
-        );
-        assert_eq!(count(&["1", "*"]), usize::MAX);
-    }
 }

@@ -61,7 +61,8 @@
 //! The layers under it are not re-exported: an application that names `bam::Record` or
 //! `region::Region` depends on those crates itself. The `cram_*` modules are the CRAM read
 //! path's parts (opening through the cache, the `.crai` plan, the record layout) for a
-//! program that drives them itself, as the `hts` command does.
+//! program that drives them itself; the `hts` command reads both formats through
+//! `alignment::Reader`, as samtools' commands (the `samtools` crate) do.
 
 #![warn(missing_docs)]
 

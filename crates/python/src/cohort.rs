@@ -6,7 +6,7 @@
 //! The Arrow stream is built on a thread of its own ([`Producer`]) which runs the cohort; each
 //! file's rows are built by the existing batch builder ([`Layout`], with that file's header for
 //! the reference names) and the `sample` column is put beside its columns. A sample's batches
-//! go out together: one sample at a time holds the turn ([`Turn`]) and hands its batches to the
+//! go out together: one sample at a time holds the turn (`Turn`) and hands its batches to the
 //! bounded channel; the others, reading meanwhile, keep at most [`PENDING`] batches each and
 //! then wait for the turn. Memory is so bounded by the files under way, and samples come in
 //! about the order they are ready, each one's records contiguous and in samtools' order.

@@ -382,9 +382,4 @@ impl<'r> CramRecords<'r> {
         let at = format!("a record of the slice at byte {slice}: {kind}");
         Error::cram_at(self.file, slice, at)
     }
-
-    /// Takes a record back (its bytes are dropped: records are read in place).
-    pub(crate) fn recycle(&mut self, record: Record) {
-        drop(record);
-    }
 }

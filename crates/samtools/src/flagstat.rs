@@ -72,7 +72,7 @@ impl Format {
 
 impl FlagStat {
     /// Counts one record (`flagstat_loop`).
-    pub fn add(&mut self, r: &Record) {
+    pub fn add<D: AsRef<[u8]>>(&mut self, r: &Record<D>) {
         let f = r.flags();
         let w = usize::from(f.is_qc_fail());
         let unmapped = f.is_unmapped();
@@ -310,9 +310,8 @@ fn count(
 fn count_records(reader: &mut hts::alignment::Reader) -> hts::Result<FlagStat> {
     let mut stats = FlagStat::default();
     let mut records = reader.records()?;
-    while let Some(r) = records.next_record()? {
+    while let Some(r) = records.next_record_ref()? {
         stats.add(&r);
-        records.recycle(r);
     }
     Ok(stats)
 }

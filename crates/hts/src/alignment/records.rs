@@ -82,8 +82,8 @@ impl<'r> Records<'r> {
         }
     }
 
-    /// The next record read in place: a BAM record borrows the block it lies in (no copy, no
-    /// allocation); a CRAM record is held until the next call, its buffer then reused.
+    /// The next record read in place, with no copy and no allocation: a BAM record borrows the
+    /// block it lies in, a CRAM record its container's records as the decoding laid them out.
     pub fn next_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         match &mut self.0 {
             Kind::Bam(q) => Ok(q.next_record_ref()?),
@@ -102,14 +102,6 @@ impl<'r> Records<'r> {
                 kind,
             }),
             Kind::Cram(c) => c.record_error(kind),
-        }
-    }
-
-    /// Gives a record back whose bytes the next CRAM record may be laid out in (a long read
-    /// then allocates nothing per record); a BAM query drops it.
-    pub fn recycle(&mut self, record: Record) {
-        if let Kind::Cram(c) = &mut self.0 {
-            c.recycle(record);
         }
     }
 }

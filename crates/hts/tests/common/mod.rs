@@ -58,7 +58,6 @@ pub fn view(reader: &mut hts::alignment::Reader, regions: Option<&[Region]>) -> 
         .unwrap_or_else(|e| panic!("read: {e}"))
     {
         bam::write_sam(&record, &header, &mut out).unwrap();
-        records.recycle(record);
     }
     String::from_utf8(out).unwrap()
 }

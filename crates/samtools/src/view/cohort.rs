@@ -151,7 +151,6 @@ fn select_records(
                 out.write(&record)?;
             }
         }
-        records.recycle(record);
     }
     Ok(())
 }

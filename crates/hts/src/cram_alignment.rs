@@ -285,30 +285,12 @@ impl<'r> CramRecords<'r> {
     /// The next record, read in place in its container's laid-out records (valid until the
     /// next call).
     pub(crate) fn next_record_ref(&mut self) -> Result<Option<bam::RecordRef<'_>>, Error> {
+        let judged = self.filter.is_some() || self.keep.is_some();
         let at = loop {
             let Some(at) = self.next_position()? else {
                 return Ok(None);
             };
-            if self.filter.is_none() && self.keep.is_none() {
-                break at;
-            }
-            // Judged on a decoding dropped before the next: a record kept is decoded again
-            // to be handed out (only for the multi-region walk and `-P`'s second pass).
-            let Some(held) = self.laid.as_deref() else {
-                return Ok(None);
-            };
-            let r = decode_at(
-                &held.0,
-                at,
-                self.n_ref,
-                &mut self.scratch,
-                (self.file, self.slice),
-            )?;
-            let placed = match self.filter.as_mut() {
-                Some(f) => crate::cram_multi::keeps_record(f, &r),
-                None => true,
-            };
-            if placed && self.keep.as_mut().is_none_or(|k| k(&r)) {
+            if !judged || self.kept(at)? {
                 break at;
             }
         };
@@ -323,6 +305,27 @@ impl<'r> CramRecords<'r> {
             (self.file, self.slice),
         )?;
         Ok(Some(r))
+    }
+
+    /// Whether the multi-region walk and `keep` take the record at byte `at`: judged on a
+    /// decoding dropped before the record is decoded again to be handed out (only for the
+    /// multi-region walk and `-P`'s second pass).
+    fn kept(&mut self, at: usize) -> Result<bool, Error> {
+        let Some(held) = self.laid.as_deref() else {
+            return Ok(false);
+        };
+        let r = decode_at(
+            &held.0,
+            at,
+            self.n_ref,
+            &mut self.scratch,
+            (self.file, self.slice),
+        )?;
+        let placed = match self.filter.as_mut() {
+            Some(f) => crate::cram_multi::keeps_record(f, &r),
+            None => true,
+        };
+        Ok(placed && self.keep.as_mut().is_none_or(|k| k(&r)))
     }
 
     /// Moves on to the next record of the passes: the byte of the container's laid-out

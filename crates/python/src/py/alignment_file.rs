@@ -311,18 +311,7 @@ impl AlignmentFile {
             Some(r) if r.is_none() => Scope::File,
             Some(r) => Scope::Targets(region::targets(&region_specs(r)?, header)?),
         };
-        let mut tag_defs = Vec::new();
-        if let Some(tags) = tags {
-            for item in tags.try_iter()? {
-                let item = item?;
-                if let Ok(name) = item.extract::<String>() {
-                    tag_defs.push((name, None));
-                } else {
-                    let (name, ty): (String, String) = item.extract()?;
-                    tag_defs.push((name, Some(ty)));
-                }
-            }
-        }
+        let tag_defs = super::arrow_stream::tag_columns(tags)?;
         let layout = Arc::new(Layout::new(columns.as_deref(), &tag_defs, coords, header)?);
         let schema = layout.schema();
         let start = move || {

@@ -42,24 +42,74 @@ impl RecordBatchReader for BatchReader {
 /// Starts the query again, for a consumer that reads the stream more than once.
 pub type Restart = Box<dyn Fn() -> Result<Producer<RecordBatch>, Error> + Send + Sync>;
 
-/// The records of a query as an Arrow stream (`to_arrow`): pass it to `pyarrow.table(...)`,
-/// `polars.DataFrame(...)`, `pyarrow.RecordBatchReader.from_stream(...)`, DuckDB. The query
-/// starts at once; a consumer that asks for the stream again (DuckDB reads the schema, then
-/// scans) gets the query run again.
-#[pyclass(module = "hts._hts", name = "ArrowStream", frozen)]
-pub struct ArrowStream {
+/// What a stream object holds: its schema, the run started with it, and how to run it again.
+/// [`ArrowStream`] and the cohort's stream are each one of these.
+pub struct Batches {
     schema: SchemaRef,
     first: Mutex<Option<Producer<RecordBatch>>>,
     restart: Restart,
 }
 
-impl ArrowStream {
-    pub fn new(schema: SchemaRef, first: Producer<RecordBatch>, restart: Restart) -> ArrowStream {
-        ArrowStream {
+impl Batches {
+    pub fn new(schema: SchemaRef, first: Producer<RecordBatch>, restart: Restart) -> Batches {
+        Batches {
             schema,
             first: Mutex::new(Some(first)),
             restart,
         }
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The batches to hand out next: the run started with the stream, else a new run (for a
+    /// consumer that reads the stream more than once).
+    pub fn producer(&self, py: Python<'_>) -> PyResult<Producer<RecordBatch>> {
+        let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match first {
+            Some(producer) => Ok(producer),
+            None => Ok(py.detach(|| (self.restart)())?),
+        }
+    }
+
+    /// The schema, in a capsule named `arrow_schema` (the Arrow PyCapsule interface).
+    pub fn schema_capsule<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        PyCapsule::new_with_value(py, schema, c"arrow_schema")
+    }
+
+    /// The column names.
+    pub fn column_names(&self) -> Vec<String> {
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    }
+}
+
+/// `reader`'s batches as an Arrow C stream, in a capsule named `arrow_array_stream`.
+pub fn stream_capsule<'py>(
+    py: Python<'py>,
+    reader: impl RecordBatchReader + Send + 'static,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+}
+
+/// The records of a query as an Arrow stream (`to_arrow`): pass it to `pyarrow.table(...)`,
+/// `polars.DataFrame(...)`, `pyarrow.RecordBatchReader.from_stream(...)`, DuckDB. The query
+/// starts at once; a consumer that asks for the stream again (DuckDB reads the schema, then
+/// scans) gets the query run again.
+#[pyclass(module = "hts._hts", name = "ArrowStream", frozen)]
+pub struct ArrowStream(Batches);
+
+impl ArrowStream {
+    pub fn new(schema: SchemaRef, first: Producer<RecordBatch>, restart: Restart) -> ArrowStream {
+        ArrowStream(Batches::new(schema, first, restart))
     }
 }
 
@@ -74,33 +124,39 @@ impl ArrowStream {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let producer = match first {
-            Some(producer) => producer,
-            None => py.detach(|| (self.restart)())?,
-        };
         let reader = BatchReader {
-            schema: self.schema.clone(),
-            producer,
+            schema: self.0.schema(),
+            producer: self.0.producer(py)?,
         };
-        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+        stream_capsule(py, reader)
     }
 
     /// The schema, in a capsule named `arrow_schema` (the Arrow PyCapsule interface).
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        PyCapsule::new_with_value(py, schema, c"arrow_schema")
+        self.0.schema_capsule(py)
     }
 
     /// The column names.
     #[getter]
     fn column_names(&self) -> Vec<String> {
-        self.schema
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect()
+        self.0.column_names()
     }
+}
+
+/// `to_arrow`'s `tags`: each a tag name (its type read from the records) or a `(name, type)`
+/// pair.
+pub fn tag_columns(tags: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, Option<String>)>> {
+    let mut defs = Vec::new();
+    if let Some(tags) = tags {
+        for item in tags.try_iter()? {
+            let item = item?;
+            if let Ok(name) = item.extract::<String>() {
+                defs.push((name, None));
+            } else {
+                let (name, ty): (String, String) = item.extract()?;
+                defs.push((name, Some(ty)));
+            }
+        }
+    }
+    Ok(defs)
 }

@@ -5,19 +5,17 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyString};
 
+use super::arrow_stream::{stream_capsule, Batches};
 use super::HtsError;
 use crate::cohort::{self, Columns, Report};
 use crate::producer::Producer;
-use crate::Error;
 
 create_exception!(
     _hts,
@@ -201,18 +199,7 @@ impl Cohort {
         coords: &str,
         batch_size: usize,
     ) -> PyResult<CohortStream> {
-        let mut tag_defs = Vec::new();
-        if let Some(tags) = tags {
-            for item in tags.try_iter()? {
-                let item = item?;
-                if let Ok(name) = item.extract::<String>() {
-                    tag_defs.push((name, None));
-                } else {
-                    let (name, ty): (String, String) = item.extract()?;
-                    tag_defs.push((name, Some(ty)));
-                }
-            }
-        }
+        let tag_defs = super::arrow_stream::tag_columns(tags)?;
         let columns = Arc::new(Columns {
             columns,
             tags: tag_defs,
@@ -237,9 +224,7 @@ impl Cohort {
         };
         let first = py.detach(&start)?;
         Ok(CohortStream {
-            schema,
-            first: Mutex::new(Some(first)),
-            restart: Box::new(start),
+            batches: Batches::new(schema, first, Box::new(start)),
             report,
             strict,
         })
@@ -250,17 +235,12 @@ impl Cohort {
     }
 }
 
-/// Starts the cohort's stream again.
-type Restart = Box<dyn Fn() -> Result<Producer<RecordBatch>, Error> + Send + Sync>;
-
 /// A cohort's records as an Arrow stream (`Cohort.to_arrow`): pass it to `pyarrow.table(...)`,
 /// `polars.from_arrow(...)`, DuckDB. The run starts at once; a consumer that asks for the
 /// stream again gets the cohort run again.
 #[pyclass(module = "hts._hts", name = "CohortStream", frozen)]
 pub struct CohortStream {
-    schema: SchemaRef,
-    first: Mutex<Option<Producer<RecordBatch>>>,
-    restart: Restart,
+    batches: Batches,
     report: Arc<Mutex<Report>>,
     strict: bool,
 }
@@ -322,35 +302,23 @@ impl CohortStream {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let producer = match first {
-            Some(producer) => producer,
-            None => py.detach(|| (self.restart)())?,
-        };
         let reader = BatchReader {
-            schema: self.schema.clone(),
-            producer,
+            schema: self.batches.schema(),
+            producer: self.batches.producer(py)?,
             report: Arc::clone(&self.report),
             strict: self.strict,
         };
-        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+        stream_capsule(py, reader)
     }
 
     /// The schema (the Arrow PyCapsule interface).
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        PyCapsule::new_with_value(py, schema, c"arrow_schema")
+        self.batches.schema_capsule(py)
     }
 
     /// The column names.
     #[getter]
     fn column_names(&self) -> Vec<String> {
-        self.schema
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect()
+        self.batches.column_names()
     }
 }

@@ -180,6 +180,15 @@ fn expected_counts(bed: &Bed, args: &[&str]) -> HashMap<PathBuf, String> {
     counts
 }
 
+/// samtools' counts as `view --manifest -c` prints them: `sample<TAB>count`, in manifest order.
+fn samtools_table(bed: &Bed, args: &[&str]) -> String {
+    let counts = expected_counts(bed, args);
+    bed.samples
+        .iter()
+        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
+        .collect()
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
 }
@@ -194,12 +203,7 @@ fn counts_in_manifest_order_as_samtools_counts_them() {
         let out = cohort(&manifest, &args);
         let err = text(&out.stderr);
         assert_eq!(out.code, Some(0), "{err}");
-        let counts = expected_counts(&bed, filters);
-        let want: String = bed
-            .samples
-            .iter()
-            .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
-            .collect();
+        let want = samtools_table(&bed, filters);
         assert_eq!(text(&out.stdout), want);
         let summary = err
             .lines()
@@ -261,12 +265,7 @@ fn a_missing_and_a_broken_sample_fail_alone() {
     let out = cohort(&manifest, &["-c"]);
     let err = text(&out.stderr);
     assert_eq!(out.code, Some(1), "{err}");
-    let counts = expected_counts(&bed, &[]);
-    let want: String = bed
-        .samples
-        .iter()
-        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
-        .collect();
+    let want = samtools_table(&bed, &[]);
     assert_eq!(text(&out.stdout), want, "the good samples, in order");
     let summary = err
         .lines()
@@ -287,12 +286,7 @@ fn a_rate_limited_server_slows_the_cohort_down_and_every_sample_completes() {
     let out = cohort(&manifest, &["-c", "--jobs", "24", "--no-cache"]);
     let err = text(&out.stderr);
     assert_eq!(out.code, Some(0), "{err}");
-    let counts = expected_counts(&bed, &[]);
-    let want: String = bed
-        .samples
-        .iter()
-        .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
-        .collect();
+    let want = samtools_table(&bed, &[]);
     assert_eq!(text(&out.stdout), want);
     let refused = bed.server.log().iter().filter(|e| e.status == 503).count();
     eprintln!(
@@ -367,12 +361,7 @@ fn a_cohort_of_2500_samples_runs_in_bounded_time_and_memory() {
         let m = run_measured(hts(), &bed.dir, &argv, &env, LIMIT).unwrap();
         let err = text(&m.outcome.stderr);
         assert_eq!(m.outcome.code, Some(0), "{err}");
-        let counts = expected_counts(bed, &[]);
-        let want: String = bed
-            .samples
-            .iter()
-            .map(|(sample, _, local)| format!("{sample}\t{}\n", counts[local]))
-            .collect();
+        let want = samtools_table(bed, &[]);
         assert!(
             text(&m.outcome.stdout) == want,
             "counts differ from samtools'"

@@ -255,21 +255,6 @@ pub(crate) struct CramRecords<'r> {
     ended: bool,
 }
 
-/// Record `at` (a byte of `laid`'s records) decoded in place; an error names its slice.
-fn decode_at<'a>(
-    laid: &'a cram::reader::LaidOut,
-    at: usize,
-    n_ref: usize,
-    scratch: &'a mut Vec<u8>,
-    (file, slice): (&str, u64),
-) -> Result<bam::RecordRef<'a>, Error> {
-    let bytes = laid.record_at(at).map_or(&[][..], |(bytes, _)| bytes);
-    Record::decode_in(bytes, n_ref, scratch).map_err(|e| {
-        let at = format!("a record of the slice at byte {slice}: {e}");
-        Error::cram_at(file, slice, at)
-    })
-}
-
 impl<'r> CramRecords<'r> {
     /// Hands out only the records `keep` accepts.
     pub(crate) fn retain(mut self, keep: Keep<'r>) -> CramRecords<'r> {
@@ -294,38 +279,41 @@ impl<'r> CramRecords<'r> {
                 break at;
             }
         };
-        let Some(held) = self.laid.as_deref() else {
-            return Ok(None);
-        };
-        let r = decode_at(
-            &held.0,
-            at,
-            self.n_ref,
-            &mut self.scratch,
-            (self.file, self.slice),
-        )?;
-        Ok(Some(r))
+        self.decode(at)
     }
 
     /// Whether the multi-region walk and `keep` take the record at byte `at`: judged on a
     /// decoding dropped before the record is decoded again to be handed out (only for the
-    /// multi-region walk and `-P`'s second pass).
+    /// multi-region walk and `-P`'s second pass; the decoding is the layout's checks, no copy).
     fn kept(&mut self, at: usize) -> Result<bool, Error> {
+        let (mut filter, mut keep) = (self.filter.take(), self.keep.take());
+        let judged = self.decode(at).map(|r| {
+            r.is_some_and(|r| {
+                let placed = filter
+                    .as_mut()
+                    .is_none_or(|f| crate::cram_multi::keeps_record(f, &r));
+                placed && keep.as_mut().is_none_or(|k| k(&r))
+            })
+        });
+        (self.filter, self.keep) = (filter, keep);
+        judged
+    }
+
+    /// The record at byte `at` of the container being handed out, decoded in place; an error
+    /// names its slice.
+    fn decode(&mut self, at: usize) -> Result<Option<bam::RecordRef<'_>>, Error> {
         let Some(held) = self.laid.as_deref() else {
-            return Ok(false);
+            return Ok(None);
         };
-        let r = decode_at(
-            &held.0,
-            at,
-            self.n_ref,
-            &mut self.scratch,
-            (self.file, self.slice),
-        )?;
-        let placed = match self.filter.as_mut() {
-            Some(f) => crate::cram_multi::keeps_record(f, &r),
-            None => true,
-        };
-        Ok(placed && self.keep.as_mut().is_none_or(|k| k(&r)))
+        let bytes = held.0.record_at(at).map_or(&[][..], |(bytes, _)| bytes);
+        let slice = self.slice;
+        match Record::decode_in(bytes, self.n_ref, &mut self.scratch) {
+            Ok(r) => Ok(Some(r)),
+            Err(e) => {
+                let at = format!("a record of the slice at byte {slice}: {e}");
+                Err(Error::cram_at(self.file, slice, at))
+            }
+        }
     }
 
     /// Moves on to the next record of the passes: the byte of the container's laid-out

@@ -86,6 +86,15 @@ impl LogEntry {
         Some((a.parse().ok()?, b.parse().ok()?))
     }
 
+    /// Whether this request is one htslib makes to read a BAM's header and no record: its first
+    /// 64 KiB (or less), or the 28-byte EOF marker at its end.
+    pub fn is_header_or_eof(&self) -> bool {
+        let header = self
+            .bounded_range()
+            .is_some_and(|(b, end)| b == 0 && end < 64 * 1024);
+        header || self.range.as_deref() == Some("bytes=-28")
+    }
+
     /// True for a `Range` that names its end: `bytes=A-B`, or a suffix `bytes=-N` (the last N
     /// bytes).
     pub fn is_bounded(&self) -> bool {

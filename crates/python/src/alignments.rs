@@ -34,11 +34,19 @@ pub struct Options {
 }
 
 impl Options {
-    /// The facade's options from these.
-    fn facade(&self) -> hts::Options {
+    /// The facade's options for opening `location`.
+    fn facade(&self, location: &str) -> hts::Options {
+        // As pysam loads a BAM's index when it opens the file, a remote BAM's index is asked
+        // for beside its header (its first piece only: a reference or so of a large BAI), so
+        // that the first `fetch` does not wait a round trip for it. A CRAM's `.crai` is asked
+        // for ahead by default. A local index is opened when a query needs it.
+        let remote = hfile::scheme_of(location).is_some();
         let mut options = hts::Options::new()
             .threads(self.threads)
             .no_cache(!self.cache);
+        if remote {
+            options = options.index_ahead(true);
+        }
         if let Some(index) = &self.index {
             options = options.index(index.clone());
         }
@@ -80,7 +88,7 @@ impl Alignments {
     /// Opens `location` (a path, `https://`, pre-signed, `s3://` or `gs://` URL, optionally
     /// `FILE##idx##INDEX`) and reads its header; BAM or CRAM by its first bytes.
     pub fn open(location: &str, options: &Options) -> Result<Alignments, Error> {
-        let reader = hts::alignment::Reader::open(location, &options.facade())?;
+        let reader = hts::alignment::Reader::open(location, &options.facade(location))?;
         Ok(Alignments {
             header: Arc::new(reader.header().clone()),
             display_name: reader.display_name(),

@@ -9,11 +9,19 @@
 //! then widens the window by 1/window (one more attempt per window of successes: AIMD, as TCP
 //! does); once it is wider than anything a reader asks for, the origin is unlimited again.
 //!
+//! A window limits attempts in flight, which limits their rate only as far as the server is
+//! slow to answer: a server that answers at once (an object store on the same network) gets
+//! attempts one after another as fast as they are answered, however narrow the window. So a
+//! throttle also paces the origin: attempts start no closer together than the rate answered
+//! over the second before the cut allows at half speed, and each success then quickens the pace
+//! by half an attempt a second (the rate doubles back in about a second and a half at the
+//! rates object stores refuse at). The pace goes when the window does.
+//!
 //! Which answers are throttles: `429`; `503` whose body is S3's `<Code>SlowDown</Code>`; and
 //! `503` with no body (S3 sends none to a HEAD), which also slows the origin but, being as
 //! likely a server that is down, still counts against the retry budget.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -22,6 +30,14 @@ const CEILING: f64 = 64.0;
 
 /// How often a waiting attempt checks whether it was cancelled or its deadline passed.
 const POLL: Duration = Duration::from_millis(20);
+
+/// The answers a throttle's rate is measured over: those of the last second, at most this
+/// many.
+const RATE_SPAN: Duration = Duration::from_secs(1);
+const RATE_SAMPLES: usize = 256;
+
+/// How much each success adds to a paced origin's rate, in attempts a second.
+const PACE_STEP: f64 = 0.5;
 
 /// What a refusal says about the client's rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +83,90 @@ struct Origin {
     not_before: Option<Instant>,
     /// When the window was last cut.
     last_cut: Option<Instant>,
+    /// When recent attempts were answered (the last [`RATE_SPAN`]), to measure the rate a
+    /// throttle cuts.
+    answers: VecDeque<Instant>,
+    /// Attempts a second, once a throttle paced the origin.
+    rate: Option<f64>,
+    /// When the last attempt started.
+    last_start: Option<Instant>,
 }
 
 impl Origin {
+    /// Nothing to remember: no limit, nothing in flight, no answers recent enough to measure
+    /// a rate by.
     fn idle(&self) -> bool {
-        self.window.is_none() && self.active == 0 && self.not_before.is_none()
+        self.window.is_none()
+            && self.active == 0
+            && self.not_before.is_none()
+            && self.answers.is_empty()
+    }
+
+    /// Forgets answers older than [`RATE_SPAN`] (or beyond [`RATE_SAMPLES`]).
+    fn prune(&mut self, now: Instant) {
+        while self.answers.len() > RATE_SAMPLES
+            || self
+                .answers
+                .front()
+                .is_some_and(|&t| now.duration_since(t) > RATE_SPAN)
+        {
+            self.answers.pop_front();
+        }
+    }
+
+    /// When the next attempt may start: after the pause, and a pace's interval after the
+    /// last start.
+    fn next_start(&self) -> Option<Instant> {
+        let paced = match (self.rate, self.last_start) {
+            (Some(rate), Some(last)) => Some(last + Duration::from_secs_f64(1.0 / rate)),
+            _ => None,
+        };
+        match (self.not_before, paced) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// An attempt answered (not a throttle) at `now`.
+    fn answered(&mut self, now: Instant) {
+        self.answers.push_back(now);
+        self.prune(now);
+        if let Some(w) = self.window {
+            let w = w + 1.0 / w;
+            self.window = (w < CEILING).then_some(w);
+        }
+        self.rate = match (self.window, self.rate) {
+            (Some(_), Some(rate)) => Some(rate + PACE_STEP),
+            _ => None,
+        };
+    }
+
+    /// A throttle at `now` of an attempt started at `started`, `in_flight` attempts flying.
+    fn throttled(&mut self, now: Instant, started: Instant, in_flight: usize, pause: Duration) {
+        let fresh = self.last_cut.is_none_or(|cut| started >= cut);
+        if fresh {
+            let flying = in_flight as f64;
+            let w = self.window.map_or(flying, |w| w.min(flying));
+            self.window = Some((w / 2.0).floor().max(1.0));
+            self.last_cut = Some(now);
+            // Half the rate answered lately (or half the pace's, if slower), if there is one
+            // to tell.
+            let measured = match (self.answers.front(), self.answers.len()) {
+                (Some(&first), n) if n >= 2 => {
+                    let span = now.duration_since(first).as_secs_f64().max(1e-3);
+                    Some(n as f64 / span)
+                }
+                _ => None,
+            };
+            let rate = match (measured, self.rate) {
+                (Some(m), Some(r)) => Some(m.min(r)),
+                (m, r) => m.or(r),
+            };
+            self.rate = rate.map(|r| (r / 2.0).max(PACE_STEP));
+            self.answers.clear();
+        }
+        let until = now + pause;
+        self.not_before = Some(self.not_before.map_or(until, |t| t.max(until)));
     }
 }
 
@@ -119,11 +214,12 @@ pub(super) fn enter(url: &str, give_up: impl Fn() -> bool) -> Option<Turn> {
     loop {
         let now = Instant::now();
         let o = map.entry(key.to_string()).or_default();
-        let paused = o.not_before.filter(|&t| t > now);
+        let paused = o.next_start().filter(|&t| t > now);
         let room = o.window.is_none_or(|w| (o.active as f64) < w.floor());
         if paused.is_none() && room {
             o.not_before = None;
             o.active += 1;
+            o.last_start = o.rate.map(|_| now);
             return Some(Turn {
                 origin: key.to_string(),
                 started: now,
@@ -153,26 +249,14 @@ impl Turn {
         o.active = o.active.saturating_sub(1);
         let now = Instant::now();
         match ended {
-            Ended::Answered => {
-                if let Some(w) = o.window {
-                    let w = w + 1.0 / w;
-                    o.window = (w < CEILING).then_some(w);
-                }
-            }
+            Ended::Answered => o.answered(now),
             Ended::Throttled(pause) => {
                 all.seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let fresh = o.last_cut.is_none_or(|cut| self.started >= cut);
-                if fresh {
-                    let flying = in_flight as f64;
-                    let w = o.window.map_or(flying, |w| w.min(flying));
-                    o.window = Some((w / 2.0).floor().max(1.0));
-                    o.last_cut = Some(now);
-                }
-                let until = now + pause;
-                o.not_before = Some(o.not_before.map_or(until, |t| t.max(until)));
+                o.throttled(now, self.started, in_flight, pause);
             }
             Ended::Other => {}
         }
+        o.prune(now);
         if o.idle() {
             map.remove(&self.origin);
         }
@@ -260,6 +344,46 @@ mod tests {
             enter(url, || false).unwrap().leave(Ended::Answered);
         }
         assert_eq!(window(url), None);
+    }
+
+    #[test]
+    fn a_throttle_paces_starts_at_half_the_rate_answered_and_successes_quicken_it() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut o = Origin::default();
+        // 100 answers over the last half second: 200 a second.
+        for i in 0..100 {
+            o.answered(ms(5 * i));
+        }
+        assert_eq!(o.next_start(), None);
+        o.active = 8;
+        o.throttled(ms(500), ms(495), 8, Duration::ZERO);
+        let rate = o.rate.unwrap();
+        assert!((95.0..=105.0).contains(&rate), "{rate}");
+        assert_eq!(o.window, Some(4.0));
+        // The next start waits a hundredth of a second after the last.
+        o.last_start = Some(ms(600));
+        let next = o.next_start().unwrap();
+        let gap = next.duration_since(ms(600)).as_secs_f64();
+        assert!((0.0095..=0.0105).contains(&gap), "{gap}");
+        // A later throttle with too few answers since to measure by halves the pace's rate.
+        o.answered(ms(610));
+        let paced = o.rate.unwrap();
+        assert!((paced - rate - PACE_STEP).abs() < 1e-9);
+        o.throttled(ms(700), ms(650), 4, Duration::ZERO);
+        assert!((o.rate.unwrap() - paced / 2.0).abs() < 1e-9, "{:?}", o.rate);
+        // Successes quicken it by PACE_STEP each, until the window stops limiting, which
+        // ends the pace too.
+        for i in 0..10_000 {
+            o.answered(ms(800 + i));
+        }
+        assert_eq!(o.window, None);
+        assert_eq!(o.rate, None);
+        // A pause comes first when it ends later than the pace.
+        o.rate = Some(1000.0);
+        o.last_start = Some(ms(20_000));
+        o.not_before = Some(ms(20_500));
+        assert_eq!(o.next_start(), Some(ms(20_500)));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The one HTTP/1.1 test server: tower-http's `ServeDir` (which implements `Range`, `HEAD` and
-//! conditional requests itself) on axum/hyper with keep-alive, bound to 127.0.0.1, with
+//! conditional requests itself; its files read in place: `files`) on axum/hyper with keep-alive, bound to 127.0.0.1, with
 //!
 //! - a log of every request (connection, method, path, query, headers, status, length),
 //! - counts of connections and bytes written,
@@ -22,6 +22,7 @@
 
 mod chaos;
 mod faults;
+mod files;
 mod limit;
 mod link;
 mod proxy;
@@ -175,7 +176,9 @@ impl Server {
 
     /// Serves `root` on 127.0.0.1 at `port` (0: any free port) through an emulated link.
     pub fn start_with(root: &Path, port: u16, link: Link) -> Result<Server, String> {
-        let files = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(root));
+        let files = axum::Router::new().fallback_service(
+            tower_http::services::ServeDir::with_backend(root, files::InPlace),
+        );
         Server::start_routes(files, root, port, link)
     }
 

@@ -288,15 +288,27 @@ fn a_rate_limited_server_slows_the_cohort_down_and_every_sample_completes() {
     assert_eq!(out.code, Some(0), "{err}");
     let want = samtools_table(&bed, &[]);
     assert_eq!(text(&out.stdout), want);
-    let refused = bed.server.log().iter().filter(|e| e.status == 503).count();
+    let log = bed.server.log();
+    let refused = log.iter().filter(|e| e.status == 503).count();
+    let served: Vec<_> = log.iter().filter(|e| e.status != 503).collect();
+    let first = served.iter().map(|e| e.arrived).min().unwrap();
+    let last = served.iter().map(|e| e.arrived).max().unwrap();
+    let rate = served.len() as f64 / (last - first).as_secs_f64();
     eprintln!(
-        "{refused} requests refused; {}",
+        "{refused} requests refused, {} served at {rate:.1}/s; {}",
+        served.len(),
         err.lines().last().unwrap_or("")
     );
     assert!(
         refused > 0,
         "the limit was never reached: the test tests nothing"
     );
+    // The rate settles near the limit: not above it (the server refuses that), not far below
+    // it (the client recovers), and the client slowed down as a whole rather than meeting a
+    // refusal for most requests.
+    assert!(rate <= 60.0 * 1.25, "{rate:.1}/s");
+    assert!(rate >= 60.0 * 0.5, "{rate:.1}/s: too slow");
+    assert!(refused * 2 <= served.len(), "{refused} refused");
 }
 
 #[test]

@@ -348,6 +348,8 @@ def main(argv=None):
     many.add_argument("--retries", type=int, default=0,
                       help="times a failed sample is run again within the job")
     many.add_argument("--retry-delay", type=float, default=0.0)
+    many.add_argument("--region-file", action="store_true",
+                      help="give hts the BED with --region-file")
     many.add_argument("extra", nargs="*", help="more hts view options (after --)")
     merge = sub.add_parser("merge", help="one table from the per-sample ones")
     merge.add_argument("--out", required=True)
@@ -366,6 +368,7 @@ def main(argv=None):
                 raise CohortError(f"{args.manifest}: no sample '{missing[0]}'")
             cohort_batch.extract_batch([samples[n] for n in args.samples.split(",")],
                                 read_bed(args.regions), args.outdir, args.log, hts=args.hts,
+                                bed=args.regions if args.region_file else None,
                                 index_format=args.index_format, threads=args.threads,
                                 fetchers=args.fetchers, extra=args.extra, retries=args.retries,
                                 retry_delay=args.retry_delay, label=args.label)

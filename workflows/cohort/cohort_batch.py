@@ -47,17 +47,20 @@ def write_manifest(path, samples):
             f.write(f"{s.name}\t{s.bam}\t{s.index or ''}\n")
 
 
-def batch_command(hts, manifest, outdir, regions, *, index_format="csi", threads=1, fetchers=6,
-                  extra=()):
+def batch_command(hts, manifest, outdir, regions, *, bed=None, index_format="csi", threads=1,
+                  fetchers=6, extra=()):
     """`hts view --manifest -b --write-index` of the batch: one output per sample where the
-    one-sample job puts it. The regions are arguments, merged as the one-sample job merges them
-    (`--manifest` takes no `--region-file`)."""
+    one-sample job puts it. With `bed`, the regions come from it (`--region-file`: each record
+    once, as the one-sample job gives it); else they are arguments, merged as the one-sample
+    job merges them."""
     output = bam_path(outdir, "{sample}")
     if index_format == "bai":
         output = f"{output}{IDX_DELIM}{index_path(output, 'bai')}"
-    return [hts, "view", "--manifest", manifest, "-b", "--write-index", "-o", output,
-            "-@", str(max(threads - 1, 0)), "--fetchers", str(fetchers), "-v", "1", *extra,
-            *[r.spec() for r in merged(regions)]]
+    cmd = [hts, "view", "--manifest", manifest, "-b", "--write-index", "-o", output,
+           "-@", str(max(threads - 1, 0)), "--fetchers", str(fetchers), "-v", "1", *extra]
+    if bed is not None:
+        return cmd + ["--region-file", bed]
+    return cmd + [r.spec() for r in merged(regions)]
 
 
 def failures(stderr, asked):
@@ -96,14 +99,14 @@ def remove_outputs(outdir, name, index_format):
             pass
 
 
-def run_once(samples, regions, outdir, log, *, hts, index_format, threads, fetchers, extra):
+def run_once(samples, regions, outdir, log, *, hts, bed, index_format, threads, fetchers, extra):
     """One `hts view --manifest` of `samples`: ({name: message} of the failed ones, the cohort
     summary's counts, wall seconds)."""
     fd, manifest = tempfile.mkstemp(prefix="cohort-batch-", suffix=".tsv")
     os.close(fd)
     try:
         write_manifest(manifest, samples)
-        cmd = batch_command(hts, manifest, outdir, regions, index_format=index_format,
+        cmd = batch_command(hts, manifest, outdir, regions, bed=bed, index_format=index_format,
                             threads=threads, fetchers=fetchers, extra=extra)
         log.write("[cohort] $ " + redact(" ".join(cmd)) + "\n")
         log.flush()
@@ -122,9 +125,10 @@ def run_once(samples, regions, outdir, log, *, hts, index_format, threads, fetch
     return failed, parse_summary(done.stderr, "cohort"), wall
 
 
-def extract_batch(samples, regions, outdir, log_path, *, hts, index_format="csi", threads=1,
-                  fetchers=6, extra=(), retries=0, retry_delay=0.0, label="batch"):
-    """A batch: all its samples in one `hts view --manifest`, the failed ones run again (only
+def extract_batch(samples, regions, outdir, log_path, *, hts, bed=None, index_format="csi",
+                  threads=1, fetchers=6, extra=(), retries=0, retry_delay=0.0, label="batch"):
+    """A batch: all its samples in one `hts view --manifest` (the regions from `bed` with
+    `--region-file` when given, else as arguments), the failed ones run again (only
     they, up to `retries` times, after `retry_delay` seconds, doubling), then every sample's
     table. A sample that still fails fails the job, named; no table is written then. Each run's
     cost (requests, retries, bytes, wall) is shared out evenly among the samples it ran, so the
@@ -139,7 +143,7 @@ def extract_batch(samples, regions, outdir, log_path, *, hts, index_format="csi"
                           + (f" after {pause:.0f} s" if pause else "") + f" ({label})\n")
             log.flush()
             time.sleep(pause)
-            failed, summary, wall = run_once(todo, regions, outdir, log, hts=hts,
+            failed, summary, wall = run_once(todo, regions, outdir, log, hts=hts, bed=bed,
                                              index_format=index_format, threads=threads,
                                              fetchers=fetchers, extra=extra)
             parts = [share(summary[k], len(todo))

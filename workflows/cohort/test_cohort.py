@@ -367,6 +367,12 @@ class Batches(Files):
                                          index_format="bai")
         self.assertEqual(cmd[7], "out/bams/{sample}.bam##idx##out/bams/{sample}.bam.bai")
 
+    def test_a_batch_takes_the_bed_as_region_file(self):
+        cmd = cohort_batch.batch_command("hts", "m.tsv", "out", Command.regions, bed="r.bed",
+                                         extra=["-q", "20"])
+        self.assertEqual(cmd[-4:], ["-q", "20", "--region-file", "r.bed"])
+        self.assertFalse(any(a.startswith("1:") for a in cmd), cmd)
+
     def test_failed_samples_are_the_lines_after_the_summary(self):
         text = ("hts view: sample s2: https://h/s2.bam?...: HTTP status 503\n"
                 "[hts] cohort: samples=3 failed=1 requests=9\ns2\n")
@@ -473,6 +479,20 @@ class ExtractBatch(Files):
         self.assertEqual(self.ran(), [["s2", "s1"]])
         self.assertIn(" -q 1 1:1-1000\n", self.read(self.log))
         self.assertEqual(cohort.main(common + ["--samples", "s1,s9"]), 1)
+
+    def test_the_program_passes_the_bed_to_a_batch(self):
+        manifest = self.write("m.tsv", f"sample\tbam\tindex\ns1\t{SIGNED}\t\n"
+                              "s2\thttps://h/2.bam\t\n")
+        bed = self.write("r.bed", "1\t0\t1000\ta\n1\t500\t1500\tb\n")
+        argv = ["batch", "--manifest", manifest, "--regions", bed, "--outdir", self.out,
+                "--log", self.log, "--hts", self.hts, "--samples", "s1,s2", "--region-file"]
+        self.assertEqual(cohort.main(argv + ["--", "-q", "1"]), 0)
+        with open(self.runs, encoding="utf-8") as f:
+            args = json.load(f)[0]["args"]
+        self.assertEqual(args[-4:], ["-q", "1", "--region-file", bed])
+        # Each sample's table still has a row per region of the BED.
+        rows = self.read(cohort_batch.stats_path(self.out, "s1")).splitlines()
+        self.assertEqual([r.split("\t")[1] for r in rows[1:]], ["a", "b"])
 
 
 if __name__ == "__main__":

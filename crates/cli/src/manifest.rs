@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use hts::cohort::Done;
-use samtools::view::cohort::{one_sample, prepare};
+use samtools::view::cohort::{prepare, run as run_cohort};
 use samtools::view::sink;
 use samtools::view::{io_failure, Failure, ViewArgs, BROKEN_PIPE_STATUS};
 
@@ -48,35 +48,32 @@ pub fn run(args: &ViewArgs, command_line: &str) -> ExitCode {
     // Counts go out in manifest order, each as soon as every sample before it is done.
     let mut printed = 0;
     let mut broken_pipe = false;
-    cohort.run(
-        |sample, header, records| one_sample(args, command_line, sample, header, records),
-        |done: Done<u64, Failure>| {
-            for warning in &done.warnings {
-                eprintln!("[{}] {warning}", done.sample.name);
-            }
-            let result = done.result.map_err(|f| match f {
-                Failure::BrokenPipe => "the output was closed".to_string(),
-                Failure::Message(m) | Failure::Stale(m) => m,
-            });
-            if let Err(m) = &result {
-                eprintln!("hts view: sample {}: {m}", done.sample.name);
-            }
-            results[done.index] = Some(result);
-            let Some(out) = table.as_mut() else { return };
-            while let Some(Some(result)) = results.get(printed) {
-                if let (Ok(count), false) = (result, broken_pipe) {
-                    let name = &cohort.samples()[printed].name;
-                    if let Err(e) = writeln!(out, "{name}\t{count}") {
-                        broken_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
-                        if !broken_pipe {
-                            eprintln!("hts view: writing the counts failed: {e}");
-                        }
+    run_cohort(&cohort, args, command_line, |done: Done<u64, Failure>| {
+        for warning in &done.warnings {
+            eprintln!("[{}] {warning}", done.sample.name);
+        }
+        let result = done.result.map_err(|f| match f {
+            Failure::BrokenPipe => "the output was closed".to_string(),
+            Failure::Message(m) | Failure::Stale(m) => m,
+        });
+        if let Err(m) = &result {
+            eprintln!("hts view: sample {}: {m}", done.sample.name);
+        }
+        results[done.index] = Some(result);
+        let Some(out) = table.as_mut() else { return };
+        while let Some(Some(result)) = results.get(printed) {
+            if let (Ok(count), false) = (result, broken_pipe) {
+                let name = &cohort.samples()[printed].name;
+                if let Err(e) = writeln!(out, "{name}\t{count}") {
+                    broken_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
+                    if !broken_pipe {
+                        eprintln!("hts view: writing the counts failed: {e}");
                     }
                 }
-                printed += 1;
             }
-        },
-    );
+            printed += 1;
+        }
+    });
     let mut status = ExitCode::SUCCESS;
     if let Some(out) = table {
         if let Err(e) = out.close() {

@@ -6,7 +6,8 @@
 //! samtools writes for the same regions from the local file, its index what `samtools index`
 //! makes of it, and the table's counts `samtools view -c`; a rerun after deleting two outputs
 //! must redo only the two batches holding them. Two samples are `s3://` objects of a real S3
-//! (s3s-fs, as the S3 tests use it).
+//! (s3s-fs, as the S3 tests use it). With `region_file: true` the batches give hts the BED
+//! with `--region-file`, each sample's output then samtools' `--region-file` one.
 //! Needs samtools and python3 (3.11+, with venv), which CI installs.
 
 use std::collections::BTreeMap;
@@ -100,6 +101,12 @@ fn check_sample(cohort: &Cohort, out: &Path, sample: &str) {
             "the BED's regions are sorted and apart"
         );
     }
+    check_output(cohort, out, sample, &[], &cohort.region_specs());
+}
+
+/// The sample's output against `samtools view -b SELECT LOCAL REGIONS...` (with the sample's
+/// index) of its local file: records and header, and the index.
+fn check_output(cohort: &Cohort, out: &Path, sample: &str, select: &[&str], regions: &[String]) {
     let bam = out.join(format!("bams/{sample}.bam"));
     let expected = out.join(format!("{sample}.samtools.bam"));
     let (local, index) = (cohort.bam(sample), cohort.index(sample));
@@ -109,9 +116,15 @@ fn check_sample(cohort: &Cohort, out: &Path, sample: &str) {
         local.display().to_string(),
         index.display().to_string(),
     );
-    args.extend([expected_s.as_str(), "-X", &local_s, &index_s]);
-    let specs = cohort.region_specs();
-    args.extend(specs.iter().map(String::as_str));
+    args.push(expected_s.as_str());
+    args.extend_from_slice(select);
+    if regions.is_empty() {
+        // -X wants a region after the index: the index beside the file is found without it.
+        args.push(&local_s);
+    } else {
+        args.extend(["-X", &local_s, &index_s]);
+        args.extend(regions.iter().map(String::as_str));
+    }
     samtools(&args);
     let ours = without_hts_pg(inflate(&bam), sample);
     assert!(
@@ -145,14 +158,15 @@ fn check_table(cohort: &Cohort, out: &Path) -> Vec<BTreeMap<String, String>> {
                 .collect()
         })
         .collect();
+    let regions = cohort.regions.len();
     assert_eq!(
         rows.len(),
-        SAMPLES * REGIONS,
+        cohort.samples.len() * regions,
         "one row per sample and region"
     );
     let specs = cohort.region_specs();
     for (i, row) in rows.iter().enumerate() {
-        let (sample, k) = (&cohort.samples[i / REGIONS], i % REGIONS);
+        let (sample, k) = (&cohort.samples[i / regions], i % regions);
         assert_eq!(&row["sample"], sample);
         assert_eq!(row["region"], cohort.regions[k].3, "named as in the BED");
         let local = cohort.bam(sample).display().to_string();
@@ -408,5 +422,75 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
     };
     assert_eq!(counts(&first), counts(&second));
     check_no_secrets(&work, &rerun);
+    let _ = fs::remove_dir_all(&work);
+}
+
+/// `region_file: true` with batches: each batch's one `hts view --manifest` gets the BED as
+/// `--region-file` (overlapping regions, out of order), and every sample's output is what
+/// `samtools view --region-file` writes from its local file (each record once, in file order),
+/// as the one-sample job's is; the table's counts are samtools' for each region.
+#[test]
+fn batches_with_region_file_equal_samtools_region_file() {
+    let snakemake = testkit::tools::snakemake().expect("Snakemake installs from PyPI");
+    let spec = Spec {
+        samples: 8,
+        regions: 8,
+        pairs: 1_000_000,
+        seed: 12,
+    };
+    let mut cohort = cohort::make(&scratch(), &spec).expect("the cohort's BAMs are made");
+    // Each region but the empty first one (reference 1) with another over its second half and
+    // past its end, and the list reversed: the multi-region iterator merges and sorts them.
+    let mut regions = Vec::new();
+    for (i, (chrom, beg, end, name)) in cohort.regions.iter().enumerate() {
+        regions.push((chrom.clone(), *beg, *end, name.clone()));
+        if i > 0 {
+            let half = beg + (end - beg) / 2;
+            regions.push((chrom.clone(), half, end + 5_000, format!("{name}b")));
+        }
+    }
+    regions.reverse();
+    let bed = cohort
+        .dir
+        .join(format!("overlapping-{}.bed", std::process::id()));
+    let text: String = regions
+        .iter()
+        .map(|(c, b, e, n)| format!("{c}\t{b}\t{e}\t{n}\n"))
+        .collect();
+    fs::write(&bed, text).unwrap();
+    cohort.regions = regions;
+    cohort.bed = bed.clone();
+    let server = Server::start(&cohort.dir).unwrap();
+    let work = scratch().join(format!("work-region-file-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&work);
+    let setup = Setup {
+        hts: PathBuf::from(testkit::hts()),
+        base_url: server.base(),
+        threads: 1,
+        fetchers: 4,
+        retries: 1,
+        retry_delay: 1.0,
+        region_file: true,
+        batch_size: 4,
+    };
+    cohort::write_setup(&work, &cohort, &setup).unwrap();
+    let run = cohort::run_workflow(&snakemake, &work, 2, LIMIT, &[], &[]).unwrap();
+    assert!(run.success, "{}", run.output);
+    let mut batches = run.batches.clone();
+    batches.sort();
+    assert_eq!(batches, ["b000", "b001"], "{}", run.output);
+    assert!(run.extracted.is_empty(), "no per-sample jobs");
+    let log = fs::read_to_string(work.join("out/logs/b000.log")).unwrap();
+    assert!(
+        log.contains(&format!("--region-file {}", bed.display())),
+        "{log}"
+    );
+    let out = work.join("out");
+    let bed_s = bed.display().to_string();
+    for sample in &cohort.samples {
+        check_output(&cohort, &out, sample, &["--region-file", &bed_s], &[]);
+    }
+    check_table(&cohort, &out);
+    let _ = fs::remove_file(&bed);
     let _ = fs::remove_dir_all(&work);
 }

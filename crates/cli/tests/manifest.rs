@@ -2,8 +2,8 @@
 //! conformance and CRAM fixtures under several names), every sample's result compared with
 //! `samtools view` (1.16.1) of the same local file and regions: counts in manifest order,
 //! one output per sample, a broken and a missing sample among good ones, a server that
-//! refuses requests above a rate, and 2,500 samples in bounded time and memory. Needs
-//! samtools.
+//! refuses requests above a rate, `-M` and `--region-file` (each sample as samtools reads its
+//! file with them), and 2,500 samples in bounded time and memory. Needs samtools.
 
 use std::collections::HashMap;
 use std::fs;
@@ -117,7 +117,14 @@ impl Drop for Bed {
 
 /// `hts view --manifest MANIFEST ARGS... REGIONS...`, bounded in time.
 fn cohort(manifest: &Path, args: &[&str]) -> Outcome {
-    let (argv, env) = cohort_command(manifest, args);
+    cohort_in(manifest, args, &REGIONS)
+}
+
+/// `hts view --manifest MANIFEST ARGS... REGIONS...` of other regions.
+fn cohort_in(manifest: &Path, args: &[&str], regions: &[&str]) -> Outcome {
+    let (mut argv, env) = cohort_command(manifest, args);
+    argv.truncate(argv.len() - REGIONS.len());
+    argv.extend(regions.iter().map(|r| r.to_string()));
     let dir = manifest.parent().unwrap();
     run_with_timeout(hts(), dir, &argv, &env, LIMIT).unwrap()
 }
@@ -148,12 +155,17 @@ fn cohort_command(manifest: &Path, args: &[&str]) -> (Vec<String>, [(String, Opt
 
 /// `samtools view ARGS FILE REGIONS` of a local file (a CRAM with its reference).
 fn samtools(args: &[&str], file: &Path) -> Vec<u8> {
+    samtools_in(args, file, &REGIONS)
+}
+
+/// `samtools view ARGS FILE REGIONS` of other regions.
+fn samtools_in(args: &[&str], file: &Path, regions: &[&str]) -> Vec<u8> {
     let out = Command::new("samtools")
         .arg("view")
         .args(["-T", &reference()])
         .args(args)
         .arg(file)
-        .args(REGIONS)
+        .args(regions)
         .output()
         .expect("samtools is installed");
     assert!(
@@ -330,6 +342,24 @@ fn usage_errors() {
     let out = cohort(&bad, &["-c"]);
     assert_eq!(out.code, Some(1));
     assert!(text(&out.stderr).contains("the header must be"));
+    // -P and -U would need more than one output per sample, or pairs across regions' ends.
+    let unselected = bed.dir.join("{sample}.rest.bam").display().to_string();
+    for (args, says) in [
+        (&["-c", "-P"][..], "cannot be combined with -P"),
+        (&["-c", "-U", &unselected][..], "cannot be combined with -U"),
+    ] {
+        let out = cohort(&manifest, args);
+        assert_eq!(out.code, Some(1), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+    // -M with nothing to query: said once, in samtools' words, no sample run.
+    let out = cohort_in(&manifest, &["-c", "-M"], &[]);
+    assert_eq!(out.code, Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("No regions or BED file have been provided") && !err.contains("[hts] cohort:"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -401,4 +431,117 @@ fn a_cohort_of_2500_samples_runs_in_bounded_time_and_memory() {
         big_peak < 2 * small_peak,
         "peak {big_peak} KiB for 2,500 samples against {small_peak} KiB for 250"
     );
+}
+
+/// A BED of overlapping regions (and two that touch) on both kinds' references, unsorted, and
+/// one on a reference no sample has, which samtools warns of and goes past.
+const MULTI_BED: &str = "ref1\t350\t900\nchr1\t9999\t20000\nchr1\t15000\t25000\n\
+                         chr2\t4999\t5400\nchr2\t5400\t6000\nref1\t299\t400\n\
+                         ref2\t99\t900\nchrNone\t0\t100\n";
+/// Regions for -M: overlapping, out of order, both kinds, and a name no sample has.
+const MULTI_REGIONS: [&str; 7] = [
+    "chr1:15000-25000",
+    "ref2:100-900",
+    "chr1:10000-20000",
+    "chrM:100-300",
+    "ref1:300-400",
+    "ref1:350-900",
+    "chrNone:1-100",
+];
+
+/// With `-M` and `--region-file` (htslib's multi-region iterator: overlapping regions merged,
+/// each record once, in file order), every sample's count and output is what samtools gives
+/// for its local file with the same options: `-c`, `-o TEMPLATE` as BAM and as SAM.
+#[test]
+fn multi_region_counts_and_outputs_as_samtools_gives_them() {
+    let bed = Bed::new("multi", 3, 2);
+    let manifest = bed.manifest(&[]);
+    let bed_file = bed.dir.join("regions.bed");
+    fs::write(&bed_file, MULTI_BED).unwrap();
+    let bed_path = bed_file.display().to_string();
+    let out_dir = bed.dir.join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["-M"], &MULTI_REGIONS),
+        (&["--region-file", &bed_path], &[]),
+        (&["-M", "--region-file", &bed_path], &MULTI_REGIONS[..3]),
+        (&["-M", "-q", "20", "-F", "0x10"], &MULTI_REGIONS),
+    ];
+    for (i, (args, regions)) in cases.into_iter().enumerate() {
+        let what = format!("{args:?} {regions:?}");
+        // Counts, in manifest order, each samtools' for the sample's local file.
+        let mut with_c = vec!["-c"];
+        with_c.extend_from_slice(args);
+        let out = cohort_in(&manifest, &with_c, regions);
+        let err = text(&out.stderr);
+        assert_eq!(out.code, Some(0), "{what}: {err}");
+        let mut want = String::new();
+        let mut counts = HashMap::new();
+        for (sample, _, local) in &bed.samples {
+            let count = counts.entry(local.clone()).or_insert_with(|| {
+                text(&samtools_in(&with_c, local, regions))
+                    .trim()
+                    .to_string()
+            });
+            want.push_str(&format!("{sample}\t{count}\n"));
+        }
+        assert_eq!(text(&out.stdout), want, "{what}");
+        // samtools' warnings, each naming its sample: the name no file has, and the CRAM
+        // iterator's refusal of it.
+        assert!(
+            err.contains("[sc00] [W::hts_itr_regions] Region 'chrNone' specifies an unknown")
+                || regions.len() == 3,
+            "{what}: {err}"
+        );
+        assert!(
+            err.contains("[sc01] [E::hts_itr_multi_cram] Query with tid=-1"),
+            "{what}: {err}"
+        );
+        // One output per sample, as BAM and as SAM.
+        let bam = out_dir
+            .join(format!("{i}-{{sample}}.bam"))
+            .display()
+            .to_string();
+        let sam = out_dir
+            .join(format!("{i}-{{sample}}.sam"))
+            .display()
+            .to_string();
+        for template in [&bam, &sam] {
+            let mut with_o = vec!["-o", template.as_str()];
+            with_o.extend_from_slice(args);
+            let out = cohort_in(&manifest, &with_o, regions);
+            assert_eq!(out.code, Some(0), "{what}: {}", text(&out.stderr));
+        }
+        for (sample, _, local) in &bed.samples {
+            let want = samtools_in(args, local, regions);
+            let written = template_path(&bam, sample);
+            let got = Command::new("samtools")
+                .arg("view")
+                .arg(&written)
+                .output()
+                .unwrap();
+            assert!(got.status.success(), "{sample}: {}", text(&got.stderr));
+            assert!(
+                got.stdout == want,
+                "{what} {sample}: the BAM's records differ"
+            );
+            let got = fs::read(template_path(&sam, sample)).unwrap();
+            assert!(
+                got == want,
+                "{what} {sample}: the SAM differs from samtools'"
+            );
+        }
+    }
+    // The comparisons mean something: both kinds hold records in the regions, and the BAM
+    // holds records that two regions share, which -M gives once.
+    let bam = &bed.samples[0].2;
+    let cram = &bed.samples[1].2;
+    let count = |args: &[&str], file: &Path| text(&samtools_in(args, file, &MULTI_REGIONS));
+    let (once, each) = (count(&["-c", "-M"], bam), count(&["-c"], bam));
+    assert!(once.trim() != "0" && once != each, "{once} {each}");
+    assert!(count(&["-c", "-M"], cram).trim() != "0");
+}
+
+fn template_path(template: &str, sample: &str) -> PathBuf {
+    PathBuf::from(template.replace("{sample}", sample))
 }

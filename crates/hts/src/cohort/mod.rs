@@ -143,10 +143,41 @@ impl Cohort {
 
     /// [`Cohort::run`], taking no further file once `stop` is set (a consumer that has gone
     /// away): files under way finish as `work` lets them, the rest are never opened.
-    pub fn run_until<T, E, W, D>(&self, stop: &AtomicBool, work: W, mut done: D)
+    pub fn run_until<T, E, W, D>(&self, stop: &AtomicBool, work: W, done: D)
     where
         T: Send,
         E: From<Error> + Send,
+        W: Fn(&Sample, &bam::Header, &mut Records<'_>) -> Result<T, E> + Sync,
+        D: FnMut(Done<T, E>),
+    {
+        self.run_planned(
+            stop,
+            |_sample, reader, header, warnings| {
+                self.query_regions(reader, header, warnings)
+                    .map_err(E::from)
+            },
+            work,
+            done,
+        )
+    }
+
+    /// [`Cohort::run_until`] with each file's records chosen by `plan` rather than the regions
+    /// one by one: `plan` is given the file opened (its index fetched beside the header when
+    /// [`Options::index_ahead`] asks), its header, and the file's warnings to add to, and
+    /// returns the records `work` is given (a caller's own query, such as samtools' `-M`
+    /// through [`Reader::query_set`]). The regions given to [`Cohort::new`] are then only the
+    /// references asked for ahead ([`Options::query_refs`]).
+    pub fn run_planned<T, E, P, W, D>(&self, stop: &AtomicBool, plan: P, work: W, mut done: D)
+    where
+        T: Send,
+        E: From<Error> + Send,
+        P: for<'r> Fn(
+                &Sample,
+                &'r mut Reader,
+                &bam::Header,
+                &mut Vec<String>,
+            ) -> Result<Records<'r>, E>
+            + Sync,
         W: Fn(&Sample, &bam::Header, &mut Records<'_>) -> Result<T, E> + Sync,
         D: FnMut(Done<T, E>),
     {
@@ -155,7 +186,7 @@ impl Cohort {
         std::thread::scope(|scope| {
             for _ in 0..self.jobs.min(self.samples.len()) {
                 let tx = tx.clone();
-                let (next, work) = (&next, &work);
+                let (next, plan, work) = (&next, &plan, &work);
                 scope.spawn(move || loop {
                     if stop.load(Ordering::Relaxed) {
                         break;
@@ -165,7 +196,7 @@ impl Cohort {
                         break;
                     };
                     let mut warnings = Vec::new();
-                    let result = self.one(sample, &mut warnings, work);
+                    let result = self.one(sample, &mut warnings, plan, work);
                     let done = Done {
                         index,
                         sample: sample.clone(),
@@ -185,11 +216,22 @@ impl Cohort {
         });
     }
 
-    /// One file: opened on the shared client, its regions parsed against its own header,
-    /// queried as one plan, its records given to `work`.
-    fn one<T, E, W>(&self, sample: &Sample, warnings: &mut Vec<String>, work: &W) -> Result<T, E>
+    /// One file: opened on the shared client, its records chosen by `plan`, given to `work`.
+    fn one<T, E, P, W>(
+        &self,
+        sample: &Sample,
+        warnings: &mut Vec<String>,
+        plan: &P,
+        work: &W,
+    ) -> Result<T, E>
     where
         E: From<Error>,
+        P: for<'r> Fn(
+            &Sample,
+            &'r mut Reader,
+            &bam::Header,
+            &mut Vec<String>,
+        ) -> Result<Records<'r>, E>,
         W: Fn(&Sample, &bam::Header, &mut Records<'_>) -> Result<T, E>,
     {
         let mut options = self.options.clone().client(&self.client);
@@ -204,13 +246,24 @@ impl Cohort {
         }
         let mut reader = Reader::open(&sample.file, &options)?;
         let header = reader.header().clone();
+        let mut records = plan(sample, &mut reader, &header, warnings)?;
+        work(sample, &header, &mut records)
+    }
+
+    /// The default plan: every record without regions, else the regions parsed against the
+    /// file's own header (a name it lacks skipped with samtools' warning), queried as one plan.
+    fn query_regions<'r>(
+        &self,
+        reader: &'r mut Reader,
+        header: &bam::Header,
+        warnings: &mut Vec<String>,
+    ) -> Result<Records<'r>, Error> {
         if self.regions.is_empty() {
-            let mut records = reader.records()?;
-            return work(sample, &header, &mut records);
+            return reader.records();
         }
         let mut targets = Vec::with_capacity(self.regions.len());
         for spec in &self.regions {
-            match region::parse_region(spec, &header) {
+            match region::parse_region(spec, header) {
                 Ok(target) => targets.push(target),
                 Err(e) => {
                     warnings.extend(e.htslib_message());
@@ -218,7 +271,6 @@ impl Cohort {
                 }
             }
         }
-        let mut records = reader.query(&targets)?;
-        work(sample, &header, &mut records)
+        reader.query(&targets)
     }
 }

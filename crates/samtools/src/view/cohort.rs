@@ -1,14 +1,19 @@
 //! `samtools view` over a cohort (`hts view --manifest FILE [options] [REGION ...]`): the same
 //! regions from every sample of a manifest, in one process, through the facade's cohort query
-//! (`hts::cohort`: one shared client, `--jobs` files at once). Per sample, records are selected
-//! and edited as `view` does for one file and counted; with `-o TEMPLATE` each sample is
+//! (`hts::cohort`: one shared client, `--jobs` files at once). Per sample, the records are
+//! those `view` reads of one file (the regions one by one, or with `-M` and `--region-file`
+//! every region at once through [`input::multi_region_query`], the one walk of both paths),
+//! selected and edited as `view` does them, and counted; with `-o TEMPLATE` each sample is
 //! written to its own output, `{sample}` in the template replaced by its name (samtools has no
 //! way to put many files' SAM in one stream that a reader could take apart again).
 
+use std::sync::atomic::AtomicBool;
+
 use bam::Header;
 use hts::alignment::Records;
-use hts::cohort::{Cohort, Sample};
+use hts::cohort::{Cohort, Done, Sample};
 
+use super::input;
 use super::output;
 use super::select::{self, Fate};
 use super::sink::{self, Output};
@@ -27,8 +32,9 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     if select.fetch_pairs {
         return refuse("-P");
     }
-    if select.multi_region {
-        return refuse("-M or --region-file (give the regions as arguments)");
+    if select.multi_region && select.targets.is_none() && args.positional.is_empty() {
+        // Every sample would fail alike: said once, as samtools says it.
+        return Err(input::NO_REGIONS.to_string());
     }
     if args.explicit_index {
         return refuse("-X (the manifest's third column names each index)");
@@ -63,7 +69,9 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     });
     let mut options = hts::Options::new()
         .threads(args.threads)
-        .no_cache(args.no_cache);
+        .no_cache(args.no_cache)
+        // -M and --region-file query every file (a BED alone gives the cohort no regions).
+        .index_ahead(select.multi_region && args.header != HeaderMode::Only);
     let reference = args.reference.as_deref().or_else(|| {
         let option = args.input_options.iter().rev();
         option
@@ -78,6 +86,31 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
         .jobs(args.jobs.unwrap_or(hts::cohort::DEFAULT_JOBS))
         .client(client)
         .options(options))
+}
+
+/// Runs the cohort as `view` reads each file, `done` called with each sample's count (or
+/// failure) as it completes: the regions one by one, or with `-M` and `--region-file` all at
+/// once; `-H` reads no record.
+pub fn run<D>(cohort: &Cohort, args: &ViewArgs, command_line: &str, done: D)
+where
+    D: FnMut(Done<u64, Failure>),
+{
+    let work = |sample: &Sample, header: &Header, records: &mut Records<'_>| {
+        one_sample(args, command_line, sample, header, records)
+    };
+    if !args.select.multi_region || args.header == HeaderMode::Only {
+        return cohort.run(work, done);
+    }
+    let regions = args.positional.as_slice();
+    cohort.run_planned(
+        &AtomicBool::new(false),
+        |_sample, reader, header, warnings| {
+            let mut warn = |warning: String| warnings.push(warning);
+            input::multi_region_query(args, reader, header, regions, &mut warn)
+        },
+        work,
+        done,
+    );
 }
 
 /// One sample's records selected and edited as `view` does, counted, and written to its own

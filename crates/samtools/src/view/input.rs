@@ -175,42 +175,59 @@ fn multi_region<'r>(
     regions: &[String],
     selection: &mut Selection,
 ) -> Result<Records<'r>, Failure> {
-    let (targets, set, unknown) = region_set(args, header, regions)?;
-    // Names the header does not hold stay in htslib's region list as reference -1, which its
-    // CRAM iterator refuses, one line each; the list samtools makes again for the second
-    // pass of -P gives `.` and `*` -1 too (and reads what it would have anyway).
-    let cram = reader.is_cram();
-    let refuse = |n: usize| {
-        let n = if cram { n } else { 0 };
-        for _ in 0..n {
-            eprintln!("[E::hts_itr_multi_cram] Query with tid=-1 not implemented for CRAM files");
-        }
-    };
-    refuse(unknown);
+    let mut warn = |warning: String| eprintln!("{warning}");
     if !args.select.fetch_pairs {
-        return Ok(reader.query_set(&set)?);
+        return multi_region_query(args, reader, header, regions, &mut warn);
     }
+    let (targets, set, unknown) = region_set(args, header, regions, &mut warn)?;
+    let cram = reader.is_cram();
+    refuse_unknown(cram, unknown, &mut warn);
+    // The list samtools makes again for the second pass of -P gives `.` and `*` -1 too (and
+    // reads what it would have anyway).
     let special = usize::from(set.all) + usize::from(set.unplaced);
     let second = crate::pairs::first_pass(reader, header, &targets, set, selection)?;
-    refuse(unknown + special);
+    refuse_unknown(cram, unknown + special, &mut warn);
     Ok(crate::pairs::second_pass(reader, second)?)
+}
+
+/// samtools' `-M` and `--region-file` without `-P`: the region list of [`region_set`] read
+/// through the multi-region iterator (overlapping regions merged, each record once, in file
+/// order). The one walk of `view` on one file and of each sample of a cohort; `warn` is given
+/// samtools' warnings (names the header lacks), one line each.
+pub fn multi_region_query<'r>(
+    args: &ViewArgs,
+    reader: &'r mut Reader,
+    header: &Header,
+    regions: &[String],
+    warn: &mut dyn FnMut(String),
+) -> Result<Records<'r>, Failure> {
+    let (_, set, unknown) = region_set(args, header, regions, warn)?;
+    refuse_unknown(reader.is_cram(), unknown, warn);
+    Ok(reader.query_set(&set)?)
+}
+
+/// Names the header does not hold stay in htslib's region list as reference -1, which its
+/// CRAM iterator refuses, one line each (and goes on with the others).
+fn refuse_unknown(cram: bool, unknown: usize, warn: &mut dyn FnMut(String)) {
+    if cram {
+        for _ in 0..unknown {
+            warn("[E::hts_itr_multi_cram] Query with tid=-1 not implemented for CRAM files".into());
+        }
+    }
 }
 
 /// samtools' `multi_region_init`: the BED (`-L`, `--region-file`) and the command-line
 /// regions merged into one region list (as its region hash holds them), and that list
-/// resolved against `header`, with the count of names it does not hold.
+/// resolved against `header`, with the count of names it does not hold (each warned of).
 pub fn region_set(
     args: &ViewArgs,
     header: &Header,
     regions: &[String],
+    warn: &mut dyn FnMut(String),
 ) -> Result<(Targets, RegionSet, usize), Failure> {
     let bed = args.select.targets.clone();
     let (targets, filtered) = match bed {
-        None if regions.is_empty() => {
-            return Err(Failure::Message(
-                "No regions or BED file have been provided. Aborting.".to_string(),
-            ))
-        }
+        None if regions.is_empty() => return Err(Failure::Message(NO_REGIONS.to_string())),
         Some(mut bed) if regions.is_empty() => {
             bed.unify();
             (bed, false)
@@ -229,10 +246,13 @@ pub fn region_set(
     let mut unknown = 0;
     let set = RegionSet::resolve(&list, header, |warning| {
         unknown += 1;
-        eprintln!("{warning}");
+        warn(warning);
     });
     Ok((targets, set, unknown))
 }
+
+/// samtools' words for `-M` with neither regions nor a BED.
+pub const NO_REGIONS: &str = "No regions or BED file have been provided. Aborting.";
 
 /// The regions of the command line, as samtools reads them one by one (a bad one is skipped
 /// with its warning), planned as one query.

@@ -360,6 +360,22 @@ fn usage_errors() {
         err.contains("No regions or BED file have been provided") && !err.contains("[hts] cohort:"),
         "{err}"
     );
+    // ... but a header asked for alone is printed first, as samtools prints it.
+    let template = bed.dir.join("{sample}.header.sam").display().to_string();
+    let out = cohort_in(&manifest, &["-H", "-M", "-o", &template], &[]);
+    assert_eq!(out.code, Some(0), "{}", text(&out.stderr));
+    for (sample, _, local) in &bed.samples {
+        let path = template.replace("{sample}", sample);
+        let ours = fs::read_to_string(&path).unwrap();
+        let theirs = samtools_in(&["-H", "-M"], local, &[]);
+        let strip_pg = |t: &str| -> String {
+            t.lines()
+                .filter(|l| !l.starts_with("@PG"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        assert_eq!(strip_pg(&ours), strip_pg(&text(&theirs)));
+    }
 }
 
 #[test]

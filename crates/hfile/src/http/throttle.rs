@@ -12,9 +12,9 @@
 //! A window limits attempts in flight, which limits their rate only as far as the server is
 //! slow to answer: a server that answers at once (an object store on the same network) gets
 //! attempts one after another as fast as they are answered, however narrow the window. So a
-//! throttle also paces the origin: attempts start no closer together than the rate answered
-//! over the second before the cut allows at half speed, and each success then quickens the pace
-//! by half an attempt a second (the rate doubles back in about a second and a half at the
+//! throttle also paces the origin: starts are spaced at half the rate answered in the second
+//! before the first cut (at half the pace itself at a later cut), and each success quickens the
+//! pace by half an attempt a second (the rate doubles back in about a second and a half at the
 //! rates object stores refuse at). The pace goes when the window does.
 //!
 //! Which answers are throttles: `429`; `503` whose body is S3's `<Code>SlowDown</Code>`; and
@@ -149,19 +149,18 @@ impl Origin {
             let w = self.window.map_or(flying, |w| w.min(flying));
             self.window = Some((w / 2.0).floor().max(1.0));
             self.last_cut = Some(now);
-            // Half the rate answered lately (or half the pace's, if slower), if there is one
-            // to tell.
-            let measured = match (self.answers.front(), self.answers.len()) {
-                (Some(&first), n) if n >= 2 => {
-                    let span = now.duration_since(first).as_secs_f64().max(1e-3);
-                    Some(n as f64 / span)
-                }
-                _ => None,
-            };
-            let rate = match (measured, self.rate) {
-                (Some(m), Some(r)) => Some(m.min(r)),
-                (m, r) => m.or(r),
-            };
+            // Paced already: the pace is the rate refused. Else the rate answered over the
+            // last second, if there is one to tell (answers from before a quiet spell are not).
+            self.prune(now);
+            let rate = self
+                .rate
+                .or(match (self.answers.front(), self.answers.len()) {
+                    (Some(&first), n) if n >= 2 => {
+                        let span = now.duration_since(first).as_secs_f64().max(1e-3);
+                        Some(n as f64 / span)
+                    }
+                    _ => None,
+                });
             self.rate = rate.map(|r| (r / 2.0).max(PACE_STEP));
             self.answers.clear();
         }
@@ -356,7 +355,6 @@ mod tests {
             o.answered(ms(5 * i));
         }
         assert_eq!(o.next_start(), None);
-        o.active = 8;
         o.throttled(ms(500), ms(495), 8, Duration::ZERO);
         let rate = o.rate.unwrap();
         assert!((95.0..=105.0).contains(&rate), "{rate}");
@@ -366,10 +364,12 @@ mod tests {
         let next = o.next_start().unwrap();
         let gap = next.duration_since(ms(600)).as_secs_f64();
         assert!((0.0095..=0.0105).contains(&gap), "{gap}");
-        // A later throttle with too few answers since to measure by halves the pace's rate.
-        o.answered(ms(610));
+        // A later throttle halves the pace, however fast answers came since.
+        for i in 0..50 {
+            o.answered(ms(610) + Duration::from_micros(100 * i));
+        }
         let paced = o.rate.unwrap();
-        assert!((paced - rate - PACE_STEP).abs() < 1e-9);
+        assert!((paced - rate - 50.0 * PACE_STEP).abs() < 1e-9);
         o.throttled(ms(700), ms(650), 4, Duration::ZERO);
         assert!((o.rate.unwrap() - paced / 2.0).abs() < 1e-9, "{:?}", o.rate);
         // Successes quicken it by PACE_STEP each, until the window stops limiting, which
@@ -384,6 +384,43 @@ mod tests {
         o.last_start = Some(ms(20_000));
         o.not_before = Some(ms(20_500));
         assert_eq!(o.next_start(), Some(ms(20_500)));
+    }
+
+    #[test]
+    fn answers_from_before_a_quiet_spell_do_not_set_the_pace() {
+        let t0 = Instant::now();
+        let mut o = Origin::default();
+        for i in 0..200 {
+            o.answered(t0 + Duration::from_millis(5 * i));
+        }
+        // A minute later, the first throttle has no recent rate to halve: the window and the
+        // pause slow the origin, not a pace measured over the quiet minute.
+        o.throttled(
+            t0 + Duration::from_secs(61),
+            t0 + Duration::from_secs(60),
+            4,
+            Duration::ZERO,
+        );
+        assert_eq!(o.rate, None);
+        assert_eq!(o.window, Some(2.0));
+    }
+
+    #[test]
+    fn a_paced_origin_holds_each_start_for_its_interval() {
+        let url = "http://paced.test:1/x";
+        {
+            let mut map = super::origins().map.lock().unwrap();
+            let o = map.entry(origin(url).to_string()).or_default();
+            o.window = Some(8.0);
+            o.rate = Some(10.0);
+            o.last_start = Some(Instant::now());
+        }
+        let asked = Instant::now();
+        let t = enter(url, || false).unwrap();
+        let waited = asked.elapsed();
+        assert!(waited >= Duration::from_millis(95), "{waited:?}");
+        assert!(waited < Duration::from_millis(1000), "{waited:?}");
+        t.leave(Ended::Other);
     }
 
     #[test]

@@ -32,9 +32,10 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     if select.fetch_pairs {
         return refuse("-P");
     }
-    if select.multi_region && select.targets.is_none() && args.positional.is_empty() {
-        // Every sample would fail alike: said once, as samtools says it.
-        return Err(input::NO_REGIONS.to_string());
+    if select.multi_region && args.header != HeaderMode::Only {
+        // An empty region list would fail every sample alike: said once, as samtools says it
+        // (which prints a header asked for alone before it looks at regions).
+        input::RegionPlan::new(args, &args.positional)?;
     }
     if args.explicit_index {
         return refuse("-X (the manifest's third column names each index)");
@@ -101,12 +102,16 @@ where
     if !args.select.multi_region || args.header == HeaderMode::Only {
         return cohort.run(work, done);
     }
-    let regions = args.positional.as_slice();
+    // Merged once for every sample (`prepare` refused a plan that cannot be made).
+    let plan = input::RegionPlan::new(args, &args.positional);
     cohort.run_planned(
         &AtomicBool::new(false),
         |_sample, reader, header, warnings| {
             let mut warn = |warning: String| warnings.push(warning);
-            input::multi_region_query(args, reader, header, regions, &mut warn)
+            match &plan {
+                Ok(plan) => input::multi_region_query(plan, reader, header, &mut warn),
+                Err(why) => Err(Failure::Message(why.clone())),
+            }
         },
         work,
         done,

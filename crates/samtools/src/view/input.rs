@@ -6,7 +6,7 @@
 
 use bam::Header;
 use hts::alignment::{Reader, Records};
-use region::{parse_region, RefId, RegionSet};
+use region::{parse_region, RefId, RegionList, RegionSet};
 
 use super::{Failure, HeaderMode, ViewArgs};
 use crate::filter::bed::Targets;
@@ -176,32 +176,32 @@ fn multi_region<'r>(
     selection: &mut Selection,
 ) -> Result<Records<'r>, Failure> {
     let mut warn = |warning: String| eprintln!("{warning}");
+    let plan = RegionPlan::new(args, regions).map_err(Failure::Message)?;
     if !args.select.fetch_pairs {
-        return multi_region_query(args, reader, header, regions, &mut warn);
+        return multi_region_query(&plan, reader, header, &mut warn);
     }
-    let (targets, set, unknown) = region_set(args, header, regions, &mut warn)?;
+    let (set, unknown) = plan.resolve(header, &mut warn);
     let cram = reader.is_cram();
     refuse_unknown(cram, unknown, &mut warn);
     // The list samtools makes again for the second pass of -P gives `.` and `*` -1 too (and
     // reads what it would have anyway).
     let special = usize::from(set.all) + usize::from(set.unplaced);
-    let second = crate::pairs::first_pass(reader, header, &targets, set, selection)?;
+    let second = crate::pairs::first_pass(reader, header, &plan.targets, set, selection)?;
     refuse_unknown(cram, unknown + special, &mut warn);
     Ok(crate::pairs::second_pass(reader, second)?)
 }
 
-/// samtools' `-M` and `--region-file` without `-P`: the region list of [`region_set`] read
+/// samtools' `-M` and `--region-file` without `-P`: the region list of a [`RegionPlan`] read
 /// through the multi-region iterator (overlapping regions merged, each record once, in file
 /// order). The one walk of `view` on one file and of each sample of a cohort; `warn` is given
 /// samtools' warnings (names the header lacks), one line each.
 pub fn multi_region_query<'r>(
-    args: &ViewArgs,
+    plan: &RegionPlan,
     reader: &'r mut Reader,
     header: &Header,
-    regions: &[String],
     warn: &mut dyn FnMut(String),
 ) -> Result<Records<'r>, Failure> {
-    let (_, set, unknown) = region_set(args, header, regions, warn)?;
+    let (set, unknown) = plan.resolve(header, warn);
     refuse_unknown(reader.is_cram(), unknown, warn);
     Ok(reader.query_set(&set)?)
 }
@@ -217,38 +217,47 @@ fn refuse_unknown(cram: bool, unknown: usize, warn: &mut dyn FnMut(String)) {
 }
 
 /// samtools' `multi_region_init`: the BED (`-L`, `--region-file`) and the command-line
-/// regions merged into one region list (as its region hash holds them), and that list
-/// resolved against `header`, with the count of names it does not hold (each warned of).
-pub fn region_set(
-    args: &ViewArgs,
-    header: &Header,
-    regions: &[String],
-    warn: &mut dyn FnMut(String),
-) -> Result<(Targets, RegionSet, usize), Failure> {
-    let bed = args.select.targets.clone();
-    let (targets, filtered) = match bed {
-        None if regions.is_empty() => return Err(Failure::Message(NO_REGIONS.to_string())),
-        Some(mut bed) if regions.is_empty() => {
-            bed.unify();
-            (bed, false)
+/// regions merged into one region list (as its region hash holds them), made once, then
+/// resolved against each file's header ([`RegionPlan::resolve`]): a cohort merges its BED
+/// once, and says once that the list is empty.
+pub struct RegionPlan {
+    /// The BED and the regions merged (for `-P`'s second pass).
+    pub targets: Targets,
+    list: RegionList,
+}
+
+impl RegionPlan {
+    /// The plan of `args`' BED and `regions`, or samtools' words for why there is none.
+    pub fn new(args: &ViewArgs, regions: &[String]) -> Result<RegionPlan, String> {
+        let bed = args.select.targets.clone();
+        let (targets, filtered) = match bed {
+            None if regions.is_empty() => return Err(NO_REGIONS.to_string()),
+            Some(mut bed) if regions.is_empty() => {
+                bed.unify();
+                (bed, false)
+            }
+            bed => {
+                let merged = Targets::merge_regions(bed, regions);
+                (merged.targets, merged.filtered)
+            }
+        };
+        let list = targets.region_list(filtered);
+        if list.is_empty() {
+            return Err("Region list is empty or could not be created. Aborting.".to_string());
         }
-        bed => {
-            let merged = Targets::merge_regions(bed, regions);
-            (merged.targets, merged.filtered)
-        }
-    };
-    let list = targets.region_list(filtered);
-    if list.is_empty() {
-        return Err(Failure::Message(
-            "Region list is empty or could not be created. Aborting.".to_string(),
-        ));
+        Ok(RegionPlan { targets, list })
     }
-    let mut unknown = 0;
-    let set = RegionSet::resolve(&list, header, |warning| {
-        unknown += 1;
-        warn(warning);
-    });
-    Ok((targets, set, unknown))
+
+    /// The list resolved against `header`, with the count of names it does not hold (each
+    /// warned of).
+    pub fn resolve(&self, header: &Header, warn: &mut dyn FnMut(String)) -> (RegionSet, usize) {
+        let mut unknown = 0;
+        let set = RegionSet::resolve(&self.list, header, |warning| {
+            unknown += 1;
+            warn(warning);
+        });
+        (set, unknown)
+    }
 }
 
 /// samtools' words for `-M` with neither regions nor a BED.

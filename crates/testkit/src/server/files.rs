@@ -9,7 +9,9 @@
 //! slowed by the test rig rather than by its own work (three quarters of the server's CPU was
 //! the blocking pool's hand-offs). The files served are the fixtures and benchmark data on a
 //! local disk, read again and again from the page cache: a read takes microseconds, so doing
-//! it in place costs less than handing it over.
+//! it in place costs less than handing it over. (The first read of a file not yet in the page
+//! cache holds the server's thread for the disk: a benchmark's first, cold pass over new data
+//! is slower for every connection, which is why benchmarks make their data before timing.)
 
 use std::future::{ready, Ready};
 use std::io::{self, Read, Seek, SeekFrom};

@@ -1,5 +1,6 @@
 //! The one HTTP/1.1 test server: tower-http's `ServeDir` (which implements `Range`, `HEAD` and
-//! conditional requests itself; its files read in place: `files`) on axum/hyper with keep-alive, bound to 127.0.0.1, with
+//! conditional requests itself; its files read in place: `files`) on axum/hyper with
+//! keep-alive, bound to 127.0.0.1, with
 //!
 //! - a log of every request (connection, method, path, query, headers, status, length),
 //! - counts of connections and bytes written,

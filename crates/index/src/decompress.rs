@@ -178,7 +178,8 @@ impl<R: Read> Stream<R> {
         // At the limit, one more byte (not an end of data) is what makes the stream too large.
         let size = (self.buf.len() * 2).clamp(FIRST_BUFFER, BUFFER);
         if self.buf.len() < size {
-            self.buf.resize(size, 0);
+            // Empty now: a new buffer, not the old one grown (which would copy what it held).
+            self.buf = vec![0; size];
         }
         let take = usize::try_from(room)
             .unwrap_or(usize::MAX)

@@ -185,7 +185,7 @@ mod tests {
         // Bytes advised right after it are given room (up to the cap), others not.
         b.advise(&[60..70, 50..60, 200..300]);
         assert_eq!(prefix.lock().unwrap().capacity(), 70);
-        b.advise(&[0..5000]);
+        b.advise(std::slice::from_ref(&(0..5000)));
         assert_eq!(prefix.lock().unwrap().capacity(), 1000);
         // A read elsewhere does not.
         b.seek(80).unwrap();

@@ -21,12 +21,14 @@ type Job = Box<dyn FnOnce() + Send>;
 /// The jobs not yet started, and whether a thread is there to run them.
 struct Queue {
     jobs: VecDeque<(Job, Arc<Signal>)>,
-    running: bool,
+    /// The process whose writer thread is running, if one is: a child made by `fork` (Python's
+    /// multiprocessing) has a copy of this queue but no thread, and starts its own.
+    running: Option<u32>,
 }
 
 static QUEUE: Mutex<Queue> = Mutex::new(Queue {
     jobs: VecDeque::new(),
-    running: false,
+    running: None,
 });
 static WORK: Condvar = Condvar::new();
 
@@ -79,7 +81,8 @@ pub fn in_background(job: impl FnOnce() + Send + 'static) -> Queued {
     let signal = Arc::new(Signal::default());
     let mut q = queue();
     q.jobs.push_back((Box::new(job), Arc::clone(&signal)));
-    if q.running {
+    let me = std::process::id();
+    if q.running == Some(me) {
         WORK.notify_one();
         return Queued { signal };
     }
@@ -87,7 +90,7 @@ pub fn in_background(job: impl FnOnce() + Send + 'static) -> Queued {
         .name("hts-cache-store".into())
         .spawn(run);
     if started.is_ok() {
-        q.running = true;
+        q.running = Some(me);
         return Queued { signal };
     }
     let jobs: Vec<_> = q.jobs.drain(..).collect();
@@ -114,7 +117,7 @@ fn run() {
         q = next;
         if waited.timed_out() && q.jobs.is_empty() {
             // Under the queue's lock: the next job handed over starts a new thread.
-            q.running = false;
+            q.running = None;
             return;
         }
     }

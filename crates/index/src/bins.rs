@@ -45,6 +45,7 @@ impl Bins {
         self.entries.is_empty()
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
@@ -64,11 +65,6 @@ impl Bins {
                 chunks,
             },
         )
-    }
-
-    /// How many chunks the bins hold in all.
-    pub(crate) fn chunk_count(&self) -> usize {
-        self.pairs.len()
     }
 
     /// The bin numbered `id`.

@@ -257,12 +257,7 @@ impl Index {
     /// duplicates. Bins numbered out of range are left out (htslib never reads them, and
     /// their offsets may be garbage).
     pub fn block_starts(&self) -> Vec<u64> {
-        // Room for them all at once: a whole BAI names tens of thousands.
-        let most = self.refs.into_iter().map(|r| {
-            let linear = r.linear.as_ref().map_or(0, Vec::len);
-            linear + r.bins.len() + 2 * r.bins.chunk_count()
-        });
-        let mut out = Vec::with_capacity(most.sum());
+        let mut out = Vec::new();
         for r in &self.refs {
             self.push_block_starts(r, &mut out);
         }

@@ -4,7 +4,7 @@
 //! (docs/ARCHITECTURE.md, "The index cache"). Public for the readers beside this crate: a
 //! remote CRAM's opening and `.crai` go through it the same way.
 
-use hfile::cache::{Cache, Validators};
+use hfile::cache::{Cache, Queued, Validators};
 use std::sync::Arc;
 
 use hfile::{HFile, Prefix, PrefixBackend};
@@ -165,19 +165,15 @@ impl Cached {
     }
 
     /// [`Cached::store_as`] with the validators `file`'s responses gave.
-    pub(crate) fn store(&self, file: &mut HFile, len: u64) -> Option<std::thread::JoinHandle<()>> {
+    pub(crate) fn store(&self, file: &mut HFile, len: u64) -> Option<Queued> {
         self.store_as(file.object_info(), len)
     }
 
     /// Stores the first `len` bytes (when more than the entry held), with the validators `info`
-    /// a response gave (read from the object's handle by whoever holds it), on another thread
-    /// (joined by the caller). A refusal (no validators, over the cap) only means the next run
-    /// is cold.
-    pub fn store_as(
-        &self,
-        info: hfile::ObjectInfo,
-        len: u64,
-    ) -> Option<std::thread::JoinHandle<()>> {
+    /// a response gave (read from the object's handle by whoever holds it), on the cache's
+    /// writer thread (waited for by the caller). A refusal (no validators, over the cap) only
+    /// means the next run is cold.
+    pub fn store_as(&self, info: hfile::ObjectInfo, len: u64) -> Option<Queued> {
         let cache = self.cache.clone()?;
         let len = {
             let prefix = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
@@ -194,24 +190,21 @@ impl Cached {
         // Written beside the query, not before its output; the reader waits for it when done.
         let (name, prefix, verbosity) =
             (self.name.clone(), Arc::clone(&self.prefix), self.verbosity);
-        std::thread::Builder::new()
-            .name("hts-cache-store".into())
-            .spawn(move || {
-                // Copied out first: the reads that grow the prefix take its lock, and must not
-                // wait for the disk.
-                let bytes = {
-                    let prefix = prefix.lock().unwrap_or_else(|p| p.into_inner());
-                    prefix[..len as usize].to_vec()
-                };
-                let stored = cache.store(&name, &v, &[(0, &bytes[..])]);
-                if verbosity >= 1 {
-                    match stored {
-                        Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&name)),
-                        Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact_url(&name)),
-                    }
+        Some(hfile::cache::in_background(move || {
+            // Copied out first: the reads that grow the prefix take its lock, and must not
+            // wait for the disk.
+            let bytes = {
+                let prefix = prefix.lock().unwrap_or_else(|p| p.into_inner());
+                prefix[..len as usize].to_vec()
+            };
+            let stored = cache.store(&name, &v, &[(0, &bytes[..])]);
+            if verbosity >= 1 {
+                match stored {
+                    Ok(s) => eprintln!("[hts] {}: cache: {s:?}", hfile::redact_url(&name)),
+                    Err(e) => eprintln!("[hts] {}: cache: {e}", hfile::redact_url(&name)),
                 }
-            })
-            .ok()
+            }
+        }))
     }
 }
 

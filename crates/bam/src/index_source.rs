@@ -324,8 +324,8 @@ impl IndexSource {
     }
 
     /// Shows a cached prefix still describes the file (see [`Cached::confirm`]), then keeps
-    /// what was read in the cache (on the thread returned).
-    pub(crate) fn confirm_and_store(&mut self) -> Result<Option<std::thread::JoinHandle<()>>> {
+    /// what was read in the cache (on the cache's writer thread: the store returned).
+    pub(crate) fn confirm_and_store(&mut self) -> Result<Option<hfile::cache::Queued>> {
         for (name, mut file) in std::mem::take(&mut self.unverified) {
             let error = match file.size() {
                 // A server that answers without telling the size has the object.

@@ -2,9 +2,7 @@
 //! opened through the persistent cache), and whether the parts that came from the cache have
 //! been shown current. Nothing else in the reader knows about the cache.
 
-use std::thread::JoinHandle;
-
-use hfile::cache::Cache;
+use hfile::cache::{Cache, Queued};
 use hfile::HFile;
 use hfile::Hints;
 
@@ -27,7 +25,7 @@ pub(crate) struct Opened {
     /// Set once cached parts are shown current ([`Opened::confirm`]).
     confirmed: bool,
     /// Cache entries being written; waited for when the source is dropped.
-    storing: Vec<JoinHandle<()>>,
+    storing: Vec<Queued>,
     /// Read from a pipe: no seeking, no size, no index.
     stream: bool,
 }
@@ -169,8 +167,8 @@ impl Opened {
 
 impl Drop for Opened {
     fn drop(&mut self) {
-        for handle in self.storing.drain(..) {
-            let _ = handle.join();
+        for store in self.storing.drain(..) {
+            store.wait();
         }
     }
 }

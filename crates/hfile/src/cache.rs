@@ -52,6 +52,7 @@ mod key;
 mod settings;
 mod sweep;
 mod usage;
+mod writer;
 
 use std::fmt;
 use std::fs::{self, File};
@@ -64,6 +65,7 @@ use std::time::SystemTime;
 pub use entry::{CachedPrefix, Change, Entry, Range, Validators, MAX_RANGES};
 pub use key::Key;
 pub use settings::{parse_size, Settings, DEFAULT_MAX_BYTES};
+pub use writer::{in_background, Queued};
 
 const ENTRY_EXT: &str = "entry";
 const PART_EXT: &str = "part";
@@ -276,11 +278,16 @@ impl Cache {
     /// damaged one is deleted with a warning.
     fn read_entry(&self, path: &Path) -> Option<(Entry, File)> {
         self.work.files_opened.fetch_add(1, Ordering::Relaxed);
+        // Read-only when it cannot be written (only the mark of use is lost); a missing entry
+        // (the usual miss) is not asked for twice.
         let mut file = File::options()
             .read(true)
             .write(true)
             .open(path)
-            .or_else(|_| File::open(path))
+            .or_else(|e| match e.kind() {
+                io::ErrorKind::NotFound => Err(e),
+                _ => File::open(path),
+            })
             .ok()?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).ok()?;
@@ -341,8 +348,7 @@ impl Cache {
                 }));
             }
         }
-        self.create_dir()?;
-        let usage = self.usage()?;
+        let usage = self.usage_creating_dir()?;
         // Two writers of one object take turns, each merging into what the other left.
         let _shard = self.lock_entry(&usage, &key)?;
         let path = self.entry_path(&key);
@@ -454,6 +460,23 @@ impl Cache {
             action: "lock the entry",
             source,
         })
+    }
+
+    /// [`Cache::usage`], creating the directory first when the state file cannot be opened
+    /// (the directory is missing), so that a store into a directory that exists (every store but the first)
+    /// does not pay for a `mkdir` and a `stat`.
+    fn usage_creating_dir(&self) -> Result<usage::Usage, CacheError> {
+        match usage::Usage::open(&self.dir) {
+            Ok(usage) => {
+                self.work.files_opened.fetch_add(1, Ordering::Relaxed);
+                Ok(usage)
+            }
+            // Missing, or not a directory at all: the errors are those of the long way.
+            Err(_) => {
+                self.create_dir()?;
+                self.usage()
+            }
+        }
     }
 
     /// The state file, opened afresh (its locks belong to this open).

@@ -56,6 +56,27 @@ impl PrefixBackend {
     fn prefix_len(&self) -> u64 {
         self.lock().len() as u64
     }
+
+    /// The bytes `ranges` ask for from the prefix's end `p` on (without a gap) will be added
+    /// to it as they are read, up to the cap: room for them is made at once, rather than the
+    /// prefix growing (and being copied) step by step as they arrive.
+    fn make_room(&self, p: u64, ranges: &[Range<u64>]) {
+        let mut starts: Vec<&Range<u64>> = ranges.iter().collect();
+        starts.sort_by_key(|r| r.start);
+        let mut reach = p;
+        for r in starts {
+            if r.start > reach {
+                break;
+            }
+            reach = reach.max(r.end);
+        }
+        let want = usize::try_from(reach).unwrap_or(usize::MAX).min(self.cap);
+        let mut prefix = self.lock();
+        if want > prefix.capacity() {
+            let more = want - prefix.len();
+            prefix.reserve_exact(more);
+        }
+    }
 }
 
 impl Backend for PrefixBackend {
@@ -121,6 +142,7 @@ impl crate::Hints for PrefixBackend {
     fn advise(&mut self, ranges: &[Range<u64>]) {
         // What the prefix holds needs no fetching.
         let p = self.prefix_len();
+        self.make_room(p, ranges);
         let beyond: Vec<Range<u64>> = ranges
             .iter()
             .filter(|r| r.end > p)
@@ -141,7 +163,7 @@ impl crate::Hints for PrefixBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemoryBackend;
+    use crate::{Hints, MemoryBackend};
 
     #[test]
     fn seeks_cross_the_prefix_boundary_and_reads_grow_it() {
@@ -160,6 +182,11 @@ mod tests {
             50,
             "the read continued the prefix"
         );
+        // Bytes advised right after it are given room (up to the cap), others not.
+        b.advise(&[60..70, 50..60, 200..300]);
+        assert_eq!(prefix.lock().unwrap().capacity(), 70);
+        b.advise(std::slice::from_ref(&(0..5000)));
+        assert_eq!(prefix.lock().unwrap().capacity(), 1000);
         // A read elsewhere does not.
         b.seek(80).unwrap();
         assert_eq!(b.read(&mut buf[..5]).unwrap(), 5);

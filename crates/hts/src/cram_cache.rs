@@ -36,7 +36,7 @@ pub struct RemoteParts {
     /// The index asked for at once: its name, and its bytes or their fetch.
     index: Option<(String, IndexFetch)>,
     /// Entries being written; waited for at the end.
-    storing: Vec<JoinHandle<()>>,
+    storing: Vec<hfile::cache::Queued>,
 }
 
 /// An index asked for before it is needed.
@@ -231,8 +231,8 @@ impl RemoteParts {
 
 impl Drop for RemoteParts {
     fn drop(&mut self) {
-        for handle in self.storing.drain(..) {
-            let _ = handle.join();
+        for store in self.storing.drain(..) {
+            store.wait();
         }
     }
 }

@@ -115,14 +115,41 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
+    /// A builder with room for `n` bins (and as many chunks) before it grows.
+    pub(crate) fn with_room(n: usize) -> Builder {
+        Builder {
+            bins: Bins {
+                entries: Vec::with_capacity(n),
+                pairs: Vec::with_capacity(n),
+            },
+        }
+    }
+
     /// Adds bin `id` with the chunks `raw` holds as `[u0, v0, u1, v1, ...]`.
     pub(crate) fn push(&mut self, id: u32, loffset: u64, raw: &[u64]) {
+        let pairs = raw.chunks_exact(2).map(|p| Pair { u: p[0], v: p[1] });
+        self.push_pairs(id, loffset, pairs);
+    }
+
+    /// Adds bin `id` with the chunks `bytes` holds as stored (16 little-endian bytes each).
+    pub(crate) fn push_bytes(&mut self, id: u32, loffset: u64, bytes: &[u8]) {
+        let u64_at = |b: &[u8], at: usize| {
+            let mut v = [0u8; 8];
+            v.copy_from_slice(&b[at..at + 8]);
+            u64::from_le_bytes(v)
+        };
+        let pairs = bytes.chunks_exact(16).map(|c| Pair {
+            u: u64_at(c, 0),
+            v: u64_at(c, 8),
+        });
+        self.push_pairs(id, loffset, pairs);
+    }
+
+    fn push_pairs(&mut self, id: u32, loffset: u64, pairs: impl ExactSizeIterator<Item = Pair>) {
         // Within u32: an index stream is limited to `MAX_DECOMPRESSED` (1 GiB).
         let start = u32::try_from(self.bins.pairs.len()).unwrap_or(u32::MAX);
-        let len = u32::try_from(raw.len() / 2).unwrap_or(u32::MAX);
-        self.bins
-            .pairs
-            .extend(raw.chunks_exact(2).map(|p| Pair { u: p[0], v: p[1] }));
+        let len = u32::try_from(pairs.len()).unwrap_or(u32::MAX);
+        self.bins.pairs.extend(pairs);
         self.bins.entries.push(Entry {
             id,
             loffset,
@@ -131,8 +158,21 @@ impl Builder {
         });
     }
 
-    pub(crate) fn finish(mut self) -> Bins {
-        self.bins.entries.sort_unstable_by_key(|e| e.id);
+    /// The bins in order of number: each put at `place(number)` when the caller knows the
+    /// places (distinct numbers, see `Seen::order`), else sorted.
+    pub(crate) fn finish(mut self, place: Option<impl Fn(u32) -> usize>) -> Bins {
+        let entries = &mut self.bins.entries;
+        let placed = place.and_then(|place| {
+            let mut out = vec![None; entries.len()];
+            for e in entries.iter() {
+                *out.get_mut(place(e.id))? = Some(*e);
+            }
+            out.into_iter().collect::<Option<Vec<Entry>>>()
+        });
+        match placed {
+            Some(placed) => *entries = placed,
+            None => entries.sort_unstable_by_key(|e| e.id),
+        }
         self.bins.entries.shrink_to_fit();
         self.bins.pairs.shrink_to_fit();
         self.bins
@@ -148,8 +188,31 @@ mod tests {
         b.push(9, 90, &[1, 2, 3, 4]);
         b.push(0, 0, &[5, 6]);
         b.push(4681, 7, &[]);
-        b.push(37450, 0, &[10, 20, 30, 40]);
-        b.finish()
+        // As stored: [10, 20, 30, 40] in little-endian bytes.
+        let stored: Vec<u8> = [10u64, 20, 30, 40]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        b.push_bytes(37450, 0, &stored);
+        b.finish(None::<fn(u32) -> usize>)
+    }
+
+    #[test]
+    fn bins_given_their_places_need_no_sort() {
+        let mut b = Builder::with_room(2);
+        b.push(9, 0, &[1, 2]);
+        b.push(3, 0, &[5, 6]);
+        let places = |id: u32| usize::from(id == 9);
+        let bins = b.finish(Some(places));
+        let ids: Vec<u32> = bins.iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, [3, 9]);
+        assert_eq!(bins.get(3).unwrap().chunks, &[Pair { u: 5, v: 6 }]);
+        // Places that do not fit are not trusted: the bins are sorted.
+        let mut b = Builder::default();
+        b.push(9, 0, &[]);
+        b.push(3, 0, &[]);
+        let ids: Vec<u32> = b.finish(Some(|_| 7)).iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, [3, 9]);
     }
 
     #[test]

@@ -141,6 +141,17 @@ impl<R: Read> Stream<R> {
         }
     }
 
+    /// The decoded bytes not yet delivered (perhaps none): fixed-size fields are parsed from
+    /// them in place when they hold all of them.
+    pub(crate) fn buffered(&self) -> &[u8] {
+        self.buf.get(self.start..self.end).unwrap_or_default()
+    }
+
+    /// Delivers `n` of the [`Stream::buffered`] bytes (at most all of them).
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.start += n.min(self.end - self.start);
+    }
+
     /// Why the last failed read failed, if not at a clean end of the stream.
     pub(crate) fn take_failure(&mut self) -> Option<Failure> {
         self.failure.take()
@@ -167,7 +178,8 @@ impl<R: Read> Stream<R> {
         // At the limit, one more byte (not an end of data) is what makes the stream too large.
         let size = (self.buf.len() * 2).clamp(FIRST_BUFFER, BUFFER);
         if self.buf.len() < size {
-            self.buf.resize(size, 0);
+            // Empty now: a new buffer, not the old one grown (which would copy what it held).
+            self.buf = vec![0; size];
         }
         let take = usize::try_from(room)
             .unwrap_or(usize::MAX)

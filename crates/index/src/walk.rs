@@ -11,9 +11,11 @@ use std::io::{self, Read};
 use byteorder::{LittleEndian, ReadBytesExt};
 
 use crate::binning::{self, MAX_DEPTH};
-use crate::bins::{self, Bins};
+use crate::bins;
 use crate::decompress::{Failure, Stream};
+use crate::linear::{fill_linear, set_bai_loffsets};
 use crate::refs::Refs;
+use crate::seen::Seen;
 use crate::tbi;
 use crate::{Error, Index, Kind, Part, Reference, Wanted};
 
@@ -57,8 +59,8 @@ pub(crate) struct Walker<'a, R> {
     len: Option<u64>,
     limit: u64,
     part: Part,
-    /// Bin numbers of the reference being read, with their offsets, for the duplicate check.
-    seen: Vec<(u32, u64)>,
+    /// Bin numbers of the reference being read, for the duplicate check and their order.
+    seen: Seen,
     /// Chunk offsets as read, before they are paired (reused).
     scratch: Vec<u64>,
 }
@@ -79,7 +81,7 @@ impl<'a, R: Read> Walker<'a, R> {
             len,
             limit,
             part: Part::Header,
-            seen: Vec::new(),
+            seen: Seen::default(),
             scratch: Vec::new(),
         }
     }
@@ -177,7 +179,7 @@ impl<'a, R: Read> Walker<'a, R> {
                 index.refs.push(tid, r);
                 each(tid, &index);
             } else {
-                self.skip_reference(kind)?;
+                self.skip_reference(kind, n_bins)?;
             }
         }
         if wanted.is_all() || to_the_end {
@@ -189,9 +191,9 @@ impl<'a, R: Read> Walker<'a, R> {
 
     fn reference(&mut self, kind: Kind, depth: u32, n_bins: u32) -> Result<Reference, Stop> {
         let n_bin = self.n_bin(kind)?;
-        let mut bins = bins::Builder::default();
-        self.bins(kind, n_bin, Some(&mut bins))?;
-        let mut bins = bins.finish();
+        let mut bins = bins::Builder::with_room(n_bin.min(STEP));
+        self.bins(kind, n_bin, n_bins, Some(&mut bins))?;
+        let mut bins = bins.finish(self.seen.order(n_bin));
 
         let linear = if kind.has_linear() {
             let n_intv = self.n_intv()?;
@@ -208,9 +210,9 @@ impl<'a, R: Read> Walker<'a, R> {
 
     /// Reads past a reference that is not wanted, checking what a kept one would be checked
     /// for (counts, duplicate bins) but keeping nothing.
-    fn skip_reference(&mut self, kind: Kind) -> Result<(), Stop> {
+    fn skip_reference(&mut self, kind: Kind, n_bins: u32) -> Result<(), Stop> {
         let n_bin = self.n_bin(kind)?;
-        self.bins(kind, n_bin, None)?;
+        self.bins(kind, n_bin, n_bins, None)?;
         if kind.has_linear() {
             let n_intv = self.n_intv()?;
             self.u64s(n_intv, &LINEAR, None)?;
@@ -219,31 +221,81 @@ impl<'a, R: Read> Walker<'a, R> {
     }
 
     /// Reads `n_bin` bins into `keep` (or past them), with htslib's check for a repeated
-    /// number. The check runs on what was read so far each time that has doubled, and before
-    /// any other error is reported: a repeat is found about where htslib finds it (a stream of
-    /// zeros is refused at its second bin, not after gigabytes), and named the same.
+    /// number, in a scheme of `n_bins` real bins. A repeat of a number the scheme can hold is
+    /// found as its bin is read ([`Seen`]); the other numbers are checked each time they have
+    /// doubled, and before any other error is reported. So the error names the first repeat in
+    /// file order, about where htslib finds it (a stream of zeros is refused at its second
+    /// bin, not after gigabytes), and named the same.
     fn bins(
         &mut self,
         kind: Kind,
         n_bin: usize,
+        n_bins: u32,
         mut keep: Option<&mut bins::Builder>,
     ) -> Result<(), Stop> {
-        self.seen.clear();
+        // The real bins and the pseudo-bin.
+        self.seen.clear(n_bins.saturating_add(2));
         let mut next_check = 1024;
         for _ in 0..n_bin {
             if let Err(e) = self.bin(kind, keep.as_deref_mut()) {
                 self.check_unique()?;
                 return Err(e);
             }
-            if self.seen.len() >= next_check {
+            if self.seen.others() >= next_check {
                 self.check_unique()?;
-                next_check = self.seen.len() * 2;
+                next_check = self.seen.others() * 2;
             }
         }
         self.check_unique()
     }
 
-    fn bin(&mut self, kind: Kind, keep: Option<&mut bins::Builder>) -> Result<(), Stop> {
+    fn bin(&mut self, kind: Kind, mut keep: Option<&mut bins::Builder>) -> Result<(), Stop> {
+        let (id, bin_at) = match self.bin_in_place(kind, keep.as_deref_mut()) {
+            Some(read) => read,
+            None => self.bin_by_fields(kind, keep)?,
+        };
+        if self.seen.insert(id, bin_at) {
+            return Ok(());
+        }
+        // The first repeat of a number in the set; one among the others (all read before it)
+        // comes first in the file.
+        self.check_unique()?;
+        Err(self.invalid(bin_at, format!("bin {id} appears twice")))
+    }
+
+    /// A bin parsed from the bytes already decoded, when they hold all of it and its counts
+    /// are good (most bins of an index): its number and offset. `None` leaves the stream as it
+    /// was, for [`Walker::bin_by_fields`], which reads the same fields and gives every error.
+    fn bin_in_place(&mut self, kind: Kind, keep: Option<&mut bins::Builder>) -> Option<(u32, u64)> {
+        let head = if kind == Kind::Csi { 16 } else { 8 };
+        let bin_at = self.s.pos();
+        let bytes = self.s.buffered();
+        let field = |at: usize| bytes.get(at..at + 4).and_then(|b| b.try_into().ok());
+        let id = u32::from_le_bytes(field(0)?);
+        let n_chunk = usize::try_from(i32::from_le_bytes(field(head - 4)?)).ok()?;
+        let end = n_chunk.checked_mul(16)?.checked_add(head)?;
+        let chunks = bytes.get(head..end)?;
+        let loffset = match kind {
+            Kind::Csi => u64::from_le_bytes(bytes.get(4..12)?.try_into().ok()?),
+            _ => 0,
+        };
+        let n_chunk_at = bin_at + head as u64 - 4;
+        if self.check_room(n_chunk_at, n_chunk, 16, "n_chunk").is_err() {
+            return None;
+        }
+        if let Some(bins) = keep {
+            bins.push_bytes(id, loffset, chunks);
+        }
+        self.s.consume(end);
+        Some((id, bin_at))
+    }
+
+    /// A bin read field by field: its number and offset.
+    fn bin_by_fields(
+        &mut self,
+        kind: Kind,
+        keep: Option<&mut bins::Builder>,
+    ) -> Result<(u32, u64), Stop> {
         let bin_at = self.s.pos();
         let id = self.u32("bin number")?;
         let loffset = if kind == Kind::Csi {
@@ -265,22 +317,14 @@ impl<'a, R: Read> Walker<'a, R> {
             }
             None => self.u64s(n_chunk, &CHUNK, None)?,
         }
-        self.seen.push((id, bin_at));
-        Ok(())
+        Ok((id, bin_at))
     }
 
     /// htslib's idx_read_core fails on a repeated bin number (kh_put says present): the error
-    /// names the first repeat in file order. Sorting rather than hashing keeps a hostile set of
-    /// numbers from costing more than n log n.
+    /// names the first repeat in file order. Repeats in the set are found as they are read;
+    /// this checks the other numbers.
     fn check_unique(&mut self) -> Result<(), Stop> {
-        self.seen.sort_unstable();
-        let repeat = self
-            .seen
-            .windows(2)
-            .filter(|w| w[0].0 == w[1].0)
-            .map(|w| w[1])
-            .min_by_key(|&(_, at)| at);
-        match repeat {
+        match self.seen.first_other_repeat() {
             Some((id, at)) => Err(self.invalid(at, format!("bin {id} appears twice"))),
             None => Ok(()),
         }
@@ -518,61 +562,9 @@ impl<'a, R: Read> Walker<'a, R> {
     }
 }
 
-/// Fills gaps in a loaded linear index as htslib does: zero entries after the first non-zero one
-/// take the next entry's value (older samtools and tabix left them), then entries equal to
-/// `u64::MAX` take the next entry's value (`update_loff`).
-fn fill_linear(offsets: &mut [u64]) {
-    let n = offsets.len();
-    let first_nonzero = offsets.iter().position(|&o| o != 0).unwrap_or(n);
-    let mut j = n.saturating_sub(1);
-    while j > first_nonzero {
-        if offsets[j - 1] == 0 {
-            offsets[j - 1] = offsets[j];
-        }
-        j -= 1;
-    }
-    for l in (0..n.saturating_sub(1)).rev() {
-        if offsets[l] == u64::MAX {
-            offsets[l] = offsets[l + 1];
-        }
-    }
-}
-
-/// BAI stores no per-bin loffset; htslib derives it from the linear index entry of the bin's
-/// first window, or 0 when that window is past the linear index or the bin is out of range.
-fn set_bai_loffsets(bins: &mut Bins, linear: &[u64], depth: u32, n_bins: u32) {
-    bins.set_loffsets(|id| {
-        if id < n_bins {
-            let bot = binning::bottom(id, depth);
-            usize::try_from(bot)
-                .ok()
-                .and_then(|b| linear.get(b))
-                .copied()
-                .unwrap_or(0)
-        } else {
-            0
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn linear_fill() {
-        let mut v = vec![0, 0, 5, 0, 0, 9, 0, 12];
-        fill_linear(&mut v);
-        assert_eq!(v, vec![0, 0, 5, 9, 9, 9, 12, 12]);
-        let mut v = vec![3, u64::MAX, u64::MAX, 7];
-        fill_linear(&mut v);
-        assert_eq!(v, vec![3, 7, 7, 7]);
-        let mut v: Vec<u64> = vec![];
-        fill_linear(&mut v);
-        let mut v = vec![0, 0];
-        fill_linear(&mut v);
-        assert_eq!(v, vec![0, 0]);
-    }
 
     #[test]
     fn could_start() {

@@ -83,7 +83,7 @@ pub fn run(args: &ViewArgs, command_line: &str) -> Result<(), Failure> {
     if sink::edits_header(args) || input::looks_up_names(args) {
         let _ = reader.header().text_error();
     }
-    let header = sink::header(args, reader.header(), command_line, name)?;
+    let header = sink::header(args, reader.header(), command_line, name)?.into_owned();
     let cram = reader.is_cram();
     let mut records = input::plan(args, &mut reader, &header, &mut selection)?;
     // A BAM's EOF marker is looked for before its records (`bam_hdr_read`), a CRAM's found

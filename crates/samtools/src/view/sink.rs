@@ -2,6 +2,7 @@
 //! dropped for `-r`/`-R`, then its `@PG` line), the writers of `-o` and `-U` as the output plan
 //! describes them, their indexes, and when buffered SAM is handed on.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io;
 use std::time::{Duration, Instant};
@@ -37,15 +38,17 @@ pub fn edits_header(args: &ViewArgs) -> bool {
 /// lines of other groups (`-r`/`-R`), then with hts's `@PG` line when records are written
 /// (not with `-c` or `--no-PG`), as samtools edits its header before it opens the outputs.
 /// `name` is the input's, for the error of a header whose text cannot take the line.
-pub fn header(
+/// The input's header itself when nothing changes it (a count, `--no-PG`): a copy cost as
+/// much as the rest of a small query's work on a file in a cohort.
+pub fn header<'a>(
     args: &ViewArgs,
-    input: &Header,
+    input: &'a Header,
     command_line: &str,
     name: &str,
-) -> Result<Header, Failure> {
+) -> Result<Cow<'a, Header>, Failure> {
     let edited = match &args.select.read_groups {
-        Some(groups) => crate::filter::readgroup::keep_read_groups(input, groups),
-        None => input.clone(),
+        Some(groups) => Cow::Owned(crate::filter::readgroup::keep_read_groups(input, groups)),
+        None => Cow::Borrowed(input),
     };
     if args.no_pg || args.count {
         return Ok(edited);
@@ -55,7 +58,7 @@ pub fn header(
         version: env!("CARGO_PKG_VERSION"),
         command_line,
     };
-    edited.with_program(&program).map_err(|e| {
+    edited.with_program(&program).map(Cow::Owned).map_err(|e| {
         let name = hfile::redact_text(name);
         Failure::Message(format!("{name}: failed to add PG line to the header: {e}"))
     })

@@ -20,7 +20,7 @@ cargo xtask bench-cohort [--samples N[,N...]] [--profile P] [--regions 1|40] [--
   through the link profile (s3 by default: 200 MB/s shared, 35 MB/s a connection, 20 ms per
   response; ec2, home, loopback), and counts the same regions of every object (--regions 1:
   one 80 kb region; 40: the demo's 40 regions) with the release hts: `hts view --manifest M
-  -c` (--jobs and --fetchers passed on; hts's defaults 32 and 64), a loop of `hts view -c -X
+  -c` (--jobs and --fetchers passed on; hts's defaults 64 and 128), a loop of `hts view -c -X
   URL URL.bai` 8 at a time and a loop of `samtools view -c -X URL URL.bai` 8 at a time
   (xargs -P 8), each cold (a new cache folder, a new working folder). Every count is checked
   against samtools on the local file. Prints wall time, requests, connections, bytes sent,
@@ -120,7 +120,7 @@ pub fn cmd(args: &[String]) -> Result<(), String> {
         argv.extend(regions.iter().cloned());
         let (row, out) = measure(
             &server,
-            &format!("hts --manifest, {} jobs", jobs.unwrap_or("32")),
+            &format!("hts --manifest, --jobs {}", jobs.unwrap_or("default")),
             || run(&hts, &run_dir, &argv, "manifest"),
         )?;
         check(&out, n, &want, true)?;

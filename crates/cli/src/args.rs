@@ -180,7 +180,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::Verbosity, Some('v'), &["verbosity"], Arg, Yes, "INT  1 and up: log every remote request, then a summary line, on stderr"),
     opt(Opt::RequestHeader, None, &["header"], Arg, Yes, "'Name: value'  Add a request header for remote files (repeatable)"),
     opt(Opt::FetchMode, None, &["fetch-mode"], Arg, Yes, "MODE  planned (one plan per query, spans fetched in parallel), per-chunk (PR #1998) or open-ended (htslib's bytes=X- requests)"),
-    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N data requests in flight at once (and two tiny probes) [8; CRAM 6; --manifest 64, over all files]"),
+    opt(Opt::Fetchers, None, &["fetchers"], Arg, Yes, "N  Remote files: up to N data requests in flight at once (and two tiny probes) [8; CRAM 6; --manifest 128, over all files]"),
     opt(Opt::PartSize, None, &["part-size"], Arg, Yes, "BYTES  Remote files: a range longer than this goes out as parts of this size, fetched at once (K, M suffixes) [1M]"),
     opt(Opt::ReadAhead, None, &["read-ahead"], Arg, Yes, "BYTES  Remote files: start a request ahead only while fewer bytes than this are still to arrive before it [8M]"),
     opt(Opt::NoCache, None, &["no-cache"], Flag, Yes, "Do not use the index cache ($XDG_CACHE_HOME/hts)"),
@@ -188,7 +188,7 @@ pub const VIEW_OPTIONS: &[ViewOption] = &[
     opt(Opt::S3Endpoint, None, &["s3-endpoint"], Arg, Yes, "URL  S3-compatible endpoint for s3:// (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile, else AWS)"),
     opt(Opt::RequesterPays, None, &["requester-pays"], Flag, Yes, "Pay for s3:// requests to a requester-pays bucket"),
     opt(Opt::Manifest, None, &["manifest"], Arg, Yes, "FILE  A cohort: every sample of FILE (sample<TAB>file[<TAB>index], a header line) in one process; with -c (sample<TAB>count) or -o TEMPLATE naming {sample}"),
-    opt(Opt::Jobs, None, &["jobs"], Arg, Yes, "N  With --manifest: files worked at once [32]"),
+    opt(Opt::Jobs, None, &["jobs"], Arg, Yes, "N  With --manifest: files worked at once [64]"),
 ];
 
 /// A usage error (exit status 1). A bad option is printed as `hts view: <message>` followed by

@@ -46,16 +46,18 @@ use crate::alignment::{Reader, Records};
 use crate::{Error, Options};
 
 /// Files worked at once when not told: enough to keep a link busy through each file's
-/// round trips (a remote file's sniff, its opening, then its spans: three response times
-/// one after another), few enough that the open files' buffers stay small (about 1 MB each
-/// for a small region). 200 objects behind the `s3` link profile (`cargo xtask
-/// bench-cohort`): 1.28 s with 16 files and 32 requests at once, 0.81 s with 32 and 64, no
-/// better with 64 and 64.
-pub const DEFAULT_JOBS: usize = 32;
+/// round trips (its opening, then its spans: response times one after another), few enough
+/// that the open files' buffers stay small (about 1 MB each for a small region). An object
+/// store answers each request at its own rate, so a cohort of small files is bounded by
+/// requests in flight over the response time: 1,000 objects behind the `s3` link profile
+/// (`cargo xtask bench-cohort`, 4,000 requests, 20 ms each) took 1.57 s with 32 files and 64
+/// requests at once, 0.92 s with 64 and 128 (the link's floor 0.80 s), 0.85 s with 128 and
+/// 256 at 1.6 times the memory; 40 regions of 200 objects 2.86, 1.56 and 1.52 s.
+pub const DEFAULT_JOBS: usize = 64;
 
 /// Requests in flight over the whole cohort when not told (hfile's default for one file is
 /// 8): two for each file worked at once, its opening's requests going out together.
-pub const DEFAULT_IN_FLIGHT: usize = 64;
+pub const DEFAULT_IN_FLIGHT: usize = 128;
 
 /// A cohort query: samples times one list of regions.
 pub struct Cohort {

@@ -26,7 +26,7 @@ create_exception!(
 );
 
 /// The same regions from every sample of a cohort: `Cohort(manifest, regions=None, *,
-/// jobs=32, fetchers=64, reference_filename=None, threads=0, strict=True, **transport)`.
+/// jobs=64, fetchers=128, reference_filename=None, threads=0, strict=True, **transport)`.
 #[pyclass(module = "hts._hts", name = "Cohort", frozen)]
 pub struct Cohort {
     cohort: Arc<hts::cohort::Cohort>,

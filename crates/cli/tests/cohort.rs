@@ -307,14 +307,9 @@ fn cohort_under_faults_equals_samtools_and_a_rerun_redoes_only_what_was_deleted(
     let work = scratch().join(format!("work-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);
     let setup = Setup {
-        hts: PathBuf::from(testkit::hts()),
-        base_url: server.base(),
-        threads: 1,
-        fetchers: 4,
         retries: 3,
-        retry_delay: 1.0,
-        region_file: false,
         batch_size: BATCH,
+        ..Setup::for_tests(server.base())
     };
     cohort::write_setup(&work, &cohort, &setup).unwrap();
     let stack = s3_samples(&cohort, &work);
@@ -464,14 +459,9 @@ fn batches_with_region_file_equal_samtools_region_file() {
     let work = scratch().join(format!("work-region-file-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);
     let setup = Setup {
-        hts: PathBuf::from(testkit::hts()),
-        base_url: server.base(),
-        threads: 1,
-        fetchers: 4,
-        retries: 1,
-        retry_delay: 1.0,
         region_file: true,
         batch_size: 4,
+        ..Setup::for_tests(server.base())
     };
     cohort::write_setup(&work, &cohort, &setup).unwrap();
     let run = cohort::run_workflow(&snakemake, &work, 2, LIMIT, &[], &[]).unwrap();

@@ -176,6 +176,22 @@ fn samtools_in(args: &[&str], file: &Path, regions: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// The records of a BAM written by hts, as `samtools view` prints them.
+fn records_of(written: &Path) -> Vec<u8> {
+    let got = Command::new("samtools")
+        .arg("view")
+        .arg(written)
+        .output()
+        .expect("samtools is installed");
+    assert!(
+        got.status.success(),
+        "{}: {}",
+        written.display(),
+        text(&got.stderr)
+    );
+    got.stdout
+}
+
 /// samtools' counts by local file, for `args`.
 fn expected_counts(bed: &Bed, args: &[&str]) -> HashMap<PathBuf, String> {
     let mut counts = HashMap::new();
@@ -250,14 +266,9 @@ fn one_output_per_sample_as_samtools_writes_it() {
             out_dir.join(format!("{sample}.bam.csi")).is_file(),
             "{sample}: no index"
         );
-        let got = Command::new("samtools")
-            .arg("view")
-            .arg(&written)
-            .output()
-            .unwrap();
-        assert!(got.status.success(), "{sample}: {}", text(&got.stderr));
+        let got = records_of(&written);
         assert!(
-            got.stdout == want,
+            got == want,
             "{sample}: the BAM's records differ from samtools'"
         );
         // SAM text as samtools prints it.
@@ -530,17 +541,8 @@ fn multi_region_counts_and_outputs_as_samtools_gives_them() {
         }
         for (sample, _, local) in &bed.samples {
             let want = samtools_in(args, local, regions);
-            let written = template_path(&bam, sample);
-            let got = Command::new("samtools")
-                .arg("view")
-                .arg(&written)
-                .output()
-                .unwrap();
-            assert!(got.status.success(), "{sample}: {}", text(&got.stderr));
-            assert!(
-                got.stdout == want,
-                "{what} {sample}: the BAM's records differ"
-            );
+            let got = records_of(&template_path(&bam, sample));
+            assert!(got == want, "{what} {sample}: the BAM's records differ");
             let got = fs::read(template_path(&sam, sample)).unwrap();
             assert!(
                 got == want,

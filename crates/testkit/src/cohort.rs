@@ -200,6 +200,24 @@ pub struct Setup {
     pub batch_size: usize,
 }
 
+impl Setup {
+    /// The workflow's settings for tests: the `hts` under test, one thread and 4 requests in
+    /// flight a job, one retry a second later, the BED's regions as arguments, one job a
+    /// sample. Change what a test is about with struct update syntax.
+    pub fn for_tests(base_url: String) -> Setup {
+        Setup {
+            hts: PathBuf::from(crate::hts()),
+            base_url,
+            threads: 1,
+            fetchers: 4,
+            retries: 1,
+            retry_delay: 1.0,
+            region_file: false,
+            batch_size: 1,
+        }
+    }
+}
+
 /// A stand-in for a pre-signed URL's query string (the server ignores it; logs must not
 /// show it).
 pub const FAKE_SIGNATURE: &str = "X-Amz-Signature=cohort0secret0signature";

@@ -25,6 +25,7 @@ use crate::summary;
 /// Runs `view --manifest`.
 pub fn run(args: &ViewArgs, command_line: &str) -> ExitCode {
     let started = Instant::now();
+    few_malloc_arenas();
     let cohort = match prepare(args) {
         Ok(c) => c,
         Err(message) => {
@@ -108,4 +109,18 @@ pub fn run(args: &ViewArgs, command_line: &str) -> ExitCode {
         return ExitCode::from(1);
     }
     status
+}
+
+/// Two malloc arenas for the whole process, set before any thread starts. A cohort runs a
+/// hundred or more threads (its jobs and its requests in flight), and glibc gives threads up
+/// to eight arenas a core, each keeping its high-water mark: the peak grew with the length of
+/// the run rather than with the files in flight (2,500 samples of the test manifest: 130 MiB
+/// against 64 MiB for 250; with two arenas 84 against 53 MiB). The threads mostly wait on the
+/// network, so sharing arenas costs no measurable time.
+fn few_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt changes a malloc setting; called before the cohort starts its threads.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
 }

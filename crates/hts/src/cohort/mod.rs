@@ -239,9 +239,9 @@ impl Cohort {
         let mut options = self.options.clone().client(&self.client);
         if !self.regions.is_empty() {
             // A remote BAM's index is asked for beside its header: one round trip for both.
-            options = options
-                .index_ahead(true)
-                .query_refs(region::distinct_references(&self.regions));
+            // A caller's own count (the references of a BED it plans with) when larger.
+            let refs = region::distinct_references(&self.regions).max(self.options.query_refs);
+            options = options.index_ahead(true).query_refs(refs);
         }
         if let Some(index) = &sample.index {
             options = options.index(index.clone());

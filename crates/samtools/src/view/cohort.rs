@@ -32,10 +32,12 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     if select.fetch_pairs {
         return refuse("-P");
     }
+    // The references -M's list names, for the first index request of each remote BAM.
+    let mut query_refs = 0;
     if select.multi_region && args.header != HeaderMode::Only {
         // An empty region list would fail every sample alike: said once, as samtools says it
         // (which prints a header asked for alone before it looks at regions).
-        input::RegionPlan::new(args, &args.positional)?;
+        query_refs = input::RegionPlan::new(args, &args.positional)?.references();
     }
     if args.explicit_index {
         return refuse("-X (the manifest's third column names each index)");
@@ -72,7 +74,8 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
         .threads(args.threads)
         .no_cache(args.no_cache)
         // -M and --region-file query every file (a BED alone gives the cohort no regions).
-        .index_ahead(select.multi_region && args.header != HeaderMode::Only);
+        .index_ahead(select.multi_region && args.header != HeaderMode::Only)
+        .query_refs(query_refs);
     let reference = args.reference.as_deref().or_else(|| {
         let option = args.input_options.iter().rev();
         option

@@ -248,6 +248,15 @@ impl RegionPlan {
         Ok(RegionPlan { targets, list })
     }
 
+    /// How many references the list names (a remote BAM's first index request asks for
+    /// about that many references' worth); `*` needs the whole index.
+    pub fn references(&self) -> usize {
+        if self.list.iter().any(|n| n.name == b"*") {
+            return usize::MAX;
+        }
+        self.list.len()
+    }
+
     /// The list resolved against `header`, with the count of names it does not hold (each
     /// warned of).
     pub fn resolve(&self, header: &Header, warn: &mut dyn FnMut(String)) -> (RegionSet, usize) {

@@ -26,8 +26,8 @@ use crate::summary;
 pub fn run(args: &ViewArgs, command_line: &str) -> ExitCode {
     let started = Instant::now();
     few_malloc_arenas();
-    let cohort = match prepare(args) {
-        Ok(c) => c,
+    let view = match prepare(args) {
+        Ok(v) => v,
         Err(message) => {
             eprintln!("hts view: {message}");
             return ExitCode::from(1);
@@ -44,12 +44,13 @@ pub fn run(args: &ViewArgs, command_line: &str) -> ExitCode {
         },
         false => None,
     };
+    let cohort = &view.cohort;
     let n = cohort.samples().len();
     let mut results: Vec<Option<Result<u64, String>>> = vec![None; n];
     // Counts go out in manifest order, each as soon as every sample before it is done.
     let mut printed = 0;
     let mut broken_pipe = false;
-    run_cohort(&cohort, args, command_line, |done: Done<u64, Failure>| {
+    run_cohort(&view, args, command_line, |done: Done<u64, Failure>| {
         for warning in &done.warnings {
             eprintln!("[{}] {warning}", done.sample.name);
         }

@@ -22,8 +22,16 @@ use super::{report_filter_errors, Failure, HeaderMode, ViewArgs};
 /// What `-o` must hold for one output per sample.
 pub const PLACEHOLDER: &str = "{sample}";
 
+/// A cohort as `view` runs it: the facade's cohort, and with `-M` or `--region-file` the
+/// region list every sample is read through (merged once).
+pub struct ViewCohort {
+    /// The samples, the regions and how they are read.
+    pub cohort: Cohort,
+    plan: Option<input::RegionPlan>,
+}
+
 /// The cohort the arguments ask for, or why they cannot be run.
-pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
+pub fn prepare(args: &ViewArgs) -> Result<ViewCohort, String> {
     let select = &args.select;
     let refuse = |what: &str| Err(format!("--manifest cannot be combined with {what}"));
     if select.unselected.is_some() {
@@ -32,13 +40,15 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     if select.fetch_pairs {
         return refuse("-P");
     }
-    // The references -M's list names, for the first index request of each remote BAM.
-    let mut query_refs = 0;
-    if select.multi_region && args.header != HeaderMode::Only {
+    let plan = if select.multi_region && args.header != HeaderMode::Only {
         // An empty region list would fail every sample alike: said once, as samtools says it
         // (which prints a header asked for alone before it looks at regions).
-        query_refs = input::RegionPlan::new(args, &args.positional)?.references();
-    }
+        Some(input::RegionPlan::new(args, &args.positional)?)
+    } else {
+        None
+    };
+    // The references -M's list names, for the first index request of each remote BAM.
+    let query_refs = plan.as_ref().map_or(0, input::RegionPlan::references);
     if args.explicit_index {
         return refuse("-X (the manifest's third column names each index)");
     }
@@ -86,35 +96,31 @@ pub fn prepare(args: &ViewArgs) -> Result<Cohort, String> {
     if let Some(reference) = reference {
         options = options.reference(reference);
     }
-    Ok(Cohort::new(samples, args.positional.clone())
+    let cohort = Cohort::new(samples, args.positional.clone())
         .jobs(args.jobs.unwrap_or(hts::cohort::DEFAULT_JOBS))
         .client(client)
-        .options(options))
+        .options(options);
+    Ok(ViewCohort { cohort, plan })
 }
 
 /// Runs the cohort as `view` reads each file, `done` called with each sample's count (or
 /// failure) as it completes: the regions one by one, or with `-M` and `--region-file` all at
 /// once; `-H` reads no record.
-pub fn run<D>(cohort: &Cohort, args: &ViewArgs, command_line: &str, done: D)
+pub fn run<D>(view: &ViewCohort, args: &ViewArgs, command_line: &str, done: D)
 where
     D: FnMut(Done<u64, Failure>),
 {
     let work = |sample: &Sample, header: &Header, records: &mut Records<'_>| {
         one_sample(args, command_line, sample, header, records)
     };
-    if !args.select.multi_region || args.header == HeaderMode::Only {
-        return cohort.run(work, done);
-    }
-    // Merged once for every sample (`prepare` refused a plan that cannot be made).
-    let plan = input::RegionPlan::new(args, &args.positional);
-    cohort.run_planned(
+    let Some(plan) = &view.plan else {
+        return view.cohort.run(work, done);
+    };
+    view.cohort.run_planned(
         &AtomicBool::new(false),
         |_sample, reader, header, warnings| {
             let mut warn = |warning: String| warnings.push(warning);
-            match &plan {
-                Ok(plan) => input::multi_region_query(plan, reader, header, &mut warn),
-                Err(why) => Err(Failure::Message(why.clone())),
-            }
+            input::multi_region_query(plan, reader, header, &mut warn)
         },
         work,
         done,

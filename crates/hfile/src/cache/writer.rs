@@ -7,6 +7,12 @@
 //!
 //! Every rule of a store is the store's own ([`super::Cache::store`]): the writer only decides
 //! on which thread and when it runs.
+//!
+//! A child made by `fork` (Python's multiprocessing) inherits a copy of the queue but not the
+//! thread: the stores it inherits are its parent's to run, so it drops them, and waiting for
+//! one of them returns at once; its own stores start its own thread. (A fork while another
+//! thread holds the queue's lock leaves the child's copy locked, as with any lock: fork before
+//! reading remote files, or spawn.)
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -55,11 +61,17 @@ impl Signal {
 #[must_use = "a store not waited for may still be running when the process exits"]
 pub struct Queued {
     signal: Arc<Signal>,
+    /// The process that handed the job over: only it runs the job.
+    process: u32,
 }
 
 impl Queued {
-    /// Waits until the job has run (or failed).
+    /// Waits until the job has run (or failed); at once in a forked child, whose copy of its
+    /// parent's job never runs.
     pub fn wait(self) {
+        if std::process::id() != self.process {
+            return;
+        }
         let mut done = self
             .signal
             .done
@@ -78,27 +90,36 @@ impl Queued {
 /// Runs `job` on the cache's writer thread, after the jobs handed over before it. When no thread
 /// can be started, it runs here and now (a store delayed, never lost).
 pub fn in_background(job: impl FnOnce() + Send + 'static) -> Queued {
-    let signal = Arc::new(Signal::default());
-    let mut q = queue();
-    q.jobs.push_back((Box::new(job), Arc::clone(&signal)));
     let me = std::process::id();
+    let signal = Arc::new(Signal::default());
+    let queued = Queued {
+        signal: Arc::clone(&signal),
+        process: me,
+    };
+    let mut q = queue();
+    if q.running.is_some_and(|p| p != me) {
+        // A forked child: the jobs it inherited are its parent's.
+        q.jobs.clear();
+        q.running = None;
+    }
+    q.jobs.push_back((Box::new(job), signal));
     if q.running == Some(me) {
         WORK.notify_one();
-        return Queued { signal };
+        return queued;
     }
     let started = std::thread::Builder::new()
         .name("hts-cache-store".into())
         .spawn(run);
     if started.is_ok() {
         q.running = Some(me);
-        return Queued { signal };
+        return queued;
     }
     let jobs: Vec<_> = q.jobs.drain(..).collect();
     drop(q);
     for (job, signal) in jobs {
         run_one(job, &signal);
     }
-    Queued { signal }
+    queued
 }
 
 /// The writer thread: jobs in order until none has come for [`IDLE`].

@@ -5,6 +5,8 @@
 
 use std::ops::RangeBounds;
 
+use byteorder::{ByteOrder, LittleEndian};
+
 use crate::Pair;
 
 /// The bins of one reference, by increasing number.
@@ -133,14 +135,9 @@ impl Builder {
 
     /// Adds bin `id` with the chunks `bytes` holds as stored (16 little-endian bytes each).
     pub(crate) fn push_bytes(&mut self, id: u32, loffset: u64, bytes: &[u8]) {
-        let u64_at = |b: &[u8], at: usize| {
-            let mut v = [0u8; 8];
-            v.copy_from_slice(&b[at..at + 8]);
-            u64::from_le_bytes(v)
-        };
         let pairs = bytes.chunks_exact(16).map(|c| Pair {
-            u: u64_at(c, 0),
-            v: u64_at(c, 8),
+            u: LittleEndian::read_u64(&c[..8]),
+            v: LittleEndian::read_u64(&c[8..]),
         });
         self.push_pairs(id, loffset, pairs);
     }

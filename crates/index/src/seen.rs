@@ -88,13 +88,16 @@ impl Seen {
     /// a function giving each number its place among them in increasing order; `None` when
     /// that does not hold (the caller sorts).
     pub(crate) fn order(&self, n: usize) -> Option<impl Fn(u32) -> usize + '_> {
-        if !self.others.is_empty() || self.count != n {
+        // A few bins sort for less than counting the set's words (a reference of a draft
+        // assembly's hundred thousand holds one or two).
+        let words = &self.bits[..(self.limit.div_ceil(64) as usize).min(self.bits.len())];
+        if !self.others.is_empty() || self.count != n || n.saturating_mul(16) < words.len() {
             return None;
         }
         // Bins before each word, then the bits below a number within its word.
-        let mut before = Vec::with_capacity(self.bits.len());
+        let mut before = Vec::with_capacity(words.len());
         let mut total = 0usize;
-        for w in &self.bits {
+        for w in words {
             before.push(total);
             total += w.count_ones() as usize;
         }
@@ -124,16 +127,25 @@ mod tests {
         assert!(s.insert(0, 20));
         assert!(s.insert(37450, 30));
         assert!(!s.insert(0, 40), "a repeat in the set is found at once");
-        s.clear(37451);
-        for (i, id) in [9, 0, 37450, 4681].into_iter().enumerate() {
+        // Placed by number (a set of 5 words for 4 bins).
+        s.clear(300);
+        for (i, id) in [9, 0, 299, 150].into_iter().enumerate() {
             assert!(s.insert(id, i as u64));
         }
         {
             let place = s.order(4).expect("all in the set");
-            let places: Vec<usize> = [0, 9, 4681, 37450].into_iter().map(&place).collect();
+            let places: Vec<usize> = [0, 9, 150, 299].into_iter().map(&place).collect();
             assert_eq!(places, [0, 1, 2, 3]);
         }
         assert!(s.order(5).is_none());
+        // One bin in a set of 586 words: sorted rather than placed.
+        s.clear(37451);
+        assert!(s.insert(4681, 0));
+        assert!(s.order(1).is_none());
+        s.clear(37451);
+        for (i, id) in [9, 0, 37450, 4681].into_iter().enumerate() {
+            assert!(s.insert(id, i as u64));
+        }
         // Numbers past the set are checked by sorting; the first repeat in file order.
         assert!(s.insert(1 << 30, 100));
         assert!(s.insert(1 << 31, 110));

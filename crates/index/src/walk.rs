@@ -279,8 +279,10 @@ impl<'a, R: Read> Walker<'a, R> {
             Kind::Csi => u64::from_le_bytes(bytes.get(4..12)?.try_into().ok()?),
             _ => 0,
         };
-        let n_chunk_at = bin_at + head as u64 - 4;
-        if self.check_room(n_chunk_at, n_chunk, 16, "n_chunk").is_err() {
+        // The room after the bin's head (the stream is still at its start); short of it, the
+        // field-by-field read gives the error.
+        let room = self.room().map(|r| r.saturating_sub(head as u64));
+        if room.is_some_and(|room| n_chunk as u128 * 16 > u128::from(room)) {
             return None;
         }
         if let Some(bins) = keep {

@@ -8,7 +8,10 @@
 
 use crate::aux;
 
+mod batch;
 mod set;
+
+pub use batch::Batch;
 
 use crate::cigar::{self, Cigar, Op};
 use crate::error::RecordError;

@@ -8,7 +8,7 @@ use arrow_array::RecordBatch;
 use bam::{Header, Record};
 
 use crate::alignments::{Scope, Shared};
-use crate::arrow::Layout;
+use crate::arrow::{workers, Layout};
 use crate::lending::Lender;
 use crate::producer::{Producer, Sizer};
 use crate::variants::Variants;
@@ -75,8 +75,9 @@ pub fn records(shared: Arc<Shared>, scope: Scope) -> Result<Producer<Records>, E
     })
 }
 
-/// The records of `scope` as Arrow record batches of up to `rows` rows, built on a thread of
-/// their own while at least `threads` more inflate blocks.
+/// The records of `scope` as Arrow record batches of up to `rows` rows, laid out on `threads`
+/// worker threads (at least one) while as many more inflate blocks or decode containers and the
+/// query's own thread walks the records ([`crate::arrow::workers`]).
 pub fn arrow(
     shared: Arc<Shared>,
     scope: Scope,
@@ -84,47 +85,21 @@ pub fn arrow(
     rows: usize,
     threads: usize,
 ) -> Result<Producer<RecordBatch>, Error> {
-    let rows = rows.max(1);
     let mut reader = shared.lend()?;
     reader.use_threads(threads);
+    let workers = threads.max(1);
     Producer::spawn("hts-arrow", move |hand| {
-        let mut batch = layout.batch();
-        let mut failed = None;
-        let mut gone = false;
         // Aux data is read (and so checked, as samtools checks it) only for tag columns.
         let tags = layout.has_tags();
-        let result = reader.run(&scope, &mut |_, record| {
-            if tags {
-                record.check_aux()?;
-            }
-            if let Err(e) = batch.push(record) {
-                failed = Some(e);
-                return Ok(false);
-            }
-            if batch.is_full(rows) {
-                match batch.finish() {
-                    Ok(done) => {
-                        if !hand.give(done) {
-                            gone = true;
-                            return Ok(false);
-                        }
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        return Ok(false);
-                    }
+        workers::run(&layout, rows, workers, hand, |sink| {
+            reader.run(&scope, &mut |_, record| {
+                if tags {
+                    record.check_aux()?;
                 }
-            }
-            Ok(true)
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        result?;
+                Ok(sink.push(record))
+            })
+        })?;
         shared.give_back(reader);
-        if !gone && !batch.is_empty() {
-            hand.give(batch.finish()?);
-        }
         Ok(())
     })
 }

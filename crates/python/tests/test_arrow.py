@@ -50,6 +50,33 @@ def test_tables_equal_the_records(regions, transport):
     assert table.to_pylist() == [expected_row(r) for r in records]
 
 
+@pytest.mark.parametrize("threads, batch_size", [(1, 7), (3, 5), (3, 4096)])
+def test_batches_laid_out_on_workers_keep_the_order(threads, batch_size):
+    """Several workers lay batches out at once: the rows still come in the records' order,
+    each batch at most `batch_size` rows, whatever order the workers finish in."""
+    f = hts.AlignmentFile(RAND)
+    regions = ["chr2:5000-5400", "chr1", "*"]
+    stream = f.to_arrow(regions=regions, batch_size=batch_size, threads=threads)
+    batches = list(pa.RecordBatchReader.from_stream(stream))
+    assert all(0 < b.num_rows <= batch_size for b in batches)
+    rows = pa.Table.from_batches(batches).to_pylist()
+    assert rows == [expected_row(r) for r in f.fetch_many(regions)]
+
+
+def test_read_all_and_read_pandas():
+    """pyarrow's RecordBatchReader.read_all and read_pandas, without pyarrow.table's look for
+    a pandas DataFrame."""
+    f = hts.AlignmentFile(RAND)
+    expected = pa.table(f.to_arrow(regions="chr1"))
+    table = f.to_arrow(regions="chr1").read_all()
+    assert isinstance(table, pa.Table)
+    assert table.equals(expected)
+    frame = f.to_arrow(regions="chr1", columns=["pos", "mapq"]).read_pandas()
+    assert list(frame["pos"]) == expected.column("pos").to_pylist()
+    with pytest.raises(Exception, match="bad_crc.bam"):
+        hts.AlignmentFile(str(CORPUS / "malformed/bad_crc.bam")).to_arrow().read_all()
+
+
 def test_schema_is_oxbows():
     ours = pa.table(hts.AlignmentFile(RAND).to_arrow(regions="chr1:10000-10500"))
     theirs = oxbow.from_bam(RAND, regions="chr1:10000-10500").pl().to_arrow()

@@ -5,7 +5,6 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, Write};
-use std::ops::Range;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -13,7 +12,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::error::RecordError;
 use crate::header::Header;
-use crate::record::Record;
+use crate::record::{Batch, Record};
 use crate::sam::write_sam;
 
 /// Text is handed to the output once this much has gathered, unless
@@ -68,36 +67,12 @@ fn stopped() -> SamWriteError {
     ))
 }
 
-/// Records copied for a worker: their bytes end to end, and each record's fields with the range
-/// of its bytes.
-#[derive(Default)]
-struct Batch {
-    bytes: Vec<u8>,
-    records: Vec<Record<Range<usize>>>,
-}
-
-impl Batch {
-    fn push<D: AsRef<[u8]>>(&mut self, record: &Record<D>) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(record.data());
-        self.records.push(record.with_data(start..self.bytes.len()));
+/// Formats every record of `batch` into `text`; stops at the first that fails.
+fn format(batch: &Batch, header: &Header, text: &mut Vec<u8>) -> Result<(), RecordError> {
+    for r in batch.iter() {
+        write_sam(&r, header, text)?;
     }
-
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.records.clear();
-    }
-
-    /// Formats every record into `text`; stops at the first that fails.
-    fn format(&self, header: &Header, text: &mut Vec<u8>) -> Result<(), RecordError> {
-        for r in &self.records {
-            let Some(bytes) = self.bytes.get(r.storage().clone()) else {
-                continue;
-            };
-            write_sam(&r.with_data(bytes), header, text)?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// A batch formatted by a worker: its text (up to the failing record, if one failed), and the
@@ -137,7 +112,7 @@ impl Pool {
                             reply,
                         } = job;
                         text.clear();
-                        let error = batch.format(&header, &mut text).err();
+                        let error = format(&batch, &header, &mut text).err();
                         // The writer may have stopped waiting (after an error); nothing to do.
                         let _ = reply.send(Formatted { batch, text, error });
                     }
@@ -270,7 +245,7 @@ impl<W: Write> SamWriter<W> {
                 return Err(SamWriteError::Record(e));
             }
             self.batch.push(record);
-            if self.batch.bytes.len() >= BATCH_BYTES {
+            if self.batch.byte_len() >= BATCH_BYTES {
                 self.dispatch()?;
             }
         }
@@ -283,7 +258,7 @@ impl<W: Write> SamWriter<W> {
         if self.failed {
             return Err(stopped());
         }
-        if !self.batch.records.is_empty() {
+        if !self.batch.is_empty() {
             self.send_batch();
         }
         while !self.in_flight.is_empty() {
@@ -300,7 +275,7 @@ impl<W: Write> SamWriter<W> {
     /// `BufWriter` around it is the caller's to flush).
     pub fn finish(mut self) -> Result<W, SamWriteError> {
         if !self.failed {
-            if !self.batch.records.is_empty() {
+            if !self.batch.is_empty() {
                 self.send_batch();
             }
             while !self.in_flight.is_empty() {
@@ -349,7 +324,7 @@ impl<W: Write> SamWriter<W> {
         {
             // No worker left: format here, keeping the order.
             text.clear();
-            let error = batch.format(&self.header, &mut text).err();
+            let error = format(&batch, &self.header, &mut text).err();
             let _ = reply.send(Formatted { batch, text, error });
         }
         self.in_flight.push_back(answer);

@@ -5,6 +5,7 @@
 
 mod columns;
 mod text;
+pub mod workers;
 
 use std::sync::Arc;
 

@@ -60,32 +60,41 @@ impl Text {
     /// Text from a file: kept as it is when it is UTF-8, else with U+FFFD for the bytes that
     /// are not (a read name is free bytes in BAM).
     pub(crate) fn push_bytes(&mut self, b: &[u8]) {
-        match std::str::from_utf8(b) {
-            Ok(_) => self.values.extend_from_slice(b),
-            Err(_) => self
-                .values
-                .extend_from_slice(String::from_utf8_lossy(b).as_bytes()),
+        // Read names are ASCII: the ASCII test is a fraction of UTF-8 validation's cost on
+        // names this short.
+        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
+            self.values.extend_from_slice(b);
+        } else {
+            self.values
+                .extend_from_slice(String::from_utf8_lossy(b).as_bytes());
         }
         self.end();
     }
 
     /// `len` bases from BAM's packed 4-bit codes.
     pub(crate) fn push_bases(&mut self, packed: &[u8], len: usize) {
-        self.values.reserve(len);
-        for &pair in packed.iter().take(len / 2) {
-            self.values.extend_from_slice(&PAIRS[usize::from(pair)]);
+        // `packed` holds (len + 1) / 2 bytes (the record's layout was checked when it was
+        // decoded); a shorter one gives as many bases as it holds.
+        let len = len.min(2 * packed.len());
+        let start = self.values.len();
+        // Written in place, two bases a byte, rather than pushed two bytes at a time.
+        self.values.resize(start + len, 0);
+        let out = &mut self.values[start..];
+        let mut pairs = out.chunks_exact_mut(2);
+        for (two, &pair) in (&mut pairs).zip(packed) {
+            two.copy_from_slice(&PAIRS[usize::from(pair)]);
         }
-        if len % 2 == 1 {
-            if let Some(&pair) = packed.get(len / 2) {
-                self.values.push(BASES[usize::from(pair >> 4)]);
-            }
+        if let ([last], Some(&pair)) = (pairs.into_remainder(), packed.get(len / 2)) {
+            *last = BASES[usize::from(pair >> 4)];
         }
         self.end();
     }
 
     /// Phred qualities as text (+33); a quality past 93 (printable no more) as U+FFFD.
     pub(crate) fn push_qualities(&mut self, qual: &[u8]) {
-        if qual.iter().all(|&q| q <= 93) {
+        // The largest quality in one pass the compiler vectorises (`all` stops early, and so
+        // goes a byte at a time).
+        if qual.iter().fold(0, |m, &q| m.max(q)) <= 93 {
             self.values.extend(qual.iter().map(|q| q + 33));
         } else {
             for &q in qual {
@@ -109,14 +118,33 @@ impl Text {
 
     /// The column so far; the builder starts again empty.
     pub(crate) fn finish(&mut self) -> Result<ArrayRef, Error> {
-        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let values = std::mem::take(&mut self.values);
-        let array = StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            Buffer::from_vec(values),
-            self.nulls.finish(),
-        )
-        .map_err(|e| Error::Read(format!("cannot make an Arrow string column: {e}")))?;
+        // The next batch is likely as large: room for it at once, not grown by doubling
+        // (each doubling a copy of what was written).
+        let mut next = Vec::with_capacity(self.offsets.len());
+        next.push(0);
+        let offsets = std::mem::replace(&mut self.offsets, next);
+        let room = self.values.len();
+        let values = std::mem::replace(&mut self.values, Vec::with_capacity(room));
+        let nulls = self.nulls.finish();
+        let rows = offsets.len() - 1;
+        // `OffsetBuffer::new` checks the offsets rise from 0; the rest `try_new` would check
+        // is checked here: the last offset within the values (`end` saturates rather than
+        // wraps) and the null count. It would also validate every byte as UTF-8 again (a
+        // twentieth of the whole table's cost): every value was pushed whole, and each is
+        // ASCII (bases, qualities, CIGAR) or valid UTF-8 (`push_bytes`), so the values are
+        // UTF-8 and every offset is on a character's boundary.
+        let last = offsets.last().map_or(0, |&o| o as usize);
+        if last > values.len() || nulls.as_ref().is_some_and(|n| n.len() != rows) {
+            return Err(Error::Read(format!(
+                "cannot make an Arrow string column: {rows} values, offsets up to {last} of {} bytes",
+                values.len()
+            )));
+        }
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        // SAFETY: as `try_new` requires: offsets rising from 0 (`OffsetBuffer::new`), the last
+        // within `values`, `nulls` as long as the column, and every value valid UTF-8 that
+        // starts and ends on a character boundary (above).
+        let array = unsafe { StringArray::new_unchecked(offsets, Buffer::from_vec(values), nulls) };
         Ok(Arc::new(array))
     }
 }

@@ -1,7 +1,8 @@
 //! A query run on a thread of its own, its output handed over in batches through a bounded
 //! channel. The thread owns the reader for the query's life (a `bam::Query` borrows its
 //! reader, so it cannot be kept between two calls from Python), decodes without the GIL, and
-//! stays at most [`DEPTH`] batches ahead of the consumer. A consumer that goes away (its
+//! holds at most [`DEPTH`] batches ready for the consumer (an Arrow query has a few more
+//! being laid out by its workers: [`crate::arrow::workers`]). A consumer that goes away (its
 //! iterator collected) makes the next hand-over fail, and the thread stops there.
 
 use std::thread;

@@ -71,8 +71,11 @@ def test_read_all_and_read_pandas():
     table = f.to_arrow(regions="chr1").read_all()
     assert isinstance(table, pa.Table)
     assert table.equals(expected)
-    frame = f.to_arrow(regions="chr1", columns=["pos", "mapq"]).read_pandas()
+    frame = f.to_arrow(regions="chr1", columns=["pos", "mapq"]).read_pandas(use_threads=False)
     assert list(frame["pos"]) == expected.column("pos").to_pylist()
+    # A batch as large as asked for: one batch, room taken as the records come.
+    one = list(pa.RecordBatchReader.from_stream(f.to_arrow(regions="chr1", batch_size=10**12)))
+    assert len(one) == 1 and pa.Table.from_batches(one).equals(expected)
     with pytest.raises(Exception, match="bad_crc.bam"):
         hts.AlignmentFile(str(CORPUS / "malformed/bad_crc.bam")).to_arrow().read_all()
 

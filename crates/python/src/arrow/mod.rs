@@ -1,7 +1,7 @@
 //! Records as Arrow record batches: oxbow's columns (`qname flag rname pos mapq cigar rnext
 //! pnext tlen seq qual end`, with its types and missing values) and, on request, one column a
-//! tag. Built on the producing thread ([`crate::producer`]), handed to Python through the
-//! Arrow C stream interface.
+//! tag. Laid out on worker threads ([`workers`]) beside the query's, handed to Python through
+//! the Arrow C stream interface.
 
 mod columns;
 mod text;

@@ -39,7 +39,9 @@ impl Text {
         }
     }
 
-    /// Bytes held so far (a batch is cut before an offset could pass `i32::MAX`).
+    /// Bytes held so far (a batch is cut once a column passes 1 GiB, so that only one record
+    /// larger than about 1 GiB of text could take an offset past `i32::MAX`: `finish` refuses
+    /// that column).
     pub(crate) fn bytes(&self) -> usize {
         self.values.len()
     }
@@ -51,7 +53,7 @@ impl Text {
 
     /// Ends the value written since the last one.
     fn end(&mut self) {
-        // The batch is cut long before (Batch::is_full); saturating keeps a bug from wrapping.
+        // Past i32::MAX the offset saturates (never wraps) and `finish` refuses the column.
         self.offsets
             .push(i32::try_from(self.values.len()).unwrap_or(i32::MAX));
         self.nulls.append_non_null();
@@ -128,22 +130,30 @@ impl Text {
         let nulls = self.nulls.finish();
         let rows = offsets.len() - 1;
         // `OffsetBuffer::new` checks the offsets rise from 0; the rest `try_new` would check
-        // is checked here: the last offset within the values (`end` saturates rather than
-        // wraps) and the null count. It would also validate every byte as UTF-8 again (a
-        // twentieth of the whole table's cost): every value was pushed whole, and each is
-        // ASCII (bases, qualities, CIGAR) or valid UTF-8 (`push_bytes`), so the values are
-        // UTF-8 and every offset is on a character's boundary.
+        // is checked here. Values within what 32-bit offsets address: then no offset
+        // saturated in `end`, and each is exactly where its value ended. The last offset at
+        // the values' end, and a null flag a value. `try_new` would also validate every byte
+        // as UTF-8 again (a twentieth of a whole table's cost): every value was pushed whole,
+        // and each is ASCII (bases, qualities, CIGAR) or valid UTF-8 (`push_bytes`, U+FFFD
+        // for the bytes that are not; qualities past 93 as U+FFFD), so the values are UTF-8
+        // and every offset is on a character's boundary.
         let last = offsets.last().map_or(0, |&o| o as usize);
-        if last > values.len() || nulls.as_ref().is_some_and(|n| n.len() != rows) {
+        if values.len() > i32::MAX as usize
+            || last != values.len()
+            || nulls.as_ref().is_some_and(|n| n.len() != rows)
+        {
             return Err(Error::Read(format!(
-                "cannot make an Arrow string column: {rows} values, offsets up to {last} of {} bytes",
-                values.len()
+                "cannot make an Arrow string column of {rows} values and {} bytes (Arrow's \
+                 strings hold at most {} bytes a batch)",
+                values.len(),
+                i32::MAX
             )));
         }
         let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-        // SAFETY: as `try_new` requires: offsets rising from 0 (`OffsetBuffer::new`), the last
-        // within `values`, `nulls` as long as the column, and every value valid UTF-8 that
-        // starts and ends on a character boundary (above).
+        // SAFETY: as `try_new` requires: offsets rising from 0 (`OffsetBuffer::new`), none
+        // past the values (each is where a value ended, none saturated: checked above),
+        // `nulls` as long as the column, and every value valid UTF-8 that starts and ends on
+        // a character boundary (above).
         let array = unsafe { StringArray::new_unchecked(offsets, Buffer::from_vec(values), nulls) };
         Ok(Arc::new(array))
     }
@@ -186,5 +196,15 @@ mod tests {
         assert_eq!(s.value(3), "r\u{fffd}1");
         assert_eq!(s.value(4), "100M5I");
         assert_eq!(t.bytes(), 0);
+    }
+
+    #[test]
+    fn a_column_past_32_bit_offsets_is_refused() {
+        // 716 M qualities past 93, each U+FFFD (3 bytes): past i32::MAX, so the offset
+        // saturated; the column must be refused, not cut inside a character.
+        let mut t = Text::new();
+        t.push_qualities(&vec![94u8; 716_000_000]);
+        let e = t.finish().unwrap_err().to_string();
+        assert!(e.contains("at most 2147483647 bytes"), "{e}");
     }
 }

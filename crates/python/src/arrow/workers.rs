@@ -6,6 +6,7 @@
 //! order, each as soon as it and those before it are done.
 
 use std::mem;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -30,9 +31,12 @@ struct Job {
 }
 
 /// A batch of records is sent to a worker at this many bytes even if it holds fewer rows than
-/// asked (memory for a batch of long reads; every string column stays far below what 32-bit
-/// offsets address, but a worker cuts a batch there too).
-const JOB_BYTES: usize = 64 << 20;
+/// asked: the memory of the batches in flight stays bounded for long reads (a worker still
+/// cuts a record batch whose string column passes 1 GiB).
+const JOB_BYTES: usize = 32 << 20;
+
+/// Records a new batch has room for at first (`batch_size` is the caller's, any size).
+const FIRST_ROOM: usize = 1 << 16;
 
 /// Lays `records` into `batch`'s columns, `rows` rows a record batch at most.
 fn lay_out(batch: &mut Batch, records: &Copied, rows: usize) -> Built {
@@ -74,10 +78,9 @@ impl Sink<'_> {
 
     /// Sends the records gathered to a worker (or lays them out here when no worker runs).
     fn send(&mut self) -> bool {
-        let next = self
-            .spares
-            .try_recv()
-            .unwrap_or_else(|_| Copied::with_capacity(self.rows, self.records.byte_len()));
+        let next = self.spares.try_recv().unwrap_or_else(|_| {
+            Copied::with_capacity(self.rows.min(FIRST_ROOM), self.records.byte_len())
+        });
         let records = mem::replace(&mut self.records, next);
         let (reply, answer) = bounded(1);
         if let Err(unsent) = self.jobs.send(Job { records, reply }) {
@@ -112,11 +115,13 @@ where
     let rows = rows.max(1);
     let (jobs, queue) = unbounded::<Job>();
     let (spare, spares) = bounded::<Copied>(workers + 2);
-    // Batches sent out but not yet handed over: a few per worker, so none waits for work.
-    let (order, awaited) = bounded::<Receiver<Built>>(2 * workers + 1);
+    // Batches sent out but not yet handed over: one a worker and one more, so that none waits
+    // for work while the oldest is handed over.
+    let (order, awaited) = bounded::<Receiver<Built>>(workers + 1);
     let stopped = AtomicBool::new(false);
     let failed: Mutex<Option<Error>> = Mutex::new(None);
     let read_result = thread::scope(|scope| {
+        let (stopped, failed) = (&stopped, &failed);
         for i in 0..workers {
             let (queue, spare) = (queue.clone(), spare.clone());
             let spawned = thread::Builder::new()
@@ -124,7 +129,18 @@ where
                 .spawn_scoped(scope, move || {
                     let mut batch = layout.batch();
                     for Job { mut records, reply } in queue.iter() {
-                        let built = lay_out(&mut batch, &records, rows);
+                        if stopped.load(Ordering::Relaxed) {
+                            // Nobody takes batches any more: the queue is only drained.
+                            continue;
+                        }
+                        // A panic is this batch's error, not a stream that ends early as if
+                        // complete (the scope would carry it to the query's thread).
+                        let built = panic::catch_unwind(AssertUnwindSafe(|| {
+                            lay_out(&mut batch, &records, rows)
+                        }))
+                        .unwrap_or_else(|_| {
+                            Err(Error::Read("an Arrow worker thread failed".to_string()))
+                        });
                         if built.is_err() {
                             // Rows of the failed batch may be left in the builders.
                             batch = layout.batch();
@@ -140,7 +156,6 @@ where
             }
         }
         drop(queue);
-        let (stopped, failed) = (&stopped, &failed);
         let handing = thread::Builder::new()
             .name("hts-arrow-out".to_string())
             .spawn_scoped(scope, move || {
@@ -168,7 +183,7 @@ where
             return Err(Error::Read("cannot start an Arrow thread".to_string()));
         }
         let mut sink = Sink {
-            records: Copied::with_capacity(rows.min(1 << 16), 0),
+            records: Copied::with_capacity(rows.min(FIRST_ROOM), 0),
             rows,
             layout,
             jobs,

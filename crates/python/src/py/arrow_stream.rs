@@ -10,7 +10,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyCapsule, PyDict};
 
 use crate::producer::Producer;
 use crate::Error;
@@ -153,9 +153,14 @@ impl ArrowStream {
         read_all(slf.as_any())
     }
 
-    /// Every batch as one pandas DataFrame (pyarrow's `RecordBatchReader.read_pandas`).
-    fn read_pandas<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        read_all(slf.as_any())?.call_method0("to_pandas")
+    /// Every batch as one pandas DataFrame (pyarrow's `RecordBatchReader.read_pandas`; the
+    /// keyword arguments go to `Table.to_pandas`).
+    #[pyo3(signature = (**options))]
+    fn read_pandas<'py>(
+        slf: &Bound<'py, Self>,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        read_all(slf.as_any())?.call_method("to_pandas", (), options)
     }
 
     /// The column names.

@@ -321,9 +321,14 @@ impl CohortStream {
         read_all(slf.as_any())
     }
 
-    /// Every batch as one pandas DataFrame (pyarrow's `RecordBatchReader.read_pandas`).
-    fn read_pandas<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        read_all(slf.as_any())?.call_method0("to_pandas")
+    /// Every batch as one pandas DataFrame (pyarrow's `RecordBatchReader.read_pandas`; the
+    /// keyword arguments go to `Table.to_pandas`).
+    #[pyo3(signature = (**options))]
+    fn read_pandas<'py>(
+        slf: &Bound<'py, Self>,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        read_all(slf.as_any())?.call_method("to_pandas", (), options)
     }
 
     /// The column names.

@@ -10,7 +10,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDict};
+use pyo3::types::PyCapsule;
 
 use crate::producer::Producer;
 use crate::Error;
@@ -91,18 +91,6 @@ impl Batches {
     }
 }
 
-/// `stream` (an object with `__arrow_c_stream__`) read to its end into a `pyarrow.Table`, as
-/// pyarrow's `RecordBatchReader.read_all` reads (without the GIL). `pyarrow.table(stream)`
-/// gives the same table, but looks first whether it was handed a pandas DataFrame, which
-/// imports pandas when it is installed (0.2 s on the benchmark machine).
-pub fn read_all<'py>(stream: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let pyarrow = stream.py().import("pyarrow")?;
-    pyarrow
-        .getattr("RecordBatchReader")?
-        .call_method1("from_stream", (stream,))?
-        .call_method0("read_all")
-}
-
 /// `reader`'s batches as an Arrow C stream, in a capsule named `arrow_array_stream`.
 pub fn stream_capsule<'py>(
     py: Python<'py>,
@@ -146,21 +134,6 @@ impl ArrowStream {
     /// The schema, in a capsule named `arrow_schema` (the Arrow PyCapsule interface).
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
         self.0.schema_capsule(py)
-    }
-
-    /// Every batch as one `pyarrow.Table` (pyarrow's `RecordBatchReader.read_all`).
-    fn read_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        read_all(slf.as_any())
-    }
-
-    /// Every batch as one pandas DataFrame (pyarrow's `RecordBatchReader.read_pandas`; the
-    /// keyword arguments go to `Table.to_pandas`).
-    #[pyo3(signature = (**options))]
-    fn read_pandas<'py>(
-        slf: &Bound<'py, Self>,
-        options: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        read_all(slf.as_any())?.call_method("to_pandas", (), options)
     }
 
     /// The column names.

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyString};
 
-use super::arrow_stream::{read_all, stream_capsule, Batches};
+use super::arrow_stream::{stream_capsule, Batches};
 use super::HtsError;
 use crate::cohort::{self, Columns, Report};
 use crate::producer::Producer;
@@ -314,21 +314,6 @@ impl CohortStream {
     /// The schema (the Arrow PyCapsule interface).
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
         self.batches.schema_capsule(py)
-    }
-
-    /// Every batch as one `pyarrow.Table` (pyarrow's `RecordBatchReader.read_all`).
-    fn read_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        read_all(slf.as_any())
-    }
-
-    /// Every batch as one pandas DataFrame (pyarrow's `RecordBatchReader.read_pandas`; the
-    /// keyword arguments go to `Table.to_pandas`).
-    #[pyo3(signature = (**options))]
-    fn read_pandas<'py>(
-        slf: &Bound<'py, Self>,
-        options: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        read_all(slf.as_any())?.call_method("to_pandas", (), options)
     }
 
     /// The column names.

@@ -74,7 +74,6 @@ for _name, _bit, _set in _FLAG_PROPERTIES:
     setattr(AlignedSegment, _name, _flag_property(_bit, _set))
 
 
-
 def _read_all(stream):
     """Every batch as one `pyarrow.Table` (pyarrow's `RecordBatchReader.read_all`, read without
     the GIL). `pyarrow.table(stream)` gives the same table, but first looks whether it was

@@ -284,15 +284,14 @@ impl AlignmentFile {
     }
 
     /// The records as an Arrow stream (`__arrow_c_stream__`): `f.to_arrow().read_all()`,
-    /// `pyarrow.table(f.to_arrow())`,
-    /// `polars.from_arrow(...)`. `regions`: None (every record, in file order), a region string
-    /// or a sequence as `fetch_many` takes; `columns`: oxbow's names (`qname flag rname pos
-    /// mapq cigar rnext pnext tlen seq qual end`; default all); `tags`: tag columns, each a
-    /// name (the value as SAM text) or `(name, type)` as oxbow's `tag_defs`; `coords`: "11"
-    /// (1-based `pos`, oxbow's default) or "01"; `threads`: threads inflating blocks, and as
-    /// many laying batches into columns, while the query's thread walks the records (default:
-    /// the file's `threads`, at least 1: a bulk read keeps two cores busy). The stream has
-    /// pyarrow's `read_all()` and `read_pandas()`.
+    /// `pyarrow.table(f.to_arrow())`, `polars.from_arrow(...)`. `regions`: None (every record,
+    /// in file order), a region string or a sequence as `fetch_many` takes; `columns`: oxbow's
+    /// names (`qname flag rname pos mapq cigar rnext pnext tlen seq qual end`; default all);
+    /// `tags`: tag columns, each a name (the value as SAM text) or `(name, type)` as oxbow's
+    /// `tag_defs`; `coords`: "11" (1-based `pos`, oxbow's default) or "01"; `threads`: threads
+    /// inflating blocks, and as many laying batches into columns, while the query's thread
+    /// walks the records (default: the file's `threads`, at least 1: a bulk read keeps two
+    /// cores busy). The stream has pyarrow's `read_all()` and `read_pandas()`.
     #[pyo3(signature = (regions = None, columns = None, tags = None, coords = "11",
         batch_size = 65536, threads = None))]
     fn to_arrow(
